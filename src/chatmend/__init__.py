@@ -1,0 +1,45 @@
+"""chatmend: make any tool-calling chat history valid to send, the same way every time.
+
+`repair_history` gives every call exactly one result, right after it, under a unique id; the adapters in
+`chatmend.providers` turn a history into each provider's exact request body.
+"""
+
+from __future__ import annotations
+
+from chatmend.exceptions import (
+    ChatmendError,
+    CheckError,
+    HistoryError,
+    Problem,
+    ReadError,
+    UnknownProviderError,
+    UnsupportedError,
+)
+from chatmend.ids import normalize_tool_id
+from chatmend.jsonl import dumps, loads
+from chatmend.messages import ChatMessage, ImagePart, TextPart, ThinkingPart, Tool, ToolCall
+from chatmend.repair import RepairResult, repair_history
+
+__all__ = [
+    "ChatMessage",
+    "ChatmendError",
+    "CheckError",
+    "HistoryError",
+    "ImagePart",
+    "Problem",
+    "ReadError",
+    "RepairResult",
+    "TextPart",
+    "ThinkingPart",
+    "Tool",
+    "ToolCall",
+    "UnknownProviderError",
+    "UnsupportedError",
+    "__version__",
+    "dumps",
+    "loads",
+    "normalize_tool_id",
+    "repair_history",
+]
+
+__version__ = "0.1.0"

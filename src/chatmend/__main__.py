@@ -1,0 +1,5 @@
+"""`python -m chatmend`: the command line."""
+
+from chatmend.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,170 @@
+"""Every error chatmend raises on purpose, and the `Problem` value that `check()` returns.
+
+The tree::
+
+    ChatmendError
+    ├── HistoryError (ValueError)       bad neutral input: .index, .field, .line
+    ├── ReadError (ValueError)          a provider body, response or transcript that cannot be read
+    ├── UnsupportedError                neutral content a provider cannot carry
+    ├── CheckError (ValueError)         problems found, raised only when asked for
+    └── UnknownProviderError (KeyError) a provider name that is not registered
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+__all__ = [
+    "ChatmendError",
+    "CheckError",
+    "HistoryError",
+    "Problem",
+    "ReadError",
+    "UnknownProviderError",
+    "UnsupportedError",
+    "error_context",
+]
+
+
+class ChatmendError(Exception):
+    """Base of every error chatmend raises on purpose."""
+
+
+class HistoryError(ChatmendError, ValueError):
+    """A neutral history that cannot be read: says which message (or file line) and which field."""
+
+    def __init__(
+        self, message: str, *, index: int | None = None, field: str | None = None, line: int | None = None
+    ) -> None:
+        self.reason = message
+        self.index = index
+        self.field = field
+        self.line = line
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = []
+        if self.line is not None:
+            where.append(f"line {self.line}")
+        if self.index is not None:
+            where.append(f"message {self.index}")
+        if self.field:
+            where.append(f"field {self.field!r}")
+        return f"{', '.join(where)}: {self.reason}" if where else self.reason
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild_history_error, (self.reason, self.index, self.field, self.line))
+
+
+def _rebuild_history_error(reason: str, index: int | None, field: str | None, line: int | None) -> HistoryError:
+    return HistoryError(reason, index=index, field=field, line=line)
+
+
+class ReadError(ChatmendError, ValueError):
+    """A provider body, response or saved transcript that cannot be read into the neutral model."""
+
+    def __init__(self, message: str, *, provider: str | None = None, path: str | None = None) -> None:
+        self.reason = message
+        self.provider = provider
+        self.path = path
+        where = ": ".join(x for x in (provider, path) if x)
+        super().__init__(f"{where}: {message}" if where else message)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild_read_error, (self.reason, self.provider, self.path))
+
+
+def _rebuild_read_error(reason: str, provider: str | None, path: str | None) -> ReadError:
+    return ReadError(reason, provider=provider, path=path)
+
+
+class UnsupportedError(ChatmendError):
+    """Neutral content that the target provider cannot carry (every such place, collected)."""
+
+    def __init__(self, message: str, *, provider: str | None = None, path: str | None = None,
+                 feature: str | None = None) -> None:
+        self.reason = message
+        self.provider = provider
+        self.path = path
+        self.feature = feature
+        where = ": ".join(x for x in (provider, path) if x)
+        super().__init__(f"{where}: {message}" if where else message)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild_unsupported, (self.reason, self.provider, self.path, self.feature))
+
+
+def _rebuild_unsupported(reason: str, provider: str | None, path: str | None,
+                         feature: str | None) -> UnsupportedError:
+    return UnsupportedError(reason, provider=provider, path=path, feature=feature)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason a provider would answer a request body with a 400, predicted offline."""
+
+    code: str
+    """The rule's id in the provider-rules notes, e.g. `AN1`."""
+    path: str
+    """Where in the body, e.g. `messages[3].content[0]`."""
+    message: str
+    """The provider's own wording of the error."""
+    provider: str = ""
+    """The provider whose rule this is."""
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.code}: {self.message}"
+
+
+class CheckError(ChatmendError, ValueError):
+    """A body that the provider would reject; carries every problem found, not just the first."""
+
+    def __init__(self, problems: Sequence[Problem], *, provider: str | None = None) -> None:
+        self.problems = list(problems)
+        self.provider = provider
+        lines = "\n".join(f"  {p}" for p in self.problems)
+        super().__init__(f"{provider or 'provider'} would reject this body ({len(self.problems)} problems):\n{lines}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild_check_error, (self.problems, self.provider))
+
+
+def _rebuild_check_error(problems: list[Problem], provider: str | None) -> CheckError:
+    return CheckError(problems, provider=provider)
+
+
+class UnknownProviderError(ChatmendError, KeyError):
+    """A provider name that is not registered; suggests the nearest one."""
+
+    def __init__(self, name: str, known: Sequence[str]) -> None:
+        import difflib
+
+        self.name = name
+        self.known = list(known)
+        close = difflib.get_close_matches(name, self.known, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        self.text = f"unknown provider {name!r}; known: {', '.join(self.known)}.{hint}"
+        super().__init__(self.text)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (UnknownProviderError, (self.name, self.known))
+
+
+@contextmanager
+def error_context(*, provider: str | None = None, path: str | None = None) -> Iterator[None]:
+    """Fill in the provider (and path, when missing) of a ReadError or UnsupportedError leaving the block."""
+    try:
+        yield
+    except (ReadError, UnsupportedError) as exc:
+        if exc.provider is None and provider is not None:
+            exc.provider = provider
+        if exc.path is None and path is not None:
+            exc.path = path
+        where = ": ".join(x for x in (exc.provider, exc.path) if x)
+        exc.args = (f"{where}: {exc.reason}" if where else exc.reason,)
+        raise

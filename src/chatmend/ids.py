@@ -1,0 +1,121 @@
+"""Tool call ids: the spec's final ids, `normalize_tool_id`, and collision-free per-provider id maps."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from collections.abc import Callable
+
+__all__ = ["FinalIds", "IdMap", "digest", "normalize_tool_id", "pattern_id_maker"]
+
+_SAFE = re.compile(r"[a-zA-Z0-9_-]+")
+_UNSAFE_CHAR = re.compile(r"[^a-zA-Z0-9_-]")
+_HASH_LEN = 10
+
+
+def digest(text: str, length: int = _HASH_LEN) -> str:
+    """A short stable hex digest of `text` (the same in every process)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:length]
+
+
+def normalize_tool_id(tool_id: str, *, max_length: int = 64) -> str:
+    """An id matching `^[a-zA-Z0-9_-]+$` of at most `max_length` characters.
+
+    A valid id comes back as it is. Otherwise other characters become `_` and a stable hash of the whole
+    original id is appended (shortening the id to fit), so two different ids do not become one. An empty id
+    gets a random `call_<hex>`: the one non-deterministic case, which `repair_history` never reaches.
+    """
+    if max_length < _HASH_LEN + 2:
+        raise ValueError(f"max_length must be at least {_HASH_LEN + 2}, got {max_length}")
+    if not tool_id:
+        return ("call_" + secrets.token_hex(16))[:max_length]
+    if len(tool_id) <= max_length and _SAFE.fullmatch(tool_id):
+        return tool_id
+    stem = _UNSAFE_CHAR.sub("_", tool_id)[: max_length - _HASH_LEN - 1]
+    return f"{stem}_{digest(tool_id)}"
+
+
+class FinalIds:
+    """Allocates the spec's final ids in history order (rule 5): `call_{m}_{c}` for empty, `{id}_{k}` for repeats.
+
+    The smallest free k for a base only grows (ids are never released), so each base remembers where its
+    last search ended: a base repeated n times costs O(n) in all, not O(n²).
+    """
+
+    __slots__ = ("_next_k", "used")
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+        self._next_k: dict[str, int] = {}
+
+    def allocate(self, raw_id: str, message_index: int, call_index: int) -> str:
+        """The final id of the next call in history order, and mark it used."""
+        base = raw_id or f"call_{message_index}_{call_index}"
+        if base not in self.used:
+            self.used.add(base)
+            return base
+        k = self._next_k.get(base, 1)
+        candidate = f"{base}_{k}"
+        while candidate in self.used:
+            k += 1
+            candidate = f"{base}_{k}"
+        self._next_k[base] = k + 1
+        self.used.add(candidate)
+        return candidate
+
+    def copy(self) -> FinalIds:
+        """An independent copy (for incremental repair)."""
+        other = FinalIds()
+        other.used = set(self.used)
+        other._next_k = dict(self._next_k)
+        return other
+
+
+class IdMap:
+    """A deterministic, collision-free map from final ids to one provider's wire ids.
+
+    `make(id, attempt)` proposes a wire id; when a proposal is already taken by another id, the next attempt
+    is asked for. Ids are assigned in the order they are first seen, so a longer history keeps every wire id
+    of a shorter one (prefix stability).
+    """
+
+    __slots__ = ("_make", "_taken", "_wire")
+
+    def __init__(self, make: Callable[[str, int], str]) -> None:
+        self._make = make
+        self._wire: dict[str, str] = {}
+        self._taken: set[str] = set()
+
+    def __call__(self, tool_id: str) -> str:
+        """The wire id of `tool_id`, assigning one on first sight."""
+        wire = self._wire.get(tool_id)
+        if wire is not None:
+            return wire
+        attempt = 0
+        wire = self._make(tool_id, attempt)
+        while wire in self._taken:
+            attempt += 1
+            wire = self._make(tool_id, attempt)
+        self._wire[tool_id] = wire
+        self._taken.add(wire)
+        return wire
+
+    def __len__(self) -> int:
+        return len(self._wire)
+
+    def items(self) -> list[tuple[str, str]]:
+        """(final id, wire id) pairs in the order they were assigned."""
+        return list(self._wire.items())
+
+
+def pattern_id_maker(max_length: int) -> Callable[[str, int], str]:
+    """A `make` for IdMap: ids kept when they match `^[a-zA-Z0-9_-]+$` and fit, else normalized and salted."""
+
+    def make(tool_id: str, attempt: int) -> str:
+        if attempt == 0:
+            return normalize_tool_id(tool_id, max_length=max_length) if tool_id else f"call_{digest('')}"
+        stem = _UNSAFE_CHAR.sub("_", tool_id)[: max_length - _HASH_LEN - 1] or "call"
+        return f"{stem}_{digest(f'{tool_id}#{attempt}')}"
+
+    return make

@@ -1,0 +1,115 @@
+"""Canonical JSON Lines: one message a line, fixed key order, no spaces, UTF-8, defaults left out.
+
+Key order: role, tool_call_id, tool_name, is_error, content, tool_calls, provider_data.
+
+Equal histories give equal bytes (object keys inside arguments and provider data are sorted), and
+`loads(dumps(h)) == h`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from chatmend.exceptions import HistoryError
+from chatmend.messages import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall, coerce_message
+
+__all__ = ["dumps", "iter_loads", "loads", "message_to_dict"]
+
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+def _canonical(value: Any) -> Any:
+    """A JSON value with every object's keys sorted, so equal values give equal bytes."""
+    if isinstance(value, dict):
+        return {k: _canonical(value[k]) for k in sorted(value)}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    return value
+
+
+def _part_to_dict(part: TextPart | ImagePart | ThinkingPart) -> dict[str, Any]:
+    if type(part) is TextPart:
+        return {"type": "text", "text": part.text}
+    if type(part) is ImagePart:
+        d: dict[str, Any] = {"type": "image"}
+        if part.media_type is not None:
+            d["media_type"] = part.media_type
+        if part.data is not None:
+            d["data"] = part.data
+        if part.url is not None:
+            d["url"] = part.url
+        return d
+    assert type(part) is ThinkingPart
+    d = {"type": "thinking"}
+    if part.text:
+        d["text"] = part.text
+    if part.signature is not None:
+        d["signature"] = part.signature
+    if part.redacted:
+        d["redacted"] = True
+    if part.data is not None:
+        d["data"] = part.data
+    if part.provider is not None:
+        d["provider"] = part.provider
+    if part.provider_data is not None:
+        d["provider_data"] = _canonical(part.provider_data)
+    return d
+
+
+def _call_to_dict(call: ToolCall) -> dict[str, Any]:
+    d: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": _canonical(call.arguments)}
+    if call.provider_data is not None:
+        d["provider_data"] = _canonical(call.provider_data)
+    return d
+
+
+def message_to_dict(message: ChatMessage) -> dict[str, Any]:
+    """The canonical JSON shape of one message: fixed key order, default-valued fields left out."""
+    content = message.content
+    d: dict[str, Any] = {"role": message.role}
+    if message.tool_call_id is not None:
+        d["tool_call_id"] = message.tool_call_id
+    if message.tool_name is not None:
+        d["tool_name"] = message.tool_name
+    if message.is_error:
+        d["is_error"] = True
+    d["content"] = content if isinstance(content, str) else [_part_to_dict(p) for p in content]
+    if message.tool_calls:
+        d["tool_calls"] = [_call_to_dict(c) for c in message.tool_calls]
+    if message.provider_data is not None:
+        d["provider_data"] = _canonical(message.provider_data)
+    return d
+
+
+def dumps(messages: Iterable[ChatMessage]) -> str:
+    """Canonical JSON Lines: one message a line, each line ending in a newline."""
+    return "".join(_encode(message_to_dict(m)) + "\n" for m in messages)
+
+
+def iter_loads(lines: Iterable[str], *, first_line: int = 1) -> Iterator[ChatMessage]:
+    """Messages from JSON Lines, one at a time; a bad line raises a HistoryError with its line number."""
+    index = 0
+    for number, line in enumerate(lines, start=first_line):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise HistoryError(
+                f"invalid JSON at column {exc.colno}: {exc.msg}", line=number, index=index
+            ) from None
+        try:
+            yield coerce_message(data, index)
+        except HistoryError as exc:
+            exc.line = number
+            exc.args = (exc._render(),)
+            raise
+        index += 1
+
+
+def loads(text: str) -> list[ChatMessage]:
+    """A history from JSON Lines text (blank lines are skipped)."""
+    # Split on "\n" only: str.splitlines would also split inside strings holding U+2028 and friends.
+    return list(iter_loads(text.split("\n")))

@@ -1,0 +1,232 @@
+"""The provider-neutral history model: immutable messages, tool calls and content parts.
+
+Every class is a frozen pydantic v2 model. Build one by keyword (`ChatMessage(role="user", content="hi")`)
+or validate it from the documented JSON shape (`ChatMessage.model_validate(d)`); `chatmend.jsonl` reads and
+writes the canonical JSON Lines form.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from chatmend.exceptions import HistoryError
+
+__all__ = [
+    "ChatMessage",
+    "ImagePart",
+    "Part",
+    "Role",
+    "TextPart",
+    "ThinkingPart",
+    "Tool",
+    "ToolCall",
+    "coerce_history",
+    "coerce_message",
+    "text_of",
+]
+
+Role = Literal["system", "user", "assistant", "tool"]
+ProviderData = dict[str, Any]
+
+
+class _Value(BaseModel):
+    """Shared config: immutable, strict about unknown fields, field docs reach the JSON Schema."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+
+class TextPart(_Value):
+    """Plain text."""
+
+    type: Literal["text"] = "text"
+    """Tag of the part."""
+    text: str
+    """The text, kept byte for byte."""
+
+
+class ImagePart(_Value):
+    """An image, inline as base64 `data` with its `media_type`, or by `url`."""
+
+    type: Literal["image"] = "image"
+    """Tag of the part."""
+    media_type: str | None = None
+    """MIME type, e.g. `image/png`; required with `data`."""
+    data: str | None = None
+    """Base64 bytes of the image (no `data:` prefix)."""
+    url: str | None = None
+    """An https URL or a `data:` URI, when the image is not inline."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ImagePart:
+        if (self.data is None) == (self.url is None):
+            raise ValueError("an image needs exactly one of 'data' (base64) or 'url'")
+        if self.data is not None and not self.media_type:
+            raise ValueError("an image with 'data' needs its 'media_type', e.g. 'image/png'")
+        return self
+
+
+class ThinkingPart(_Value):
+    """Model reasoning, kept byte for byte: providers reject a modified signature.
+
+    Redacted thinking (Anthropic's `redacted_thinking`, an encrypted Responses reasoning item) carries no
+    readable text, only opaque `data`.
+    """
+
+    type: Literal["thinking"] = "thinking"
+    """Tag of the part."""
+    text: str = ""
+    """The readable reasoning text (empty when redacted)."""
+    signature: str | None = None
+    """The provider's signature over the text; sent back unchanged."""
+    redacted: bool = False
+    """True when the reasoning is only available as opaque `data`."""
+    data: str | None = None
+    """Opaque reasoning bytes (redacted thinking, encrypted content), sent back unchanged."""
+    provider: str | None = None
+    """The provider that produced it: signature and data are only valid there."""
+    provider_data: ProviderData | None = None
+    """Provider-specific fields (item ids, summaries), copied back only to `provider`."""
+
+
+Part = Annotated[Union[TextPart, ImagePart, ThinkingPart], Field(discriminator="type")]  # noqa: UP007
+
+
+class ToolCall(_Value):
+    """One call the assistant asked for."""
+
+    id: str = ""
+    """The call's id, as the provider gave it (may be empty or repeated before repair)."""
+    name: str = Field(min_length=1)
+    """The tool's name."""
+    arguments: dict[str, Any] | str = Field(default_factory=dict)
+    """The arguments: a JSON object, or the raw text when it is not valid JSON (a stream cut off mid-call)."""
+    provider_data: ProviderData | None = None
+    """Provider-specific fields, keyed by provider name (a Gemini thought signature, a Responses item id)."""
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _parse_json_text(cls, value: Any) -> Any:
+        # A JSON object given as text is data in its parsed form; anything else stays verbatim.
+        if isinstance(value, str):
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                return value
+            return parsed if isinstance(parsed, dict) else value
+        return value
+
+
+class ChatMessage(_Value):
+    """One message of a history."""
+
+    role: Role
+    """Who speaks: `system`, `user`, `assistant` or `tool`."""
+    content: str | tuple[Part, ...] = ""
+    """A string, or a list of parts."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """Assistant only: the calls this reply asks for, in order."""
+    tool_call_id: str | None = None
+    """Tool only, required: the id of the call this result answers."""
+    tool_name: str | None = None
+    """Tool only: the name of the tool that produced this result."""
+    is_error: bool = False
+    """Tool only: the tool failed and this is its error."""
+    provider_data: ProviderData | None = None
+    """Provider-specific fields, keyed by provider name (a Responses message id, a phase)."""
+
+    @model_validator(mode="after")
+    def _fields_fit_role(self) -> ChatMessage:
+        if self.tool_calls and self.role != "assistant":
+            raise ValueError(f"only assistant messages carry 'tool_calls', not {self.role} messages")
+        if self.role == "tool":
+            if self.tool_call_id is None:
+                raise ValueError("a tool message needs 'tool_call_id', the id of the call it answers")
+        else:
+            for name in ("tool_call_id", "tool_name"):
+                if getattr(self, name) is not None:
+                    raise ValueError(f"only tool messages carry {name!r}, not {self.role} messages")
+            if self.is_error:
+                raise ValueError(f"only tool messages carry 'is_error', not {self.role} messages")
+        return self
+
+
+class Tool(_Value):
+    """A tool the model may call, described once for every provider."""
+
+    name: str = Field(min_length=1)
+    """The tool's name."""
+    description: str = ""
+    """What the tool does, for the model."""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    """JSON Schema of the arguments object."""
+
+
+def text_of(content: str | Sequence[TextPart | ImagePart | ThinkingPart]) -> str:
+    """The text parts of a content joined by newlines (the whole string for string content)."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(p.text for p in content if isinstance(p, TextPart))
+
+
+_ROLES = ("system", "user", "assistant", "tool")
+
+
+def coerce_message(item: object, index: int) -> ChatMessage:
+    """A ChatMessage from a ChatMessage or a dict of the JSON shape; a located HistoryError otherwise."""
+    if isinstance(item, ChatMessage):
+        return item
+    if not isinstance(item, Mapping):
+        raise HistoryError(
+            f"expected a message (a mapping with a 'role'), got {type(item).__name__}", index=index
+        )
+    try:
+        return ChatMessage.model_validate(item)
+    except ValidationError as exc:
+        raise _located(exc, item, index) from None
+
+
+def coerce_history(messages: Sequence[object] | object) -> list[ChatMessage]:
+    """Every item of a history as a ChatMessage, or a HistoryError naming the first bad one."""
+    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
+        raise HistoryError(f"expected a list of messages, got {type(messages).__name__}")
+    return [coerce_message(item, i) for i, item in enumerate(messages)]
+
+
+def _located(exc: ValidationError, item: Mapping[Any, Any], index: int) -> HistoryError:
+    """The first pydantic error as a HistoryError with the message index and a dotted field path."""
+    err = exc.errors(include_url=False)[0]
+    loc = _field_path(err["loc"])
+    field = ".".join(loc) or None
+    role = item.get("role")
+    if loc[:1] == ["role"] or (not loc and role not in _ROLES):
+        msg = f"unknown role {role!r}; expected one of {', '.join(_ROLES)}" if "role" in item else \
+            "missing 'role'; expected one of " + ", ".join(_ROLES)
+        return HistoryError(msg, index=index, field="role")
+    text = err["msg"]
+    if text.startswith("Value error, "):
+        text = text[len("Value error, "):]
+    if err["type"] == "missing":
+        text = "required field is missing"
+    elif err["type"] == "extra_forbidden":
+        text = "unknown field"
+    elif field == "content" or (field or "").startswith("content."):
+        text = f"{text} (content is a string or a list of text, image and thinking parts)"
+    return HistoryError(text, index=index, field=field)
+
+
+def _field_path(loc: tuple[int | str, ...]) -> list[str]:
+    """pydantic's loc without union branch names ("str", "tuple[...]") and part tags after an index."""
+    out: list[str] = []
+    prev: int | str | None = None
+    for item in loc:
+        skip = isinstance(item, str) and (
+            item == "str" or "[" in item or (isinstance(prev, int) and item in ("text", "image", "thinking"))
+        )
+        if not skip:
+            out.append(str(item))
+        prev = item
+    return out

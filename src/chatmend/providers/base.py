@@ -1,0 +1,149 @@
+"""The interface every provider adapter offers, and small helpers they share.
+
+A provider module owns everything about one wire format: writing a neutral history as the exact request
+body (`to_request`), reading bodies and replies back (`from_request`, `from_response`), predicting the
+provider's 400s offline (`check`), and sending through the official SDK client (`send`, `send_async`).
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from chatmend.exceptions import CheckError, Problem, ReadError
+from chatmend.messages import ChatMessage, ImagePart, Tool, ToolCall, coerce_history
+from chatmend.repair import IsReadOnly, repair_history
+
+__all__ = [
+    "HistoryInput",
+    "Provider",
+    "ToolsInput",
+    "arguments_json",
+    "coerce_tools",
+    "image_data_url",
+    "parse_data_url",
+    "repaired",
+    "to_plain",
+]
+
+HistoryInput = Sequence[ChatMessage | Mapping[str, Any]]
+"""What `to_request` accepts: ChatMessage objects or dicts of the neutral JSON shape."""
+ToolsInput = Sequence[Tool | Mapping[str, Any]] | None
+"""Tools as `Tool` objects or dicts with name, description and parameters."""
+
+
+class Provider(ABC):
+    """One provider's wire format. Subclasses set the flags and implement the five verbs."""
+
+    name: ClassVar[str]
+    """The registry name, equal to the module name (`openai_chat`, `anthropic`, ...)."""
+    id_max_length: ClassVar[int | None] = None
+    """The longest tool call id the provider accepts (None: no known limit)."""
+    id_pattern: ClassVar[str | None] = None
+    """The regular expression every tool call id must match on the wire (None: any)."""
+    arguments_as_string: ClassVar[bool] = True
+    """True when call arguments travel as a JSON string, False when as an object."""
+    images_in_tool_results: ClassVar[bool] = False
+    """True when a tool result may carry images; otherwise they move to a user message after it."""
+
+    @abstractmethod
+    def to_request(
+        self,
+        history: HistoryInput,
+        *,
+        model: str,
+        tools: ToolsInput = None,
+        system: str | None = None,
+        is_read_only: IsReadOnly | None = None,
+        **options: Any,
+    ) -> dict[str, Any]:
+        """The exact JSON request body for this provider, after `repair_history` and id mapping."""
+
+    @abstractmethod
+    def from_request(self, data: Mapping[str, Any] | Sequence[Any]) -> list[ChatMessage]:
+        """A neutral history from a saved request body (or just its message list)."""
+
+    @abstractmethod
+    def from_response(self, response: Any) -> ChatMessage:
+        """The assistant message of a reply (a JSON dict or the official SDK's response object)."""
+
+    @abstractmethod
+    def check(self, body: Mapping[str, Any]) -> list[Problem]:
+        """The 400s this provider would answer `body` with, predicted offline (empty when none)."""
+
+    @abstractmethod
+    def _create(self, client: Any, body: dict[str, Any]) -> Any:
+        """Call the official SDK client with the body and return its response."""
+
+    @abstractmethod
+    async def _create_async(self, client: Any, body: dict[str, Any]) -> Any:
+        """The async twin of `_create`."""
+
+    def check_or_raise(self, body: Mapping[str, Any]) -> None:
+        """Raise CheckError with every problem when `check` finds any."""
+        problems = self.check(body)
+        if problems:
+            raise CheckError(problems, provider=self.name)
+
+    def send(self, client: Any, history: HistoryInput, **kwargs: Any) -> ChatMessage:
+        """Send the history with the official SDK client and return the reply as a ChatMessage."""
+        body = self.to_request(history, **kwargs)
+        return self.from_response(self._create(client, body))
+
+    async def send_async(self, client: Any, history: HistoryInput, **kwargs: Any) -> ChatMessage:
+        """`send` with the SDK's async client."""
+        body = self.to_request(history, **kwargs)
+        return self.from_response(await self._create_async(client, body))
+
+    def __repr__(self) -> str:
+        return f"<provider {self.name}>"
+
+
+def repaired(history: HistoryInput, is_read_only: IsReadOnly | None = None) -> list[ChatMessage]:
+    """The history after `repair_history`: what every adapter encodes."""
+    return repair_history(coerce_history(history), is_read_only=is_read_only).messages
+
+
+def coerce_tools(tools: ToolsInput) -> list[Tool]:
+    """Tools as `Tool` objects."""
+    if not tools:
+        return []
+    return [t if isinstance(t, Tool) else Tool.model_validate(t) for t in tools]
+
+
+def arguments_json(call: ToolCall) -> str:
+    """The call's arguments as JSON text; text that was not valid JSON is sent verbatim."""
+    if isinstance(call.arguments, str):
+        return call.arguments
+    return json.dumps(call.arguments, ensure_ascii=False, separators=(",", ":"))
+
+
+def image_data_url(part: ImagePart) -> str:
+    """The image as a URL: its own `url`, or a `data:` URI of its base64 bytes."""
+    if part.url is not None:
+        return part.url
+    return f"data:{part.media_type};base64,{part.data}"
+
+
+def parse_data_url(url: str) -> ImagePart:
+    """An ImagePart from a URL, inline when it is a base64 `data:` URI."""
+    if url.startswith("data:") and ";base64," in url:
+        head, data = url[5:].split(";base64,", 1)
+        return ImagePart(media_type=head or "application/octet-stream", data=data)
+    return ImagePart(url=url)
+
+
+def to_plain(response: Any, *, provider: str) -> dict[str, Any]:
+    """A response as a plain dict: a dict as it is, an SDK object through its `model_dump`/`to_dict`."""
+    if isinstance(response, Mapping):
+        return dict(response)
+    for method in ("model_dump", "to_dict"):
+        dump = getattr(response, method, None)
+        if callable(dump):
+            data = dump(mode="json", exclude_none=True) if method == "model_dump" else dump()
+            if isinstance(data, dict):
+                return data
+    raise ReadError(f"expected a response dict or SDK response object, got {type(response).__name__}",
+                    provider=provider)
