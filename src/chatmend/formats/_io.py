@@ -1,0 +1,142 @@
+"""Reading input files line by line with located errors, and writing output files atomically.
+
+Bad input must name the file, the line (and column) and what was expected, and nothing may be written
+then; a write that fails half-way must leave the original file intact.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Iterator
+from typing import IO
+
+__all__ = ["InputError", "Progress", "atomic_write", "decoded_lines", "open_input"]
+
+
+class InputError(Exception):
+    """Input that cannot be read: where (line, column) and what was expected."""
+
+    def __init__(self, message: str, *, line: int | None = None, column: int | None = None) -> None:
+        self.message = message
+        self.line = line
+        self.column = column
+        super().__init__(self.located("<input>"))
+
+    def located(self, file: str) -> str:
+        """`FILE:LINE:COL: message`, leaving out what is unknown."""
+        where = file
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        return f"{where}: {self.message}"
+
+
+class Progress:
+    """Bytes read so far, shown on stderr at most a few times a second, and only when it is a terminal."""
+
+    def __init__(self, name: str, total: int | None, *, enabled: bool | None = None) -> None:
+        self.name = name
+        self.total = total
+        self.done = 0
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self._last = time.monotonic()
+        self._shown = False
+
+    def add(self, count: int) -> None:
+        """Count `count` more bytes read and redraw when due."""
+        self.done += count
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self._last < 0.25:
+            return
+        self._last = now
+        self._shown = True
+        mb = self.done / 1e6
+        if self.total:
+            sys.stderr.write(f"\rreading {self.name}: {mb:.0f} MB ({100 * self.done // self.total}%)")
+        else:
+            sys.stderr.write(f"\rreading {self.name}: {mb:.0f} MB")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        """Erase the progress line, if one was drawn."""
+        if self._shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+@contextlib.contextmanager
+def open_input(path: str) -> Iterator[tuple[IO[bytes], int | None]]:
+    """The file (or stdin for `-`) opened for binary reading, with its size when known."""
+    if path == "-":
+        yield sys.stdin.buffer, None
+        return
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 (closed below)
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a file") from None
+    except FileNotFoundError:
+        raise InputError("no such file") from None
+    except PermissionError:
+        raise InputError("permission denied") from None
+    try:
+        try:
+            size: int | None = os.fstat(handle.fileno()).st_size
+        except OSError:
+            size = None
+        yield handle, size
+    finally:
+        handle.close()
+
+
+def decoded_lines(raw: Iterable[bytes], progress: Progress | None = None) -> Iterator[str]:
+    """Each line as text; bytes that are not UTF-8 raise an InputError with line and column."""
+    for number, line in enumerate(raw, start=1):
+        if progress is not None:
+            progress.add(len(line))
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(
+                f"not UTF-8 text (byte 0x{line[exc.start]:02x}); expected a UTF-8 encoded file",
+                line=number, column=exc.start + 1,
+            ) from None
+        if number == 1 and text.startswith("\ufeff"):
+            text = text[1:]  # a BOM some editors add
+        yield text
+
+
+def atomic_write(path: str, chunks: Iterable[str], *, like: str | None = None) -> None:
+    """Write `chunks` to `path` through a temporary file in the same directory, fsync, then rename.
+
+    Until the rename the old file is untouched; any failure removes the temporary file. The new file
+    takes the permission bits of `like` (or of the file it replaces).
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+            for chunk in chunks:
+                out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        source = like if like is not None else path
+        with contextlib.suppress(OSError):
+            os.chmod(tmp, os.stat(source).st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
