@@ -1,0 +1,541 @@
+"""OpenAI Chat Completions (`POST /v1/chat/completions`): write, read, check and send.
+
+Rules are those of `shared/notes/provider-rules.md` §1 (ids OC1-OC7). Kimi and Mistral speak the same shape
+and subclass `OpenAIChat`, overriding the hooks marked below (`_id_assigner`, `_emit`, `_on_assistant`,
+`_finish`, `_check_messages`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from chatmend.exceptions import Problem, ReadError, error_context
+from chatmend.ids import IdMap, digest
+from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
+from chatmend.providers.base import (
+    HistoryInput,
+    Provider,
+    ToolsInput,
+    arguments_json,
+    coerce_tools,
+    image_data_url,
+    parse_data_url,
+    repaired,
+    to_plain,
+)
+from chatmend.repair import IsReadOnly
+
+__all__ = [
+    "ERROR_PREFIX",
+    "PROVIDER",
+    "SHAPE",
+    "OpenAIChat",
+    "check",
+    "from_request",
+    "from_response",
+    "send",
+    "send_async",
+    "to_request",
+]
+
+Body = dict[str, Any]
+WireMessage = dict[str, Any]
+IdAssigner = Callable[[str, str], str]
+"""Maps (final id, tool name) to the wire id, assigning one on first sight."""
+
+ERROR_PREFIX = "Error: "
+"""Chat Completions has no error flag on a tool message: a failed result says so in its text."""
+SHAPE = "SHAPE"
+"""Problem code for a body that is not of the provider's shape at all (check never raises)."""
+_NO_TEXT_FOR_IMAGES = "(image result: see the next message)"
+
+TEXTS: dict[str, str] = {
+    "OC1": "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+           "'tool_call_id'. The following tool_call_ids did not have response messages: {ids}",
+    "OC2": "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with "
+           "'tool_calls'.",
+    "OC3": "Invalid parameter: 'tool_call_id' of '{id}' not found in 'tool_calls' of previous message.",
+    "OC4": "Invalid parameter: Duplicate value for 'tool_call_id' of '{id}', in {first} and {second}.",
+    "OC5": "Invalid '{where}': string too long. Expected a string with maximum length {limit}, but got a "
+           "string with length {length} instead.",
+    "OC6": "Invalid type for '{where}': expected a string, but got {kind} instead.",
+    "OC7": "Invalid 'messages[{index}]'. Image URLs are only allowed for messages with role 'user', but this "
+           "message with role '{role}' contains an image URL.",
+}
+"""OpenAI's 400 texts per rule (provider-rules §1), verbatim with their variable parts as fields."""
+
+
+def _short_id_maker(max_length: int) -> Callable[[str, int], str]:
+    """An IdMap `make`: ids that fit stay as they are; longer ones become a stem plus a stable digest."""
+
+    def make(tool_id: str, attempt: int) -> str:
+        if attempt == 0 and 0 < len(tool_id) <= max_length:
+            return tool_id
+        salt = tool_id if attempt == 0 else f"{tool_id}#{attempt}"
+        return f"{tool_id[: max_length - 11]}_{digest(salt, 10)}"
+
+    return make
+
+
+def _thinking_text(parts: Sequence[Part]) -> str:
+    """The readable text of a message's thinking parts, joined (redacted thinking has none)."""
+    return "\n".join(p.text for p in parts if isinstance(p, ThinkingPart) and p.text)
+
+
+def _split(content: str | tuple[Part, ...]) -> tuple[str, list[ImagePart]]:
+    """A content's text parts joined by newlines, and its images."""
+    if isinstance(content, str):
+        return content, []
+    texts = [p.text for p in content if isinstance(p, TextPart)]
+    return "\n".join(texts), [p for p in content if isinstance(p, ImagePart)]
+
+
+def _image(part: ImagePart) -> dict[str, Any]:
+    """An `image_url` content part."""
+    return {"type": "image_url", "image_url": {"url": image_data_url(part)}}
+
+
+class OpenAIChat(Provider):
+    """Chat Completions bodies: `messages` with `tool_calls` on the assistant and `role:"tool"` results."""
+
+    name: ClassVar[str] = "openai_chat"
+    id_max_length: ClassVar[int | None] = 40  # OC5
+    arguments_as_string: ClassVar[bool] = True  # OC6
+    images_in_tool_results: ClassVar[bool] = False  # OC7
+    tool_message_name: ClassVar[bool] = False
+    """True when tool messages carry the tool's `name` (not a field of OpenAI's own type)."""
+    reasoning_provider: ClassVar[str | None] = None
+    """The provider whose `reasoning_content` field carries thinking (Kimi); None: thinking is not sent."""
+    texts: ClassVar[dict[str, str]] = TEXTS
+    """The provider's 400 text per rule code."""
+    unanswered_code: ClassVar[str] = "OC1"
+    """The rule a call left without its result breaks (Kimi words it as KI1)."""
+
+    # ----------------------------------------------------------------------------------------- write
+
+    def to_request(
+        self,
+        history: HistoryInput,
+        *,
+        model: str,
+        tools: ToolsInput = None,
+        system: str | None = None,
+        is_read_only: IsReadOnly | None = None,
+        **options: Any,
+    ) -> dict[str, Any]:
+        """The Chat Completions body: one linear pass over the repaired history, plain dicts only."""
+        messages = repaired(history, is_read_only)
+        ids = self._id_assigner()
+        names: dict[str, str] = {}
+        out: list[WireMessage] = []
+        images: list[dict[str, Any]] = []  # OC7: image parts waiting for the run of tool messages to end
+        if system is not None:
+            self._emit(out, {"role": "system", "content": system})
+        for message in messages:
+            role = message.role
+            if role != "tool" and images:
+                self._emit(out, {"role": "user", "content": images})
+                images = []
+            if role == "tool":
+                self._emit(out, self._write_result(message, ids, names, images))
+            elif role == "assistant":
+                self._on_assistant(out)
+                self._write_assistant(out, message, ids, names, images)
+            else:
+                text, pics = _split(message.content)
+                if role == "user":
+                    content: Any = message.content if isinstance(message.content, str) else [
+                        _image(p) if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
+                        for p in message.content if not isinstance(p, ThinkingPart)
+                    ]
+                    self._emit(out, {"role": "user", "content": content})
+                else:
+                    self._emit(out, {"role": "system", "content": text})
+                    if pics:  # OC7: a system message carries no images
+                        label = self._labelled("the system message", pics)
+                        self._emit(out, {"role": "user", "content": label})
+        if images:
+            self._emit(out, {"role": "user", "content": images})
+        self._finish(out)
+        body: Body = {"model": model, "messages": out}
+        tool_list = coerce_tools(tools)
+        if tool_list:
+            body["tools"] = [self._write_tool(t.name, t.description, t.parameters) for t in tool_list]
+        body.update(options)
+        return body
+
+    def _id_assigner(self) -> IdAssigner:
+        """A fresh per-request map from final ids to wire ids (hook: Kimi and Mistral mint their own)."""
+        id_map = IdMap(_short_id_maker(self.id_max_length or 40))  # OC5: at most 40 characters
+        return lambda tool_id, _name: id_map(tool_id)
+
+    def _wire_name(self, name: str) -> str:
+        """A tool name as the provider accepts it (hook: Mistral restricts names)."""
+        return name
+
+    def _emit(self, out: list[WireMessage], message: WireMessage) -> None:
+        """Append one wire message (hook: Mistral inserts turns where its role order needs them)."""
+        out.append(message)
+
+    def _on_assistant(self, out: list[WireMessage]) -> None:
+        """Called before every kept assistant message, written or not (hook for Mistral's role order)."""
+
+    def _finish(self, out: list[WireMessage]) -> None:
+        """Called once after the last message (hook: Mistral never ends on an assistant message)."""
+
+    def _labelled(self, source: str, pics: list[ImagePart]) -> list[dict[str, Any]]:
+        """Image parts moved out of a non-user message, after a line that says where they come from."""
+        return [{"type": "text", "text": f"Images from {source}:"}, *(_image(p) for p in pics)]
+
+    def _write_assistant(
+        self,
+        out: list[WireMessage],
+        message: ChatMessage,
+        ids: IdAssigner,
+        names: dict[str, str],
+        images: list[dict[str, Any]],
+    ) -> None:
+        """The assistant message, its calls with wire ids; its images queue for after the tool run."""
+        content = message.content
+        text, pics = _split(content)
+        calls = message.tool_calls
+        if not calls and not text and pics:
+            # OC7: an assistant message carries no images; nothing else is left of it to send.
+            self._emit(out, {"role": "user", "content": self._labelled("the assistant", pics)})
+            return
+        if not calls and not text:
+            return  # thinking only: Chat Completions has no field for it (KI3: empty is rejected)
+        wire: WireMessage = {"role": "assistant", "content": text or None}
+        if self.reasoning_provider is not None and not isinstance(content, str):
+            thinking = _thinking_text(content)
+            if thinking or calls:
+                wire["reasoning_content"] = thinking  # KI2: every tool-call message carries it
+        elif self.reasoning_provider is not None and calls:
+            wire["reasoning_content"] = ""  # KI2: history from elsewhere has no thinking to give back
+        if calls:
+            wire_calls = []
+            for call in calls:
+                wire_name = self._wire_name(call.name)
+                call_id = ids(call.id, call.name)
+                names[call.id] = wire_name
+                wire_calls.append({
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": wire_name, "arguments": arguments_json(call)},  # OC6
+                })
+            wire["tool_calls"] = wire_calls
+        self._emit(out, wire)
+        if pics:
+            label = self._labelled("the assistant", pics)
+            if calls:
+                images.extend(label)  # OC1: tool messages come right after the calls
+            else:
+                self._emit(out, {"role": "user", "content": label})
+
+    def _write_result(
+        self,
+        message: ChatMessage,
+        ids: IdAssigner,
+        names: dict[str, str],
+        images: list[dict[str, Any]],
+    ) -> WireMessage:
+        """A `role:"tool"` message with text only; its images queue for a user message after the run."""
+        final_id = message.tool_call_id or ""
+        wire_name = names.get(final_id) or self._wire_name(message.tool_name or "tool")
+        call_id = ids(final_id, wire_name)
+        text, pics = _split(message.content)
+        if pics:
+            images.extend(self._labelled(f"tool result {call_id}", pics))  # OC7
+            text = text or _NO_TEXT_FOR_IMAGES
+        if message.is_error:
+            text = ERROR_PREFIX + text  # no error flag in Chat Completions
+        wire: WireMessage = {"role": "tool", "tool_call_id": call_id, "content": text}
+        if self.tool_message_name:
+            wire["name"] = wire_name
+        return wire
+
+    def _write_tool(self, name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+        """A function tool definition."""
+        function: dict[str, Any] = {"name": self._wire_name(name)}
+        if description:
+            function["description"] = description
+        function["parameters"] = parameters
+        return {"type": "function", "function": function}
+
+    # ------------------------------------------------------------------------------------------ read
+
+    def from_request(self, data: Mapping[str, Any] | Sequence[Any]) -> list[ChatMessage]:
+        """The history of a saved body (or its `messages` list); the body's `tools` are not history."""
+        with error_context(provider=self.name):
+            if isinstance(data, Mapping):
+                items = data.get("messages")
+                if not isinstance(items, list):
+                    raise ReadError("a request body needs a 'messages' list", path="messages")
+            elif isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
+                items = list(data)
+            else:
+                raise ReadError(f"expected a request body or a message list, got {type(data).__name__}")
+            history = []
+            for i, item in enumerate(items):
+                with error_context(path=f"messages[{i}]"):
+                    history.append(self._read_message(item))
+            return history
+
+    def from_response(self, response: Any) -> ChatMessage:
+        """The reply's first choice as an assistant message: text, calls (arguments parsed), thinking."""
+        with error_context(provider=self.name):
+            data = to_plain(response, provider=self.name)
+            choices = data.get("choices")
+            if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+                raise ReadError("a response needs a non-empty 'choices' list", path="choices")
+            message = choices[0].get("message")
+            if not isinstance(message, Mapping):
+                raise ReadError("the first choice has no 'message'", path="choices[0].message")
+            with error_context(path="choices[0].message"):
+                return self._read_assistant(message)
+
+    def _read_message(self, item: Any) -> ChatMessage:
+        """One wire message as a ChatMessage."""
+        if not isinstance(item, Mapping):
+            raise ReadError(f"expected a message object, got {type(item).__name__}")
+        role = item.get("role")
+        if role in ("system", "developer"):
+            return ChatMessage(role="system", content=self._read_content(item.get("content")))
+        if role == "user":
+            return ChatMessage(role="user", content=self._read_content(item.get("content")))
+        if role == "assistant":
+            return self._read_assistant(item)
+        if role == "tool":
+            call_id = item.get("tool_call_id")
+            if not isinstance(call_id, str):
+                raise ReadError("a tool message needs a string 'tool_call_id'", path="tool_call_id")
+            name = item.get("name")
+            tool_name = name if isinstance(name, str) else None
+            return ChatMessage(role="tool", tool_call_id=call_id, tool_name=tool_name,
+                               content=self._read_content(item.get("content")))
+        raise ReadError(f"unsupported role {role!r}; expected system, developer, user, assistant or tool",
+                        path="role")
+
+    def _read_assistant(self, item: Mapping[str, Any]) -> ChatMessage:
+        """An assistant message (of a body or a reply) with its calls and, for Kimi, its reasoning."""
+        content = self._read_content(item.get("content"))
+        reasoning = item.get("reasoning_content") if self.reasoning_provider else None
+        if isinstance(reasoning, str) and reasoning:
+            parts: list[Part] = [ThinkingPart(text=reasoning, provider=self.reasoning_provider)]
+            if isinstance(content, str):
+                parts.extend([TextPart(text=content)] if content else [])
+            else:
+                parts.extend(content)
+            content = tuple(parts)
+        calls = item.get("tool_calls") or []
+        if not isinstance(calls, list):
+            raise ReadError("'tool_calls' must be a list", path="tool_calls")
+        return ChatMessage(role="assistant", content=content,
+                           tool_calls=tuple(self._read_call(c, k) for k, c in enumerate(calls)))
+
+    def _read_call(self, call: Any, k: int) -> ToolCall:
+        """A function tool call; its JSON-text arguments become an object when they parse."""
+        path = f"tool_calls[{k}]"
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+            raise ReadError("a tool call needs a 'function' with a 'name'", path=path)
+        call_id = call.get("id")
+        arguments = function.get("arguments")
+        return ToolCall(id=call_id if isinstance(call_id, str) else "", name=function["name"],
+                        arguments=arguments if isinstance(arguments, (str, dict)) else {})
+
+    def _read_content(self, content: Any) -> str | tuple[Part, ...]:
+        """A string, null, or a list of text, refusal, image and (Mistral) thinking parts."""
+        if content is None:
+            return ""
+        if isinstance(content, str):
+            return content
+        if not isinstance(content, list):
+            raise ReadError(f"content must be a string or a list of parts, got {type(content).__name__}",
+                            path="content")
+        return tuple(self._read_part(part, j) for j, part in enumerate(content))
+
+    def _read_part(self, part: Any, j: int) -> Part:
+        """One content part."""
+        path = f"content[{j}]"
+        kind = part.get("type") if isinstance(part, Mapping) else None
+        if kind == "text" and isinstance(part.get("text"), str):
+            return TextPart(text=part["text"])
+        if kind == "refusal" and isinstance(part.get("refusal"), str):
+            return TextPart(text=part["refusal"])
+        if kind == "image_url":
+            image = part.get("image_url")
+            url = image.get("url") if isinstance(image, Mapping) else image
+            if isinstance(url, str):
+                return parse_data_url(url)
+        if kind == "thinking":
+            chunks = part.get("thinking")
+            text = "".join(c.get("text", "") for c in chunks if isinstance(c, Mapping)) if isinstance(
+                chunks, list) else str(chunks or "")
+            signature = part.get("signature")
+            return ThinkingPart(text=text, signature=signature if isinstance(signature, str) else None,
+                                provider=self.name)
+        raise ReadError(f"unsupported content part {kind!r}; expected text, refusal or image_url", path=path)
+
+    # ----------------------------------------------------------------------------------------- check
+
+    def check(self, body: Mapping[str, Any]) -> list[Problem]:
+        """The 400s the provider would answer with; a malformed body is reported, never raised."""
+        if not isinstance(body, Mapping):
+            return [self._problem(SHAPE, "", f"expected a JSON object body, got {type(body).__name__}")]
+        messages = body.get("messages")
+        if not isinstance(messages, list):
+            return [self._problem(SHAPE, "messages", "'messages' must be a list of message objects")]
+        problems: list[Problem] = []
+        for i, message in enumerate(messages):
+            problems.extend(self._check_shape(message, f"messages[{i}]"))
+        if problems:
+            return problems
+        problems.extend(self._check_messages(messages, body))
+        return problems
+
+    def _problem(self, code: str, path: str, message: str) -> Problem:
+        """A Problem of this provider."""
+        return Problem(code=code, path=path, message=message, provider=self.name)
+
+    def _check_shape(self, message: Any, path: str) -> list[Problem]:
+        """Structural problems of one message, before any rule can be judged."""
+        if not isinstance(message, Mapping):
+            return [self._problem(SHAPE, path, "expected a message object")]
+        role = message.get("role")
+        if role not in ("system", "developer", "user", "assistant", "tool"):
+            return [self._problem(SHAPE, f"{path}.role", f"unknown role {role!r}")]
+        out: list[Problem] = []
+        content = message.get("content")
+        if content is not None and not isinstance(content, (str, list)):
+            out.append(self._problem(SHAPE, f"{path}.content", "content must be a string, a list or null"))
+        if isinstance(content, list):
+            for j, part in enumerate(content):
+                if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
+                    out.append(self._problem(SHAPE, f"{path}.content[{j}]", "expected a content part object"))
+        if role == "tool" and "tool_call_id" in message and not isinstance(message["tool_call_id"], str):
+            out.append(self._problem(SHAPE, f"{path}.tool_call_id", "'tool_call_id' must be a string"))
+        calls = message.get("tool_calls")
+        if calls is not None:
+            if role != "assistant" or not isinstance(calls, list):
+                return [*out, self._problem(SHAPE, f"{path}.tool_calls",
+                                            "'tool_calls' is a list on assistant messages")]
+            for k, call in enumerate(calls):
+                function = call.get("function") if isinstance(call, Mapping) else None
+                if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+                    out.append(self._problem(SHAPE, f"{path}.tool_calls[{k}]",
+                                             "a tool call needs a 'function' object with a string 'name'"))
+                elif "id" in call and not isinstance(call["id"], str):
+                    out.append(self._problem(SHAPE, f"{path}.tool_calls[{k}].id", "'id' must be a string"))
+        return out
+
+    def _check_messages(self, messages: list[Any], body: Mapping[str, Any]) -> list[Problem]:
+        """OC1-OC7 over a well-shaped message list (hook: Mistral has its own rules)."""
+        out: list[Problem] = []
+        pending: dict[str, int] = {}  # unanswered call ids of the current assistant message -> call index
+        answered: dict[str, int] = {}  # answered id -> index of its tool message
+        calls_at = -1  # index of the assistant message whose tool run is open (-1: none)
+        for i, message in enumerate(messages):
+            role = message["role"]
+            path = f"messages[{i}]"
+            if role == "tool":
+                call_id = message.get("tool_call_id", "")
+                if calls_at < 0:  # OC2
+                    out.append(self._say("OC2", f"{path}.role"))
+                elif call_id in answered:  # OC4
+                    out.append(self._say("OC4", f"{path}.tool_call_id", id=call_id,
+                                         first=f"messages[{answered[call_id]}]", second=path))
+                elif call_id not in pending:  # OC3
+                    out.append(self._say("OC3", f"{path}.tool_call_id", id=call_id))
+                else:
+                    del pending[call_id]
+                    answered[call_id] = i
+            else:
+                if pending:
+                    out.append(self._unanswered(calls_at, list(pending)))
+                pending, answered, calls_at = {}, {}, -1
+                if role == "assistant":
+                    out.extend(self._check_assistant(message, i, body))
+                    if message.get("tool_calls"):
+                        calls_at = i
+                        pending = self._check_calls(message["tool_calls"], path, out)
+            out.extend(self._check_images(message, i))
+        if pending:
+            out.append(self._unanswered(calls_at, list(pending)))
+        return out
+
+    def _say(self, code: str, path: str, **fields: Any) -> Problem:
+        """A Problem with the provider's own text for `code`, its variable parts filled in."""
+        return self._problem(code, path, self.texts[code].format(**fields))
+
+    def _unanswered(self, index: int, ids: list[str]) -> Problem:
+        """OC1 (KI1 for Kimi): calls of messages[index] left without a tool message."""
+        return self._say(self.unanswered_code, f"messages[{index}].role", ids=", ".join(ids))
+
+    def _check_calls(self, calls: list[Any], path: str, out: list[Problem]) -> dict[str, int]:
+        """OC4-OC6 on one assistant message's calls; returns its ids, each to its call index."""
+        ids: dict[str, int] = {}
+        for k, call in enumerate(calls):
+            call_id = call.get("id", "")
+            here = f"{path}.tool_calls[{k}]"
+            if call_id in ids:  # OC4: a second call under one id cannot get its own result
+                first = f"{path}.tool_calls[{ids[call_id]}]"
+                out.append(self._say("OC4", f"{here}.id", id=call_id, first=first, second=here))
+            ids.setdefault(call_id, k)
+            limit = self.id_max_length
+            if limit is not None and len(call_id) > limit:  # OC5
+                where = f"{here}.id"
+                out.append(self._say("OC5", where, where=where, limit=limit, length=len(call_id)))
+            arguments = call["function"].get("arguments")
+            if not isinstance(arguments, str):  # OC6
+                out.append(self._say("OC6", f"{here}.function.arguments", where=f"{here}.function.arguments",
+                                     kind=_json_type(arguments)))
+        return ids
+
+    def _check_assistant(self, message: Mapping[str, Any], i: int, body: Mapping[str, Any]) -> list[Problem]:
+        """Rules on one assistant message beyond its calls (hook: Kimi's KI2 and KI3)."""
+        return []
+
+    def _check_images(self, message: Mapping[str, Any], i: int) -> list[Problem]:
+        """OC7: image parts only in user messages."""
+        role = message["role"]
+        content = message.get("content")
+        if role == "user" or not isinstance(content, list):
+            return []
+        for j, part in enumerate(content):
+            if part.get("type") == "image_url":  # one problem per message, as the API reports it
+                return [self._say("OC7", f"messages[{i}].content[{j}]", index=i, role=role)]
+        return []
+
+    # ------------------------------------------------------------------------------------------ send
+
+    def _create(self, client: Any, body: dict[str, Any]) -> Any:
+        """`client.chat.completions.create(**body)` with an `openai.OpenAI` client."""
+        return client.chat.completions.create(**body)
+
+    async def _create_async(self, client: Any, body: dict[str, Any]) -> Any:
+        """The same with an `openai.AsyncOpenAI` client."""
+        return await client.chat.completions.create(**body)
+
+
+def _json_type(value: Any) -> str:
+    """How OpenAI names a JSON value's type in its errors."""
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "null" if value is None else "a value"
+
+
+PROVIDER = OpenAIChat()
+to_request = PROVIDER.to_request
+from_request = PROVIDER.from_request
+from_response = PROVIDER.from_response
+check = PROVIDER.check
+send = PROVIDER.send
+send_async = PROVIDER.send_async
