@@ -51,17 +51,18 @@ class FinalIds:
 
     def allocate(self, raw_id: str, message_index: int, call_index: int) -> str:
         """The final id of the next call in history order, and mark it used."""
+        used = self.used
         base = raw_id or f"call_{message_index}_{call_index}"
-        if base not in self.used:
-            self.used.add(base)
+        if base not in used:
+            used.add(base)
             return base
         k = self._next_k.get(base, 1)
         candidate = f"{base}_{k}"
-        while candidate in self.used:
+        while candidate in used:
             k += 1
             candidate = f"{base}_{k}"
         self._next_k[base] = k + 1
-        self.used.add(candidate)
+        used.add(candidate)
         return candidate
 
     def copy(self) -> FinalIds:

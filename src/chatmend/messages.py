@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -26,6 +26,8 @@ __all__ = [
     "ToolCall",
     "coerce_history",
     "coerce_message",
+    "evolve",
+    "replace_field",
     "text_of",
 ]
 
@@ -165,6 +167,45 @@ class Tool(_Value):
     """JSON Schema of the arguments object."""
 
 
+_M = TypeVar("_M", bound=BaseModel)
+_new = object.__new__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
+def evolve(model: _M, **changes: Any) -> _M:
+    """A copy of a frozen model with some fields replaced, without validation (trusted, hot-path values).
+
+    pydantic's `model_copy` copies its bookkeeping too and costs several times more; repair renames ids
+    on every reply of a Kimi history, so this is on the hot path.
+    """
+    new = _new(type(model))
+    values = new.__dict__
+    values.update(model.__dict__)
+    values.update(changes)
+    fields_set = model.__pydantic_fields_set__
+    if not changes.keys() <= fields_set:
+        fields_set = fields_set | changes.keys()
+    _set_fields_set(new, fields_set)
+    _set_extra(new, None)
+    _set_private(new, None)
+    return new
+
+
+def replace_field(model: _M, name: str, value: Any) -> _M:
+    """`evolve` for one field: the form repair uses for every renamed id."""
+    new = _new(type(model))
+    values = new.__dict__
+    values.update(model.__dict__)
+    values[name] = value
+    fields_set = model.__pydantic_fields_set__
+    _set_fields_set(new, fields_set if name in fields_set else fields_set | {name})
+    _set_extra(new, None)
+    _set_private(new, None)
+    return new
+
+
 def text_of(content: str | Sequence[TextPart | ImagePart | ThinkingPart]) -> str:
     """The text parts of a content joined by newlines (the whole string for string content)."""
     if isinstance(content, str):
@@ -193,7 +234,7 @@ def coerce_history(messages: Sequence[object] | object) -> list[ChatMessage]:
     """Every item of a history as a ChatMessage, or a HistoryError naming the first bad one."""
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
         raise HistoryError(f"expected a list of messages, got {type(messages).__name__}")
-    return [coerce_message(item, i) for i, item in enumerate(messages)]
+    return [item if type(item) is ChatMessage else coerce_message(item, i) for i, item in enumerate(messages)]
 
 
 def _located(exc: ValidationError, item: Mapping[Any, Any], index: int) -> HistoryError:

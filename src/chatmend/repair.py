@@ -3,9 +3,10 @@
 The specification is `shared/spec/repair_history.md`; each rule of its Part 2 has one function here:
 
 1. drop first ............. `is_placeholder`
-2. spans .................. `_Pass.feed`
+2. spans .................. `_Pass.run`
 3. pairing ................ `_pair_results`
 4. span output ............ `_Pass.close_span`
+
 5. final ids .............. `chatmend.ids.FinalIds`
 6. synthetic result ....... `interrupted_result`
 7. user note .............. `orphan_note`
@@ -16,12 +17,24 @@ One pass over the history; messages that need no change are the input's own obje
 
 from __future__ import annotations
 
+import gc
+import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from chatmend.ids import FinalIds
-from chatmend.messages import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall, coerce_history
+from chatmend.messages import (
+    ChatMessage,
+    ImagePart,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    coerce_history,
+    replace_field,
+)
 
 __all__ = [
     "IsReadOnly",
@@ -30,8 +43,11 @@ __all__ = [
     "interrupted_result",
     "is_placeholder",
     "orphan_note",
+    "paused_gc",
     "repair_history",
 ]
+
+_tuple_new = tuple.__new__
 
 IsReadOnly = Callable[[str], bool]
 """Tells whether a tool only reads (safe to run again) from its name."""
@@ -46,8 +62,7 @@ MAY_HAVE_RUN_WORDING = (
 )
 
 
-@dataclass(frozen=True)
-class RenamedId:
+class RenamedId(NamedTuple):
     """A call whose id changed: the assistant message's input index, the call's index in it, old and new id."""
 
     message_index: int
@@ -91,11 +106,41 @@ def repair_history(
 
     Pure and deterministic; the input is not mutated; repairing the result changes nothing.
     """
-    history = coerce_history(messages)
-    repair = _Pass(is_read_only)
-    for index, message in enumerate(history):
-        repair.feed(index, message)
-    return repair.finish()
+    with paused_gc():
+        history = coerce_history(messages)
+        repair = _Pass(is_read_only)
+        repair.run(history)
+        return repair.result()
+
+
+_gc_lock = threading.Lock()
+_gc_depth = 0
+_gc_was_enabled = False
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause CPython's cyclic garbage collector while a pass runs; restore it as it was.
+
+    A pass allocates a few objects per changed message and creates no reference cycles, yet those
+    allocations trigger full collections that walk the caller's whole heap (a 100k-message history is
+    about a million objects): measured, two full collections cost more than the pass itself. Nested and
+    concurrent passes share one pause (a counter under a lock), so the collector comes back on exactly
+    when the last one ends, and only if it was on before the first.
+    """
+    global _gc_depth, _gc_was_enabled
+    with _gc_lock:
+        if _gc_depth == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_depth += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_depth -= 1
+            if _gc_depth == 0 and _gc_was_enabled:
+                gc.enable()
 
 
 def is_placeholder(message: ChatMessage) -> bool:
@@ -139,126 +184,149 @@ def orphan_note(result: ChatMessage) -> ChatMessage:
     return ChatMessage(role="user", content=parts)
 
 
-class _Span:
-    """An assistant message with calls and the messages after it, up to the next kept assistant message."""
-
-    __slots__ = ("assistant", "index", "rest")
-
-    def __init__(self, index: int, assistant: ChatMessage) -> None:
-        self.index = index
-        self.assistant = assistant
-        self.rest: list[tuple[int, ChatMessage]] = []
-
-
 class _Pass:
-    """The state of one repair pass: output so far, ids used so far, the open span, the report."""
+    """One repair pass over a history: the output so far, the ids used so far, and the report.
+
+    A span is handled as the index range `[start, end)` of the history, so routing a message costs no
+    allocation; `run` can resume at any span start (incremental repair keeps a pass and resumes it).
+    """
 
     def __init__(self, is_read_only: IsReadOnly | None) -> None:
         self.is_read_only = is_read_only
         self.ids = FinalIds()
         self.out: list[ChatMessage] = []
-        self.span: _Span | None = None
         self.interrupted: list[ToolCall] = []
         self.dropped: list[int] = []
         self.moved: list[int] = []
         self.notes: list[int] = []
         self.renamed: list[RenamedId] = []
 
-    def feed(self, index: int, message: ChatMessage) -> None:
-        """Rule 2: route one input message: drop it, open or close a span, or pass it through."""
-        if message.role == "assistant":
-            if is_placeholder(message):
-                self.dropped.append(index)
-                return
-            if self.span is not None:
-                self.close_span()
-            if message.tool_calls:
-                self.span = _Span(index, message)
-                return
-            self.out.append(message)
-        elif self.span is not None:
-            self.span.rest.append((index, message))
-        elif message.role == "tool":
-            self.notes.append(index)
-            self.out.append(orphan_note(message))
-        else:
-            self.out.append(message)
-
-    def close_span(self) -> None:
-        """Rule 4: the assistant message with final ids, one result per call in call order, then the rest."""
-        span = self.span
-        assert span is not None
-        self.span = None
-        calls = self._final_calls(span)
-        results, rest = self._pair_results(span)
+    def run(self, history: Sequence[ChatMessage], start: int = 0) -> int | None:
+        """Rule 2: repair `history[start:]` into `out`; returns where the last span starts (None: no span)."""
         out = self.out
-        if calls is span.assistant.tool_calls:
-            out.append(span.assistant)
-        else:
-            out.append(span.assistant.model_copy(update={"tool_calls": calls}))
+        span_start: int | None = None
+        for index in range(start, len(history)):
+            message = history[index]
+            role = message.role
+            if role == "assistant":
+                if not message.tool_calls and is_placeholder(message):
+                    if span_start is None:
+                        self.dropped.append(index)
+                    continue  # inside a span, close_span skips (and reports) it
+                if span_start is not None:
+                    self.close_span(history, span_start, index)
+                if message.tool_calls:
+                    span_start = index
+                    continue
+                span_start = None
+                out.append(message)
+            elif span_start is not None:
+                continue  # collected by close_span
+            elif role == "tool":
+                self.notes.append(index)
+                out.append(orphan_note(message))
+            else:
+                out.append(message)
+        if span_start is not None:
+            self.close_span(history, span_start, len(history))
+        return span_start
+
+    def close_span(self, history: Sequence[ChatMessage], start: int, end: int) -> None:
+        """Rule 4: the assistant message with final ids, one result per call in call order, then the rest."""
+        assistant = history[start]
+        calls = self._final_calls(start, assistant.tool_calls)
+        results, rest = self._pair_results(history, start, end)
+        out = self.out
+        out.append(assistant if calls is assistant.tool_calls else replace_field(assistant, "tool_calls", calls))
         for call, result in zip(calls, results):
             if result is None:
                 read_only = self.is_read_only is not None and bool(self.is_read_only(call.name))
                 out.append(interrupted_result(call, read_only=read_only))
                 self.interrupted.append(call)
             elif result.tool_call_id != call.id:
-                out.append(result.model_copy(update={"tool_call_id": call.id}))
+                out.append(replace_field(result, "tool_call_id", call.id))
             else:
                 out.append(result)
         out.extend(rest)
 
-    def _final_calls(self, span: _Span) -> tuple[ToolCall, ...]:
-        """Rule 5: the span's calls under their final ids (the same tuple when no id changes)."""
-        original = span.assistant.tool_calls
-        allocate = self.ids.allocate
-        finals = [allocate(call.id, span.index, ci) for ci, call in enumerate(original)]
-        if all(final == call.id for final, call in zip(finals, original)):
-            return original
-        renamed = []
-        for ci, (final, call) in enumerate(zip(finals, original)):
-            if final == call.id:
-                renamed.append(call)
-            else:
-                self.renamed.append(RenamedId(span.index, ci, call.id, final))
-                renamed.append(call.model_copy(update={"id": final}))
-        return tuple(renamed)
+    def _final_calls(self, index: int, original: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
+        """Rule 5: the calls under their final ids (the same tuple when no id changes)."""
+        used = self.ids.used
+        calls: tuple[ToolCall, ...] | list[ToolCall] = original
+        for ci, call in enumerate(original):
+            raw = call.id
+            if raw and raw not in used:  # the common case, FinalIds.allocate's first branch inlined
+                used.add(raw)
+                continue
+            final = self.ids.allocate(raw, index, ci)
+            if calls is original:
+                calls = list(original)
+            calls[ci] = replace_field(call, "id", final)  # type: ignore[index]
+            self.renamed.append(_tuple_new(RenamedId, (index, ci, raw, final)))
+        return original if calls is original else tuple(calls)
 
-    def _pair_results(self, span: _Span) -> tuple[list[ChatMessage | None], list[ChatMessage]]:
+    def _pair_results(
+        self, history: Sequence[ChatMessage], start: int, end: int
+    ) -> tuple[list[ChatMessage | None], list[ChatMessage]]:
         """Rule 3: each tool message takes the first unanswered call with its original id; others become notes."""
-        calls = span.assistant.tool_calls
-        results: list[ChatMessage | None] = [None] * len(calls)
-        rest: list[ChatMessage] = []
+        calls = history[start].tool_calls
+        n = len(calls)
+        # Fast path: the results already stand right after the calls, in call order, under their ids. By
+        # rule 3 each of them takes its own call, so pairing is a comparison per call.
+        first = start + 1
+        if end - first >= n:
+            results: list[ChatMessage | None] = history[first:first + n]  # type: ignore[assignment]
+            if all(r.role == "tool" and r.tool_call_id == c.id for r, c in zip(results, calls)):  # type: ignore[union-attr]
+                rest = self._rest(history, first + n, end) if first + n < end else []
+                return results, rest
+        results = [None] * n
+        rest = []
         waiting: dict[str, deque[int]] = {}
         for ci, call in enumerate(calls):
             waiting.setdefault(call.id, deque()).append(ci)
         in_place, last = True, -1
-        for index, message in span.rest:
-            if message.role != "tool":
-                in_place = False
-                rest.append(message)
-                continue
-            queue = waiting.get(message.tool_call_id or "")
-            if not queue:
-                in_place = False
+        for index in range(first, end):
+            message = history[index]
+            role = message.role
+            if role == "tool":
+                queue = waiting.get(message.tool_call_id or "")
+                if queue:
+                    ci = queue.popleft()
+                    results[ci] = message
+                    if in_place and ci > last:
+                        last = ci
+                    else:
+                        self.moved.append(index)
+                    continue
                 self.notes.append(index)
-                rest.append(orphan_note(message))
+                message = orphan_note(message)
+            elif role == "assistant":  # a placeholder (rule 1): any other assistant message ends the span
+                self.dropped.append(index)
                 continue
-            ci = queue.popleft()
-            results[ci] = message
-            if in_place and ci > last:
-                last = ci
-            else:
-                self.moved.append(index)
+            in_place = False
+            rest.append(message)
         return results, rest
 
-    def finish(self) -> RepairResult:
-        """Close the open span and return the result."""
-        if self.span is not None:
-            self.close_span()
+    def _rest(self, history: Sequence[ChatMessage], first: int, end: int) -> list[ChatMessage]:
+        """The span's messages after its answered calls: tool messages there pair with nothing (notes)."""
+        rest = []
+        for index in range(first, end):
+            message = history[index]
+            if message.role == "tool":
+                self.notes.append(index)
+                message = orphan_note(message)
+            elif message.role == "assistant":
+                self.dropped.append(index)
+                continue
+            rest.append(message)
+        return rest
+
+    def result(self) -> RepairResult:
+        """The repaired history and the report."""
         return RepairResult(
             messages=self.out,
             interrupted=self.interrupted,
-            dropped=self.dropped,
+            dropped=sorted(self.dropped),
             moved=self.moved,
             notes=self.notes,
             renamed=self.renamed,
