@@ -7,7 +7,8 @@ and subclass `OpenAIChat`, overriding the hooks marked below (`_id_assigner`, `_
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, ReadError, error_context
@@ -76,6 +77,16 @@ def _short_id_maker(max_length: int) -> Callable[[str, int], str]:
         return f"{tool_id[: max_length - 11]}_{digest(salt, 10)}"
 
     return make
+
+
+@contextmanager
+def _under(prefix: str) -> Iterator[None]:
+    """Prefix the path of a ReadError leaving the block (`content[0]` becomes `messages[3].content[0]`)."""
+    try:
+        yield
+    except ReadError as exc:
+        exc.path = f"{prefix}.{exc.path}" if exc.path else prefix
+        raise
 
 
 def _thinking_text(parts: Sequence[Part]) -> str:
@@ -278,7 +289,7 @@ class OpenAIChat(Provider):
                 raise ReadError(f"expected a request body or a message list, got {type(data).__name__}")
             history = []
             for i, item in enumerate(items):
-                with error_context(path=f"messages[{i}]"):
+                with _under(f"messages[{i}]"):
                     history.append(self._read_message(item))
             return history
 
@@ -292,7 +303,7 @@ class OpenAIChat(Provider):
             message = choices[0].get("message")
             if not isinstance(message, Mapping):
                 raise ReadError("the first choice has no 'message'", path="choices[0].message")
-            with error_context(path="choices[0].message"):
+            with _under("choices[0].message"):
                 return self._read_assistant(message)
 
     def _read_message(self, item: Any) -> ChatMessage:

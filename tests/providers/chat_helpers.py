@@ -1,0 +1,177 @@
+"""Shared by the OpenAI-Chat-shaped adapter tests: SDK type validation and a local chat completions server."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
+from pydantic import ConfigDict, TypeAdapter
+
+from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart
+from chatmend.exceptions import Problem
+from chatmend.providers.base import Provider
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+WEATHER_TOOL = {
+    "name": "get_weather",
+    "description": "Current weather for a city.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+}
+
+# extra="forbid": a field the SDK's request types do not know (a stray `name` on a tool message) fails.
+_MESSAGE = TypeAdapter(ChatCompletionMessageParam, config=ConfigDict(extra="forbid"))
+_TOOLS = TypeAdapter(list[ChatCompletionToolParam], config=ConfigDict(extra="forbid"))
+
+
+def _drain(value: Any) -> Any:
+    """Run every lazy validator in a validated value: pydantic checks `Iterable` fields only when iterated."""
+    if isinstance(value, Iterator):  # pydantic's ValidatorIterator, for `Iterable[...]` fields
+        return [_drain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _drain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_drain(v) for v in value]
+    return value
+
+
+def sdk_validate(body: Mapping[str, Any], *, extra: Mapping[str, set[str]] | None = None) -> None:
+    """Each message (and tool) of a body against the openai SDK's request TypedDicts, fully iterated.
+
+    `extra` names, per role, fields the provider adds beyond OpenAI's types (Kimi's `reasoning_content`);
+    they are taken out before validation.
+    """
+    for message in body["messages"]:
+        allowed = (extra or {}).get(message["role"], set())
+        _drain(_MESSAGE.validate_python({k: v for k, v in message.items() if k not in allowed}))
+    _drain(_TOOLS.validate_python(body.get("tools", [])))
+
+
+def texts_and_images(history: list[ChatMessage]) -> tuple[list[str], list[str]]:
+    """Every non-empty text and every image source of a history (thinking excluded)."""
+    texts: list[str] = []
+    images: list[str] = []
+    for message in history:
+        parts = (TextPart(text=message.content),) if isinstance(message.content, str) else message.content
+        for part in parts:
+            if isinstance(part, TextPart) and part.text:
+                texts.append(part.text)
+            elif isinstance(part, ImagePart):
+                images.append(part.data or part.url or "")
+            else:
+                assert isinstance(part, ThinkingPart | TextPart)
+    return texts, images
+
+
+def openai_error(problem: Problem) -> dict[str, Any]:
+    """OpenAI's 400 body."""
+    return {
+        "error": {
+            "message": problem.message,
+            "type": "invalid_request_error",
+            "param": problem.path,
+            "code": None,
+        }
+    }
+
+
+def completion(model: str, message: dict[str, Any], n: int) -> dict[str, Any]:
+    """A chat.completion reply around one assistant message."""
+    return {
+        "id": f"chatcmpl-{n}",
+        "object": "chat.completion",
+        "created": 1_780_000_000,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+
+
+def weather_reply(call_id: Callable[[int], str]) -> Callable[[dict[str, Any], int], dict[str, Any]]:
+    """A scripted model: asks for the weather after a user message, answers in text after tool results."""
+
+    def reply(body: dict[str, Any], n: int) -> dict[str, Any]:
+        if body["messages"][-1]["role"] == "tool":
+            return {"role": "assistant", "content": "It is 22 °C and sunny in Paris."}
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": call_id(n),
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                }
+            ],
+        }
+
+    return reply
+
+
+@dataclass
+class ChatServer:
+    """A local chat completions endpoint: the provider's 400 when `check()` finds problems, else a reply."""
+
+    provider: Provider
+    reply: Callable[[dict[str, Any], int], dict[str, Any]]
+    error: Callable[[Problem], dict[str, Any]] = openai_error
+    received: list[dict[str, Any]] = field(default_factory=list)
+    statuses: list[int] = field(default_factory=list)
+    base_url: str = ""
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """The status and JSON the provider would answer `body` with."""
+        self.received.append(body)
+        problems = self.provider.check(body)
+        if problems:
+            return 400, self.error(problems[0])
+        message = self.reply(body, len(self.received))
+        return 200, completion(body["model"], message, len(self.received))
+
+
+@contextmanager
+def chat_server(server: ChatServer) -> Iterator[ChatServer]:
+    """Serve `server` on 127.0.0.1 (a free port) in a thread for the duration of the block."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length))
+            status, payload = (
+                (404, {"error": {"message": "not found"}})
+                if not self.path.endswith("/chat/completions")
+                else server.answer(body)
+            )
+            server.statuses.append(status)
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet."""
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    server.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    try:
+        yield server
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()

@@ -1,0 +1,552 @@
+"""OpenAI Chat Completions: exact bodies, SDK types, check() per rule, reading, and a local SDK round trip."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from openai.types.chat import ChatCompletion
+
+from chatmend import ChatMessage, ImagePart, ReadError, TextPart, ThinkingPart, ToolCall, repair_history
+from chatmend.providers import openai_chat as oc
+from chatmend.providers.openai_chat import PROVIDER
+from tests.providers.chat_helpers import (
+    PNG,
+    WEATHER_TOOL,
+    ChatServer,
+    chat_server,
+    completion,
+    sdk_validate,
+    texts_and_images,
+    weather_reply,
+)
+from tests.strategies import messy_histories
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "requests" / "openai_chat.json"
+LONG = "toolu_01M8nJQQMxqpv1VaPYuJKT4j_and_then_some_more"
+
+
+def screenshot_history() -> list[ChatMessage]:
+    """A coding agent's turn: parallel calls, an image result, an error, a steer typed while tools ran."""
+    return [
+        ChatMessage(role="system", content="You are a coding agent."),
+        ChatMessage(
+            role="user",
+            content=(TextPart(text="Why is login broken?"), ImagePart(url="https://example.com/bug.png")),
+        ),
+        ChatMessage(
+            role="assistant",
+            content="Let me look.",
+            tool_calls=(
+                ToolCall(id="call_A", name="screenshot", arguments={"url": "/login"}),
+                ToolCall(id="call_B", name="read_file", arguments={"path": "login.css"}),
+            ),
+        ),
+        ChatMessage(role="tool", tool_call_id="call_B", content="ENOENT", is_error=True),
+        ChatMessage(role="user", content="hurry up"),
+        ChatMessage(
+            role="tool",
+            tool_call_id="call_A",
+            tool_name="screenshot",
+            content=(TextPart(text="390x844"), ImagePart(media_type="image/png", data=PNG)),
+        ),
+        ChatMessage(role="assistant", content="The form is too wide."),
+    ]
+
+
+def test_exact_body_moves_images_after_tool_run_and_says_errors() -> None:
+    body = oc.to_request(screenshot_history(), model="gpt-4.1", temperature=0)
+    assert body == {
+        "model": "gpt-4.1",
+        "messages": [
+            {"role": "system", "content": "You are a coding agent."},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "Why is login broken?"},
+                    {"type": "image_url", "image_url": {"url": "https://example.com/bug.png"}},
+                ],
+            },
+            {
+                "role": "assistant",
+                "content": "Let me look.",
+                "tool_calls": [
+                    {
+                        "id": "call_A",
+                        "type": "function",
+                        "function": {"name": "screenshot", "arguments": '{"url":"/login"}'},
+                    },
+                    {
+                        "id": "call_B",
+                        "type": "function",
+                        "function": {"name": "read_file", "arguments": '{"path":"login.css"}'},
+                    },
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_A", "content": "390x844"},
+            {"role": "tool", "tool_call_id": "call_B", "content": "Error: ENOENT"},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "Images from tool result call_A:"},
+                    {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
+                ],
+            },
+            {"role": "user", "content": "hurry up"},
+            {"role": "assistant", "content": "The form is too wide."},
+        ],
+        "temperature": 0,
+    }
+    assert oc.check(body) == []
+
+
+def test_exact_body_for_kimi_history_long_ids_verbatim_arguments_and_system_option() -> None:
+    history = [
+        ChatMessage(role="user", content="find it"),
+        ChatMessage(
+            role="assistant",
+            content=(ThinkingPart(text="search first", signature="sig", provider="anthropic"),),
+            tool_calls=(ToolCall(id="functions.search:0", name="search", arguments='{"q": "cut'),),
+        ),
+        ChatMessage(role="tool", tool_call_id="functions.search:0", content="3 hits"),
+        ChatMessage(
+            role="assistant",
+            tool_calls=(
+                ToolCall(id="functions.search:0", name="search"),
+                ToolCall(id=LONG, name="search", arguments={"q": "é"}),
+            ),
+        ),
+        ChatMessage(role="tool", tool_call_id="functions.search:0", content="none"),
+        ChatMessage(role="tool", tool_call_id=LONG, content=""),
+    ]
+    body = oc.to_request(history, model="gpt-4.1", system="Be terse.", tools=[WEATHER_TOOL])
+    short = body["messages"][4]["tool_calls"][1]["id"]
+    assert short == "toolu_01M8nJQQMxqpv1VaPYuJKT4_" + short[-10:] and len(short) == 40
+    assert body["messages"] == [
+        {"role": "system", "content": "Be terse."},
+        {"role": "user", "content": "find it"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "functions.search:0",
+                    "type": "function",
+                    "function": {"name": "search", "arguments": '{"q": "cut'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "functions.search:0", "content": "3 hits"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "functions.search:0_1",
+                    "type": "function",
+                    "function": {"name": "search", "arguments": "{}"},
+                },
+                {"id": short, "type": "function", "function": {"name": "search", "arguments": '{"q":"é"}'}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "functions.search:0_1", "content": "none"},
+        {"role": "tool", "tool_call_id": short, "content": ""},
+    ]
+    assert body["tools"] == [{"type": "function", "function": WEATHER_TOOL}]
+    sdk_validate(body)
+
+
+def test_long_ids_sharing_a_stem_stay_distinct_and_stable() -> None:
+    ids = [LONG + "1", LONG + "2", LONG[:29] + "_" + "x" * 10]
+    history: list[ChatMessage] = [ChatMessage(role="user", content="go")]
+    for tool_id in ids:
+        history.append(ChatMessage(role="assistant", tool_calls=(ToolCall(id=tool_id, name="search"),)))
+        history.append(ChatMessage(role="tool", tool_call_id=tool_id, content="ok"))
+    body = oc.to_request(history, model="m")
+    wire = [m["tool_calls"][0]["id"] for m in body["messages"] if m.get("tool_calls")]
+    assert len(set(wire)) == 3 and all(len(w) <= 40 for w in wire)
+    assert wire[2] == ids[2]  # a short id is kept as it is
+    assert oc.to_request(history[:3], model="m")["messages"] == body["messages"][:3]
+
+
+def test_thinking_only_and_image_only_assistant_messages() -> None:
+    history = [
+        ChatMessage(role="user", content="draw"),
+        ChatMessage(role="assistant", content=(ThinkingPart(text="hmm"),)),
+        ChatMessage(role="assistant", content=(ImagePart(media_type="image/png", data=PNG),)),
+        ChatMessage(role="system", content=(TextPart(text="note"), ImagePart(url="https://x/y.png"))),
+    ]
+    body = oc.to_request(history, model="m")
+    assert body["messages"] == [
+        {"role": "user", "content": "draw"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Images from the assistant:"},
+                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
+            ],
+        },
+        {"role": "system", "content": "note"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Images from the system message:"},
+                {"type": "image_url", "image_url": {"url": "https://x/y.png"}},
+            ],
+        },
+    ]
+    assert oc.check(body) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(messy_histories())
+def test_messy_histories_give_valid_sdk_typed_bodies(history: list[ChatMessage]) -> None:
+    body = oc.to_request(history, model="gpt-4.1", tools=[WEATHER_TOOL])
+    assert oc.check(body) == []
+    sdk_validate(body)
+    dumped = json.dumps(body, ensure_ascii=False)
+    assert (
+        json.dumps(oc.to_request(history, model="gpt-4.1", tools=[WEATHER_TOOL]), ensure_ascii=False)
+        == dumped
+    )
+    calls = [c for m in body["messages"] for c in m.get("tool_calls", [])]
+    assert len({c["id"] for c in calls}) == len(calls)
+    assert all(len(c["id"]) <= 40 and isinstance(c["function"]["arguments"], str) for c in calls)
+    texts, images = texts_and_images(repair_history(history).messages)
+    assert all(json.dumps(t, ensure_ascii=False)[1:-1] in dumped for t in texts)
+    assert all(i in dumped for i in images)
+    read_texts, read_images = texts_and_images(oc.from_request(body))
+    joined = "\n".join(read_texts)
+    assert all(t in joined for t in texts)
+    assert sorted(read_images) == sorted(images)
+
+
+@settings(max_examples=100, deadline=None)
+@given(messy_histories())
+def test_wire_is_prefix_stable(history: list[ChatMessage]) -> None:
+    full = oc.to_request(history, model="m")["messages"]
+    for i, message in enumerate(history):
+        if message.role == "assistant" and (message.tool_calls or message.content not in ("", ())):
+            prefix = oc.to_request(history[:i], model="m")["messages"]
+            assert full[: len(prefix)] == prefix
+
+
+# ------------------------------------------------------------------------------------------ fault injection
+
+
+def valid_body() -> dict[str, Any]:
+    """A body that passes: two calls answered, then a user turn."""
+    return oc.to_request(screenshot_history()[:6], model="gpt-4.1")
+
+
+def _drop_result(b: dict[str, Any]) -> None:
+    del b["messages"][4]
+
+
+def _end_on_calls(b: dict[str, Any]) -> None:
+    del b["messages"][3:]
+
+
+def _tool_after_user(b: dict[str, Any]) -> None:
+    b["messages"].insert(2, {"role": "tool", "tool_call_id": "call_A", "content": "early"})
+
+
+def _unknown_id(b: dict[str, Any]) -> None:
+    b["messages"][4]["tool_call_id"] = "call_Z"
+
+
+def _duplicate_result(b: dict[str, Any]) -> None:
+    b["messages"].insert(5, dict(b["messages"][4]))
+
+
+def _duplicate_call_id(b: dict[str, Any]) -> None:
+    b["messages"][2]["tool_calls"][1]["id"] = "call_A"
+
+
+def _long_id(b: dict[str, Any]) -> None:
+    b["messages"][2]["tool_calls"][0]["id"] = b["messages"][3]["tool_call_id"] = "c" * 41
+
+
+def _object_arguments(b: dict[str, Any]) -> None:
+    b["messages"][2]["tool_calls"][0]["function"]["arguments"] = {"url": "/login"}
+
+
+def _image_in_tool(b: dict[str, Any]) -> None:
+    b["messages"][3]["content"] = [
+        {"type": "text", "text": "390x844"},
+        {"type": "image_url", "image_url": {"url": "https://x/y.png"}},
+    ]
+
+
+def _image_in_assistant(b: dict[str, Any]) -> None:
+    b["messages"][2]["content"] = [{"type": "image_url", "image_url": {"url": "https://x/y.png"}}]
+
+
+FAULTS = [
+    ("OC1", "messages[2].role", _drop_result),
+    ("OC1", "messages[2].role", _end_on_calls),
+    ("OC2", "messages[2].role", _tool_after_user),
+    ("OC3", "messages[4].tool_call_id", _unknown_id),
+    ("OC4", "messages[5].tool_call_id", _duplicate_result),
+    ("OC4", "messages[2].tool_calls[1].id", _duplicate_call_id),
+    ("OC5", "messages[2].tool_calls[0].id", _long_id),
+    ("OC6", "messages[2].tool_calls[0].function.arguments", _object_arguments),
+    ("OC7", "messages[3].content[1]", _image_in_tool),
+    ("OC7", "messages[2].content[0]", _image_in_assistant),
+]
+
+
+@pytest.mark.parametrize(("code", "path", "breaks"), FAULTS, ids=[f"{c}-{f.__name__}" for c, _, f in FAULTS])
+def test_each_rule_is_reported(code: str, path: str, breaks: Any) -> None:
+    body = valid_body()
+    assert oc.check(body) == []
+    breaks(body)
+    problems = oc.check(body)
+    assert (code, path) in [(p.code, p.path) for p in problems], problems
+    assert all(p.provider == "openai_chat" for p in problems)
+
+
+def test_messages_are_the_providers_own_words() -> None:
+    body = valid_body()
+    _drop_result(body)
+    _long_id(body)
+    texts = {p.code: p.message for p in oc.check(body)}
+    assert texts["OC1"] == (
+        "An assistant message with 'tool_calls' must be followed by tool messages responding "
+        "to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+        "call_B"
+    )
+    assert texts["OC5"] == (
+        "Invalid 'messages[2].tool_calls[0].id': string too long. Expected a string with "
+        "maximum length 40, but got a string with length 41 instead."
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        None,
+        [],
+        "x",
+        {"messages": "hi"},
+        {"messages": [1]},
+        {"messages": [{"role": "bot"}]},
+        {"messages": [{"role": "assistant", "tool_calls": {"id": "a"}}]},
+        {"messages": [{"role": "assistant", "tool_calls": [{"id": 3, "function": {"name": "f"}}]}]},
+        {"messages": [{"role": "assistant", "tool_calls": [{"id": "a"}]}]},
+        {"messages": [{"role": "user", "content": [3]}]},
+        {"messages": [{"role": "user", "content": 5}]},
+    ],
+)
+def test_malformed_bodies_are_reported_not_raised(body: Any) -> None:
+    problems = oc.check(body)
+    assert problems and {p.code for p in problems} == {"SHAPE"}
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text(max_size=5)
+    | st.sampled_from(["tool", "assistant", "user"]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "role",
+                    "content",
+                    "tool_calls",
+                    "tool_call_id",
+                    "id",
+                    "function",
+                    "name",
+                    "arguments",
+                    "type",
+                    "messages",
+                ]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.just("messages"), st.lists(json_values, max_size=4)))
+def test_check_never_raises(body: dict[str, Any]) -> None:
+    assert isinstance(oc.check(body), list)
+
+
+# ---------------------------------------------------------------------------------------------------- read
+
+
+def test_from_request_reads_bodies_and_message_lists() -> None:
+    body = json.loads(EXAMPLE.read_text())
+    history = oc.from_request(body)
+    assert [m.role for m in history] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+    ]
+    assert history[2].tool_calls[0] == ToolCall(
+        id="call_JCuVTkQxVB3cCmFWx52adJKZ",
+        name="screenshot",
+        arguments={"url": "http://localhost:3000/login", "width": 390},
+    )
+    assert isinstance(history[1].content, tuple) and history[1].content[1] == ImagePart(
+        url="https://example.com/bug-report/login-mobile.png"
+    )
+    assert history[5].content[1] == ImagePart(media_type="image/png", data=PNG)  # type: ignore[index]
+    assert oc.from_request(body["messages"]) == history
+    assert oc.check(body) == []
+    # The example is what to_request writes for the history it holds.
+    tools = [t["function"] for t in body["tools"]]
+    assert oc.to_request(history, model=body["model"], tools=tools, temperature=0.2) == body
+
+
+def test_from_request_reads_developer_refusal_and_null_content() -> None:
+    history = oc.from_request(
+        [
+            {"role": "developer", "content": [{"type": "text", "text": "rules"}]},
+            {"role": "assistant", "content": [{"type": "refusal", "refusal": "no"}]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "not json"}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "r"}]},
+        ]
+    )
+    assert history[0] == ChatMessage(role="system", content=(TextPart(text="rules"),))
+    assert history[1].content == (TextPart(text="no"),)
+    assert history[2].tool_calls[0].arguments == "not json"
+    assert history[3] == ChatMessage(role="tool", tool_call_id="c1", content=(TextPart(text="r"),))
+
+
+@pytest.mark.parametrize(
+    ("data", "path"),
+    [
+        ({"model": "m"}, "messages"),
+        ([{"role": "function", "name": "f", "content": "x"}], "messages[0].role"),
+        ([{"role": "tool", "content": "x"}], "messages[0].tool_call_id"),
+        (
+            [{"role": "user", "content": [{"type": "input_audio", "input_audio": {}}]}],
+            "messages[0].content[0]",
+        ),
+        ([{"role": "assistant", "tool_calls": [{"id": "a", "function": {}}]}], "messages[0].tool_calls[0]"),
+        ("messages", None),
+    ],
+)
+def test_from_request_errors_say_where(data: Any, path: str | None) -> None:
+    with pytest.raises(ReadError) as info:
+        oc.from_request(data)
+    assert info.value.provider == "openai_chat"
+    assert info.value.path == path
+
+
+def test_from_response_reads_dicts_and_sdk_objects() -> None:
+    message = {
+        "role": "assistant",
+        "content": "Checking.",
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+            }
+        ],
+    }
+    raw = completion("gpt-4.1", message, 1)
+    expected = ChatMessage(
+        role="assistant",
+        content="Checking.",
+        tool_calls=(ToolCall(id="call_1", name="get_weather", arguments={"city": "Paris"}),),
+    )
+    assert oc.from_response(raw) == expected
+    assert oc.from_response(ChatCompletion.model_validate(raw)) == expected
+    with pytest.raises(ReadError):
+        oc.from_response({"choices": []})
+    with pytest.raises(ReadError):
+        oc.from_response(42)
+
+
+# ---------------------------------------------------------------------------------------------------- send
+
+
+def test_tool_loop_through_the_openai_sdk_against_a_local_server() -> None:
+    server = ChatServer(PROVIDER, weather_reply(lambda n: f"call_{n:024d}"))
+    with (
+        chat_server(server),
+        openai.OpenAI(api_key="test", base_url=server.base_url, max_retries=0) as client,
+    ):
+        history = [ChatMessage(role="user", content="What is the weather in Paris?")]
+        reply = oc.send(client, history, model="gpt-4.1", tools=[WEATHER_TOOL])
+        assert reply.tool_calls == (
+            ToolCall(id="call_000000000000000000000001", name="get_weather", arguments={"city": "Paris"}),
+        )
+        history += [
+            reply,
+            ChatMessage(role="tool", tool_call_id=reply.tool_calls[0].id, content='{"temp":22}'),
+        ]
+        final = oc.send(client, history, model="gpt-4.1", tools=[WEATHER_TOOL])
+        assert final == ChatMessage(role="assistant", content="It is 22 °C and sunny in Paris.")
+        assert server.received[1]["messages"][-1] == {
+            "role": "tool",
+            "tool_call_id": "call_000000000000000000000001",
+            "content": '{"temp":22}',
+        }
+        # An interrupted history is repaired before it is sent: the server sees a valid body.
+        interrupted = [*history[:2], ChatMessage(role="user", content="never mind")]
+        assert oc.send(client, interrupted, model="gpt-4.1").tool_calls
+        assert server.statuses == [200, 200, 200]
+        # The server does answer 400 for a body check() rejects, in OpenAI's words.
+        with pytest.raises(openai.BadRequestError) as info:
+            client.chat.completions.create(
+                model="gpt-4.1",
+                messages=[
+                    {"role": "user", "content": "hi"},
+                    {"role": "tool", "tool_call_id": "x", "content": "y"},
+                ],
+            )
+        assert "preceeding message with 'tool_calls'" in str(info.value)
+
+
+def test_send_async_with_async_openai() -> None:
+    server = ChatServer(PROVIDER, weather_reply(lambda n: f"call_{n}"))
+
+    async def run() -> ChatMessage:
+        client = openai.AsyncOpenAI(api_key="test", base_url=server.base_url, max_retries=0)
+        try:
+            return await oc.send_async(client, [ChatMessage(role="user", content="Paris?")], model="gpt-4.1")
+        finally:
+            await client.close()
+
+    with chat_server(server):
+        reply = asyncio.run(run())
+    assert reply.tool_calls[0].id == "call_1" and server.statuses == [200]
+
+
+def test_body_is_not_shared_with_the_input() -> None:
+    history = screenshot_history()
+    before = copy.deepcopy([m.model_dump() for m in history])
+    oc.to_request(history, model="m")
+    assert [m.model_dump() for m in history] == before
