@@ -7,6 +7,7 @@ and subclass `OpenAIChat`, overriding the hooks marked below (`_id_assigner`, `_
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
@@ -261,10 +262,9 @@ class OpenAIChat(Provider):
             text = text or _NO_TEXT_FOR_IMAGES
         if message.is_error:
             text = ERROR_PREFIX + text  # no error flag in Chat Completions
-        wire: WireMessage = {"role": "tool", "tool_call_id": call_id, "content": text}
         if self.tool_message_name:
-            wire["name"] = wire_name
-        return wire
+            return {"role": "tool", "tool_call_id": call_id, "name": wire_name, "content": text}
+        return {"role": "tool", "tool_call_id": call_id, "content": text}
 
     def _write_tool(self, name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
         """A function tool definition."""
@@ -523,11 +523,31 @@ class OpenAIChat(Provider):
 
     def _create(self, client: Any, body: dict[str, Any]) -> Any:
         """`client.chat.completions.create(**body)` with an `openai.OpenAI` client."""
-        return client.chat.completions.create(**body)
+        create = client.chat.completions.create
+        return create(**_sdk_kwargs(create, body))
 
     async def _create_async(self, client: Any, body: dict[str, Any]) -> Any:
         """The same with an `openai.AsyncOpenAI` client."""
-        return await client.chat.completions.create(**body)
+        create = client.chat.completions.create
+        return await create(**_sdk_kwargs(create, body))
+
+
+def _sdk_kwargs(create: Callable[..., Any], body: dict[str, Any]) -> dict[str, Any]:
+    """The body as keyword arguments; fields the SDK does not name (Kimi's `thinking`) go in `extra_body`.
+
+    The request on the wire is the same body either way: the SDK merges `extra_body` into the JSON.
+    """
+    try:
+        known = inspect.signature(create).parameters
+    except (TypeError, ValueError):  # a callable without a signature: pass everything by name
+        return body
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in known.values()):
+        return body
+    kwargs = {k: v for k, v in body.items() if k in known}
+    extra = {k: v for k, v in body.items() if k not in known}
+    if extra:
+        kwargs["extra_body"] = {**extra, **kwargs.get("extra_body", {})}
+    return kwargs
 
 
 def _json_type(value: Any) -> str:

@@ -1,0 +1,76 @@
+"""Moonshot Kimi (K2, K2.5, K2.6) through its OpenAI-compatible `POST /v1/chat/completions`.
+
+The OpenAI Chat shape (`openai_chat`) with Kimi's differences, provider-rules §5 (KI1-KI4):
+- tool call ids in Kimi's own shape `functions.{name}:{n}` (the model was trained on it), `n` the call's
+  index across the whole history: unique, so collision-free even when names repeat, and prefix-stable;
+- thinking goes back as `reasoning_content` on the assistant message (KI2);
+- tool messages carry the tool's `name`, as Kimi's own examples do.
+Send with `openai.OpenAI(base_url="https://api.moonshot.ai/v1", api_key=...)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from chatmend.exceptions import Problem
+from chatmend.providers.openai_chat import TEXTS, IdAssigner, OpenAIChat
+
+__all__ = ["PROVIDER", "Kimi", "check", "from_request", "from_response", "send", "send_async", "to_request"]
+
+
+class Kimi(OpenAIChat):
+    """Kimi: OpenAI Chat bodies with `functions.NAME:IDX` ids, `reasoning_content` and named tool results."""
+
+    name: ClassVar[str] = "kimi"
+    id_max_length: ClassVar[int | None] = None  # no length limit is known (provider-rules §5)
+    id_pattern: ClassVar[str | None] = r"^functions\..+:\d+$"
+    tool_message_name: ClassVar[bool] = True  # Kimi's examples name the tool on its result
+    reasoning_provider: ClassVar[str | None] = "kimi"
+    unanswered_code: ClassVar[str] = "KI1"
+    texts: ClassVar[dict[str, str]] = {
+        **TEXTS,
+        "KI1": "an assistant message with 'tool_calls' must be followed by tool messages responding to each "
+               "'tool_call_id'. The following tool_call_ids did not have response messages: {ids}",
+        "KI2": "thinking is enabled but reasoning_content is missing in assistant tool call message at index "
+               "{index}",
+        "KI3": "Invalid request: the message at position {index} with role 'assistant' must not be empty",
+    }
+
+    def _id_assigner(self) -> IdAssigner:
+        """Kimi's `functions.{name}:{n}`, `n` counting calls from the start of the history."""
+        wire: dict[str, str] = {}
+
+        def assign(tool_id: str, name: str) -> str:
+            found = wire.get(tool_id)
+            if found is None:
+                # n is unique per call, so two calls never share a wire id, whatever their names.
+                found = wire[tool_id] = f"functions.{name}:{len(wire)}"
+            return found
+
+        return assign
+
+    def _check_assistant(self, message: Mapping[str, Any], i: int, body: Mapping[str, Any]) -> list[Problem]:
+        """KI3: content unless the message has calls; KI2: `reasoning_content` on calls with thinking on."""
+        if not message.get("tool_calls"):
+            if not message.get("content"):
+                return [self._say("KI3", f"messages[{i}].content", index=i)]
+            return []
+        if _thinking_on(body) and not isinstance(message.get("reasoning_content"), str):
+            return [self._say("KI2", f"messages[{i}].reasoning_content", index=i)]
+        return []
+
+
+def _thinking_on(body: Mapping[str, Any]) -> bool:
+    """True when the body turns thinking on (`"thinking": {"type": "enabled"}`)."""
+    thinking = body.get("thinking")
+    return isinstance(thinking, Mapping) and thinking.get("type") == "enabled"
+
+
+PROVIDER = Kimi()
+to_request = PROVIDER.to_request
+from_request = PROVIDER.from_request
+from_response = PROVIDER.from_response
+check = PROVIDER.check
+send = PROVIDER.send
+send_async = PROVIDER.send_async
