@@ -108,8 +108,9 @@ def test_stdin_to_output_file(tmp_path: Path) -> None:
     target = tmp_path / "out.jsonl"
     proc = run("repair", "-", "-o", str(target), stdin=source)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == b""
-    assert proc.stderr.decode().startswith("<stdin>: repaired (chatmend)\n")
+    # The history went to a file, so the report is the command's output.
+    assert proc.stderr == b""
+    assert proc.stdout.decode().startswith("<stdin>: repaired (chatmend)\n")
     assert target.read_text() == dumps(repair_history(loads(source.decode())).messages)
     assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]  # no temporary file left behind
 
@@ -125,10 +126,12 @@ def test_stdin_to_output_file(tmp_path: Path) -> None:
         (b'{"role":"tool","content":"x"}\n',
          ":1: message 0: a tool message needs 'tool_call_id', the id of the call it answers"),
         (b'{"role":"user","content":42}\n', ":1: message 0, field 'content': "),
-        (b'[1,2]\n', ":1: message 0: expected a message (a mapping with a 'role'), got list"),
+        (b'[1,2]\n', ": [0]: expected a message (a JSON object), got a number"),
+        (b'{"role":"user","content":"hi"}\n[1,2]\n',
+         ":2: message 1: expected a message (a mapping with a 'role'), got list"),
         (b'{"role":"user","content":"caf\xe9"}\n', ":1:30: not UTF-8 text (byte 0xe9); expected a UTF-8"),
-        (b"", ": empty file; expected a chat history"),
-        (b"\n  \n", ": empty file; expected a chat history"),
+        (b"", ": empty file; expected a chat session (JSON Lines or a JSON request body)"),
+        (b"\n  \n", ": empty file; expected a chat session"),
     ],
 )
 def test_bad_input_exits_2_names_the_line_and_writes_nothing(

@@ -7,16 +7,39 @@ Exit codes: 0 ok, 1 problems found (`check`), 2 bad input or usage. Bad input na
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import shutil
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TextIO
 
-from chatmend import RepairResult, __version__, repair_history
-from chatmend.formats import InputError, Session, atomic_write, read
+from chatmend import ChatmendError, ChatMessage, RepairResult, UnsupportedError, __version__, repair_history
+from chatmend.formats import (
+    FORMATS,
+    PROVIDER_FORMATS,
+    TRANSCRIPT_FORMATS,
+    InputError,
+    Session,
+    adapter,
+    atomic_copy,
+    atomic_write,
+    neutral,
+    read,
+    wire_json,
+)
+from chatmend.formats._detect import model_family
+from chatmend.repair import IsReadOnly
 
 __all__ = ["main"]
 
 OK, PROBLEMS, BAD_INPUT = 0, 1, 2
+
+_EPILOG = """\
+formats (--from, detected from content when not given):
+""" + "".join(f"  {name:<17} {text}\n" for name, text in FORMATS.items()) + """
+exit codes: 0 ok, 1 problems found (check), 2 bad input or usage.
+"""
 
 
 class UsageError(Exception):
@@ -37,12 +60,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `FILE:LINE:COL: what is wrong`, the shape editors and CI logs link to.
         sys.stderr.write(exc.located(_display(args.file)) + "\n")
         return BAD_INPUT
-    except UsageError as exc:
+    except (UsageError, UnsupportedError) as exc:
         _error(str(exc))
         return BAD_INPUT
+    except ChatmendError as exc:
+        _error(f"{_display(args.file)}: {exc}")
+        return BAD_INPUT
     except BrokenPipeError:
-        # The reader of stdout went away (`| head`): not an error of ours.
-        sys.stderr.close()
+        # The reader of stdout went away (`| head`): not an error of ours. Point stdout at devnull so the
+        # flush at exit does not fail again (the recipe of the Python docs on SIGPIPE).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
         return OK
     except KeyboardInterrupt:
         _error("interrupted")
@@ -53,30 +81,111 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="chatmend",
         description="Make a saved tool-calling chat session valid to send again.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"chatmend {__version__}")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    formats = ["auto", *FORMATS]
+    targets = ["chatmend", *PROVIDER_FORMATS]
 
-    repair = sub.add_parser("repair", help="repair a session: every call answered right after it, ids unique",
-                            description="Repair a saved session and report every change.")
-    repair.add_argument("file", metavar="FILE", help="the session file, or - for stdin")
-    repair.add_argument("-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout")
-    repair.add_argument("--read-only", metavar="NAME,NAME", action="append", default=[],
-                        help="tools that only read: an interrupted call to one is safe to run again")
+    def command(name: str, help: str, description: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help, description=description, epilog=_EPILOG,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p.add_argument("file", metavar="FILE", help="the session file, or - for stdin")
+        p.add_argument("--from", dest="fmt", metavar="FORMAT", default="auto", choices=formats,
+                       help="the format of FILE (default: detected from its content)")
+        return p
+
+    repair = command("repair", "repair a session: every call answered right after it, ids unique",
+                     "Repair a saved session, write it back in the format it was read in, and report "
+                     "every change (on stderr, or on stdout when the session goes to a file).")
+    where = repair.add_mutually_exclusive_group()
+    where.add_argument("-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout")
+    where.add_argument("--in-place", action="store_true",
+                       help="replace FILE (atomically), keeping the original as FILE.bak")
+    repair.add_argument("--to", metavar="FORMAT", choices=[*targets, *TRANSCRIPT_FORMATS],
+                        help="write in this format instead of the one read")
+    repair.add_argument("--model", metavar="M", help="the model named in a request body written with --to")
+    _read_only_option(repair)
+    repair.add_argument("--report", choices=["text", "json"], default="text",
+                        help="the report of changes: for people (text) or for programs (json)")
     repair.set_defaults(run=_repair)
+
+    convert = command("convert", "write a session as a provider's request body, or as neutral JSON Lines",
+                      "Write the session as the request body for a provider (through its adapter, so "
+                      "repaired and id-mapped), or as the neutral JSON Lines.")
+    convert.add_argument("--to", metavar="PROVIDER", required=True, choices=targets,
+                         help=f"one of: {', '.join(targets)}")
+    convert.add_argument("--model", metavar="M", help="the model the body names (default: the file's own)")
+    convert.add_argument("-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout")
+    _read_only_option(convert)
+    convert.set_defaults(run=_convert)
+
+    check = command("check", "list the problems a provider would answer with a 400",
+                    "Print the problems a provider would reject the session with, one a line: "
+                    "PATH: CODE: message. Exit 1 when there is any.")
+    check.add_argument("--provider", metavar="PROVIDER", choices=list(PROVIDER_FORMATS),
+                       help="check against this provider (default: the format read decides)")
+    check.add_argument("--model", metavar="M", help="the model, when converting for --provider")
+    check.set_defaults(run=_check)
+
+    show = command("show", "print a readable timeline, marking what repair would change",
+                   "Print who said what, each call with its result or its absence, and what repair "
+                   "would change.")
+    show.add_argument("--color", choices=["auto", "always", "never"], default="auto",
+                      help="color the output (default: when stdout is a terminal)")
+    show.add_argument("--width", type=int, default=None, help="cut lines at this width (default: terminal)")
+    show.set_defaults(run=_show)
     return parser
 
 
+def _read_only_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--read-only", metavar="NAME,NAME", action="append", default=[],
+                        help="tools that only read: an interrupted call to one is safe to run again")
+
+
+# --- repair ----------------------------------------------------------------------------------------------
+
+
 def _repair(args: argparse.Namespace) -> int:
-    """`chatmend repair`: the repaired history in the same format, a report of every change on stderr."""
-    session = read(args.file)
-    result = repair_history(session.messages, is_read_only=_read_only(args.read_only))
-    _emit(session.write(result.messages), args.output)
-    _print_report(_report(session, result, args.file), sys.stderr)
+    """`chatmend repair`: the repaired history in the same format, a report of every change."""
+    if args.in_place and args.file == "-":
+        raise UsageError("--in-place needs a file, not stdin")
+    session = read(args.file, args.fmt)
+    is_read_only = _read_only(args.read_only)
+    target = args.to or session.format
+    if args.in_place and target != session.format:
+        raise UsageError(f"--in-place writes {session.format} back; --to {target} needs -o OUT")
+    if target == session.format:
+        result, chunks = session.repaired(is_read_only)
+    else:
+        result = repair_history(session.messages, is_read_only=is_read_only)
+        chunks = _writer(target, session, args.model)(result.messages)
+    report = _report(session, result, args.file)
+    if args.in_place:
+        if result.changed:
+            _backup(args.file)
+            _emit(chunks, args.file)
+        report["written"] = args.file if result.changed else None
+        report["backup"] = args.file + ".bak" if result.changed else None
+    else:
+        _emit(chunks, args.output)
+    to_file = args.in_place or (args.output not in (None, "-"))
+    _print_report(report, args.report, sys.stdout if to_file else sys.stderr)
     return OK
 
 
-def _read_only(values: Iterable[str]) -> Callable[[str], bool] | None:
+def _backup(path: str) -> None:
+    """Copy `path` to `path.bak`, atomically, before it is replaced."""
+    backup = path + ".bak"
+    try:
+        atomic_copy(path, backup)
+    except OSError as exc:
+        raise UsageError(f"{backup}: cannot write the backup: {exc.strerror or exc}") from None
+
+
+def _read_only(values: Iterable[str]) -> IsReadOnly | None:
     """The `--read-only` names as a predicate (None when no name was given)."""
     names = frozenset(name.strip() for value in values for name in value.split(",") if name.strip())
     if not names:
@@ -84,11 +193,40 @@ def _read_only(values: Iterable[str]) -> Callable[[str], bool] | None:
     return names.__contains__
 
 
+def _model(to: str, session: Session, model: str | None) -> str:
+    """The model for a body written for `to`: the one given, or the file's own when it belongs to `to`."""
+    if model:
+        return model
+    if session.model and (session.format == to or model_family(session.model) == to):
+        return session.model
+    if to == "gemini":
+        return ""  # Gemini's model is in the URL, not the body
+    raise UsageError(f"writing a {to} request body needs --model (the body names its model)")
+
+
+def _writer(to: str, session: Session, model: str | None) -> Callable[[Sequence[ChatMessage]], Iterator[str]]:
+    """How to write a history as `to`: the file's own writer, neutral JSON Lines, or a new request body."""
+    if to == session.format:
+        return session.write
+    if to == "chatmend":
+        return neutral.write
+    if to in TRANSCRIPT_FORMATS:
+        raise UsageError(f"cannot write a {to} transcript from {session.format}; "
+                         "choose chatmend or a provider")
+
+    def write(messages: Sequence[ChatMessage]) -> Iterator[str]:
+        body = adapter(to).to_request(list(messages), model=_model(to, session, model))
+        yield wire_json(body, indent=True)
+
+    return write
+
+
 def _emit(chunks: Iterable[str], output: str | None) -> None:
-    """Write to stdout, or to a file atomically (nothing is left behind when it fails)."""
+    """Write to stdout (only once all is rendered) or to a file atomically: nothing is left when it fails."""
     if output is None or output == "-":
+        text = list(chunks)  # render first: an error half-way must not leave half a history on stdout
         out = sys.stdout
-        for chunk in chunks:
+        for chunk in text:
             out.write(chunk)
         out.flush()
         return
@@ -103,7 +241,7 @@ def _report(session: Session, result: RepairResult, file: str) -> dict[str, Any]
     where = session.where
 
     def at(index: int) -> str:
-        return where[index] if index < len(where) else f"messages[{index}]"
+        return where[index] if index < len(where) else f"message {index}"
 
     messages = session.messages
     return {
@@ -146,13 +284,243 @@ def report_lines(report: dict[str, Any]) -> list[str]:
     if dropped:
         lines.append(f"  dropped {_plural(len(dropped), 'placeholder', 'placeholders')}: "
                      + ", ".join(d["at"] for d in dropped))
+    if report.get("backup"):
+        lines.append(f"  wrote {report['written']} (the original is in {report['backup']})")
     return lines
 
 
-def _print_report(report: dict[str, Any], out: TextIO) -> None:
-    for line in report_lines(report):
-        out.write(line + "\n")
+def _print_report(report: dict[str, Any], style: str, out: TextIO) -> None:
+    if style == "json":
+        out.write(json.dumps(report, ensure_ascii=False) + "\n")
+    else:
+        for line in report_lines(report):
+            out.write(line + "\n")
     out.flush()
+
+
+# --- convert ---------------------------------------------------------------------------------------------
+
+
+def _convert(args: argparse.Namespace) -> int:
+    """`chatmend convert`: the provider's request body (repaired, id-mapped) or neutral JSON Lines."""
+    session = read(args.file, args.fmt)
+    if args.to == "chatmend":
+        # As read: `repair` is the command that changes a history.
+        chunks: Iterator[str] = neutral.write(session.messages)
+    else:
+        model = _model(args.to, session, args.model)
+        is_read_only = _read_only(args.read_only)
+        body = adapter(args.to).to_request(session.messages, model=model, is_read_only=is_read_only)
+        chunks = iter([wire_json(body, indent=True)])
+    _emit(chunks, args.output)
+    result = repair_history(session.messages)
+    if result.changed and args.to != "chatmend":
+        report = _report(session, result, args.file)
+        lines = report_lines(report)
+        lines[0] = f"{report['file']}: repaired on the way to {args.to} ({session.format})"
+        _print_report_lines(lines)
+    return OK
+
+
+def _print_report_lines(lines: list[str]) -> None:
+    for line in lines:
+        sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+# --- check -----------------------------------------------------------------------------------------------
+
+
+def _check(args: argparse.Namespace) -> int:
+    """`chatmend check`: `PATH: CODE: message` for each problem; exit 1 when there is any."""
+    session = read(args.file, args.fmt)
+    provider = args.provider or session.provider
+    lines: list[str] = []
+    if provider is not None and provider == session.provider and session.body is not None:
+        lines = [f"{p.path}: {p.code}: {p.message}" for p in adapter(provider).check(session.body)]
+    else:
+        lines = neutral_problems(session)
+        if provider is not None:
+            try:
+                model = _model(provider, session, args.model or "unknown-model")
+                body = adapter(provider).to_request(session.messages, model=model)
+            except UnsupportedError as exc:
+                lines.append(f"{exc.path or 'messages'}: UNSUPPORTED: {exc.reason}")
+            else:
+                lines += [f"{p.path}: {p.code}: {p.message}" for p in adapter(provider).check(body)]
+    for line in lines:
+        sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+    rules = provider or "the neutral rules"
+    if lines:
+        sys.stderr.write(f"{_display(args.file)}: {_plural(len(lines), 'problem', 'problems')} ({rules}); "
+                         "`chatmend repair` fixes what repair can\n")
+        return PROBLEMS
+    sys.stderr.write(f"{_display(args.file)}: no problems ({rules})\n")
+    return OK
+
+
+def call_positions(messages: Sequence[ChatMessage], result: RepairResult) -> dict[str, tuple[int, int]]:
+    """For each final call id, the (message index, call index) of the call in the input."""
+    renamed = {(r.message_index, r.call_index): r.new for r in result.renamed}
+    positions: dict[str, tuple[int, int]] = {}
+    for mi, message in enumerate(messages):
+        for ci, call in enumerate(message.tool_calls):
+            positions.setdefault(renamed.get((mi, ci), call.id), (mi, ci))
+    return positions
+
+
+def neutral_problems(session: Session) -> list[str]:
+    """What repair would change, as problems: each would make any provider answer with a 400."""
+    messages = session.messages
+    result = repair_history(messages)
+    positions = call_positions(messages, result)
+    found: list[tuple[int, int, str]] = []
+
+    def line(index: int) -> str:
+        where = session.where[index] if index < len(session.where) else ""
+        return f" ({where})" if where.startswith("line ") else ""
+
+    for i in result.dropped:
+        found.append((i, -1, f"messages[{i}]: R1: a whitespace-only assistant message without calls "
+                             f"(a placeholder) ends the span of the calls before it{line(i)}"))
+    for i in result.moved:
+        found.append((i, -1, f"messages[{i}]: R4: the result for call {messages[i].tool_call_id} is not "
+                             f"right after its call, in call order{line(i)}"))
+    for i in result.notes:
+        orphan = messages[i].tool_call_id or "(empty id)"
+        found.append((i, -1, f"messages[{i}]: R3: a tool result for {orphan} has no call in its span"
+                             f"{line(i)}"))
+    for r in result.renamed:
+        why = "is empty" if not r.old else "is already used by an earlier call"
+        found.append((r.message_index, r.call_index,
+                      f"messages[{r.message_index}].tool_calls[{r.call_index}]: R5: the call id "
+                      f"{r.old!r} {why}{line(r.message_index)}"))
+    for call in result.interrupted:
+        mi, ci = positions.get(call.id, (0, 0))
+        found.append((mi, ci, f"messages[{mi}].tool_calls[{ci}]: R6: the call {call.id} ({call.name}) has no "
+                              f"result{line(mi)}"))
+    return [text for _, _, text in sorted(found)]
+
+
+# --- show ------------------------------------------------------------------------------------------------
+
+_COLORS = {
+    "system": "35", "user": "32", "assistant": "36", "tool": "34", "mark": "33", "bad": "31", "dim": "2",
+}
+
+
+def _show(args: argparse.Namespace) -> int:
+    """`chatmend show`: a readable timeline, marking what repair would change."""
+    session = read(args.file, args.fmt)
+    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty()
+                                       and os.environ.get("NO_COLOR") is None)
+    width = args.width or (shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100)
+    for text in timeline(session, _display(args.file), color=color, width=max(width, 40)):
+        sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+    return OK
+
+
+def _paint(text: str, key: str, color: bool) -> str:
+    return f"\x1b[{_COLORS[key]}m{text}\x1b[0m" if color else text
+
+
+def _one_line(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: max(width - 1, 1)] + "…"
+
+
+def _summary(content: str | tuple[Any, ...]) -> str:
+    if isinstance(content, str):
+        return content
+    bits = []
+    for part in content:
+        kind = getattr(part, "type", "")
+        if kind == "text":
+            bits.append(part.text)
+        elif kind == "image":
+            bits.append(f"[image {part.media_type or part.url}]")
+        elif kind == "thinking":
+            bits.append("[thinking]" if part.redacted or not part.text else f"[thinking: {part.text}]")
+    return " ".join(bits)
+
+
+def _pair_results(messages: Sequence[ChatMessage]) -> dict[tuple[int, int], int]:
+    """Which input message answers each call, by the spec's pairing (first unanswered call, same span)."""
+    pairs: dict[tuple[int, int], int] = {}
+    span: int | None = None
+    waiting: dict[str, list[int]] = {}
+    for i, message in enumerate(messages):
+        if message.role == "assistant":
+            if not message.tool_calls and _is_placeholder(message):
+                continue
+            span = i if message.tool_calls else None
+            waiting = {}
+            for ci, call in enumerate(message.tool_calls):
+                waiting.setdefault(call.id, []).append(ci)
+        elif message.role == "tool" and span is not None:
+            queue = waiting.get(message.tool_call_id or "")
+            if queue:
+                pairs[(span, queue.pop(0))] = i
+    return pairs
+
+
+def _is_placeholder(message: ChatMessage) -> bool:
+    return not _summary(message.content).strip() and all(
+        getattr(p, "type", "") == "text" for p in message.content if not isinstance(message.content, str))
+
+
+def timeline(session: Session, name: str, *, color: bool, width: int) -> list[str]:
+    """The lines of `chatmend show`."""
+    messages = session.messages
+    result = repair_history(messages)
+    positions = call_positions(messages, result)
+    interrupted = {positions[c.id] for c in result.interrupted if c.id in positions}
+    renamed = {(r.message_index, r.call_index): r.new for r in result.renamed}
+    moved, notes, dropped = set(result.moved), set(result.notes), set(result.dropped)
+    pairs = _pair_results(messages)
+    label_width = max((len(w) for w in session.where), default=4)
+    out = [_paint(f"{name} ({session.format}, {_plural(len(messages), 'message', 'messages')})",
+                  "dim", color)]
+    for i, message in enumerate(messages):
+        where = session.where[i] if i < len(session.where) else f"message {i}"
+        head = f"{where:<{label_width}}  {message.role:<9}  "
+        body = _summary(message.content)
+        if message.role == "tool":
+            name = f"{message.tool_name} " if message.tool_name else ""
+            body = f"{name}[{message.tool_call_id}]{' error' if message.is_error else ''}: {body}"
+        out.append(_paint(head, message.role, color) + _one_line(body, max(width - len(head), 20)))
+        indent = " " * (label_width + 2)
+        if i in dropped:
+            out.append(indent + _paint("^ placeholder: repair drops it", "mark", color))
+        if i in moved:
+            out.append(indent + _paint("^ not right after its call: repair moves it there", "mark", color))
+        if i in notes:
+            note = "^ no call in its span: repair turns it into a user note"
+            out.append(indent + _paint(note, "mark", color))
+        for ci, call in enumerate(message.tool_calls):
+            args = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments,
+                                                                                     ensure_ascii=False)
+            text = f"-> {call.name} [{call.id or '(empty id)'}] {args}"
+            out.append(indent + _one_line(text, max(width - len(indent), 20)))
+            if (i, ci) in renamed:
+                out.append(indent + "   " + _paint(f"id used before: repair renames it {renamed[(i, ci)]}",
+                                                   "mark", color))
+            answer = pairs.get((i, ci))
+            if answer is not None:
+                at = session.where[answer] if answer < len(session.where) else f"message {answer}"
+                out.append(indent + "   " + _paint(f"<- result at {at}", "dim", color))
+            elif (i, ci) in interrupted:
+                missing = "no result: repair answers it as interrupted"
+                out.append(indent + "   " + _paint(missing, "bad", color))
+    lines = report_lines(_report(session, result, name))
+    out.append("")
+    out.append(_paint("repair would change nothing" if not result.changed else "repair would change:",
+                      "dim" if not result.changed else "mark", color))
+    if result.changed:
+        out.extend(lines[1:])
+    return out
 
 
 def _display(file: str) -> str:

@@ -7,7 +7,12 @@ does not read untouched.
 
 from __future__ import annotations
 
-from chatmend.formats._base import FORMATS, Session, detect, read
-from chatmend.formats._io import InputError, Progress, atomic_write
+from chatmend.formats._base import FORMATS, TRANSCRIPT_FORMATS, detect, read, read_lines
+from chatmend.formats._io import InputError, Progress, atomic_copy, atomic_write
+from chatmend.formats._providers import PROVIDER_FORMATS, adapter, wire_json
+from chatmend.formats._session import Session
 
-__all__ = ["FORMATS", "InputError", "Progress", "Session", "atomic_write", "detect", "read"]
+__all__ = [
+    "FORMATS", "PROVIDER_FORMATS", "TRANSCRIPT_FORMATS", "InputError", "Progress", "Session", "adapter",
+    "atomic_copy", "atomic_write", "detect", "read", "read_lines", "wire_json",
+]

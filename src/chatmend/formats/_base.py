@@ -1,45 +1,34 @@
-"""The Session every reader returns, the format registry, and detection from content."""
+"""Reading any supported file: detect its format from content, then hand it to that format's reader."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+import itertools
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
-from chatmend import ChatMessage
+from chatmend import ChatMessage, HistoryError
 from chatmend.formats import neutral
+from chatmend.formats._detect import detect_document, detect_records
 from chatmend.formats._io import InputError, Progress, decoded_lines, open_input
+from chatmend.formats._providers import LIST_KEY, PROVIDER_FORMATS, read_provider, wire_json
+from chatmend.formats._session import Session
+from chatmend.jsonl import message_to_dict
 
-__all__ = ["FORMATS", "Session", "detect", "read"]
+__all__ = ["FORMATS", "TRANSCRIPT_FORMATS", "detect", "read", "read_lines"]
 
-Writer = Callable[[Sequence[ChatMessage]], Iterator[str]]
-
-
-@dataclass
-class Session:
-    """A history read from a file, and how to write one back in the same format."""
-
-    format: str
-    """The format's name, as `--from` spells it."""
-    messages: list[ChatMessage]
-    """The neutral history."""
-    where: list[str]
-    """For each message, where it was read from (`line 4`, `messages[3]`), for reports."""
-    write: Writer
-    """The text of a history in this format, in chunks (keeps what the reader did not use)."""
-    provider: str | None = None
-    """The provider whose rules `check` applies with no `--provider` (None: the neutral rules)."""
-
-
+TRANSCRIPT_FORMATS = {
+    "claude_code": "Claude Code session transcripts (~/.claude/projects/*/*.jsonl)",
+    "codex": "Codex CLI session files (~/.codex/sessions/**/rollout-*.jsonl)",
+}
 FORMATS: dict[str, str] = {
     "chatmend": "the neutral JSON Lines, one message a line",
+    **PROVIDER_FORMATS,
+    **TRANSCRIPT_FORMATS,
 }
 """Every format `--from` accepts, with a one-line description."""
-
-
-def detect(lines: Sequence[str]) -> str:
-    """The format of a file from its first lines; an InputError when unsure."""
-    del lines
-    return "chatmend"
+_SAMPLE = 200
+_NOT_JSON = object()
 
 
 def read(path: str, fmt: str = "auto", *, progress: bool | None = None) -> Session:
@@ -49,6 +38,145 @@ def read(path: str, fmt: str = "auto", *, progress: bool | None = None) -> Sessi
     with open_input(path) as (handle, size):
         meter = Progress(path, size, enabled=progress)
         try:
-            return neutral.read(decoded_lines(handle, meter))
+            return read_lines(decoded_lines(handle, meter), fmt)
         finally:
             meter.close()
+
+
+def detect(lines: Iterable[str]) -> str:
+    """The format `read` would pick for these lines (an InputError when unsure)."""
+    return read_lines(lines, "auto").format
+
+
+def _first_json(line: str) -> object:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return _NOT_JSON
+
+
+def read_lines(lines: Iterable[str], fmt: str) -> Session:
+    """A Session from the file's lines (numbered from 1): JSON Lines, or one JSON document."""
+    it = iter(lines)
+    head: list[str] = []
+    for line in it:
+        head.append(line)
+        if line.strip():
+            break
+    else:
+        raise InputError("empty file; expected a chat session (JSON Lines or a JSON request body)")
+    first = _first_json(head[-1])
+    stream = itertools.chain(head, it)
+    if isinstance(first, Mapping):
+        # A first line that is a whole JSON object: JSON Lines (a one-line body is one record).
+        return _read_jsonl(stream, fmt)
+    return _read_document("".join(stream), fmt)
+
+
+def _read_jsonl(stream: Iterator[str], fmt: str) -> Session:
+    """JSON Lines: detect from the first records, then stream every line to the format's reader."""
+    buffered: list[str] = []
+    if fmt == "auto":
+        records: list[object] = []
+        for line in stream:
+            buffered.append(line)
+            if not line.strip():
+                continue
+            value = _first_json(line)
+            if value is _NOT_JSON:
+                break
+            records.append(value)
+            if len(records) >= _SAMPLE:
+                break
+        fmt = detect_records(records)
+    lines = itertools.chain(buffered, stream)
+    if fmt == "chatmend":
+        return neutral.read(lines)
+    if fmt == "claude_code":
+        from chatmend.transcripts import claude_code
+
+        return claude_code.read(lines)
+    if fmt == "codex":
+        from chatmend.transcripts import codex
+
+        session: Session = codex.read(lines)
+        return session
+    items, numbers = parse_records(lines, what=f"one {fmt} message a line")
+    key = LIST_KEY[fmt]
+    if len(items) == 1 and isinstance(items[0], Mapping) and key in items[0]:
+        return read_provider(fmt, items[0], shape="body", locations=_body_locations(items[0], key))
+    return read_provider(fmt, items, shape="jsonl", locations=[f"line {n}" for n in numbers])
+
+
+def parse_records(lines: Iterable[str], *, what: str) -> tuple[list[Any], list[int]]:
+    """Every non-blank line as JSON, with its line number; a bad line is a located InputError."""
+    items: list[Any] = []
+    numbers: list[int] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            items.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg}; expected {what}", line=number,
+                             column=exc.colno if exc.lineno == 1 else 1) from None
+        numbers.append(number)
+    if not items:
+        raise InputError(f"empty file; expected {what}")
+    return items, numbers
+
+
+def _body_locations(body: Mapping[str, Any], key: str) -> list[str]:
+    items = body.get(key)
+    return [f"{key}[{i}]" for i in range(len(items))] if isinstance(items, list) else []
+
+
+def _read_document(text: str, fmt: str) -> Session:
+    """One JSON document: a request body or a list of messages."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}; expected a JSON request body, a JSON list of messages, "
+                         "or JSON Lines", line=exc.lineno, column=exc.colno) from None
+    if fmt == "auto":
+        fmt = detect_document(value)
+    if fmt in ("claude_code", "codex"):
+        raise InputError(f"a single JSON document; {fmt} sessions are JSON Lines (one record a line)")
+    indent = "\n" in text.strip()
+    if fmt == "chatmend":
+        return _read_neutral_list(value, indent=indent)
+    if isinstance(value, Mapping):
+        return read_provider(fmt, value, shape="body", locations=_body_locations(value, LIST_KEY[fmt]),
+                             indent=indent)
+    if isinstance(value, list):
+        return read_provider(fmt, value, shape="list", locations=[f"[{i}]" for i in range(len(value))],
+                             indent=indent)
+    return read_provider(fmt, value, shape="list", locations=[], indent=indent)
+
+
+def _read_neutral_list(value: object, *, indent: bool) -> Session:
+    """A JSON list of neutral messages (written back as a JSON list)."""
+    if not isinstance(value, list):
+        raise InputError("expected a JSON list of neutral messages, or neutral JSON Lines")
+    messages: list[ChatMessage] = []
+    for i, item in enumerate(value):
+        try:
+            message = ChatMessage.model_validate(item) if isinstance(item, Mapping) else _not_message(item, i)
+            messages.append(message)
+        except HistoryError as exc:
+            raise InputError(f"[{i}]: {exc.reason}") from None
+        except ValueError as exc:
+            raise InputError(f"[{i}]: not a neutral message: {str(exc).splitlines()[0]}") from None
+    if not messages:
+        raise InputError("an empty list; expected a list of messages")
+
+    def write(history: Iterable[ChatMessage]) -> Iterator[str]:
+        yield wire_json([message_to_dict(m) for m in history], indent=indent)
+
+    return Session(format="chatmend", messages=messages, where=[f"[{i}]" for i in range(len(messages))],
+                   write=write)
+
+
+def _not_message(item: object, index: int) -> ChatMessage:
+    raise HistoryError(f"expected a message (a JSON object with a 'role'), got {type(item).__name__}",
+                       index=index)

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from typing import IO
 
-__all__ = ["InputError", "Progress", "atomic_write", "decoded_lines", "open_input"]
+__all__ = ["InputError", "Progress", "atomic_copy", "atomic_write", "decoded_lines", "open_input"]
 
 
 class InputError(Exception):
@@ -140,3 +141,20 @@ def atomic_write(path: str, chunks: Iterable[str], *, like: str | None = None) -
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def atomic_copy(source: str, target: str) -> None:
+    """Copy a file byte for byte (permission bits and times too) through a temporary file and a rename."""
+    directory = os.path.dirname(os.path.abspath(target))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as out, open(source, "rb") as src:
+            shutil.copyfileobj(src, out, 1 << 20)
+            out.flush()
+            os.fsync(out.fileno())
+        shutil.copystat(source, tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING
 
 from chatmend import ChatMessage, HistoryError, dumps
 from chatmend.formats._io import InputError
+from chatmend.formats._session import Session
 from chatmend.jsonl import iter_loads
-
-if TYPE_CHECKING:
-    from chatmend.formats._base import Session
 
 __all__ = ["read", "write"]
 
@@ -21,8 +18,6 @@ _JSON_COLUMN = re.compile(r"invalid JSON at column (\d+): (.*)")
 
 def read(lines: Iterable[str]) -> Session:
     """A Session from neutral JSON Lines; every message remembers its line."""
-    from chatmend.formats._base import Session
-
     numbers: list[int] = []
 
     def tracked() -> Iterator[str]:

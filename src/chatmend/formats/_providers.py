@@ -1,0 +1,147 @@
+"""Provider request bodies as files: a whole body, its message list, or JSON Lines of its messages.
+
+Reading goes through the adapter's `from_request`; writing back runs the adapter's `to_request` and puts
+only the conversation keys into the original body, so every other field stays as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from chatmend import ChatmendError, ChatMessage, providers
+from chatmend.formats._io import InputError
+from chatmend.formats._session import Session, Writer
+from chatmend.providers.base import Provider
+
+__all__ = ["CONVERSATION_KEYS", "LIST_KEY", "PROVIDER_FORMATS", "adapter", "body_for_check", "read_provider",
+           "wire_json"]
+
+LIST_KEY = {
+    "openai_chat": "messages", "kimi": "messages", "mistral": "messages", "anthropic": "messages",
+    "openai_responses": "input", "gemini": "contents",
+}
+"""The key of the body that holds the conversation list."""
+CONVERSATION_KEYS = {
+    "openai_chat": ("messages",), "kimi": ("messages",), "mistral": ("messages",),
+    "anthropic": ("messages", "system"),
+    "openai_responses": ("input", "instructions"),
+    "gemini": ("contents", "systemInstruction", "system_instruction"),
+}
+"""The keys `to_request` writes from the history; every other key of a saved body is kept as it was."""
+PROVIDER_FORMATS = {
+    "openai_chat": "OpenAI Chat Completions: a body, its messages list, or JSON Lines of messages",
+    "kimi": "Moonshot Kimi (OpenAI Chat shaped, functions.NAME:N ids)",
+    "mistral": "Mistral (OpenAI Chat shaped, 9-character ids)",
+    "anthropic": "Anthropic Messages: a body or its messages list",
+    "openai_responses": "OpenAI Responses: a body or its input items",
+    "gemini": "Gemini generateContent: a body or its contents list",
+}
+_PLACEHOLDER_MODEL = "unknown-model"
+_PATH_INDEX = re.compile(r"^(?:messages|input|contents)\[(\d+)\](.*)$")
+
+
+def adapter(name: str) -> Provider:
+    """The provider adapter, or an InputError when its module is not there."""
+    try:
+        return providers.get(name)
+    except ModuleNotFoundError:
+        raise InputError(f"the {name} adapter (chatmend.providers.{name}) is not available") from None
+
+
+def wire_json(value: Any, *, indent: bool) -> str:
+    """JSON text as providers take it: UTF-8, compact or indented by two, ending in a newline."""
+    if indent:
+        return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def read_provider(
+    fmt: str, value: Any, *, shape: str, locations: Sequence[str], indent: bool = False
+) -> Session:
+    """A Session from a provider body (`shape` body), its list (`list`) or JSON Lines of it (`jsonl`)."""
+    provider = adapter(fmt)
+    key = LIST_KEY[fmt]
+    items = value.get(key) if isinstance(value, Mapping) else value
+    try:
+        messages = provider.from_request(value)
+    except ChatmendError as exc:
+        raise _located(exc, fmt, locations) from None
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise InputError(f"cannot read this as {fmt}: {exc}") from None
+    if not messages:
+        raise InputError(f"no messages in this {fmt} {'body' if shape == 'body' else 'list'}")
+    count = len(items) if isinstance(items, list) else -1
+    if len(messages) == count:
+        where = list(locations)
+    elif len(messages) == count + 1 and messages[0].role == "system":
+        where = ["system", *locations]
+    else:
+        where = [f"message {i}" for i in range(len(messages))]
+    body = dict(value) if isinstance(value, Mapping) else None
+    model = body.get("model") if body is not None else None
+    return Session(
+        format=fmt,
+        messages=messages,
+        where=where,
+        write=_writer(fmt, shape, body, indent),
+        provider=fmt,
+        body=body_for_check(fmt, value),
+        model=model if isinstance(model, str) else None,
+    )
+
+
+def body_for_check(fmt: str, value: Any) -> dict[str, Any]:
+    """The saved body as `check` takes it: a bare list gets the few fields every body has."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    body: dict[str, Any] = {LIST_KEY[fmt]: value}
+    if fmt != "gemini":
+        body = {"model": _PLACEHOLDER_MODEL, **body}
+    if fmt == "anthropic":
+        body["max_tokens"] = 1024
+    return body
+
+
+def _located(exc: ChatmendError, fmt: str, locations: Sequence[str]) -> InputError:
+    """A ReadError, with its `messages[i]` path turned into the file line of item i when it is known."""
+    path = getattr(exc, "path", None)
+    reason = getattr(exc, "reason", str(exc))
+    if isinstance(path, str):
+        match = _PATH_INDEX.match(path)
+        if match and int(match.group(1)) < len(locations) and locations[0].startswith("line "):
+            line = int(locations[int(match.group(1))][5:])
+            rest = match.group(2).lstrip(".")
+            return InputError(f"{rest + ': ' if rest else ''}{reason} (reading {fmt})", line=line)
+        return InputError(f"{path}: {reason} (reading {fmt})")
+    return InputError(f"{reason} (reading {fmt})")
+
+
+def _writer(fmt: str, shape: str, body: dict[str, Any] | None, indent: bool) -> Writer:
+    """How a history is written back: the same shape, the same other fields, the adapter's messages."""
+
+    def write(messages: Sequence[ChatMessage]) -> Iterator[str]:
+        provider = adapter(fmt)
+        model = body.get("model") if body is not None else None
+        name = model if isinstance(model, str) else _PLACEHOLDER_MODEL
+        wire = provider.to_request(list(messages), model=name)
+        if shape == "body":
+            assert body is not None
+            out = dict(body)
+            for key in CONVERSATION_KEYS[fmt]:
+                if key in wire:
+                    out[key] = wire[key]
+                else:
+                    out.pop(key, None)
+            yield wire_json(out, indent=indent)
+            return
+        items = wire[LIST_KEY[fmt]]
+        if shape == "list":
+            yield wire_json(items, indent=indent)
+            return
+        for item in items:
+            yield wire_json(item, indent=False)
+
+    return write

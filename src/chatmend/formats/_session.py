@@ -1,0 +1,43 @@
+"""The Session every reader returns: the neutral history and how to write one back in the same format."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from chatmend import ChatMessage, RepairResult, repair_history
+from chatmend.repair import IsReadOnly
+
+__all__ = ["Session", "Writer"]
+
+Writer = Callable[[Sequence[ChatMessage]], Iterator[str]]
+
+
+@dataclass
+class Session:
+    """A history read from a file, and how to write one back in the same format."""
+
+    format: str
+    """The format's name, as `--from` spells it."""
+    messages: list[ChatMessage]
+    """The neutral history."""
+    where: list[str]
+    """For each message, where it was read from (`line 4`, `messages[3]`), for reports."""
+    write: Writer
+    """The text of a history in this format, in chunks (keeps what the reader did not use)."""
+    provider: str | None = None
+    """The provider whose rules `check` applies with no `--provider` (None: the neutral rules)."""
+    body: dict[str, Any] | None = None
+    """The saved request body as read (for `check`), when the file is one."""
+    model: str | None = None
+    """The model the file names, if any."""
+    repair: Callable[[IsReadOnly | None], tuple[RepairResult, Iterator[str]]] | None = field(default=None)
+    """Repair and write back in one step (formats that must trace each message to its source record)."""
+
+    def repaired(self, is_read_only: IsReadOnly | None) -> tuple[RepairResult, Iterator[str]]:
+        """The repair result and the repaired file's text in this format."""
+        if self.repair is not None:
+            return self.repair(is_read_only)
+        result = repair_history(self.messages, is_read_only=is_read_only)
+        return result, self.write(result.messages)

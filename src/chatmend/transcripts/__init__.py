@@ -1,0 +1,9 @@
+"""Readers and writers for the session files agent tools save: Claude Code and Codex CLI transcripts.
+
+Each module offers `read(lines) -> Session`; repairing a transcript writes it back record by record,
+keeping every record chatmend does not need untouched.
+"""
+
+from __future__ import annotations
+
+__all__ = ["claude_code", "codex"]

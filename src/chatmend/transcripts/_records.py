@@ -1,0 +1,232 @@
+"""What agent-tool transcripts share: JSON records, each holding blocks that make up neutral messages.
+
+Repairing a transcript must change only what repair changes. Every neutral message remembers the blocks
+(record index, block index) it was read from; after `repair_history`, each output message is turned back
+into blocks (the original ones, with ids patched where repair renamed them, or new ones for synthetic
+results and notes), and runs of blocks from one record become that record again. A record whose blocks
+all come back unchanged is written as its original line, byte for byte; records chatmend does not read
+(summaries, events, metadata) keep their place.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from chatmend import ChatMessage, RepairResult, repair_history
+from chatmend.formats._io import InputError
+from chatmend.formats._session import Session
+from chatmend.repair import IsReadOnly
+
+__all__ = ["Origin", "Record", "TranscriptFormat", "compact_json", "parse_records"]
+
+Origin = tuple[int, int]
+"""(record index, block index): where a block of a neutral message was read from."""
+_TAG = "chatmend_source"
+
+
+def compact_json(value: Any) -> str:
+    """A record as one compact JSON line, non-ASCII kept (how both agent tools write them)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass
+class Record:
+    """One line of a transcript."""
+
+    line: int
+    """Its 1-based line number."""
+    raw: str
+    """Its text, without the newline."""
+    data: dict[str, Any]
+    """Its parsed JSON object."""
+    blocks: list[Any] = field(default_factory=list)
+    """The conversation blocks it holds (empty for records chatmend does not read)."""
+
+
+def parse_records(lines: Iterable[str], *, what: str) -> list[Record]:
+    """Every non-blank line as a JSON object; a bad line is an InputError with line and column."""
+    records: list[Record] = []
+    for number, line in enumerate(lines, start=1):
+        text = line.rstrip("\r\n")
+        if not text.strip():
+            continue
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON: {exc.msg}; expected {what}",
+                             line=number, column=exc.colno) from None
+        if not isinstance(data, dict):
+            raise InputError(f"a JSON {type(data).__name__}, expected a JSON object ({what})", line=number)
+        records.append(Record(number, text, data))
+    if not records:
+        raise InputError(f"empty file; expected {what}")
+    return records
+
+
+class TranscriptFormat(ABC):
+    """One agent tool's transcript: how its blocks read as messages and how repaired ones are written."""
+
+    name: str
+
+    def __init__(self, records: list[Record]) -> None:
+        self.records = records
+        self.messages: list[ChatMessage] = []
+        self.origins: list[list[Origin]] = []
+
+    # --- reading -------------------------------------------------------------------------------------------
+
+    def add(self, message: ChatMessage, origins: list[Origin]) -> None:
+        """Append a neutral message read from these blocks."""
+        self.messages.append(message)
+        self.origins.append(origins)
+
+    def session(self) -> Session:
+        """The Session: neutral messages located by line, written back record by record."""
+        if not self.messages:
+            raise InputError(f"no conversation messages in this {self.name} transcript")
+        where = [f"line {self.records[o[0][0]].line}" if o else "?" for o in self.origins]
+        return Session(format=self.name, messages=self.messages, where=where, write=self._write_unrepaired,
+                       repair=self._repair)
+
+    # --- writing -------------------------------------------------------------------------------------------
+
+    @abstractmethod
+    def patch_call_id(self, block: Any, new_id: str) -> Any:
+        """The call block under a new id."""
+
+    @abstractmethod
+    def patch_result_id(self, block: Any, new_id: str) -> Any:
+        """The result block answering a new id."""
+
+    @abstractmethod
+    def is_call(self, block: Any) -> bool:
+        """True for a block that is a tool call."""
+
+    @abstractmethod
+    def note_blocks(self, note: ChatMessage, orphan: Any) -> list[Any]:
+        """The blocks of a user note that replaces the orphan result block `orphan`."""
+
+    @abstractmethod
+    def result_blocks(self, result: ChatMessage, call: Any) -> list[Any]:
+        """The blocks of a synthetic result for the call block `call`."""
+
+    @abstractmethod
+    def render(self, record: Record, blocks: list[Any], copy: int) -> dict[str, Any]:
+        """`record` holding `blocks` instead of its own (`copy` > 0: a further record made from it)."""
+
+    @abstractmethod
+    def new_record(self, near: Record, blocks: list[Any], serial: int) -> dict[str, Any]:
+        """A record for new blocks (a synthetic result), modelled on the record of their call."""
+
+    def relink(self, out: list[tuple[Record | None, dict[str, Any] | None]]) -> None:  # noqa: B027
+        """Fix links between records after reordering (only Claude Code has them)."""
+
+    def _write_unrepaired(self, messages: Sequence[ChatMessage]) -> Iterator[str]:
+        """Write back as read: only possible for the history this transcript holds."""
+        if list(messages) != self.messages:
+            raise InputError(f"a {self.name} transcript can only be written back from itself; "
+                             "use --to chatmend or a provider")
+        for record in self.records:
+            yield record.raw + "\n"
+
+    def _repair(self, is_read_only: IsReadOnly | None) -> tuple[RepairResult, Iterator[str]]:
+        """Repair the tagged history, then write each output message back into its records."""
+        tagged = [m.model_copy(update={"provider_data": {**(m.provider_data or {}), _TAG: i}})
+                  for i, m in enumerate(self.messages)]
+        result = repair_history(tagged, is_read_only=is_read_only)
+        pieces = self._pieces(result)
+        clean = [_untag(m) for m in result.messages]
+        report = RepairResult(messages=clean, interrupted=result.interrupted, dropped=result.dropped,
+                              moved=result.moved, notes=result.notes, renamed=result.renamed)
+        return report, self._emit(pieces)
+
+    def _pieces(self, result: RepairResult) -> list[tuple[int | None, Any]]:
+        """Each output message as (source record or None, block) pairs, in output order."""
+        notes = iter(result.notes)
+        call_blocks: dict[str, tuple[int, Any]] = {}
+        pieces: list[tuple[int | None, Any]] = []
+        for message in result.messages:
+            source = (message.provider_data or {}).get(_TAG)
+            if isinstance(source, int):
+                origins = self.origins[source]
+                blocks = [(k, self.records[k].blocks[b]) for k, b in origins]
+                if message.role == "assistant":
+                    calls = iter(message.tool_calls)
+                    patched = []
+                    for k, block in blocks:
+                        if self.is_call(block):
+                            call = next(calls)
+                            block = self.patch_call_id(block, call.id)
+                            call_blocks[call.id] = (k, block)
+                        patched.append((k, block))
+                    blocks = patched
+                elif message.role == "tool" and message.tool_call_id != self.messages[source].tool_call_id:
+                    blocks = [(k, self.patch_result_id(b, message.tool_call_id or "")) for k, b in blocks]
+                pieces.extend(blocks)
+            elif message.role == "user":  # an orphan result turned into a note
+                index = next(notes)
+                k, b = self.origins[index][0]
+                pieces.extend((k, block) for block in self.note_blocks(message, self.records[k].blocks[b]))
+            else:  # a synthetic result for an interrupted call
+                k, call = call_blocks[message.tool_call_id or ""]
+                pieces.extend((-1 - k, block) for block in self.result_blocks(message, call))
+        return pieces
+
+    def _emit(self, pieces: list[tuple[int | None, Any]]) -> Iterator[str]:
+        """Runs of blocks from one record become that record; other records keep their place."""
+        out: list[tuple[Record | None, dict[str, Any] | None]] = []
+        used = {k for k, _ in pieces if k is not None and k >= 0}
+        pending = [i for i, r in enumerate(self.records) if not r.blocks or i not in used]
+        copies: dict[int, int] = {}
+        serial = 0
+        position = 0
+
+        def flush_until(index: int) -> None:
+            # Records that hold no kept blocks go out once every record before them has.
+            nonlocal position
+            while position < len(pending) and pending[position] < index:
+                record = self.records[pending[position]]
+                if not record.blocks:
+                    out.append((record, None))
+                position += 1
+
+        runs: list[tuple[int, list[Any]]] = []
+        for k, block in pieces:
+            assert k is not None
+            if runs and runs[-1][0] == k and k >= 0:
+                runs[-1][1].append(block)
+            else:
+                runs.append((k, [block]))
+        for k, blocks in runs:
+            if k < 0:
+                serial += 1
+                out.append((None, self.new_record(self.records[-1 - k], blocks, serial)))
+                continue
+            flush_until(k)
+            record = self.records[k]
+            copy = copies.get(k, 0)
+            copies[k] = copy + 1
+            if copy == 0 and blocks == record.blocks:
+                out.append((record, None))
+            else:
+                out.append((record, self.render(record, blocks, copy)))
+        flush_until(len(self.records))
+        self.relink(out)
+        for source, data in out:
+            if data is None:
+                assert source is not None
+                yield source.raw + "\n"
+            else:
+                yield compact_json(data) + "\n"
+
+
+def _untag(message: ChatMessage) -> ChatMessage:
+    data = message.provider_data
+    if not data or _TAG not in data:
+        return message
+    rest = {k: v for k, v in data.items() if k != _TAG}
+    return message.model_copy(update={"provider_data": rest or None})

@@ -1,0 +1,241 @@
+"""Claude Code session transcripts: `~/.claude/projects/<project>/<session>.jsonl`.
+
+One JSON record a line. Records of `type` `user` and `assistant` hold an Anthropic Messages `message`;
+Claude Code writes each content block of one reply as its own record (same `message.id`), and each tool
+result as its own `user` record. Records are linked by `uuid`/`parentUuid`; summaries, system events, file
+snapshots and sidechain (subagent) records are kept as they are and not read.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
+from chatmend.formats._session import Session
+from chatmend.messages import Part
+from chatmend.transcripts._records import Origin, Record, TranscriptFormat, parse_records
+
+__all__ = ["ClaudeCode", "read"]
+
+NAME = "claude_code"
+_WHAT = "one Claude Code transcript record a line"
+_NAMESPACE = uuid.UUID("5b0e3c1e-7f0a-4c47-9a57-0c6f8f0c2d11")
+_ENVELOPE = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "slug")
+
+
+def read(lines: Iterable[str]) -> Session:
+    """A Session from a Claude Code transcript."""
+    return ClaudeCode(parse_records(lines, what=_WHAT)).session()
+
+
+def _blocks(content: object) -> list[Any]:
+    """A message's content as blocks: a string is one block of its own."""
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):
+        return list(content)
+    return []
+
+
+def _image(block: Mapping[str, Any]) -> ImagePart | None:
+    source = block.get("source")
+    if not isinstance(source, Mapping):
+        return None
+    if source.get("type") == "base64" and isinstance(source.get("data"), str):
+        return ImagePart(media_type=str(source.get("media_type") or "image/png"), data=source["data"])
+    if source.get("type") == "url" and isinstance(source.get("url"), str):
+        return ImagePart(url=source["url"])
+    return None
+
+
+def _parts(blocks: list[Any]) -> tuple[Part, ...]:
+    """Text and image blocks as neutral parts (other blocks stay in the file, unread)."""
+    parts: list[Part] = []
+    for block in blocks:
+        if isinstance(block, str):
+            parts.append(TextPart(text=block))
+        elif not isinstance(block, Mapping):
+            continue
+        elif block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(TextPart(text=block["text"]))
+        elif block.get("type") == "image":
+            image = _image(block)
+            if image is not None:
+                parts.append(image)
+    return tuple(parts)
+
+
+def _content(parts: tuple[Part, ...]) -> str | tuple[Part, ...]:
+    if all(isinstance(p, TextPart) for p in parts) and len(parts) <= 1:
+        return parts[0].text if parts and isinstance(parts[0], TextPart) else ""
+    return parts
+
+
+class ClaudeCode(TranscriptFormat):
+    """Reads the conversation out of a transcript and writes repaired records back."""
+
+    name = NAME
+
+    def __init__(self, records: list[Record]) -> None:
+        super().__init__(records)
+        self._assistant: tuple[object, list[Part], list[ToolCall], list[Origin]] | None = None
+        self._names: dict[str, str] = {}
+        for k, record in enumerate(records):
+            self._read(k, record)
+        self._flush()
+
+    def _read(self, k: int, record: Record) -> None:
+        data = record.data
+        message = data.get("message")
+        if data.get("isSidechain") or data.get("type") not in ("user", "assistant") or not isinstance(
+            message, Mapping
+        ):
+            return  # not part of the main conversation: kept as it is
+        record.blocks = _blocks(message.get("content"))
+        if data["type"] == "assistant":
+            self._read_assistant(k, record, message.get("id"))
+        else:
+            self._flush()
+            self._read_user(k, record)
+
+    def _read_assistant(self, k: int, record: Record, message_id: object) -> None:
+        # Claude Code writes each block of one reply as its own record, all with the reply's message.id.
+        if self._assistant is None or message_id is None or self._assistant[0] != message_id:
+            self._flush()
+            self._assistant = (message_id, [], [], [])
+        _, parts, calls, origins = self._assistant
+        for b, block in enumerate(record.blocks):
+            origins.append((k, b))
+            if isinstance(block, str):
+                parts.append(TextPart(text=block))
+                continue
+            if not isinstance(block, Mapping):
+                continue
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                parts.append(TextPart(text=block["text"]))
+            elif kind == "thinking":
+                parts.append(ThinkingPart(text=str(block.get("thinking") or ""),
+                                          signature=block.get("signature"), provider="anthropic"))
+            elif kind == "redacted_thinking":
+                data = str(block.get("data") or "")
+                parts.append(ThinkingPart(redacted=True, data=data, provider="anthropic"))
+            elif kind == "tool_use":
+                name = str(block.get("name") or "tool")
+                call_id = str(block.get("id") or "")
+                calls.append(ToolCall(id=call_id, name=name, arguments=block.get("input") or {}))
+                self._names[call_id] = name
+
+    def _flush(self) -> None:
+        if self._assistant is None:
+            return
+        _, parts, calls, origins = self._assistant
+        self._assistant = None
+        content: str | tuple[Part, ...] = _content(tuple(parts)) if not any(
+            isinstance(p, ThinkingPart) for p in parts) else tuple(parts)
+        self.add(ChatMessage(role="assistant", content=content, tool_calls=tuple(calls)), origins)
+
+    def _read_user(self, k: int, record: Record) -> None:
+        group: list[int] = []
+
+        def close_group() -> None:
+            if group:
+                parts = _parts([record.blocks[b] for b in group])
+                self.add(ChatMessage(role="user", content=_content(parts)), [(k, b) for b in group])
+                group.clear()
+
+        for b, block in enumerate(record.blocks):
+            if isinstance(block, Mapping) and block.get("type") == "tool_result":
+                close_group()
+                call_id = str(block.get("tool_use_id") or "")
+                inner = block.get("content")
+                parts = _parts(_blocks(inner))
+                self.add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=self._names.get(call_id),
+                                     is_error=bool(block.get("is_error")), content=_content(parts)), [(k, b)])
+            else:
+                group.append(b)
+        close_group()
+
+    # --- writing -------------------------------------------------------------------------------------------
+
+    def is_call(self, block: Any) -> bool:
+        return isinstance(block, Mapping) and block.get("type") == "tool_use"
+
+    def patch_call_id(self, block: Any, new_id: str) -> Any:
+        return {**block, "id": new_id}
+
+    def patch_result_id(self, block: Any, new_id: str) -> Any:
+        return {**block, "tool_use_id": new_id}
+
+    def note_blocks(self, note: ChatMessage, orphan: Any) -> list[Any]:
+        blocks: list[Any] = []
+        for part in note.content if isinstance(note.content, tuple) else (TextPart(text=note.content),):
+            if isinstance(part, TextPart):
+                blocks.append({"type": "text", "text": part.text})
+            elif isinstance(part, ImagePart):
+                source = {"type": "base64", "media_type": part.media_type, "data": part.data} \
+                    if part.data is not None else {"type": "url", "url": part.url}
+                blocks.append({"type": "image", "source": source})
+        return blocks
+
+    def result_blocks(self, result: ChatMessage, call: Any) -> list[Any]:
+        text = result.content if isinstance(result.content, str) else ""
+        return [{"type": "tool_result", "tool_use_id": result.tool_call_id, "content": text,
+                 "is_error": True}]
+
+    def render(self, record: Record, blocks: list[Any], copy: int) -> dict[str, Any]:
+        data = dict(record.data)
+        message = dict(data["message"])
+        original = message.get("content")
+        if isinstance(original, str) and blocks == [original]:
+            message["content"] = original
+        else:
+            message["content"] = [{"type": "text", "text": b} if isinstance(b, str) else b for b in blocks]
+        data["message"] = message
+        if copy and isinstance(data.get("uuid"), str):
+            data["uuid"] = str(uuid.uuid5(_NAMESPACE, f"{data['uuid']}/{copy}"))
+        return data
+
+    def new_record(self, near: Record, blocks: list[Any], serial: int) -> dict[str, Any]:
+        data: dict[str, Any] = {"parentUuid": None}
+        for key in _ENVELOPE:
+            if key in near.data:
+                data[key] = near.data[key]
+        data["type"] = "user"
+        data["message"] = {"role": "user", "content": blocks}
+        data["uuid"] = str(uuid.uuid5(_NAMESPACE, f"{near.data.get('uuid')}/interrupted/{serial}"))
+        if "timestamp" in near.data:
+            data["timestamp"] = near.data["timestamp"]
+        return data
+
+    def relink(self, out: list[tuple[Record | None, dict[str, Any] | None]]) -> None:
+        """Keep the `parentUuid` chain walking through every record in its new order."""
+        linear = _is_linear(self.records)
+        seen: set[str] = set()
+        previous: str | None = None
+        for i, (record, data) in enumerate(out):
+            current = data if data is not None else (record.data if record is not None else {})
+            if current.get("isSidechain") or not isinstance(current.get("uuid"), str):
+                continue
+            parent = current.get("parentUuid")
+            if previous is not None and (parent != previous if linear else parent not in seen):
+                fixed = dict(current)
+                fixed["parentUuid"] = previous
+                out[i] = (record, fixed)
+            seen.add(current["uuid"])
+            previous = current["uuid"]
+
+
+def _is_linear(records: list[Record]) -> bool:
+    """True when every chained record's parent is the chained record before it."""
+    previous: str | None = None
+    for record in records:
+        data = record.data
+        if data.get("isSidechain") or not isinstance(data.get("uuid"), str):
+            continue
+        if previous is not None and data.get("parentUuid") != previous:
+            return False
+        previous = data["uuid"]
+    return True
