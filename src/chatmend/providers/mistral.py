@@ -1,0 +1,278 @@
+"""Mistral La Plateforme (`POST https://api.mistral.ai/v1/chat/completions`), OpenAI Chat shaped.
+
+The `openai_chat` shape with Mistral's differences, provider-rules §7 (MI1-MI12), whose reference validator
+is mistral-common's `MistralRequestValidatorV11`/`V13` (serving mode):
+- ids exactly 9 characters of `[a-zA-Z0-9]` (MI1): a Mistral id stays as it is, any other becomes a stable
+  base62 digest of it, the next salt tried on a collision;
+- tool and function names match `^[a-zA-Z0-9_-]{1,64}$` (MI9): other names are normalized the way tool ids
+  are (`normalize_tool_id`), and `send` maps a reply's names back to the tools given;
+- `name` on tool messages;
+- role order (MI5): a user message right after tool messages gets the assistant turn `ASSISTANT_FILLER`
+  before it (the hosted API rejects user after tool), and a system message after an assistant or tool
+  message is sent as a user message (system may follow only system or user);
+- the body never ends on an assistant (or, past one message, a system) message (MI6), and never starts with
+  an assistant message (MI10): `USER_FILLER` goes after such a message when the history ends there or the
+  next kept message is an assistant message, and before an assistant message that would come first.
+  `prefix: true` was not used: the message it marks would change when the history grows, breaking prefix
+  stability, and it asks the model to continue that message rather than answer.
+Send with `openai.OpenAI(base_url="https://api.mistral.ai/v1", api_key=...)`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import string
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from chatmend.exceptions import Problem
+from chatmend.ids import IdMap, normalize_tool_id
+from chatmend.messages import ChatMessage
+from chatmend.providers.base import HistoryInput, coerce_tools
+from chatmend.providers.openai_chat import SHAPE, IdAssigner, OpenAIChat, WireMessage
+
+__all__ = [
+    "ASSISTANT_FILLER",
+    "PROVIDER",
+    "USER_FILLER",
+    "Mistral",
+    "check",
+    "from_request",
+    "from_response",
+    "send",
+    "send_async",
+    "to_request",
+]
+
+ASSISTANT_FILLER = "Tool results received."
+"""MI5: the assistant turn put between tool results and a user message: short, non-empty, says nothing new."""
+USER_FILLER = "Continue."
+"""MI6: the user turn after an assistant message that would otherwise end the body or precede another one."""
+
+_ID = re.compile(r"[a-zA-Z0-9]{9}")
+_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+_BASE62 = string.digits + string.ascii_letters
+# MI5 as mistral-common checks it, with the hosted API's stricter rule: no user right after tool.
+_NEXT_ROLES = {
+    "system": ("user", "assistant", "system"),
+    "user": ("assistant", "system", "user"),
+    "assistant": ("assistant", "user", "tool"),
+    "tool": ("assistant", "tool"),
+}
+_TEXTS = {
+    "MI1": "Tool call id was {id} but must be a-z, A-Z, 0-9, with a length of 9.",
+    "MI3": "Not the same number of function calls and responses",
+    "MI5": "Unexpected role '{role}' after role '{prev}'",
+    "MI6": "Expected last role User or Tool (or Assistant with prefix or continue_final_message set to True) "
+           "for serving but got {role}",
+    "MI7": "Assistant message with prefix True must be last message",
+    "MI9": "Function name was {name} but must be a-z, A-Z, 0-9, or contain underscores and dashes, with a "
+           "maximum length of 64.",
+    "MI10": "Conversation must start with a user message or system message",
+    "MI11": "Unexpected content chunk types in {role} message: ['ImageURLChunk']",
+    "MI12": "System prompt must have content",
+}
+
+
+def _mistral_id(tool_id: str, attempt: int) -> str:
+    """An IdMap `make`: a valid Mistral id as it is, else 9 base62 digits of a SHA-256 (MI1)."""
+    if attempt == 0 and _ID.fullmatch(tool_id):
+        return tool_id
+    salted = tool_id if attempt == 0 else f"{tool_id}#{attempt}"
+    n = int.from_bytes(hashlib.sha256(salted.encode("utf-8", "surrogatepass")).digest()[:8], "big")
+    digits = []
+    for _ in range(9):
+        n, r = divmod(n, 62)
+        digits.append(_BASE62[r])
+    return "".join(digits)
+
+
+class Mistral(OpenAIChat):
+    """Mistral: OpenAI Chat bodies with 9-character ids, named tool results and Mistral's role order."""
+
+    name: ClassVar[str] = "mistral"
+    id_max_length: ClassVar[int | None] = 9  # MI1
+    id_pattern: ClassVar[str | None] = r"^[a-zA-Z0-9]{9}$"  # MI1
+    tool_message_name: ClassVar[bool] = True
+    texts: ClassVar[dict[str, str]] = _TEXTS
+
+    # ----------------------------------------------------------------------------------------- write
+
+    def _id_assigner(self) -> IdAssigner:
+        """Per request: final ids to 9-character base62 ids, collision-free in first-seen order (MI1)."""
+        id_map = IdMap(_mistral_id)
+        return lambda tool_id, _name: id_map(tool_id)
+
+    def _wire_name(self, name: str) -> str:
+        """MI9: names outside `[a-zA-Z0-9_-]{1,64}` normalized like ids (a stable hash keeps them apart)."""
+        return name if _NAME.fullmatch(name) else normalize_tool_id(name, max_length=64)
+
+    def _emit(self, out: list[WireMessage], message: WireMessage) -> None:
+        """Append, keeping MI5's role order: system only after system or user; never user after tool."""
+        prev = out[-1]["role"] if out else None
+        if message["role"] == "system" and prev in ("assistant", "tool"):
+            message = {"role": "user", "content": message["content"]}  # MI5
+        if message["role"] == "user" and prev == "tool":
+            out.append({"role": "assistant", "content": ASSISTANT_FILLER})  # MI5 (hosted API)
+        out.append(message)
+
+    def _on_assistant(self, out: list[WireMessage]) -> None:
+        """MI6/MI10 with prefix stability: a turn a shorter history ended with is there in a longer one too.
+
+        An assistant message follows a user turn when the body is empty (MI10: start with user or system),
+        or ends on an assistant message without calls or on a system message (what `_finish` would close).
+        """
+        if not out or out[-1]["role"] == "system" or (
+            out[-1]["role"] == "assistant" and not out[-1].get("tool_calls")
+        ):
+            out.append({"role": "user", "content": USER_FILLER})
+
+    def _finish(self, out: list[WireMessage]) -> None:
+        """MI6: a body of more than one message ends on a user or tool message."""
+        if len(out) > 1 and out[-1]["role"] in ("assistant", "system"):
+            out.append({"role": "user", "content": USER_FILLER})
+
+    # ------------------------------------------------------------------------------------------ send
+
+    def send(self, client: Any, history: HistoryInput, **kwargs: Any) -> ChatMessage:
+        """`Provider.send`, with the reply's tool names mapped back from their MI9 wire form."""
+        return self._named_back(super().send(client, history, **kwargs), kwargs.get("tools"))
+
+    async def send_async(self, client: Any, history: HistoryInput, **kwargs: Any) -> ChatMessage:
+        """`Provider.send_async`, with the reply's tool names mapped back."""
+        return self._named_back(await super().send_async(client, history, **kwargs), kwargs.get("tools"))
+
+    def _named_back(self, reply: ChatMessage, tools: Any) -> ChatMessage:
+        """The reply with each call's name as the caller's tool is named (MI9 may have changed it)."""
+        names = {self._wire_name(t.name): t.name for t in coerce_tools(tools)}
+        if not any(c.name in names and names[c.name] != c.name for c in reply.tool_calls):
+            return reply
+        calls = tuple(c.model_copy(update={"name": names.get(c.name, c.name)}) for c in reply.tool_calls)
+        return reply.model_copy(update={"tool_calls": calls})
+
+    # ----------------------------------------------------------------------------------------- check
+
+    def _check_messages(self, messages: list[Any], body: Mapping[str, Any]) -> list[Problem]:
+        """MI1-MI7, MI9-MI12 as mistral-common's V11/V13 serving validators and the hosted API apply them."""
+        out: list[Problem] = []
+        expected: set[str] = set()
+        observed: set[str] = set()
+        calls_at = -1
+        last = len(messages) - 1
+        prev: str | None = None
+        for i, message in enumerate(messages):
+            role = message["role"]
+            path = f"messages[{i}]"
+            if role == "developer":
+                out.append(self._problem(SHAPE, f"{path}.role", "unknown role 'developer'; use 'system'"))
+                continue
+            if prev is not None and role not in _NEXT_ROLES[prev]:
+                out.append(self._say("MI5", f"{path}.role", role=role, prev=prev))
+            if role == "tool":
+                self._check_result(message, path, expected, observed, out)
+            elif role == "assistant":
+                if len(expected) != len(observed):
+                    out.append(self._say("MI3", f"messages[{calls_at}].tool_calls"))
+                expected, observed = set(), set()
+                if message.get("tool_calls"):
+                    calls_at = i
+                    expected = self._check_mistral_calls(message["tool_calls"], path, out)
+                if message.get("prefix") is True and i != last:
+                    out.append(self._say("MI7", f"{path}.prefix"))
+            elif role == "system" and message.get("content") is None:
+                out.append(self._say("MI12", f"{path}.content"))
+            out.extend(self._check_images(message, i))
+            prev = role
+        if len(expected) != len(observed):
+            out.append(self._say("MI3", f"messages[{calls_at}].tool_calls"))
+        final = messages[-1] if messages else {}
+        if len(messages) > 1 and final["role"] not in ("user", "tool") and not (
+            final["role"] == "assistant" and final.get("prefix") is True
+        ):
+            out.append(self._say("MI6", f"messages[{last}].role", role=final["role"]))
+        first = messages[0] if messages else {}
+        if (len(messages) == 1 and first["role"] not in ("user", "system")) or first.get("tool_calls"):
+            # MI10; mistral-common never pairs calls made by the first message, so their results fail too.
+            out.append(self._say("MI10", "messages[0].role"))
+        out.extend(self._check_tool_names(body.get("tools")))
+        return out
+
+    def _check_result(self, message: Mapping[str, Any], path: str, expected: set[str], observed: set[str],
+                      out: list[Problem]) -> None:
+        """MI1, MI2, MI4 and MI9 on one tool message."""
+        call_id = message.get("tool_call_id")
+        if not call_id:
+            out.append(self._problem("MI2", f"{path}.tool_call_id", "Tool call id has to be defined."))
+            return
+        if not _ID.fullmatch(call_id):
+            out.append(self._say("MI1", f"{path}.tool_call_id", id=call_id))
+        if call_id in observed:
+            out.append(self._problem("MI4", f"{path}.tool_call_id",
+                                     f"Duplicate tool call id {call_id} in tool results"))
+        elif call_id not in expected:
+            out.append(self._problem("MI4", f"{path}.tool_call_id",
+                                     f"Unexpected tool call id {call_id} in tool results"))
+        else:
+            observed.add(call_id)
+        name = message.get("name")
+        if name is not None and not (isinstance(name, str) and _NAME.fullmatch(name)):
+            out.append(self._say("MI9", f"{path}.name", name=name))
+
+    def _check_mistral_calls(self, calls: list[Any], path: str, out: list[Problem]) -> set[str]:
+        """MI1, MI2, MI4 and MI9 on one assistant message's calls; returns their ids."""
+        ids: set[str] = set()
+        for k, call in enumerate(calls):
+            here = f"{path}.tool_calls[{k}]"
+            call_id = call.get("id")
+            function = call["function"]
+            if not call_id:
+                undefined = "Tool call id has to be defined in serving mode."
+                out.append(self._problem("MI2", f"{here}.id", undefined))
+            else:
+                if not _ID.fullmatch(call_id):
+                    out.append(self._say("MI1", f"{here}.id", id=call_id))
+                if call_id in ids:
+                    out.append(self._problem("MI4", f"{here}.id",
+                                             f"Duplicate tool call id {call_id} in assistant message"))
+                ids.add(call_id)
+            if not _NAME.fullmatch(function["name"]):
+                out.append(self._say("MI9", f"{here}.function.name", name=function["name"]))
+            if not isinstance(function.get("arguments", ""), (str, dict)):  # a string or an object
+                out.append(self._problem(SHAPE, f"{here}.function.arguments",
+                                         "arguments must be a JSON string or an object"))
+        return ids
+
+    def _check_images(self, message: Mapping[str, Any], i: int) -> list[Problem]:
+        """MI11: image chunks only in user messages (tool messages need a v15 tokenizer model)."""
+        role = message["role"]
+        content = message.get("content")
+        if role == "user" or not isinstance(content, list):
+            return []
+        for j, part in enumerate(content):
+            if part.get("type") == "image_url":
+                return [self._say("MI11", f"messages[{i}].content[{j}]", role=role)]
+        return []
+
+    def _check_tool_names(self, tools: Any) -> list[Problem]:
+        """MI9 on the tool definitions."""
+        if not isinstance(tools, list):
+            return []
+        out = []
+        for t, tool in enumerate(tools):
+            function = tool.get("function") if isinstance(tool, Mapping) else None
+            name = function.get("name") if isinstance(function, Mapping) else None
+            if not isinstance(name, str):
+                out.append(self._problem(SHAPE, f"tools[{t}]", "a tool needs a 'function' with a 'name'"))
+            elif not _NAME.fullmatch(name):
+                out.append(self._say("MI9", f"tools[{t}].function.name", name=name))
+        return out
+
+
+PROVIDER = Mistral()
+to_request = PROVIDER.to_request
+from_request = PROVIDER.from_request
+from_response = PROVIDER.from_response
+check = PROVIDER.check
+send = PROVIDER.send
+send_async = PROVIDER.send_async
