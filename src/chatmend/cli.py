@@ -163,12 +163,17 @@ def _repair(args: argparse.Namespace) -> int:
         result = repair_history(session.messages, is_read_only=is_read_only)
         chunks = _writer(target, session, args.model)(result.messages)
     report = _report(session, result, args.file)
+    if session.body is not None and session.provider is not None and target == session.format:
+        # Problems of the saved body that writing it through the adapter fixes (ids Mistral rejects...).
+        rejected = adapter(session.provider).check(session.body)
+        report["rejected"] = [{"path": p.path, "code": p.code, "message": p.message} for p in rejected]
+        report["changed"] = report["changed"] or bool(rejected)
     if args.in_place:
-        if result.changed:
+        if report["changed"]:
             _backup(args.file)
             _emit(chunks, args.file)
-        report["written"] = args.file if result.changed else None
-        report["backup"] = args.file + ".bak" if result.changed else None
+        report["written"] = args.file if report["changed"] else None
+        report["backup"] = args.file + ".bak" if report["changed"] else None
     else:
         _emit(chunks, args.output)
     to_file = args.in_place or (args.output not in (None, "-"))
@@ -197,11 +202,13 @@ def _model(to: str, session: Session, model: str | None) -> str:
     """The model for a body written for `to`: the one given, or the file's own when it belongs to `to`."""
     if model:
         return model
-    if session.model and (session.format == to or model_family(session.model) == to):
+    family = model_family(session.model)
+    if session.model and (session.format == to or family == to
+                          or (family == "openai_chat" and to == "openai_responses")):
         return session.model
     if to == "gemini":
         return ""  # Gemini's model is in the URL, not the body
-    raise UsageError(f"writing a {to} request body needs --model (the body names its model)")
+    raise UsageError(f"a request body for {to} names its model: give it with --model")
 
 
 def _writer(to: str, session: Session, model: str | None) -> Callable[[Sequence[ChatMessage]], Iterator[str]]:
@@ -284,6 +291,10 @@ def report_lines(report: dict[str, Any]) -> list[str]:
     if dropped:
         lines.append(f"  dropped {_plural(len(dropped), 'placeholder', 'placeholders')}: "
                      + ", ".join(d["at"] for d in dropped))
+    rejected = report.get("rejected") or []
+    if rejected:
+        lines.append(f"  fixed {_plural(len(rejected), 'problem', 'problems')} {report['format']} would reject: "
+                     + ", ".join(f"{p['code']} at {p['path']}" for p in rejected))
     if report.get("backup"):
         lines.append(f"  wrote {report['written']} (the original is in {report['backup']})")
     return lines

@@ -130,11 +130,12 @@ def _writer(fmt: str, shape: str, body: dict[str, Any] | None, indent: bool) -> 
         if shape == "body":
             assert body is not None
             out = dict(body)
+            list_key = LIST_KEY[fmt]
+            out[list_key] = wire[list_key]
             for key in CONVERSATION_KEYS[fmt]:
-                if key in wire:
+                # Repair never changes system text: a saved system prompt stays exactly as it was.
+                if key != list_key and key not in body and key in wire:
                     out[key] = wire[key]
-                else:
-                    out.pop(key, None)
             yield wire_json(out, indent=indent)
             return
         items = wire[LIST_KEY[fmt]]

@@ -71,11 +71,14 @@ class TranscriptFormat(ABC):
     """One agent tool's transcript: how its blocks read as messages and how repaired ones are written."""
 
     name: str
+    provider: str
+    """The provider the agent tool talks to: `check` applies its rules."""
 
     def __init__(self, records: list[Record]) -> None:
         self.records = records
         self.messages: list[ChatMessage] = []
         self.origins: list[list[Origin]] = []
+        self.model: str | None = None
 
     # --- reading -------------------------------------------------------------------------------------------
 
@@ -90,7 +93,7 @@ class TranscriptFormat(ABC):
             raise InputError(f"no conversation messages in this {self.name} transcript")
         where = [f"line {self.records[o[0][0]].line}" if o else "?" for o in self.origins]
         return Session(format=self.name, messages=self.messages, where=where, write=self._write_unrepaired,
-                       repair=self._repair)
+                       provider=self.provider, model=self.model, repair=self._repair)
 
     # --- writing -------------------------------------------------------------------------------------------
 

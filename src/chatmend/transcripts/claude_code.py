@@ -77,6 +77,7 @@ class ClaudeCode(TranscriptFormat):
     """Reads the conversation out of a transcript and writes repaired records back."""
 
     name = NAME
+    provider = "anthropic"
 
     def __init__(self, records: list[Record]) -> None:
         super().__init__(records)
@@ -95,6 +96,8 @@ class ClaudeCode(TranscriptFormat):
             return  # not part of the main conversation: kept as it is
         record.blocks = _blocks(message.get("content"))
         if data["type"] == "assistant":
+            if isinstance(message.get("model"), str) and message["model"] != "<synthetic>":
+                self.model = message["model"]
             self._read_assistant(k, record, message.get("id"))
         else:
             self._flush()

@@ -69,6 +69,7 @@ class Codex(TranscriptFormat):
     """Reads the conversation out of a session file and writes repaired records back."""
 
     name = NAME
+    provider = "openai_responses"
 
     def __init__(self, records: list[Record]) -> None:
         super().__init__(records)
@@ -81,6 +82,9 @@ class Codex(TranscriptFormat):
     def _read(self, k: int, record: Record) -> None:
         data = record.data
         payload = data.get("payload")
+        if data.get("type") == "turn_context" and isinstance(payload, Mapping) \
+                and isinstance(payload.get("model"), str):
+            self.model = payload["model"]
         if data.get("type") != "response_item" or not isinstance(payload, Mapping):
             return
         kind = payload.get("type")
