@@ -169,6 +169,7 @@ class Tool(_Value):
 
 _M = TypeVar("_M", bound=BaseModel)
 _new = object.__new__
+_set_dict = BaseModel.__dict__["__dict__"].__set__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
@@ -196,9 +197,9 @@ def evolve(model: _M, **changes: Any) -> _M:
 def replace_field(model: _M, name: str, value: Any) -> _M:
     """`evolve` for one field: the form repair uses for every renamed id."""
     new = _new(type(model))
-    values = new.__dict__
-    values.update(model.__dict__)
+    values = model.__dict__.copy()
     values[name] = value
+    _set_dict(new, values)
     fields_set = model.__pydantic_fields_set__
     _set_fields_set(new, fields_set if name in fields_set else fields_set | {name})
     _set_extra(new, None)
@@ -239,7 +240,9 @@ def coerce_history(messages: Sequence[object] | object) -> list[ChatMessage]:
 
 def _located(exc: ValidationError, item: Mapping[Any, Any], index: int) -> HistoryError:
     """The first pydantic error as a HistoryError with the message index and a dotted field path."""
-    err = exc.errors(include_url=False)[0]
+    # In a union (content: str | list of parts) the deepest error is the one about what was meant.
+    errors = exc.errors(include_url=False)
+    err = max(errors, key=lambda e: len(_field_path(e["loc"])))
     loc = _field_path(err["loc"])
     field = ".".join(loc) or None
     role = item.get("role")
@@ -248,6 +251,8 @@ def _located(exc: ValidationError, item: Mapping[Any, Any], index: int) -> Histo
             "missing 'role'; expected one of " + ", ".join(_ROLES)
         return HistoryError(msg, index=index, field="role")
     text = err["msg"]
+    if err["type"] == "union_tag_invalid":
+        text = f"unknown part type {err['ctx']['tag']}; expected one of {err['ctx']['expected_tags']}"
     if text.startswith("Value error, "):
         text = text[len("Value error, "):]
     if err["type"] == "missing":
