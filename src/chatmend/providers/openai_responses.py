@@ -295,8 +295,8 @@ class _Writer:
         plan = _recorded_layout(message, split, mine.get("items")) if "items" in mine else None
         if plan is None:
             plan = _default_layout(message, split)
-        if plan is None:
-            return None
+        if plan is None or plan[-1][0] == "reasoning":
+            return None  # OR7: a reasoning item needs the item it produced after it
         ids = [step[2] if step[0] != "message" else step[1] for step in plan]
         if any(i is None for i in ids) or len(set(ids)) != len(ids) or not self.item_ids.isdisjoint(ids):
             return None  # OR4/OR5: a missing or malformed id; OR6: an id already sent in this request
@@ -435,15 +435,18 @@ class _Turn:
     layout: list[_Json] = field(default_factory=list)
     all_ids: bool = True
     messages: int = 0
-    plain_message: bool = False
     message_id: str | None = None
     phase: str | None = None
 
-    def takes_message(self, item: Mapping[str, Any]) -> bool:
-        """Whether an assistant message item continues this turn (text after calls starts a new one)."""
-        if self.calls:
+    def joins(self, item: Mapping[str, Any]) -> bool:
+        """Whether an item continues this turn: replayed items (with ids) and plain ones are never mixed."""
+        has_id = isinstance(item.get("id"), str)
+        if self.layout and has_id != self.all_ids:
             return False
-        return not (self.messages and (self.plain_message or not isinstance(item.get("id"), str)))
+        if item.get("type", "message") == "message":
+            # Text after calls, or a second plain message, starts a new assistant message.
+            return not self.calls and not (self.messages and not has_id)
+        return True
 
     def add_message(self, item: Mapping[str, Any], path: str) -> None:
         """Add an assistant message item."""
@@ -457,7 +460,6 @@ class _Turn:
             parts = _read_parts(content, f"{path}.content")
         self.parts.extend(parts)
         if item_id is None:
-            self.plain_message = True
             self.all_ids = False
         if self.message_id is None and item_id is not None:
             self.message_id = item_id
@@ -513,8 +515,10 @@ class _Reader:
             self.messages.append(self.turn.message())
             self.turn = None
 
-    def current(self) -> _Turn:
-        """The assistant turn being gathered, opened when there is none."""
+    def current(self, item: Mapping[str, Any]) -> _Turn:
+        """The assistant turn that `item` continues, a new one when it continues none."""
+        if self.turn is not None and not self.turn.joins(item):
+            self.flush()
         if self.turn is None:
             self.turn = _Turn()
         return self.turn
@@ -527,9 +531,7 @@ class _Reader:
         if kind == "message":
             role = item.get("role")
             if role == "assistant":
-                if self.turn is not None and not self.turn.takes_message(item):
-                    self.flush()
-                self.current().add_message(item, path)
+                self.current(item).add_message(item, path)
             elif role in ("user", "system", "developer"):
                 self.flush()
                 neutral_role = "user" if role == "user" else "system"
@@ -538,12 +540,11 @@ class _Reader:
             else:
                 raise _read_error(f"unknown role {role!r}; expected one of {', '.join(_ROLES)}", path)
         elif kind == "reasoning":
-            # Reasoning never opens a turn of its own: between parallel calls it belongs to the same reply.
-            self.current().add_reasoning(item, path)
+            self.current(item).add_reasoning(item, path)
         elif kind == "function_call":
             call = _read_call(item, path)
             self.names[call.id] = call.name
-            self.current().add_call(item, path)
+            self.current(item).add_call(item, path)
         elif kind == "function_call_output":
             self.flush()
             call_id = item.get("call_id")
