@@ -8,8 +8,8 @@ is mistral-common's `MistralRequestValidatorV11`/`V13` (serving mode):
   are (`normalize_tool_id`), and `send` maps a reply's names back to the tools given;
 - `name` on tool messages;
 - role order (MI5): a user message right after tool messages gets the assistant turn `ASSISTANT_FILLER`
-  before it (the hosted API rejects user after tool), and a system message after an assistant or tool
-  message is sent as a user message (system may follow only system or user);
+  before it (the hosted API rejects user after tool), and a system message below the top of the body is
+  sent as a user message in place (system may not follow assistant or tool);
 - the body never ends on an assistant (or, past one message, a system) message (MI6), and never starts with
   an assistant message (MI10): `USER_FILLER` goes after such a message when the history ends there or the
   next kept message is an assistant message, and before an assistant message that would come first.
@@ -109,10 +109,12 @@ class Mistral(OpenAIChat):
         return name if _NAME.fullmatch(name) else normalize_tool_id(name, max_length=64)
 
     def _emit(self, out: list[WireMessage], message: WireMessage) -> None:
-        """Append, keeping MI5's role order: system only after system or user; never user after tool."""
+        """Append, keeping MI5's role order: system messages only at the top; never user right after tool."""
         prev = out[-1]["role"] if out else None
-        if message["role"] == "system" and prev in ("assistant", "tool"):
-            message = {"role": "user", "content": message["content"]}  # MI5
+        if message["role"] == "system" and prev not in (None, "system"):
+            # MI5: system may not follow assistant or tool; a later system message is sent as user text, in
+            # place (after a user message it would be allowed, but would need a filler before the reply).
+            message = {"role": "user", "content": message["content"]}
         if message["role"] == "user" and prev == "tool":
             out.append({"role": "assistant", "content": ASSISTANT_FILLER})  # MI5 (hosted API)
         out.append(message)
@@ -164,9 +166,6 @@ class Mistral(OpenAIChat):
         for i, message in enumerate(messages):
             role = message["role"]
             path = f"messages[{i}]"
-            if role == "developer":
-                out.append(self._problem(SHAPE, f"{path}.role", "unknown role 'developer'; use 'system'"))
-                continue
             if prev is not None and role not in _NEXT_ROLES[prev]:
                 out.append(self._say("MI5", f"{path}.role", role=role, prev=prev))
             if role == "tool":
@@ -197,6 +196,12 @@ class Mistral(OpenAIChat):
             out.append(self._say("MI10", "messages[0].role"))
         out.extend(self._check_tool_names(body.get("tools")))
         return out
+
+    def _check_shape(self, message: Any, path: str) -> list[Problem]:
+        """OpenAI's shape checks; no `developer` role: Mistral knows only system, user, assistant, tool."""
+        if isinstance(message, Mapping) and message.get("role") == "developer":
+            return [self._problem(SHAPE, f"{path}.role", "unknown role 'developer'; use 'system'")]
+        return super()._check_shape(message, path)
 
     def _check_result(self, message: Mapping[str, Any], path: str, expected: set[str], observed: set[str],
                       out: list[Problem]) -> None:
