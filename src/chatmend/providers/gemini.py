@@ -50,6 +50,7 @@ from chatmend.repair import IsReadOnly
 
 __all__ = [
     "BRIDGE_TEXT",
+    "IMAGES_LABEL",
     "PROVIDER",
     "RAW_ARGUMENTS_KEY",
     "SKIP_SIGNATURE",
@@ -66,10 +67,13 @@ BRIDGE_TEXT = "(continue)"
 """The text of a user turn inserted where a turn rule needs one (GE2); `from_request` drops these turns."""
 RAW_ARGUMENTS_KEY = "_raw"
 """The key under which call arguments that are not a JSON object travel (`args` must be an object)."""
+IMAGES_LABEL = "Images from tool result {id}:"
+"""The text before a result's images when they travel after the responses; `from_request` reads it back."""
 SKIP_SIGNATURE = "skip_thought_signature_validator"
 """The stand-in signature for Gemini 3 calls that never had one (history from another model)."""
 
 _NAME = "gemini"
+_IMAGES_LABEL = re.compile(re.escape(IMAGES_LABEL).replace(re.escape("{id}"), "(.+)"))
 _AUTO = "auto"
 _DATA_FIELDS = (
     "text",
@@ -236,11 +240,24 @@ def call_signature(call: ToolCall) -> str | None:
     return signature if is_base64(signature) else None
 
 
+def _json_copy(value: Any) -> Any:
+    """A copy of JSON data, so a caller editing the body never edits the (frozen) history."""
+    if isinstance(value, dict):
+        return {k: _json_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_copy(v) for v in value]
+    return value
+
+
 def _call_parts(calls: Sequence[ToolCall], opts: _Options) -> list[dict[str, Any]]:
     """The `functionCall` parts of one model turn; `args` is always an object."""
     out: list[dict[str, Any]] = []
     for index, call in enumerate(calls):
-        args = call.arguments if isinstance(call.arguments, dict) else {RAW_ARGUMENTS_KEY: call.arguments}
+        args = (
+            _json_copy(call.arguments)
+            if isinstance(call.arguments, dict)
+            else {RAW_ARGUMENTS_KEY: call.arguments}
+        )
         fc: dict[str, Any] = (
             {"name": call.name, "args": args}
             if opts.vertex
@@ -308,14 +325,16 @@ def _contents(messages: Sequence[ChatMessage], start: int, opts: _Options) -> li
                 open_user.extend(parts)
             continue
         open_user = None  # an assistant message always ends the user turn, even when it sends nothing
+        if not contents:
+            # GE2: start with a user turn. Added even when this message sends nothing, so that the contents
+            # of a shorter history stay a prefix (prefix stability).
+            contents.append(_bridge())
         parts = _model_parts(msg.content)
         if not msg.tool_calls:
             if parts:
-                if not contents:
-                    contents.append(_bridge())  # GE2: start with a user turn
                 contents.append({"role": "model", "parts": parts})
             continue
-        if not contents or contents[-1]["role"] != "user":
+        if contents[-1]["role"] != "user":
             contents.append(_bridge())  # GE2: a call turn follows a user or response turn
         contents.append({"role": "model", "parts": parts + _call_parts(msg.tool_calls, opts)})
         # GE1/GE3: repair put exactly one result per call right after it, in call order.
@@ -325,7 +344,9 @@ def _contents(messages: Sequence[ChatMessage], start: int, opts: _Options) -> li
             part, images = _response_part(call, messages[i], opts)
             i += 1
             responses.append(part)
-            moved.extend(_image(p) for p in images)
+            if images:
+                moved.append({"text": IMAGES_LABEL.format(id=call.id)})
+                moved.extend(_image(p) for p in images)
         open_user = responses + moved  # images the model cannot take in a response follow them
         contents.append({"role": "user", "parts": open_user})
     if not contents:
@@ -369,7 +390,7 @@ def _tool_declarations(tools: ToolsInput) -> list[dict[str, Any]]:
         decl: dict[str, Any] = {"name": tool.name}
         if tool.description:
             decl["description"] = tool.description
-        decl["parametersJsonSchema"] = tool.parameters
+        decl["parametersJsonSchema"] = _json_copy(tool.parameters)
         declarations.append(decl)
     return [{"functionDeclarations": declarations}] if declarations else []
 
@@ -422,6 +443,15 @@ def _read_image(part: Mapping[str, Any], path: str) -> ImagePart | None:
         file = _as_mapping(file, path + ".fileData")
         return ImagePart(url=str(_get(file, "fileUri") or ""), media_type=_get(file, "mimeType"))
     return None
+
+
+def _neutral(parts: list[Part]) -> str | tuple[Part, ...]:
+    """Content as the neutral model writes it most simply: one text (or nothing) is a string."""
+    if not parts:
+        return ""
+    if len(parts) == 1 and isinstance(parts[0], TextPart):
+        return parts[0].text
+    return tuple(parts)
 
 
 def _read_plain(part: Mapping[str, Any], path: str) -> TextPart | ImagePart | None:
@@ -494,7 +524,7 @@ def _read_model(parts: list[Any], path: str) -> ChatMessage:
             content.append(ThinkingPart(signature=signature, provider=_NAME))
         if item is not None:
             content.append(item)
-    return ChatMessage(role="assistant", content=tuple(content), tool_calls=tuple(calls))
+    return ChatMessage(role="assistant", content=_neutral(content), tool_calls=tuple(calls))
 
 
 def _result_content(response: Any, images: list[ImagePart]) -> tuple[str | tuple[Part, ...], bool]:
@@ -512,40 +542,69 @@ def _result_content(response: Any, images: list[ImagePart]) -> tuple[str | tuple
 
 
 def _read_user(parts: list[Any], path: str, calls: Sequence[ToolCall]) -> list[ChatMessage]:
-    """A user content: its function responses as tool messages, then the rest as one user message."""
-    out: list[ChatMessage] = []
+    """A user content: its function responses as tool messages, then the rest as one user message.
+
+    Images after an `IMAGES_LABEL` text go back into the result they were moved out of.
+    """
+    results: list[dict[str, Any]] = []  # ChatMessage fields of each tool message, images still growing
+    by_id: dict[str, int] = {}
     rest: list[Part] = []
-    k = 0
+    attach: int | None = None  # the result that the images being read belong to
     for j, raw in enumerate(parts):
         where = f"{path}.parts[{j}]"
         part = _as_mapping(raw, where)
         fr = _get(part, "functionResponse")
         if fr is not None:
             fr = _as_mapping(fr, where + ".functionResponse")
-            images = _response_images(fr.get("parts"), where + ".functionResponse.parts")
-            call_id = fr.get("id") or (calls[k].id if k < len(calls) else "")  # GE1: no ids, match by order
-            content, is_error = _result_content(fr.get("response"), images)
-            out.append(
-                ChatMessage(
-                    role="tool",
-                    tool_call_id=str(call_id),
-                    tool_name=fr.get("name") or None,
-                    is_error=is_error,
-                    content=content,
-                )
+            k = len(results)
+            call_id = str(fr.get("id") or (calls[k].id if k < len(calls) else ""))  # GE1: no ids: by order
+            by_id.setdefault(call_id, k)
+            results.append(
+                {
+                    "tool_call_id": call_id,
+                    "tool_name": fr.get("name") or None,
+                    "response": fr.get("response"),
+                    "images": _response_images(fr.get("parts"), where + ".functionResponse.parts"),
+                }
             )
-            k += 1
             continue
         item = _read_plain(part, where)
+        if isinstance(item, ImagePart) and attach is not None:
+            results[attach]["images"].append(item)
+            continue
+        attach = None
+        label = _IMAGES_LABEL.fullmatch(item.text) if isinstance(item, TextPart) else None
+        if label and label.group(1) in by_id and j + 1 < len(parts) and _is_image(parts[j + 1]):
+            attach = by_id[label.group(1)]
+            continue
         if item is not None:
             rest.append(item)
+    out = []
+    for r in results:
+        content, is_error = _result_content(r["response"], r["images"])
+        out.append(
+            ChatMessage(
+                role="tool",
+                tool_call_id=r["tool_call_id"],
+                tool_name=r["tool_name"],
+                is_error=is_error,
+                content=content,
+            )
+        )
     if rest:
-        out.append(ChatMessage(role="user", content=tuple(rest)))
+        out.append(ChatMessage(role="user", content=_neutral(rest)))
     return out
 
 
+def _is_image(part: Any) -> bool:
+    """True for an inlineData or fileData part."""
+    return isinstance(part, Mapping) and (
+        _get(part, "inlineData") is not None or _get(part, "fileData") is not None
+    )
+
+
 def _is_bridge(contents: list[Any], index: int) -> bool:
-    """True for a user turn `to_request` inserted: only `BRIDGE_TEXT`, first or after a model turn."""
+    """True for a user turn `to_request` inserted: only `BRIDGE_TEXT`, first, or between model turns."""
     item = contents[index]
     if (
         not isinstance(item, Mapping)
@@ -553,9 +612,10 @@ def _is_bridge(contents: list[Any], index: int) -> bool:
         or item.get("parts") != [{"text": BRIDGE_TEXT}]
     ):
         return False
-    before = contents[index - 1] if index else None
-    after = contents[index + 1] if index + 1 < len(contents) else None
-    if before is not None and (not isinstance(before, Mapping) or before.get("role") != "model"):
+    if index == 0:
+        return True
+    before, after = contents[index - 1], contents[index + 1] if index + 1 < len(contents) else None
+    if not isinstance(before, Mapping) or before.get("role") != "model":
         return False
     return after is None or (isinstance(after, Mapping) and after.get("role") == "model")
 
@@ -976,7 +1036,7 @@ class Gemini(Provider):
                             f"systemInstruction.parts[{j}]",
                         )
                         if item is not None:
-                            out.append(ChatMessage(role="system", content=(item,)))
+                            out.append(ChatMessage(role="system", content=_neutral([item])))
                 contents = _as_list(data["contents"], "contents")
             else:
                 contents = _as_list(data, "contents")
@@ -1049,11 +1109,13 @@ class Gemini(Provider):
 
     def _create(self, client: Any, body: dict[str, Any]) -> Any:
         """`client.models.generate_content` with a body that also names its `model` (as `send` passes it)."""
-        return client.models.generate_content(**self.sdk_arguments(body, model=_model_of(body)))
+        arguments = self.sdk_arguments(body, model=_model_of(body))
+        return client.models.generate_content(**arguments)
 
     async def _create_async(self, client: Any, body: dict[str, Any]) -> Any:
         """`client.aio.models.generate_content`, the SDK's async twin."""
-        return await client.aio.models.generate_content(**self.sdk_arguments(body, model=_model_of(body)))
+        arguments = self.sdk_arguments(body, model=_model_of(body))
+        return await client.aio.models.generate_content(**arguments)
 
     def send(self, client: Any, history: HistoryInput, **kwargs: Any) -> ChatMessage:
         """Send with a `google.genai.Client`; the model goes beside the body, not in it."""
