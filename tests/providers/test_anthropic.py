@@ -368,6 +368,8 @@ def test_what_cannot_be_sent_is_a_named_error() -> None:
         adapter.to_request([user((ImagePart(media_type="image/bmp", data="AAAA"),))], model=MODEL)
     with pytest.raises(UnsupportedError, match="tool name"):
         adapter.to_request([user("hi")], model=MODEL, tools=[{"name": "bad.name"}])
+    with pytest.raises(UnsupportedError, match="unique"):
+        adapter.to_request([user("hi")], model=MODEL, tools=[WEATHER_TOOL, WEATHER_TOOL])
 
 
 # ------------------------------------------------------------------------------------------ properties

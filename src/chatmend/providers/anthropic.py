@@ -430,6 +430,8 @@ class Anthropic(Provider):
             tool_list = coerce_tools(tools)
             if tool_list:
                 body["tools"] = [self._write_tool(t.name, t.description, t.parameters) for t in tool_list]
+                if len({t.name for t in tool_list}) < len(tool_list):
+                    raise UnsupportedError("tool names must be unique", feature="tool name")  # AN8
             body.update(options)
             if thinking_on and _final_turn_lacks_thinking(writer.out):
                 del body["thinking"]  # AT1: the tool loop has no thinking to continue from
