@@ -293,8 +293,8 @@ def report_lines(report: dict[str, Any]) -> list[str]:
                      + ", ".join(d["at"] for d in dropped))
     rejected = report.get("rejected") or []
     if rejected:
-        lines.append(f"  fixed {_plural(len(rejected), 'problem', 'problems')} {report['format']} would reject: "
-                     + ", ".join(f"{p['code']} at {p['path']}" for p in rejected))
+        lines.append(f"  fixed {_plural(len(rejected), 'problem', 'problems')} {report['format']} "
+                     "would reject: " + ", ".join(f"{p['code']} at {p['path']}" for p in rejected))
     if report.get("backup"):
         lines.append(f"  wrote {report['written']} (the original is in {report['backup']})")
     return lines

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from chatmend import ChatMessage, RepairResult, repair_history
+from chatmend import ChatMessage, RepairResult, ToolCall, repair_history
 from chatmend.formats._io import InputError
 from chatmend.formats._session import Session
 from chatmend.repair import IsReadOnly
@@ -81,6 +81,17 @@ class TranscriptFormat(ABC):
         self.model: str | None = None
 
     # --- reading -------------------------------------------------------------------------------------------
+
+    def name_calls(self, calls: list[ToolCall]) -> None:
+        """Remember the tool names of a reply's calls, for the results that follow it."""
+        self._waiting: dict[str, list[str]] = {}
+        for call in calls:
+            self._waiting.setdefault(call.id, []).append(call.name)
+
+    def tool_name(self, call_id: str) -> str | None:
+        """The name of the first unanswered call with this id in the last reply (spec rule 3's pairing)."""
+        queue = getattr(self, "_waiting", {}).get(call_id)
+        return queue.pop(0) if queue else None
 
     def add(self, message: ChatMessage, origins: list[Origin]) -> None:
         """Append a neutral message read from these blocks."""

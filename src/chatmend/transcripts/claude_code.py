@@ -82,7 +82,6 @@ class ClaudeCode(TranscriptFormat):
     def __init__(self, records: list[Record]) -> None:
         super().__init__(records)
         self._assistant: tuple[object, list[Part], list[ToolCall], list[Origin]] | None = None
-        self._names: dict[str, str] = {}
         for k, record in enumerate(records):
             self._read(k, record)
         self._flush()
@@ -129,13 +128,13 @@ class ClaudeCode(TranscriptFormat):
                 name = str(block.get("name") or "tool")
                 call_id = str(block.get("id") or "")
                 calls.append(ToolCall(id=call_id, name=name, arguments=block.get("input") or {}))
-                self._names[call_id] = name
 
     def _flush(self) -> None:
         if self._assistant is None:
             return
         _, parts, calls, origins = self._assistant
         self._assistant = None
+        self.name_calls(calls)
         content: str | tuple[Part, ...] = _content(tuple(parts)) if not any(
             isinstance(p, ThinkingPart) for p in parts) else tuple(parts)
         self.add(ChatMessage(role="assistant", content=content, tool_calls=tuple(calls)), origins)
@@ -155,7 +154,7 @@ class ClaudeCode(TranscriptFormat):
                 call_id = str(block.get("tool_use_id") or "")
                 inner = block.get("content")
                 parts = _parts(_blocks(inner))
-                self.add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=self._names.get(call_id),
+                self.add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=self.tool_name(call_id),
                                      is_error=bool(block.get("is_error")), content=_content(parts)), [(k, b)])
             else:
                 group.append(b)

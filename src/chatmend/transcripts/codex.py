@@ -74,7 +74,6 @@ class Codex(TranscriptFormat):
     def __init__(self, records: list[Record]) -> None:
         super().__init__(records)
         self._assistant: tuple[list[Part], list[ToolCall], list[Origin]] | None = None
-        self._names: dict[str, str] = {}
         for k, record in enumerate(records):
             self._read(k, record)
         self._flush()
@@ -112,13 +111,12 @@ class Codex(TranscriptFormat):
                 payload.get("input") if kind == "custom_tool_call" else payload.get("action"))
             self._assistant[1].append(ToolCall(id=call_id, name=name, arguments=arguments or {}))
             self._assistant[2].append((k, 0))
-            self._names[call_id] = name
         elif kind in _RESULTS:
             self._flush()
             record.blocks = [payload]
             call_id = str(payload.get("call_id") or "")
             content, failed = _output(payload)
-            self.add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=self._names.get(call_id),
+            self.add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=self.tool_name(call_id),
                                  is_error=failed, content=content), [(k, 0)])
 
     def _flush(self) -> None:
@@ -126,6 +124,7 @@ class Codex(TranscriptFormat):
             return
         parts, calls, origins = self._assistant
         self._assistant = None
+        self.name_calls(calls)
         content: str | tuple[Part, ...] = tuple(parts)
         if all(isinstance(p, TextPart) for p in parts):
             content = "".join(p.text for p in parts if isinstance(p, TextPart))
