@@ -29,10 +29,12 @@ Choices, each made so that a saved body reads back into the same history:
 from __future__ import annotations
 
 import base64
+import gc
 import json
 import mimetypes
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -73,6 +75,7 @@ SKIP_SIGNATURE = "skip_thought_signature_validator"
 """The stand-in signature for Gemini 3 calls that never had one (history from another model)."""
 
 _NAME = "gemini"
+_GC_PAUSE_FROM = 2_000  # messages
 _IMAGES_LABEL = re.compile(re.escape(IMAGES_LABEL).replace(re.escape("{id}"), "(.+)"))
 _AUTO = "auto"
 _DATA_FIELDS = (
@@ -298,6 +301,19 @@ def _response_part(
         fr["parts"] = [_image(p) for p in images]
         images = []
     return {"functionResponse": fr}, images
+
+
+@contextmanager
+def _gc_paused(size: int) -> Iterator[None]:
+    """Pause the cyclic GC for a long history: the body is acyclic, and collections cost 4x the writing."""
+    if size < _GC_PAUSE_FROM or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _bridge() -> dict[str, Any]:
@@ -1005,9 +1021,10 @@ class Gemini(Provider):
             if thought_signature_fallback == _AUTO
             else thought_signature_fallback,
         )
-        messages = repaired(history, is_read_only)
-        system_parts, start = _system_instruction(messages, system)
-        body: dict[str, Any] = {"contents": _contents(messages, start, opts)}
+        with _gc_paused(len(history)):
+            messages = repaired(history, is_read_only)
+            system_parts, start = _system_instruction(messages, system)
+            body: dict[str, Any] = {"contents": _contents(messages, start, opts)}
         if system_parts:
             body["systemInstruction"] = {"parts": system_parts}
         declarations = _tool_declarations(tools)
