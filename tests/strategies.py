@@ -39,7 +39,9 @@ images = st.one_of(
 )
 text_parts = st.builds(TextPart, text=texts)
 thinking_parts = st.one_of(
-    st.builds(ThinkingPart, text=texts, signature=st.sampled_from(["sig1", "EqQBsig=="]), provider=st.just("anthropic")),
+    st.builds(
+        ThinkingPart, text=texts, signature=st.sampled_from(["sig1", "EqQBsig=="]), provider=st.just("anthropic")
+    ),
     st.builds(ThinkingPart, redacted=st.just(True), data=st.just("EmwKopaque"), provider=st.just("anthropic")),
     st.builds(ThinkingPart, text=texts),
 )

@@ -15,7 +15,7 @@ from typing import Any
 from chatmend.exceptions import HistoryError
 from chatmend.messages import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall, coerce_message
 
-__all__ = ["dumps", "iter_loads", "loads", "message_to_dict"]
+__all__ = ["dump_line", "dumps", "iter_loads", "loads", "message_to_dict"]
 
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
@@ -83,9 +83,22 @@ def message_to_dict(message: ChatMessage) -> dict[str, Any]:
     return d
 
 
+# Characters that str.splitlines (and JavaScript) treat as line breaks although JSON allows them raw:
+# escaped, so any line-based reader sees one message a line.
+_LINE_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def dump_line(message: ChatMessage) -> str:
+    """One message as its canonical line, without the newline."""
+    line = _encode(message_to_dict(message))
+    if "\x85" in line or "\u2028" in line or "\u2029" in line:
+        line = line.translate(_LINE_BREAKS)
+    return line
+
+
 def dumps(messages: Iterable[ChatMessage]) -> str:
     """Canonical JSON Lines: one message a line, each line ending in a newline."""
-    return "".join(_encode(message_to_dict(m)) + "\n" for m in messages)
+    return "".join(dump_line(m) + "\n" for m in messages)
 
 
 def iter_loads(lines: Iterable[str], *, first_line: int = 1) -> Iterator[ChatMessage]:

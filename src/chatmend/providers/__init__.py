@@ -7,7 +7,7 @@ module-level `to_request`, `from_request`, `from_response`, `check` and `send` a
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from chatmend.exceptions import UnknownProviderError
 
@@ -42,7 +42,7 @@ def get(name: str | Provider) -> Provider:
     module_name = _MODULES.get(name)
     if module_name is None:
         raise UnknownProviderError(name, names())
-    provider = importlib.import_module(module_name).PROVIDER
+    provider = cast("Provider", importlib.import_module(module_name).PROVIDER)
     _LOADED[name] = provider
     return provider
 

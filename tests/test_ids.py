@@ -1,0 +1,71 @@
+"""normalize_tool_id, the final-id allocator and collision-free id maps."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chatmend import normalize_tool_id
+from chatmend.ids import FinalIds, IdMap, pattern_id_maker
+
+PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
+
+
+@pytest.mark.parametrize("tool_id", ["call_abc", "toolu_01M8nJQQMxqpv1VaPYuJKT4j", "a-b_c", "x" * 64])
+def test_a_valid_id_comes_back_unchanged(tool_id: str) -> None:
+    assert normalize_tool_id(tool_id) == tool_id
+
+
+def test_other_characters_are_replaced_with_a_stable_suffix() -> None:
+    out = normalize_tool_id("functions.search:0")
+    assert out.startswith("functions_search_0_") and PATTERN.match(out)
+    assert out == normalize_tool_id("functions.search:0")
+    assert normalize_tool_id("functions.search:0") != normalize_tool_id("functions:search.0")
+
+
+def test_an_overlong_id_is_shortened_with_a_hash_suffix() -> None:
+    long_a, long_b = "call_" + "a" * 100, "call_" + "a" * 99 + "b"
+    assert len(normalize_tool_id(long_a, max_length=40)) <= 40
+    assert normalize_tool_id(long_a, max_length=40) != normalize_tool_id(long_b, max_length=40)
+
+
+def test_an_empty_id_gets_a_random_call_id() -> None:
+    a, b = normalize_tool_id(""), normalize_tool_id("")
+    assert a.startswith("call_") and PATTERN.match(a) and a != b
+
+
+def test_max_length_too_small_for_the_hash_is_refused() -> None:
+    with pytest.raises(ValueError, match="max_length"):
+        normalize_tool_id("a.b", max_length=5)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=80), unique=True, max_size=20), st.integers(12, 64))
+def test_normalized_ids_fit_the_pattern_and_different_ids_stay_different(ids: list[str], max_length: int) -> None:
+    out = [normalize_tool_id(i, max_length=max_length) for i in ids]
+    assert all(PATTERN.match(o) and len(o) <= max_length for o in out)
+    assert len(set(out)) == len(out)
+
+
+def test_final_ids_take_the_smallest_free_k_in_linear_time() -> None:
+    ids = FinalIds()
+    assert [ids.allocate("a", 0, 0) for _ in range(4)] == ["a", "a_1", "a_2", "a_3"]
+    assert ids.allocate("a_2", 5, 0) == "a_2_1"
+    assert ids.allocate("", 7, 3) == "call_7_3"
+    many = FinalIds()
+    for _ in range(100_000):  # would take minutes if each search started again at k=1
+        many.allocate("functions.search:0", 0, 0)
+    assert "functions.search:0_99999" in many.used
+
+
+def test_id_map_is_stable_and_collision_free() -> None:
+    ids = IdMap(pattern_id_maker(12))
+    a = ids("functions.search:0")
+    assert ids("functions.search:0") == a and len(a) <= 12
+    # Force a collision: a second id whose first proposal equals the first id's wire id.
+    taken = IdMap(lambda tool_id, attempt: "same" if attempt == 0 else f"same{attempt}")
+    assert [taken("x"), taken("y"), taken("x")] == ["same", "same1", "same"]
+    assert taken.items() == [("x", "same"), ("y", "same1")]

@@ -1,0 +1,107 @@
+"""Canonical JSON Lines: fixed key order, no spaces, UTF-8, defaults left out, located errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+
+from chatmend import ChatMessage, HistoryError, ImagePart, TextPart, ThinkingPart, ToolCall, dumps, loads
+from chatmend.jsonl import message_to_dict
+from tests.strategies import messy_histories
+
+
+def test_the_documented_lines_round_trip_byte_for_byte() -> None:
+    text = (
+        '{"role":"assistant","content":"","tool_calls":[{"id":"c1","name":"search","arguments":{"q":"x"}}]}\n'
+        '{"role":"tool","tool_call_id":"c1","tool_name":"search","content":"3 hits"}\n'
+        '{"role":"user","content":[{"type":"text","text":"this one"},'
+        '{"type":"image","media_type":"image/png","data":"iVBOR..."}]}\n'
+    )
+    history = loads(text)
+    assert history == [
+        ChatMessage(role="assistant", tool_calls=(ToolCall(id="c1", name="search", arguments={"q": "x"}),)),
+        ChatMessage(role="tool", tool_call_id="c1", tool_name="search", content="3 hits"),
+        ChatMessage(role="user", content=(TextPart(text="this one"),
+                                          ImagePart(media_type="image/png", data="iVBOR..."))),
+    ]
+    assert dumps(history) == text
+
+
+def test_defaults_are_left_out_and_non_ascii_is_kept() -> None:
+    line = dumps([ChatMessage(role="user", content="héllo 中文 🙂")])
+    assert line == '{"role":"user","content":"héllo 中文 🙂"}\n'
+
+
+def test_error_results_and_thinking_write_their_fields_in_fixed_order() -> None:
+    history = [
+        ChatMessage(role="assistant", content=(
+            ThinkingPart(text="hmm", signature="sig", provider="anthropic"),
+            ThinkingPart(redacted=True, data="opaque", provider="anthropic"),
+        ), tool_calls=(ToolCall(id="a", name="t", arguments="{cut"),)),
+        ChatMessage(role="tool", tool_call_id="a", content="boom", is_error=True),
+    ]
+    assert dumps(history) == (
+        '{"role":"assistant","content":[{"type":"thinking","text":"hmm","signature":"sig","provider":"anthropic"},'
+        '{"type":"thinking","redacted":true,"data":"opaque","provider":"anthropic"}],'
+        '"tool_calls":[{"id":"a","name":"t","arguments":"{cut"}]}\n'
+        '{"role":"tool","tool_call_id":"a","is_error":true,"content":"boom"}\n'
+    )
+
+
+def test_equal_histories_give_equal_bytes_whatever_the_key_order_of_arguments() -> None:
+    args_a, args_b = {"x": 1, "y": {"b": 2, "a": 1}}, {"y": {"a": 1, "b": 2}, "x": 1}
+    a = ChatMessage(role="assistant", tool_calls=(ToolCall(id="a", name="t", arguments=args_a),))
+    b = ChatMessage(role="assistant", tool_calls=(ToolCall(id="a", name="t", arguments=args_b),))
+    assert a == b
+    assert dumps([a]) == dumps([b])
+
+
+def test_a_line_separator_inside_a_string_is_escaped_so_lines_stay_lines() -> None:
+    history = [ChatMessage(role="user", content="a\u2028b\u0085c\x1cd\u2029")]
+    text = dumps(history)
+    assert text == '{"role":"user","content":"a\\u2028b\\u0085c\\u001cd\\u2029"}\n'
+    assert len(text.splitlines()) == 1
+    assert loads(text) == history
+
+
+def test_blank_lines_and_crlf_are_accepted() -> None:
+    text = '\n{"role":"user","content":"a"}\r\n\n{"role":"user","content":"b"}\r\n'
+    assert [m.content for m in loads(text)] == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"role":"user","content":"a"}\n{"role":"user",\n', "line 2, message 1: invalid JSON at column 16"),
+        ('{"role":"user","content":"a"}\n\n[1,2]\n', "line 3, message 1: expected a message"),
+        ('{"role":"wizard"}\n', "line 1, message 0, field 'role': unknown role 'wizard'"),
+        ('{"role":"tool","content":"x"}\n', "line 1, message 0: a tool message needs 'tool_call_id'"),
+        ('{"role":"user","content":"x","colour":1}\n', "line 1, message 0, field 'colour': unknown field"),
+    ],
+)
+def test_a_bad_line_is_reported_with_its_number_and_what_is_wrong(text: str, expected: str) -> None:
+    with pytest.raises(HistoryError) as info:
+        loads(text)
+    assert str(info.value).startswith(expected)
+    assert info.value.line == int(expected.split()[1].rstrip(","))
+
+
+def test_message_to_dict_is_the_json_shape() -> None:
+    message = ChatMessage(role="user", content=(ImagePart(url="https://x/y.png"),))
+    assert message_to_dict(message) == {"role": "user", "content": [{"type": "image", "url": "https://x/y.png"}]}
+    assert ChatMessage.model_validate(message_to_dict(message)) == message
+
+
+@settings(max_examples=300, deadline=None)
+@given(messy_histories())
+def test_loads_inverts_dumps_and_dumps_is_one_line_per_message(history: list[ChatMessage]) -> None:
+    text = dumps(history)
+    assert loads(text) == history
+    assert text.count("\n") == len(history)
+    lines = text.splitlines()  # what any line-based reader does: no message spans two lines
+    assert len(lines) == len(history)
+    for line in lines:
+        json.loads(line)
+    assert dumps(loads(text)) == text
