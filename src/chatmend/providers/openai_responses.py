@@ -20,6 +20,7 @@ needs is kept in the neutral model's `provider_data` under "openai_responses":
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,14 +35,13 @@ from chatmend.providers.base import (
     HistoryInput,
     Provider,
     ToolsInput,
-    arguments_json,
     coerce_tools,
     image_data_url,
     parse_data_url,
     repaired,
     to_plain,
 )
-from chatmend.repair import IsReadOnly
+from chatmend.repair import IsReadOnly, paused_gc
 
 __all__ = [
     "ERROR_MARK",
@@ -80,6 +80,14 @@ def _call_id(tool_id: str, attempt: int) -> str:
         return tool_id
     salt = tool_id if attempt == 0 else f"{tool_id}#{attempt}"
     return f"{tool_id[:_KEEP]}_{digest(salt)}"
+
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def _arguments(arguments: dict[str, Any] | str) -> str:
+    """The arguments as a JSON string; text that was not valid JSON goes verbatim (as `arguments_json`)."""
+    return arguments if isinstance(arguments, str) else _ENCODE(arguments)
 
 
 def _own(provider_data: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -263,10 +271,13 @@ class _Writer:
 
     def assistant(self, message: ChatMessage) -> None:
         """The assistant's items: replayed with reasoning and ids when possible, else plainly."""
+        if isinstance(message.content, str):  # the common case: no thinking, nothing to replay
+            self.plain_assistant(message, message.content, ())
+            return
         split = _Split.of(message.content)
         plan = self.replay_plan(message, split)
         if plan is None:
-            self.plain_assistant(message, split)
+            self.plain_assistant(message, "\n".join(split.texts), split.images)
             return
         for step in plan:
             if step[0] == "reasoning":
@@ -284,7 +295,7 @@ class _Writer:
             else:
                 call: ToolCall = step[1]
                 self.items.append({"type": "function_call", "id": step[2], "call_id": self.call_ids(call.id),
-                                   "name": call.name, "arguments": arguments_json(call)})
+                                   "name": call.name, "arguments": _arguments(call.arguments)})
 
     def replay_plan(self, message: ChatMessage, split: _Split) -> list[_Step] | None:
         """The items to replay in original order, or None when reasoning cannot go back with its ids."""
@@ -303,21 +314,23 @@ class _Writer:
         self.item_ids.update(ids)
         return plan
 
-    def plain_assistant(self, message: ChatMessage, split: _Split) -> None:
+    def plain_assistant(self, message: ChatMessage, text: str, images: Sequence[ImagePart]) -> None:
         """The assistant's text as a plain message, its images in a user message, then its calls (no ids)."""
-        text = "\n".join(split.texts)
+        items = self.items
         if text:
             item: _Json = {"role": "assistant", "content": text}
-            phase = _own(message.provider_data).get("phase")
-            if phase in _PHASES:
-                item["phase"] = phase
-            self.items.append(item)
-        if split.images:
+            if message.provider_data is not None:
+                phase = _own(message.provider_data).get("phase")
+                if phase in _PHASES:
+                    item["phase"] = phase
+            items.append(item)
+        if images:
             # Assistant content takes only output_text and refusal parts (OR0): images go to a user message.
-            self.items.append({"role": "user", "content": [_image(p) for p in split.images]})
+            items.append({"role": "user", "content": [_image(p) for p in images]})
+        call_ids = self.call_ids
         for call in message.tool_calls:
-            self.items.append({"type": "function_call", "call_id": self.call_ids(call.id), "name": call.name,
-                               "arguments": arguments_json(call)})
+            items.append({"type": "function_call", "call_id": call_ids(call.id), "name": call.name,
+                          "arguments": _arguments(call.arguments)})
 
 
 def _instructions(content: str | tuple[Part, ...]) -> str | None:
@@ -878,7 +891,12 @@ class OpenAIResponses(Provider):
         **options: Any,
     ) -> dict[str, Any]:
         """The `responses.create` body: each step as text, calls, outputs in call order, then the steer."""
-        messages = repaired(history, is_read_only)
+        with paused_gc():  # one linear pass allocating no cycles: full collections would dominate it
+            return self._request(repaired(history, is_read_only), model, tools, system, options)
+
+    def _request(self, messages: list[ChatMessage], model: str, tools: ToolsInput, system: str | None,
+                 options: dict[str, Any]) -> dict[str, Any]:
+        """The body of `to_request` for the repaired messages."""
         if system is None and isinstance(options.get("instructions"), str):
             system = options.pop("instructions")
         start = 0
