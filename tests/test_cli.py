@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -213,3 +214,311 @@ def test_examples_are_all_broken_and_repair_is_idempotent(
         code, out2, err = call(capsys, "repair", str(again))
         assert (code, out2) == (0, out)
         assert err == f"{again}: nothing to repair ({len(loads(out))} messages)\n"
+
+
+# --- step 2: every command on every format --------------------------------------------------------------
+
+SESSIONS = EXAMPLES / "sessions"
+SAMPLES = sorted(p.name for p in SESSIONS.iterdir())
+PROVIDERS = ["openai_chat", "kimi", "mistral", "anthropic", "openai_responses", "gemini"]
+FIRST_PROBLEM = {
+    "anthropic_body.json": "messages[2]: AN1: messages.2: `tool_use` ids were found without `tool_result` blocks "
+    "immediately after: toolu_01Ld6Mgj1x3Qm4KgxJu9hY2b.",
+    "claude_code.jsonl": "messages[1].tool_calls[1]: R6: the call toolu_01VwP4sLm8GzR2tXq9nB6cYe (Bash) has no "
+    "result (line 3)",
+    "codex_rollout.jsonl": "messages[4].tool_calls[0]: R6: the call call_Fh3Wc9TqL2vN8xPz6mRb0KdY (apply_patch) "
+    "has no result (line 9)",
+    "gemini_contents.json": "contents[2]: GE1: ",
+    "kimi_body.json": "messages[3].reasoning_content: KI2: thinking is enabled but reasoning_content is missing",
+    "mistral_body.json": "messages[1].tool_calls[0].id: MI1: Tool call id was call_0qL7cYfT2mWz9RkA but must be "
+    "a-z, A-Z, 0-9, with a length of 9.",
+    "openai_chat_body.json": "messages[2].role: OC1: An assistant message with 'tool_calls' must be followed by "
+    "tool messages",
+    "openai_chat_messages.jsonl": "messages[1].role: OC1: ",
+    "openai_responses_input.json": "input[1]: OR2: No tool call found for function call output with call_id "
+    "call_ci_7.",
+}
+
+
+def test_every_sample_is_listed_with_its_first_problem() -> None:
+    assert sorted(FIRST_PROBLEM) == SAMPLES
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_check_finds_what_the_provider_would_reject(capsys: pytest.CaptureFixture[str], name: str) -> None:
+    code, out, err = call(capsys, "check", str(SESSIONS / name))
+    assert code == 1
+    assert out.splitlines()[0].startswith(FIRST_PROBLEM[name]), out
+    assert "problem" in err
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_repair_writes_back_what_check_then_accepts(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
+) -> None:
+    source = SESSIONS / name
+    target = tmp_path / name
+    code, out, err = call(capsys, "repair", str(source), "-o", str(target))
+    assert (code, err) == (0, "")
+    assert out.startswith(f"{source}: repaired (")
+    code, again, _ = call(capsys, "check", str(target))
+    assert (code, again) == (0, "")
+    code, out, _ = call(capsys, "repair", str(target), "-o", str(tmp_path / "again"))
+    assert code == 0
+    assert out.startswith(f"{target}: nothing to repair")
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+@pytest.mark.parametrize("to", PROVIDERS)
+def test_convert_gives_a_body_the_provider_accepts(
+    capsys: pytest.CaptureFixture[str], name: str, to: str
+) -> None:
+    code, out, _ = call(capsys, "convert", str(SESSIONS / name), "--to", to, "--model", "some-model")
+    assert code == 0
+    body = json.loads(out)
+    assert chatmend.providers.get(to).check(body) == []
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_convert_to_neutral_keeps_the_history_as_read(capsys: pytest.CaptureFixture[str], name: str) -> None:
+    code, out, err = call(capsys, "convert", str(SESSIONS / name), "--to", "chatmend")
+    assert (code, err) == (0, "")
+    history = loads(out)
+    assert repair_history(history).changed or name == "mistral_body.json"
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_show_marks_what_repair_would_change(capsys: pytest.CaptureFixture[str], name: str) -> None:
+    code, out, _ = call(capsys, "show", str(SESSIONS / name))
+    assert code == 0
+    assert "\x1b[" not in out  # not a terminal: no colors
+    lines = out.splitlines()
+    assert lines[0].startswith(f"{SESSIONS / name} (")
+    expected = "repair would change nothing" if name == "mistral_body.json" else "repair would change:"
+    assert expected in lines
+
+
+def test_show_timeline_of_the_quick_start_example(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = call(capsys, "show", "examples/ctrl_c_during_tools.jsonl", "--width", "100")
+    assert code == 0
+    assert out.splitlines()[3:10] == [
+        "line 3  assistant  I'll look at the failing test and run the suite.",
+        '        -> read_file [call_7Qm2LfXh0aTn] {"path": "tests/test_billing.py"}',
+        "           <- result at line 4",
+        '        -> run_tests [call_Vd81kPz3sWq4] {"args": ["tests/", "-q"]}',
+        "           no result: repair answers it as interrupted",
+        '        -> git_log [call_Hc5nRy0uJe62] {"path": "src/billing", "since": "2 days ago"}',
+        "           no result: repair answers it as interrupted",
+    ]
+
+
+def test_show_colors_only_when_asked_or_on_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = call(capsys, "show", str(SESSIONS / "claude_code.jsonl"), "--color", "always")
+    assert code == 0
+    assert "\x1b[31mno result: repair answers it as interrupted\x1b[0m" in out
+    code, out, _ = call(capsys, "show", str(SESSIONS / "claude_code.jsonl"), "--color", "never")
+    assert "\x1b[" not in out
+
+
+def test_report_json_lists_every_change(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = call(capsys, "repair", str(SESSIONS / "openai_chat_messages.jsonl"), "--report", "json")
+    assert code == 0
+    assert json.loads(err) == {
+        "file": str(SESSIONS / "openai_chat_messages.jsonl"), "format": "openai_chat", "changed": True,
+        "messages": 6, "moved": [{"at": "line 5", "tool_call_id": "call_s2"}], "interrupted": [], "notes": [],
+        "renamed": [], "dropped": [],
+        "rejected": [
+            {"path": "messages[1].role", "code": "OC1", "message": json.loads(err)["rejected"][0]["message"]},
+            {"path": "messages[4].role", "code": "OC2", "message": json.loads(err)["rejected"][1]["message"]},
+        ],
+    }
+
+
+def test_in_place_keeps_a_backup_and_replaces_atomically(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "session.jsonl"
+    original = (SESSIONS / "claude_code.jsonl").read_bytes()
+    path.write_bytes(original)
+    code, out, err = call(capsys, "repair", str(path), "--in-place")
+    assert (code, err) == (0, "")
+    assert out.splitlines()[-1] == f"  wrote {path} (the original is in {path}.bak)"
+    assert (tmp_path / "session.jsonl.bak").read_bytes() == original
+    code, expected, _ = call(capsys, "repair", str(SESSIONS / "claude_code.jsonl"))
+    assert path.read_text() == expected
+    # Nothing left to repair: the file and its backup stay as they are.
+    code, out, _ = call(capsys, "repair", str(path), "--in-place")
+    assert out == f"{path}: nothing to repair (6 messages)\n"
+    assert (tmp_path / "session.jsonl.bak").read_bytes() == original
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["session.jsonl", "session.jsonl.bak"]
+
+
+def test_in_place_failure_half_way_leaves_the_original(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import chatmend.formats._io as io_module
+
+    path = tmp_path / "body.json"
+    original = (SESSIONS / "anthropic_body.json").read_bytes()
+    path.write_bytes(original)
+    real_replace = os.replace
+
+    def failing_replace(src: str, dst: str) -> None:
+        if dst == str(path):
+            raise OSError(5, "Input/output error")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(io_module.os, "replace", failing_replace)
+    code, out, err = call(capsys, "repair", str(path), "--in-place")
+    assert (code, out) == (2, "")
+    assert err == f"chatmend: error: {path}: cannot write: Input/output error\n"
+    assert path.read_bytes() == original
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["body.json", "body.json.bak"]
+
+
+def test_in_place_into_a_read_only_directory_fails_cleanly(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root writes into read-only directories")
+    path = tmp_path / "s.jsonl"
+    path.write_bytes((EXAMPLES / "ctrl_c_during_tools.jsonl").read_bytes())
+    tmp_path.chmod(0o500)
+    try:
+        code, _, err = call(capsys, "repair", str(path), "--in-place")
+    finally:
+        tmp_path.chmod(0o700)
+    assert code == 2
+    assert "cannot write the backup" in err
+    assert path.read_bytes() == (EXAMPLES / "ctrl_c_during_tools.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["repair", "-", "--in-place"], "chatmend: error: --in-place needs a file, not stdin\n"),
+        (["repair", str(SESSIONS / "claude_code.jsonl"), "--in-place", "--to", "chatmend"],
+         "chatmend: error: --in-place writes claude_code back; --to chatmend needs -o OUT\n"),
+        (["repair", str(EXAMPLES / "steer_during_tools.jsonl"), "--to", "claude_code"],
+         "chatmend: error: cannot write a claude_code transcript from chatmend; choose chatmend or a provider\n"),
+        (["repair", str(EXAMPLES / "steer_during_tools.jsonl"), "--to", "anthropic"],
+         "chatmend: error: a request body for anthropic names its model: give it with --model\n"),
+        (["convert", str(EXAMPLES / "steer_during_tools.jsonl"), "--to", "openai_responses"],
+         "chatmend: error: a request body for openai_responses names its model: give it with --model\n"),
+    ],
+)
+def test_impossible_requests_exit_2(capsys: pytest.CaptureFixture[str], args: list[str], expected: str) -> None:
+    code, out, err = call(capsys, *args)
+    assert (code, out, err) == (2, "", expected)
+
+
+def test_unknown_format_and_provider_names_are_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = call(capsys, "repair", "x.json", "--from", "openai")
+    assert code == 2
+    assert "argument --from: invalid choice: 'openai'" in err
+    code, _, err = call(capsys, "check", "x.json", "--provider", "claude")
+    assert code == 2
+    assert "argument --provider: invalid choice: 'claude'" in err
+
+
+def test_repair_to_another_format(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = call(capsys, "repair", str(SESSIONS / "claude_code.jsonl"), "--to", "chatmend")
+    assert code == 0
+    assert err.startswith(f"{SESSIONS / 'claude_code.jsonl'}: repaired (claude_code)\n")
+    history = loads(out)
+    assert not repair_history(history).changed
+    assert history[3].tool_call_id == "toolu_01VwP4sLm8GzR2tXq9nB6cYe" and history[3].is_error
+    code, out, _ = call(capsys, "repair", str(EXAMPLES / "kimi_repeated_ids.jsonl"), "--to", "anthropic",
+                        "--model", "claude-sonnet-4-5")
+    assert code == 0
+    body = json.loads(out)
+    assert body["model"] == "claude-sonnet-4-5"
+    assert chatmend.providers.get("anthropic").check(body) == []
+
+
+def test_check_against_another_provider_lists_neutral_problems(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = call(capsys, "check", str(SESSIONS / "kimi_body.json"), "--provider", "anthropic")
+    assert code == 1
+    assert out == ("messages[3].tool_calls[0]: R5: the call id 'functions.web_search:0' is already used by an "
+                   "earlier call\n")
+    assert err.endswith("1 problem (anthropic); `chatmend repair` fixes what repair can\n")
+    code, out, err = call(capsys, "check", str(EXAMPLES / "placeholder_before_tools.jsonl"))
+    assert (code, out) == (1, "messages[2]: R1: a whitespace-only assistant message without calls (a "
+                              "placeholder) ends the span of the calls before it (line 3)\n")
+
+
+def test_check_of_a_valid_file_exits_0(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "ok.json"
+    path.write_text(json.dumps({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}))
+    code, out, err = call(capsys, "check", str(path))
+    assert (code, out, err) == (0, "", f"{path}: no problems (openai_chat)\n")
+
+
+@pytest.mark.parametrize(
+    ("content", "args", "expected"),
+    [
+        (b'{"model": "gpt-4o", "messages": [{"role": "assistant", "tool_calls": "nope"}]}', [],
+         ": messages[0].tool_calls: 'tool_calls' must be a list (reading openai_chat)\n"),
+        (b'{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"f"}}]}\n'
+         b'{"role":"tool","tool_call_id":"a","content":5}\n', [],
+         ":2: content: content must be a string or a list of parts, got int (reading openai_chat)\n"),
+        (b'{"messages": [{"role": "user", "content": "hi"}]}', [],
+         ": cannot tell the format: the messages hold only plain text, which OpenAI Chat and Anthropic Messages "
+         "share; say which with --from openai_chat or --from anthropic\n"),
+        (b'{\n  "messages": [\n    {"role": "user" "content": "hi"}\n  ]\n}\n', [],
+         ":3:21: invalid JSON: Expecting ',' delimiter; expected a JSON request body, a JSON list of messages, "
+         "or JSON Lines\n"),
+        (b'[{"role": "user", "content": "caf\xe9"}]', [],
+         ":1:34: not UTF-8 text (byte 0xe9); expected a UTF-8 encoded file\n"),
+        (b"  \n", ["--from", "anthropic"],
+         ": empty file; expected a chat session (JSON Lines or a JSON request body)\n"),
+    ],
+)
+def test_bad_input_in_any_format_is_located(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes, args: list[str], expected: str
+) -> None:
+    path = tmp_path / "in.json"
+    path.write_bytes(content)
+    for command in ("repair", "check", "show"):
+        code, out, err = call(capsys, command, str(path), *args)
+        assert (code, out, err) == (2, "", str(path) + expected)
+
+
+# --- from a subprocess, as a user runs it ---------------------------------------------------------------
+
+
+def test_subprocess_check_exit_codes() -> None:
+    proc = run("check", str(SESSIONS / "anthropic_body.json"))
+    assert proc.returncode == 1
+    assert proc.stdout.decode().startswith("messages[2]: AN1: ")
+    repaired = run("repair", str(SESSIONS / "anthropic_body.json"))
+    assert repaired.returncode == 0
+    proc = run("check", "-", stdin=repaired.stdout)
+    assert (proc.returncode, proc.stdout) == (0, b"")
+    assert proc.stderr == b"<stdin>: no problems (anthropic)\n"
+
+
+def test_subprocess_transcript_repair_and_convert_from_stdin() -> None:
+    source = (SESSIONS / "codex_rollout.jsonl").read_bytes()
+    proc = run("repair", "-", stdin=source)
+    assert proc.returncode == 0
+    assert proc.stdout.count(b"\n") == source.count(b"\n") + 1
+    assert proc.stderr.decode() == (
+        "<stdin>: repaired (codex)\n  answered 1 call as interrupted: call_Fh3Wc9TqL2vN8xPz6mRb0KdY (apply_patch)\n")
+    proc = run("convert", "-", "--to", "openai_responses", stdin=source)
+    assert proc.returncode == 0
+    body = json.loads(proc.stdout)
+    assert body["model"] == "gpt-5-codex"
+    assert chatmend.providers.get("openai_responses").check(body) == []
+
+
+def test_subprocess_show_and_errors() -> None:
+    proc = run("show", str(SESSIONS / "gemini_contents.json"))
+    assert proc.returncode == 0
+    assert b"no result: repair answers it as interrupted" in proc.stdout
+    proc = run("convert", str(SESSIONS / "gemini_contents.json"), "--to", "nope")
+    assert proc.returncode == 2
+    assert b"invalid choice: 'nope'" in proc.stderr
+    proc = run("--help")
+    assert proc.returncode == 0
+    assert b"claude_code" in proc.stdout and b"exit codes: 0 ok, 1 problems found (check), 2 bad input" in proc.stdout
