@@ -931,3 +931,36 @@ def test_body_is_not_shared_with_the_input() -> None:
     body = ge.to_request(history, model=FLASH)
     body["contents"][1]["parts"][1]["functionCall"]["args"]["url"] = "changed"
     assert [m.model_dump() for m in history] == before
+
+
+def _mutations() -> st.SearchStrategy[list[tuple[int, Any]]]:
+    return st.lists(st.tuples(st.integers(0, 10_000), json_values), min_size=1, max_size=3)
+
+
+def _nodes(value: Any, out: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """Every (container, key) slot of a JSON value, in document order."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out.append((value, key))
+            _nodes(item, out)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            out.append((value, index))
+            _nodes(item, out)
+    return out
+
+
+@_SETTINGS
+@given(_mutations())
+def test_broken_bodies_never_crash_check_or_from_request(mutations: list[tuple[int, Any]]) -> None:
+    body = _base()
+    for where, value in mutations:
+        slots = _nodes(body, [])
+        container, key = slots[where % len(slots)]
+        container[key] = value
+    for problem in ge.check(body, model=PRO3, vertex=True):
+        assert problem.code.startswith("GE") and problem.message
+    try:
+        ge.from_request(body)
+    except ReadError as exc:
+        assert exc.provider == "gemini"

@@ -23,7 +23,14 @@ Choices, each made so that a saved body reads back into the same history:
   `ToolCall.provider_data["gemini"]["thoughtSignature"]`; on a thought as `ThinkingPart(provider="gemini",
   text=..., signature=...)`; on a plain text or image part as an empty-text `ThinkingPart(provider="gemini",
   signature=...)` right before that part. A signature with no part to sit on, or that is not base64 (the
-  API could not decode it), is not sent.
+  API could not decode it), is not sent. Gemini 3 rejects a call turn of the current turn without one: there
+  the first call of such a turn gets `SKIP_SIGNATURE` (history from another model), unless told otherwise.
+- A result's images go into `functionResponse.parts` for Gemini 3; for older models they follow the
+  responses as user parts, after an `IMAGES_LABEL` text naming the call, and `from_request` puts them back.
+
+`check` knows GE1-GE9 of the provider-rules notes, plus GE0 (the body does not parse: a part with no or two
+kinds of data, `args` or `response` not an object, bytes that are not base64) and GE10 (INF: images in a
+function response for a model before Gemini 3). GE4 needs `model=`, GE8 and a missing role need `vertex=True`.
 """
 
 from __future__ import annotations
@@ -37,6 +44,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
+
+from pydantic import ValidationError
 
 from chatmend.exceptions import Problem, ReadError, error_context
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
@@ -78,47 +87,20 @@ _NAME = "gemini"
 _GC_PAUSE_FROM = 2_000  # messages
 _IMAGES_LABEL = re.compile(re.escape(IMAGES_LABEL).replace(re.escape("{id}"), "(.+)"))
 _AUTO = "auto"
-_DATA_FIELDS = (
-    "text",
-    "inlineData",
-    "fileData",
-    "functionCall",
-    "functionResponse",
-    "executableCode",
-    "codeExecutionResult",
-    "toolCall",
-    "toolResponse",
-)
+# fmt: off
+_DATA_FIELDS = ("text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode",
+                "codeExecutionResult", "toolCall", "toolResponse")
+# fmt: on
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]*={0,2}")
-_GENERATION_FIELDS = (
-    "audioTimestamp",
-    "candidateCount",
-    "enableAffectiveDialog",
-    "enableEnhancedCivicAnswers",
-    "frequencyPenalty",
-    "logprobs",
-    "maxOutputTokens",
-    "mediaResolution",
-    "modelSelectionConfig",
-    "presencePenalty",
-    "responseJsonSchema",
-    "responseLogprobs",
-    "responseMimeType",
-    "responseModalities",
-    "responseSchema",
-    "routingConfig",
-    "seed",
-    "speechConfig",
-    "stopSequences",
-    "temperature",
-    "thinkingConfig",
-    "topK",
-    "topP",
-    "imageConfig",
-    "responseFormat",
-    "translationConfig",
-    "audioTranscriptionConfig",
-)
+# fmt: off
+_GENERATION_FIELDS = frozenset((
+    "audioTimestamp", "audioTranscriptionConfig", "candidateCount", "enableAffectiveDialog",
+    "enableEnhancedCivicAnswers", "frequencyPenalty", "imageConfig", "logprobs", "maxOutputTokens",
+    "mediaResolution", "modelSelectionConfig", "presencePenalty", "responseFormat", "responseJsonSchema",
+    "responseLogprobs", "responseMimeType", "responseModalities", "responseSchema", "routingConfig", "seed",
+    "speechConfig", "stopSequences", "temperature", "thinkingConfig", "topK", "topP", "translationConfig",
+))
+# fmt: on
 
 
 def _camel(name: str) -> str:
@@ -256,15 +238,9 @@ def _call_parts(calls: Sequence[ToolCall], opts: _Options) -> list[dict[str, Any
     """The `functionCall` parts of one model turn; `args` is always an object."""
     out: list[dict[str, Any]] = []
     for index, call in enumerate(calls):
-        args = (
-            _json_copy(call.arguments)
-            if isinstance(call.arguments, dict)
-            else {RAW_ARGUMENTS_KEY: call.arguments}
-        )
+        args = _json_copy(call.arguments) if isinstance(call.arguments, dict) else {RAW_ARGUMENTS_KEY: call.arguments}
         fc: dict[str, Any] = (
-            {"name": call.name, "args": args}
-            if opts.vertex
-            else {"id": call.id, "name": call.name, "args": args}
+            {"name": call.name, "args": args} if opts.vertex else {"id": call.id, "name": call.name, "args": args}
         )  # GE8: Vertex rejects `id`
         part: dict[str, Any] = {"functionCall": fc}
         signature = call_signature(call)
@@ -283,9 +259,7 @@ def _result_text(content: str | tuple[Part, ...]) -> str:
     return "\n".join(p.text for p in content if not isinstance(p, ImagePart) and p.text)
 
 
-def _response_part(
-    call: ToolCall, result: ChatMessage, opts: _Options
-) -> tuple[dict[str, Any], list[ImagePart]]:
+def _response_part(call: ToolCall, result: ChatMessage, opts: _Options) -> tuple[dict[str, Any], list[ImagePart]]:
     """A `functionResponse` part for one result, and the images that must travel outside it."""
     text = _result_text(result.content)
     fr: dict[str, Any] = {
@@ -294,9 +268,7 @@ def _response_part(
     }
     if not opts.vertex:
         fr = {"id": call.id, **fr}  # GE8: Vertex rejects `id`
-    images = (
-        [] if isinstance(result.content, str) else [p for p in result.content if isinstance(p, ImagePart)]
-    )
+    images = [] if isinstance(result.content, str) else [p for p in result.content if isinstance(p, ImagePart)]
     if images and opts.multimodal:
         fr["parts"] = [_image(p) for p in images]
         images = []
@@ -370,9 +342,7 @@ def _contents(messages: Sequence[ChatMessage], start: int, opts: _Options) -> li
     return contents
 
 
-def _system_instruction(
-    messages: Sequence[ChatMessage], system: str | None
-) -> tuple[list[dict[str, Any]], int]:
+def _system_instruction(messages: Sequence[ChatMessage], system: str | None) -> tuple[list[dict[str, Any]], int]:
     """The `systemInstruction` parts (option, then leading system messages) and where contents start."""
     parts: list[dict[str, Any]] = [{"text": system}] if system else []
     start = 0
@@ -614,9 +584,37 @@ def _read_user(parts: list[Any], path: str, calls: Sequence[ToolCall]) -> list[C
 
 def _is_image(part: Any) -> bool:
     """True for an inlineData or fileData part."""
-    return isinstance(part, Mapping) and (
-        _get(part, "inlineData") is not None or _get(part, "fileData") is not None
-    )
+    return isinstance(part, Mapping) and (_get(part, "inlineData") is not None or _get(part, "fileData") is not None)
+
+
+def _read_content(
+    contents: list[Any], index: int, calls: Sequence[ToolCall]
+) -> tuple[list[ChatMessage], Sequence[ToolCall]]:
+    """The messages of one content, and the calls that the next content's responses answer."""
+    path = f"contents[{index}]"
+    content = _as_mapping(contents[index], path)
+    parts = _as_list(content.get("parts"), path + ".parts")
+    role = content.get("role") or "user"
+    if role == "model":
+        message = _read_model(parts, path)
+        return ([message] if message.content or message.tool_calls else []), message.tool_calls
+    if _is_bridge(contents, index):
+        return [], ()
+    read = _read_user(parts, path, calls)
+    if role == "system":  # not valid on the wire (GE7), but its meaning is plain
+        read = [ChatMessage(role="system", content=m.content) if m.role == "user" else m for m in read]
+    return read, ()
+
+
+@contextmanager
+def _located(path: str) -> Iterator[None]:
+    """A value the neutral model rejects (a number where a name goes) as a ReadError saying where."""
+    try:
+        yield
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        field = ".".join(str(x) for x in error["loc"])
+        raise ReadError(f"{field}: {error['msg']}" if field else error["msg"], path=path) from None
 
 
 def _is_bridge(contents: list[Any], index: int) -> bool:
@@ -691,8 +689,7 @@ class _Checker:
             self.add(
                 "GE0",
                 path,
-                f"Invalid value at '{_api_path(path)}' (TYPE_BYTES), "
-                f'Base64 decoding failed for "{shown[:40]}"',
+                f"Invalid value at '{_api_path(path)}' (TYPE_BYTES), Base64 decoding failed for \"{shown[:40]}\"",
             )
 
     def struct(self, value: Any, path: str) -> bool:
@@ -719,8 +716,7 @@ class _Checker:
                 self.add(
                     "GE0",
                     path + ".inlineData.mimeType",
-                    f"* GenerateContentRequest.{_api_path(path)}.inline_data.mime_type: "
-                    "mime_type must be specified.",
+                    f"* GenerateContentRequest.{_api_path(path)}.inline_data.mime_type: mime_type must be specified.",
                 )
         file = _get(part, "fileData")
         if file is not None and not (isinstance(file, Mapping) and _get(file, "fileUri")):
@@ -782,8 +778,7 @@ class _Checker:
             self.add(
                 "GE8",
                 path + ".id",
-                f'Invalid JSON payload received. Unknown name "id" at '
-                f"'{_api_path(path)}': Cannot find field.",
+                f"Invalid JSON payload received. Unknown name \"id\" at '{_api_path(path)}': Cannot find field.",
             )
         call_id = fc.get("id")
         turn.calls.append((call_id if isinstance(call_id, str) and call_id else None, str(name or "")))
@@ -807,16 +802,13 @@ class _Checker:
             self.add(
                 "GE8",
                 path + ".id",
-                f'Invalid JSON payload received. Unknown name "id" at '
-                f"'{_api_path(path)}': Cannot find field.",
+                f"Invalid JSON payload received. Unknown name \"id\" at '{_api_path(path)}': Cannot find field.",
             )
         inner = fr.get("parts")
         names: set[str] = set()
         if inner is not None:
             if not isinstance(inner, list):
-                self.add(
-                    "GE0", path + ".parts", f"Invalid value at '{_api_path(path)}.parts', expected a list."
-                )
+                self.add("GE0", path + ".parts", f"Invalid value at '{_api_path(path)}.parts', expected a list.")
                 inner = []
             elif inner and self.model and not is_gemini3(self.model):  # GE10 (INF)
                 self.add(
@@ -899,8 +891,7 @@ class _Checker:
                     self.add(
                         "GE3",
                         path,
-                        "Please ensure that function response turn comes immediately after a "
-                        "function call turn.",
+                        "Please ensure that function response turn comes immediately after a function call turn.",
                     )
                 else:
                     self.matched(before, turn, path)
@@ -1053,31 +1044,16 @@ class Gemini(Provider):
                             f"systemInstruction.parts[{j}]",
                         )
                         if item is not None:
-                            out.append(ChatMessage(role="system", content=_neutral([item])))
+                            with _located(f"systemInstruction.parts[{j}]"):
+                                out.append(ChatMessage(role="system", content=_neutral([item])))
                 contents = _as_list(data["contents"], "contents")
             else:
                 contents = _as_list(data, "contents")
             calls: Sequence[ToolCall] = ()
-            for i, raw in enumerate(contents):
-                path = f"contents[{i}]"
-                content = _as_mapping(raw, path)
-                parts = _as_list(content.get("parts"), path + ".parts")
-                role = content.get("role") or "user"
-                if role == "model":
-                    message = _read_model(parts, path)
-                    calls = message.tool_calls
-                    if message.content or message.tool_calls:
-                        out.append(message)
-                elif _is_bridge(contents, i):
-                    continue
-                else:
-                    read = _read_user(parts, path, calls)
-                    if role == "system":
-                        read = [
-                            m.model_copy(update={"role": "system"}) if m.role == "user" else m for m in read
-                        ]
-                    out.extend(read)
-                    calls = ()
+            for i in range(len(contents)):
+                with _located(f"contents[{i}]"):
+                    read, calls = _read_content(contents, i, calls)
+                out.extend(read)
             return out
 
     def from_response(self, response: Any) -> ChatMessage:
@@ -1101,13 +1077,12 @@ class Gemini(Provider):
             candidate = _as_mapping(candidates[0], "candidates[0]")
             content = candidate.get("content") or {}
             content = _as_mapping(content, "candidates[0].content")
-            return _read_model(
-                _as_list(content.get("parts"), "candidates[0].content.parts"), "candidates[0].content"
-            )
+            with _located("candidates[0].content"):
+                return _read_model(
+                    _as_list(content.get("parts"), "candidates[0].content.parts"), "candidates[0].content"
+                )
 
-    def check(
-        self, body: Mapping[str, Any], *, model: str | None = None, vertex: bool = False
-    ) -> list[Problem]:
+    def check(self, body: Mapping[str, Any], *, model: str | None = None, vertex: bool = False) -> list[Problem]:
         """The 400s Gemini would answer, predicted offline (GE0-GE10; GE4 needs `model`, GE8 `vertex=True`).
 
         Field names may be camelCase or snake_case, as the API accepts both.
