@@ -5,6 +5,11 @@ errors the notes do not number: OR0 (the body's shape and types, in OpenAI's gen
 `invalid_value` and `missing_required_parameter` wording), OR10 (one `call_id` on two calls or two outputs)
 and OR11 (a user, system or developer message between a `function_call` and its output; INF).
 
+Wire shape: the leading system message becomes `instructions` (later ones stay system items in place);
+each step is the assistant's text, its `function_call` items (`call_id` at most 64 characters, `arguments`
+a JSON string), their `function_call_output` items in call order (images stay inside the output, which
+says a failure with `ERROR_MARK`), then whatever the user typed meanwhile.
+
 Reasoning replay: a reasoning item goes back only with its encrypted content and together with the item
 ids it was produced with, in the original order; an assistant message that cannot be replayed that way is
 sent without reasoning items and without any item id (OR7/OR8: never one without the other). What replay
@@ -352,6 +357,7 @@ def _tool(name: str, description: str, parameters: Mapping[str, Any]) -> _Json:
 
 
 def _read_error(message: str, path: str) -> ReadError:
+    """A ReadError located in the body read."""
     return ReadError(message, provider=NAME, path=path)
 
 
@@ -600,12 +606,15 @@ class _Checker:
         self.problems: list[Problem] = []
 
     def add(self, code: str, path: str, message: str) -> None:
+        """Record one problem."""
         self.problems.append(Problem(code=code, path=path, message=message, provider=NAME))
 
     def missing(self, path: str) -> None:
+        """A required parameter is absent (OR0)."""
         self.add("OR0", path, f"Missing required parameter: '{path}'.")
 
     def wrong_type(self, path: str, expected: str, value: object) -> None:
+        """A value of the wrong JSON type (OR0)."""
         got = _json_type(value)
         self.add("OR0", path, f"Invalid type for '{path}': expected {expected}, but got {got} instead.")
 
