@@ -98,12 +98,12 @@ def test_exact_body_with_fillers_ids_and_names() -> None:
                 "content": None,
                 "tool_calls": [
                     {
-                        "id": "WhABSOiXr",
+                        "id": "s5RwBvJC9",
                         "type": "function",
                         "function": {"name": "trip_search_25a96f92f9", "arguments": '{"to":"Lyon"}'},
                     },
                     {
-                        "id": "x2KwxYjo3",
+                        "id": "9bw0gtkFf",
                         "type": "function",
                         "function": {"name": "map", "arguments": '{"city":"Lyon"}'},
                     },
@@ -111,13 +111,13 @@ def test_exact_body_with_fillers_ids_and_names() -> None:
             },
             {
                 "role": "tool",
-                "tool_call_id": "WhABSOiXr",
+                "tool_call_id": "s5RwBvJC9",
                 "name": "trip_search_25a96f92f9",
                 "content": "TGV 6603 08:04",
             },
             {
                 "role": "tool",
-                "tool_call_id": "x2KwxYjo3",
+                "tool_call_id": "9bw0gtkFf",
                 "name": "map",
                 "content": "(image result: see the next message)",
             },
@@ -125,7 +125,7 @@ def test_exact_body_with_fillers_ids_and_names() -> None:
             {
                 "role": "user",
                 "content": [
-                    {"type": "text", "text": "Images from tool result x2KwxYjo3:"},
+                    {"type": "text", "text": "Images from tool result 9bw0gtkFf:"},
                     {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
                 ],
             },
@@ -148,7 +148,7 @@ def test_exact_body_with_fillers_ids_and_names() -> None:
 
 
 def test_ids_keep_mistral_ids_and_resolve_collisions_in_first_seen_order() -> None:
-    digest_of_a = "WhABSOiXr"  # the wire id "toolu_01M8nJQQMxqpv1VaPYuJKT4j" gets
+    digest_of_a = "s5RwBvJC9"  # the wire id "toolu_01M8nJQQMxqpv1VaPYuJKT4j" gets
     history: list[ChatMessage] = [ChatMessage(role="user", content="go")]
     for tool_id in ["toolu_01M8nJQQMxqpv1VaPYuJKT4j", digest_of_a, "D681PevKs"]:
         history.append(ChatMessage(role="assistant", tool_calls=(ToolCall(id=tool_id, name="search"),)))

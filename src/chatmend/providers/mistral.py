@@ -24,6 +24,7 @@ import hashlib
 import re
 import string
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem
@@ -52,7 +53,8 @@ USER_FILLER = "Continue."
 
 _ID = re.compile(r"[a-zA-Z0-9]{9}")
 _NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
-_BASE62 = string.digits + string.ascii_letters
+_BYTE_TO_BASE62 = bytes((string.digits + string.ascii_letters).encode()[b % 62] for b in range(256))
+"""Each digest byte to one base62 character (a slight bias, harmless: IdMap resolves any collision)."""
 # MI5 as mistral-common checks it, with the hosted API's stricter rule: no user right after tool.
 _NEXT_ROLES = {
     "system": ("user", "assistant", "system"),
@@ -76,16 +78,17 @@ _TEXTS = {
 
 
 def _mistral_id(tool_id: str, attempt: int) -> str:
-    """An IdMap `make`: a valid Mistral id as it is, else 9 base62 digits of a SHA-256 (MI1)."""
+    """An IdMap `make`: a valid Mistral id as it is, else 9 base62 characters of a SHA-256 (MI1)."""
     if attempt == 0 and _ID.fullmatch(tool_id):
         return tool_id
     salted = tool_id if attempt == 0 else f"{tool_id}#{attempt}"
-    n = int.from_bytes(hashlib.sha256(salted.encode("utf-8", "surrogatepass")).digest()[:8], "big")
-    digits = []
-    for _ in range(9):
-        n, r = divmod(n, 62)
-        digits.append(_BASE62[r])
-    return "".join(digits)
+    return hashlib.sha256(salted.encode("utf-8", "surrogatepass")).digest()[:9].translate(_BYTE_TO_BASE62).decode()
+
+
+@lru_cache(maxsize=4096)
+def _mistral_name(name: str) -> str:
+    """MI9: a name outside `[a-zA-Z0-9_-]{1,64}` normalized like an id (a stable hash keeps names apart)."""
+    return name if _NAME.fullmatch(name) else normalize_tool_id(name, max_length=64)
 
 
 class Mistral(OpenAIChat):
@@ -105,8 +108,8 @@ class Mistral(OpenAIChat):
         return lambda tool_id, _name: id_map(tool_id)
 
     def _wire_name(self, name: str) -> str:
-        """MI9: names outside `[a-zA-Z0-9_-]{1,64}` normalized like ids (a stable hash keeps them apart)."""
-        return name if _NAME.fullmatch(name) else normalize_tool_id(name, max_length=64)
+        """MI9: names as Mistral accepts them."""
+        return _mistral_name(name)
 
     def _emit(self, out: list[WireMessage], message: WireMessage) -> None:
         """Append, keeping MI5's role order: system messages only at the top; never user right after tool."""

@@ -8,6 +8,7 @@ and subclass `OpenAIChat`, overriding the hooks marked below (`_id_assigner`, `_
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
@@ -19,7 +20,6 @@ from chatmend.providers.base import (
     HistoryInput,
     Provider,
     ToolsInput,
-    arguments_json,
     coerce_tools,
     image_data_url,
     parse_data_url,
@@ -51,6 +51,8 @@ ERROR_PREFIX = "Error: "
 SHAPE = "SHAPE"
 """Problem code for a body that is not of the provider's shape at all (check never raises)."""
 _NO_TEXT_FOR_IMAGES = "(image result: see the next message)"
+_encode_arguments = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""`arguments_json` for an object, without building an encoder per call (the same bytes)."""
 
 TEXTS: dict[str, str] = {
     "OC1": "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
@@ -139,7 +141,7 @@ class OpenAIChat(Provider):
         """The Chat Completions body: one linear pass over the repaired history, plain dicts only."""
         messages = repaired(history, is_read_only)
         ids = self._id_assigner()
-        names: dict[str, str] = {}
+        names: dict[str, tuple[str, str]] = {}  # final id -> (wire id, wire name) of each call written
         out: list[WireMessage] = []
         images: list[dict[str, Any]] = []  # OC7: image parts waiting for the run of tool messages to end
         if system is not None:
@@ -205,7 +207,7 @@ class OpenAIChat(Provider):
         out: list[WireMessage],
         message: ChatMessage,
         ids: IdAssigner,
-        names: dict[str, str],
+        names: dict[str, tuple[str, str]],
         images: list[dict[str, Any]],
     ) -> None:
         """The assistant message, its calls with wire ids; its images queue for after the tool run."""
@@ -230,11 +232,14 @@ class OpenAIChat(Provider):
             for call in calls:
                 wire_name = self._wire_name(call.name)
                 call_id = ids(call.id, call.name)
-                names[call.id] = wire_name
+                names[call.id] = (call_id, wire_name)
+                arguments = call.arguments
                 wire_calls.append({
                     "id": call_id,
                     "type": "function",
-                    "function": {"name": wire_name, "arguments": arguments_json(call)},  # OC6
+                    # OC6: a JSON string; text that was not valid JSON goes verbatim
+                    "function": {"name": wire_name, "arguments": arguments if isinstance(arguments, str)
+                                 else _encode_arguments(arguments)},
                 })
             wire["tool_calls"] = wire_calls
         self._emit(out, wire)
@@ -249,14 +254,19 @@ class OpenAIChat(Provider):
         self,
         message: ChatMessage,
         ids: IdAssigner,
-        names: dict[str, str],
+        names: dict[str, tuple[str, str]],
         images: list[dict[str, Any]],
     ) -> WireMessage:
         """A `role:"tool"` message with text only; its images queue for a user message after the run."""
         final_id = message.tool_call_id or ""
-        wire_name = names.get(final_id) or self._wire_name(message.tool_name or "tool")
-        call_id = ids(final_id, wire_name)
-        text, pics = _split(message.content)
+        written = names.get(final_id)
+        if written is not None:
+            call_id, wire_name = written
+        else:  # not reached after repair_history: every result follows its call
+            wire_name = self._wire_name(message.tool_name or "tool")
+            call_id = ids(final_id, wire_name)
+        content = message.content
+        text, pics = (content, None) if isinstance(content, str) else _split(content)
         if pics:
             images.extend(self._labelled(f"tool result {call_id}", pics))  # OC7
             text = text or _NO_TEXT_FOR_IMAGES
