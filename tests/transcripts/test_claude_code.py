@@ -162,3 +162,28 @@ def test_repaired_transcript_reads_back_as_the_repaired_history(history: list[Ch
     untouched = [r for r in records if r.get("type") in ("summary", "file-history-snapshot")]
     assert all(json.dumps(r, ensure_ascii=False, separators=(",", ":")) in out for r in untouched)
     assert sum(line in kept for line in out) >= len(untouched)
+
+
+def test_a_compaction_boundary_keeps_its_null_parent() -> None:
+    records = claude_code_records([
+        ChatMessage(role="user", content="before"),
+        ChatMessage(role="assistant", content="ok"),
+    ])
+    records.append({"type": "system", "subtype": "compact_boundary", "parentUuid": None,
+                    "logicalParentUuid": records[-1]["uuid"], "uuid": "boundary", "isSidechain": False})
+    after = claude_code_records([
+        ChatMessage(role="user", content="after"),
+        ChatMessage(role="assistant", tool_calls=[{"id": "toolu_9", "name": "Bash"}]),
+        ChatMessage(role="user", content="[Request interrupted by user for tool use]"),
+    ])[1:]
+    for r in after:
+        if "uuid" in r:
+            r["uuid"] = "b" + r["uuid"]
+            r["parentUuid"] = "b" + r["parentUuid"] if r["parentUuid"] else "boundary"
+    out, _ = _repair_text("".join(lines_of(records + after)))
+    data = [json.loads(x) for x in out]
+    boundary = next(d for d in data if d.get("uuid") == "boundary")
+    assert boundary["parentUuid"] is None
+    assert _chain(out)[0] == "boundary"
+    assert any(d.get("message", {}).get("content", [{}])[0].get("type") == "tool_result" for d in data
+               if isinstance(d.get("message", {}).get("content"), list))

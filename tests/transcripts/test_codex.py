@@ -103,3 +103,25 @@ def test_repaired_rollout_reads_back_as_the_repaired_history(history: list[ChatM
     assert [
         line for line in out.split("\n")[:-1] if '"event_msg"' in line or '"session_meta"' in line
     ] == events
+
+
+def test_rollouts_before_the_payload_envelope() -> None:
+    lines = lines_of([
+        {"id": "5973b6c0-94b8-487b-a530-2aeb6098ae0e", "timestamp": "2025-07-01T10:00:00.000Z",
+         "instructions": None, "git": {"branch": "main"}},
+        {"record_type": "state"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "list files"}]},
+        {"type": "function_call", "name": "shell", "arguments": '{"command":["ls"]}', "call_id": "call_a"},
+        {"record_type": "state"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hello?"}]},
+    ])
+    session = read_text("".join(lines))
+    assert session.format == "codex"
+    assert [m.role for m in session.messages] == ["user", "assistant", "user"]
+    result, chunks = session.repaired(None)
+    out = "".join(chunks).split("\n")[:-1]
+    assert [c.id for c in result.interrupted] == ["call_a"]
+    assert out[:4] == [line.rstrip("\n") for line in lines[:4]]
+    assert json.loads(out[4]) == {"type": "function_call_output", "call_id": "call_a",
+                                  "output": result.messages[2].content}
+    assert out[5:] == [line.rstrip("\n") for line in lines[4:]]

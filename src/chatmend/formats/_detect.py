@@ -95,11 +95,22 @@ def detect_records(records: Sequence[object]) -> str:
         return "chatmend"  # let the neutral reader say what is wrong with the first line
     if any(r.get("type") in CODEX_TYPES and isinstance(r.get("payload"), Mapping) for r in objects):
         return "codex"
+    if _legacy_codex(objects):
+        return "codex"
     if any(r.get("type") in CLAUDE_CODE_TYPES and ("uuid" in r or "sessionId" in r) for r in objects):
         return "claude_code"
     if len(records) == 1 and not isinstance(objects[0].get("role"), str):
         return detect_document(objects[0])
     return _classify_items(objects, allow_neutral=True, plain="chatmend")
+
+
+def _legacy_codex(records: Sequence[Mapping[str, Any]]) -> bool:
+    """Codex rollouts before the `payload` envelope: a session line (`id`, `timestamp`), then bare items."""
+    first = records[0]
+    return (
+        "id" in first and "timestamp" in first and "type" not in first and "role" not in first
+        and any(r.get("type") in RESPONSES_ITEM_TYPES or r.get("record_type") == "state" for r in records[1:])
+    )
 
 
 def _classify_items(items: Sequence[Any], *, allow_neutral: bool, plain: str) -> str:

@@ -213,7 +213,12 @@ class ClaudeCode(TranscriptFormat):
         return data
 
     def relink(self, out: list[tuple[Record | None, dict[str, Any] | None]]) -> None:
-        """Keep the `parentUuid` chain walking through every record in its new order."""
+        """Keep the `parentUuid` chain walking through every record in its new order.
+
+        A transcript whose records each point at the one before stays so; otherwise (parallel results that
+        share a parent) a parent is kept while it still comes earlier. A null parent (the start, or a
+        compaction boundary) is never changed. New records always hang off the record before them.
+        """
         linear = _is_linear(self.records)
         seen: set[str] = set()
         previous: str | None = None
@@ -222,7 +227,9 @@ class ClaudeCode(TranscriptFormat):
             if current.get("isSidechain") or not isinstance(current.get("uuid"), str):
                 continue
             parent = current.get("parentUuid")
-            if previous is not None and (parent != previous if linear else parent not in seen):
+            new = record is None
+            keep = parent is None and not new if previous is not None else True
+            if not keep and (new or (parent != previous if linear else parent not in seen)):
                 fixed = dict(current)
                 fixed["parentUuid"] = previous
                 out[i] = (record, fixed)
@@ -231,13 +238,14 @@ class ClaudeCode(TranscriptFormat):
 
 
 def _is_linear(records: list[Record]) -> bool:
-    """True when every chained record's parent is the chained record before it."""
+    """True when every chained record's parent is null or the chained record before it."""
     previous: str | None = None
     for record in records:
         data = record.data
         if data.get("isSidechain") or not isinstance(data.get("uuid"), str):
             continue
-        if previous is not None and data.get("parentUuid") != previous:
+        parent = data.get("parentUuid")
+        if previous is not None and parent is not None and parent != previous:
             return False
         previous = data["uuid"]
     return True

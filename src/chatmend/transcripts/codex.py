@@ -1,6 +1,7 @@
 """Codex CLI session files: `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`.
 
-One JSON record a line: `{"timestamp", "type", "payload"}`. Records of type `response_item` hold one
+One JSON record a line: `{"timestamp", "type", "payload"}` (rollouts before that envelope hold a session
+line, then the bare items, and `{"record_type": "state"}` lines). Records of type `response_item` hold one
 OpenAI Responses item (`message`, `function_call`, `function_call_output`, `custom_tool_call`,
 `local_shell_call`, `reasoning`, ...); `session_meta`, `turn_context`, `event_msg` and `compacted` records
 describe the session and are kept as they are and not read, like `reasoning` items.
@@ -23,6 +24,7 @@ _WHAT = "one Codex session record a line"
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call")
 _RESULTS = {"function_call_output": "function_call", "custom_tool_call_output": "custom_tool_call",
             "local_shell_call_output": "local_shell_call"}
+_ITEM_TYPES = frozenset({"message", *_CALLS, *_RESULTS})
 _OUTPUT_OF = {"function_call": "function_call_output", "custom_tool_call": "custom_tool_call_output",
               "local_shell_call": "function_call_output"}
 
@@ -73,6 +75,7 @@ class Codex(TranscriptFormat):
 
     def __init__(self, records: list[Record]) -> None:
         super().__init__(records)
+        self.legacy = "payload" not in records[0].data and "type" not in records[0].data
         self._assistant: tuple[list[Part], list[ToolCall], list[Origin]] | None = None
         for k, record in enumerate(records):
             self._read(k, record)
@@ -84,7 +87,9 @@ class Codex(TranscriptFormat):
         if data.get("type") == "turn_context" and isinstance(payload, Mapping) \
                 and isinstance(payload.get("model"), str):
             self.model = payload["model"]
-        if data.get("type") != "response_item" or not isinstance(payload, Mapping):
+        if self.legacy and "payload" not in data and data.get("type") in _ITEM_TYPES:
+            payload = data  # the bare item of an older rollout
+        elif data.get("type") != "response_item" or not isinstance(payload, Mapping):
             return
         kind = payload.get("type")
         if kind == "message":
@@ -158,12 +163,16 @@ class Codex(TranscriptFormat):
 
     def render(self, record: Record, blocks: list[Any], copy: int) -> dict[str, Any]:
         # One item a record: a run of several blocks only happens for new blocks, written one a record.
+        if self.legacy and "payload" not in record.data:
+            return dict(blocks[0])
         data = dict(record.data)
         data["payload"] = blocks[0] if len(blocks) == 1 else {"type": "message", "role": "user", "content": [
             c for b in blocks for c in b.get("content", [])]}
         return data
 
     def new_record(self, near: Record, blocks: list[Any], serial: int) -> dict[str, Any]:
+        if self.legacy and "payload" not in near.data:
+            return dict(blocks[0])
         data: dict[str, Any] = {}
         if "timestamp" in near.data:
             data["timestamp"] = near.data["timestamp"]
