@@ -902,19 +902,11 @@ class _Checker:
             self.add("GE1", path, _GE1)
             return
         call_ids = [c for c, _ in calls.calls]
-        if any(call_ids) or any(responses.responses):
-            ok = (
-                all(call_ids)
-                and all(responses.responses)
-                and len(set(call_ids)) == len(call_ids)
-                and sorted(c or "" for c in call_ids) == sorted(r or "" for r in responses.responses)
-            )
-            if not ok:
-                self.add(
-                    "GE1",
-                    path,
-                    _GE1 + " Function response ids must match the function call ids of that turn.",
-                )
+        # Ids pair calls and responses only when both sides carry them; otherwise order does (INF).
+        if all(call_ids) and all(responses.responses):
+            paired = len(set(call_ids)) == len(call_ids) and set(call_ids) == set(responses.responses)
+            if not paired:
+                self.add("GE1", path, _GE1 + " Function response ids must match the function call ids of that turn.")
 
     def signatures(self, turns: list[_Turn]) -> None:
         """GE4 (Gemini 3): the first call of each step of the current turn carries its thought signature."""
