@@ -347,7 +347,9 @@ def _system_instruction(messages: Sequence[ChatMessage], system: str | None) -> 
     parts: list[dict[str, Any]] = [{"text": system}] if system else []
     start = 0
     for msg in messages:
-        if msg.role != "system" or any(isinstance(p, ImagePart) for p in msg.content):
+        if msg.role != "system" or (
+            not isinstance(msg.content, str) and any(isinstance(p, ImagePart) for p in msg.content)
+        ):
             break  # a system message with an image stays in place as user content
         parts.extend(_user_parts(msg.content))
         start += 1
@@ -639,6 +641,7 @@ def _is_bridge(contents: list[Any], index: int) -> bool:
 
 
 def _problem(code: str, path: str, message: str) -> Problem:
+    """A Gemini problem."""
     return Problem(code=code, path=path, message=message, provider=_NAME)
 
 
@@ -680,6 +683,7 @@ class _Checker:
         self.problems: list[Problem] = []
 
     def add(self, code: str, path: str, message: str) -> None:
+        """Record one problem."""
         self.problems.append(_problem(code, path, message))
 
     def bytes_field(self, value: Any, path: str) -> None:
@@ -762,6 +766,7 @@ class _Checker:
             turn.standard = True
 
     def function_call(self, fc: Any, path: str, turn: _Turn, signed: bool) -> None:
+        """A `functionCall`: a name (GE5), object `args` (GE0), no `id` on Vertex (GE8)."""
         if not isinstance(fc, Mapping):
             self.add("GE0", path, f"Invalid value at '{_api_path(path)}', expected an object.")
             fc = {}
@@ -785,6 +790,7 @@ class _Checker:
         turn.call_signed.append(signed)
 
     def function_response(self, fr: Any, path: str, turn: _Turn) -> None:
+        """A `functionResponse`: a name (GE5), an object `response` (GE0), no `id` on Vertex (GE8), parts."""
         if not isinstance(fr, Mapping):
             self.add("GE0", path, f"Invalid value at '{_api_path(path)}', expected an object.")
             fr = {}
@@ -844,6 +850,7 @@ class _Checker:
         turn.responses.append(response_id if isinstance(response_id, str) and response_id else None)
 
     def content(self, content: Any, path: str) -> _Turn:
+        """One content: a valid role (GE7), parts (GE6), each part; what the turn rules need of it."""
         turn = _Turn(role=None, calls=[], call_signed=[], responses=[], standard=False)
         if not isinstance(content, Mapping):
             self.add("GE0", path, f"Invalid value at '{_api_path(path)}', expected an object.")
@@ -921,6 +928,7 @@ class _Checker:
                 self.add("GE4", f"contents[{i}]", _GE4.format(name=name, position=i))
 
     def body(self, body: Any) -> list[Problem]:
+        """Every problem of a body (or a bare contents list), never raising."""
         if isinstance(body, Sequence) and not isinstance(body, (str, bytes)):
             body = {"contents": body}
         if not isinstance(body, Mapping):
