@@ -522,3 +522,17 @@ def test_subprocess_show_and_errors() -> None:
     proc = run("--help")
     assert proc.returncode == 0
     assert b"claude_code" in proc.stdout and b"exit codes: 0 ok, 1 problems found (check), 2 bad input" in proc.stdout
+
+
+def test_text_report_names_a_few_and_counts_the_rest(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "kimi.jsonl"
+    turn = ('{"role":"assistant","tool_calls":[{"id":"functions.f:0","name":"f"}]}\n'
+            '{"role":"tool","tool_call_id":"functions.f:0","content":"ok"}\n')
+    path.write_text(turn * 12)
+    code, _, err = call(capsys, "repair", str(path))
+    assert code == 0
+    renamed = err.splitlines()[1]
+    assert renamed.startswith("  renamed 11 ids: functions.f:0 -> functions.f:0_1 (line 3), ")
+    assert renamed.endswith("functions.f:0 -> functions.f:0_8 (line 17) and 3 more")
+    code, _, err = call(capsys, "repair", str(path), "--report", "json")
+    assert len(json.loads(err)["renamed"]) == 11

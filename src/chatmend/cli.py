@@ -268,6 +268,17 @@ def _plural(count: int, one: str, many: str) -> str:
     return f"{count} {one if count == 1 else many}"
 
 
+_SHOWN = 8
+"""How many items of one kind the text report names (`--report json` lists them all)."""
+
+
+def _some(items: Iterable[str]) -> str:
+    """The first few items, and how many more there are."""
+    names = list(items)
+    shown = ", ".join(names[:_SHOWN])
+    return shown if len(names) <= _SHOWN else f"{shown} and {len(names) - _SHOWN} more"
+
+
 def report_lines(report: dict[str, Any]) -> list[str]:
     """The human summary of a repair report."""
     if not report["changed"]:
@@ -277,24 +288,24 @@ def report_lines(report: dict[str, Any]) -> list[str]:
     renamed, dropped = report["renamed"], report["dropped"]
     if moved:
         lines.append(f"  moved {_plural(len(moved), 'result', 'results')} to just after the call: "
-                     + ", ".join(f"{m['tool_call_id']} ({m['at']})" for m in moved))
+                     + _some(f"{m['tool_call_id']} ({m['at']})" for m in moved))
     if interrupted:
         lines.append(f"  answered {_plural(len(interrupted), 'call', 'calls')} as interrupted: "
-                     + ", ".join(f"{c['id']} ({c['name']})" for c in interrupted))
+                     + _some(f"{c['id']} ({c['name']})" for c in interrupted))
     if notes:
         lines.append(f"  turned {_plural(len(notes), 'orphan result', 'orphan results')} into "
                      + ("a user note: " if len(notes) == 1 else "user notes: ")
-                     + ", ".join(f"{n['tool_call_id'] or '(empty id)'} ({n['at']})" for n in notes))
+                     + _some(f"{n['tool_call_id'] or '(empty id)'} ({n['at']})" for n in notes))
     if renamed:
         lines.append(f"  renamed {_plural(len(renamed), 'id', 'ids')}: "
-                     + ", ".join(f"{r['old'] or '(empty)'} -> {r['new']} ({r['at']})" for r in renamed))
+                     + _some(f"{r['old'] or '(empty)'} -> {r['new']} ({r['at']})" for r in renamed))
     if dropped:
         lines.append(f"  dropped {_plural(len(dropped), 'placeholder', 'placeholders')}: "
-                     + ", ".join(d["at"] for d in dropped))
+                     + _some(d["at"] for d in dropped))
     rejected = report.get("rejected") or []
     if rejected:
         lines.append(f"  fixed {_plural(len(rejected), 'problem', 'problems')} {report['format']} "
-                     "would reject: " + ", ".join(f"{p['code']} at {p['path']}" for p in rejected))
+                     "would reject: " + _some(f"{p['code']} at {p['path']}" for p in rejected))
     if report.get("backup"):
         lines.append(f"  wrote {report['written']} (the original is in {report['backup']})")
     return lines
