@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -10,12 +11,14 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from hypothesis import strategies as st
 from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
 from pydantic import ConfigDict, TypeAdapter
 
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart
 from chatmend.exceptions import Problem
 from chatmend.providers.base import Provider
+from tests.strategies import messy_histories
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 WEATHER_TOOL = {
@@ -175,3 +178,47 @@ def chat_server(server: ChatServer) -> Iterator[ChatServer]:
         httpd.shutdown()
         httpd.server_close()
         thread.join()
+
+
+JUNK = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-1, 3),
+    st.text(max_size=4),
+    st.just([]),
+    st.just({}),
+    st.sampled_from(["tool", "assistant", "user", "system", "image_url", "text"]),
+    st.just([{"type": "image_url", "image_url": {"url": "https://x/y.png"}}]),
+)
+
+
+def _places(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path into a JSON value."""
+    out = [path]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.extend(_places(v, (*path, k)))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out.extend(_places(v, (*path, i)))
+    return out
+
+
+@st.composite
+def broken_bodies(draw: st.DrawFn, provider: Provider) -> dict[str, Any]:
+    """A body the provider wrote, then damaged in one to three places (a value replaced or removed)."""
+    # A deep copy: the body shares the tool's parameters (and the history's objects) with their owners.
+    body = copy.deepcopy(provider.to_request(draw(messy_histories(max_size=8)), model="m", tools=[WEATHER_TOOL]))
+    for _ in range(draw(st.integers(1, 3))):
+        places = [p for p in _places(body) if p]
+        if not places:
+            break
+        *parents, last = draw(st.sampled_from(places))
+        holder: Any = body
+        for key in parents:
+            holder = holder[key]
+        if draw(st.booleans()):
+            holder[last] = draw(JUNK)
+        else:
+            del holder[last]
+    return body

@@ -22,6 +22,7 @@ from tests.providers.chat_helpers import (
     PNG,
     WEATHER_TOOL,
     ChatServer,
+    broken_bodies,
     chat_server,
     completion,
     sdk_validate,
@@ -135,9 +136,7 @@ def test_foreign_history_gets_kimi_ids_and_thinking_text_only() -> None:
         ChatMessage(role="tool", tool_call_id="toolu_01M8nJQQMxqpv1VaPYuJKT4j", content="text"),
         ChatMessage(role="assistant", tool_calls=(ToolCall(id="call_abc", name="read_file"),)),
         ChatMessage(role="tool", tool_call_id="call_abc", content="more"),
-        ChatMessage(
-            role="assistant", content=(ThinkingPart(redacted=True, data="opaque", provider="anthropic"),)
-        ),
+        ChatMessage(role="assistant", content=(ThinkingPart(redacted=True, data="opaque", provider="anthropic"),)),
     ]
     messages = kimi.to_request(history, model="kimi-k2.5")["messages"]
     assert [m.get("reasoning_content") for m in messages] == [None, "plan", None, "", None]
@@ -265,6 +264,12 @@ def test_kimi_wording_and_rules_that_depend_on_options() -> None:
     assert kimi.check(body) == []
 
 
+@settings(max_examples=100, deadline=None)
+@given(broken_bodies(PROVIDER))
+def test_check_never_raises(body: dict[str, Any]) -> None:
+    assert all(p.provider == "kimi" for p in kimi.check(body))
+
+
 # ---------------------------------------------------------------------------------------------------- read
 
 
@@ -282,9 +287,7 @@ def test_example_body_reads_and_rewrites_to_itself() -> None:
     assert history[3].tool_name == "shell" and history[3].tool_call_id == "functions.shell:0"
     assert history[5].tool_calls[0].arguments == {"command": "git log -1 -p -- src/app/dates.py"}
     tools = [t["function"] for t in body["tools"]]
-    rewritten = kimi.to_request(
-        history, model=body["model"], tools=tools, thinking=body["thinking"], temperature=1.0
-    )
+    rewritten = kimi.to_request(history, model=body["model"], tools=tools, thinking=body["thinking"], temperature=1.0)
     assert rewritten == body
 
 

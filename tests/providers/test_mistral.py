@@ -30,6 +30,7 @@ from tests.providers.chat_helpers import (
     PNG,
     WEATHER_TOOL,
     ChatServer,
+    broken_bodies,
     chat_server,
     completion,
     sdk_validate,
@@ -265,9 +266,7 @@ FAULTS: list[tuple[str, str, Any, bool]] = [
     (
         "MI11",
         "messages[3].content[0]",
-        lambda b: _msgs(b)[3].update(
-            content=[{"type": "image_url", "image_url": {"url": "https://x/y.png"}}]
-        ),
+        lambda b: _msgs(b)[3].update(content=[{"type": "image_url", "image_url": {"url": "https://x/y.png"}}]),
         True,
     ),
     ("MI12", "messages[0].content", lambda b: _msgs(b)[0].update(content=None), True),
@@ -294,20 +293,22 @@ def test_messages_are_mistral_common_s_own_words() -> None:
     _msgs(body).pop(5)
     _msgs(body)[3]["tool_call_id"] = "bad"
     problems = {p.code: p for p in mistral.check(body)}
-    assert problems["MI5"] == Problem(
-        "MI5", "messages[5].role", "Unexpected role 'user' after role 'tool'", "mistral"
-    )
+    assert problems["MI5"] == Problem("MI5", "messages[5].role", "Unexpected role 'user' after role 'tool'", "mistral")
     assert problems["MI1"].message == "Tool call id was bad but must be a-z, A-Z, 0-9, with a length of 9."
     assert problems["MI4"].message == "Unexpected tool call id bad in tool results"
     with pytest.raises(MistralCommonException, match="Unexpected tool call id bad in tool results"):
         mistral_common_validate(body)
 
 
-@pytest.mark.parametrize(
-    "body", [None, {"messages": {}}, {"messages": [{"role": "developer", "content": "x"}]}]
-)
+@pytest.mark.parametrize("body", [None, {"messages": {}}, {"messages": [{"role": "developer", "content": "x"}]}])
 def test_malformed_bodies_are_reported_not_raised(body: Any) -> None:
     assert {p.code for p in mistral.check(body)} == {"SHAPE"}
+
+
+@settings(max_examples=100, deadline=None)
+@given(broken_bodies(PROVIDER))
+def test_check_never_raises(body: dict[str, Any]) -> None:
+    assert all(p.provider == "mistral" for p in mistral.check(body))
 
 
 # ---------------------------------------------------------------------------------------------------- read
@@ -349,9 +350,7 @@ def test_from_response_reads_thinking_chunks_and_mistral_image_strings() -> None
     raw = completion("magistral-medium-latest", message, 1)
     assert mistral.from_response(raw) == expected
     assert mistral.from_response(ChatCompletion.model_construct(**raw)) == expected
-    read = mistral.from_request(
-        [{"role": "user", "content": [{"type": "image_url", "image_url": "https://x/y.png"}]}]
-    )
+    read = mistral.from_request([{"role": "user", "content": [{"type": "image_url", "image_url": "https://x/y.png"}]}])
     assert read[0].content == (ImagePart(url="https://x/y.png"),)
 
 
@@ -374,15 +373,11 @@ def test_tool_loop_through_the_openai_sdk_with_base_url() -> None:
     with chat_server(server), openai.OpenAI(api_key="m", base_url=server.base_url, max_retries=0) as client:
         history = [ChatMessage(role="user", content="Weather in Paris?")]
         reply = mistral.send(client, history, model="mistral-large-latest", tools=[WEATHER_TOOL])
-        assert reply.tool_calls == (
-            ToolCall(id="Wx0000001", name="get_weather", arguments={"city": "Paris"}),
-        )
+        assert reply.tool_calls == (ToolCall(id="Wx0000001", name="get_weather", arguments={"city": "Paris"}),)
         history += [
             reply,
             ChatMessage(role="tool", tool_call_id="Wx0000001", tool_name="get_weather", content="22C"),
-            ChatMessage(
-                role="user", content="in Celsius please"
-            ),  # user right after tool: a filler goes between
+            ChatMessage(role="user", content="in Celsius please"),  # user right after tool: a filler goes between
         ]
         again = mistral.send(client, history, model="mistral-large-latest", tools=[WEATHER_TOOL])
         history += [again, ChatMessage(role="tool", tool_call_id=again.tool_calls[0].id, content="22C")]
@@ -414,9 +409,7 @@ def test_send_maps_normalized_tool_names_back() -> None:
         return {
             "role": "assistant",
             "content": None,
-            "tool_calls": [
-                {"id": "Wx0000001", "type": "function", "function": {"name": name, "arguments": "{}"}}
-            ],
+            "tool_calls": [{"id": "Wx0000001", "type": "function", "function": {"name": name, "arguments": "{}"}}],
         }
 
     server = ChatServer(PROVIDER, reply, mistral_error)

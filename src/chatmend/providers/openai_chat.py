@@ -162,7 +162,7 @@ class OpenAIChat(Provider):
                     content: Any = message.content if isinstance(message.content, str) else [
                         _image(p) if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
                         for p in message.content if not isinstance(p, ThinkingPart)
-                    ]
+                    ] or ""  # thinking only: nothing of it can be sent
                     self._emit(out, {"role": "user", "content": content})
                 else:
                     self._emit(out, {"role": "system", "content": text})
