@@ -964,3 +964,22 @@ def test_broken_bodies_never_crash_check_or_from_request(mutations: list[tuple[i
         ge.from_request(body)
     except ReadError as exc:
         assert exc.provider == "gemini"
+
+
+def test_options_split_into_generation_config_and_top_level_fields() -> None:
+    body = ge.to_request(
+        [ChatMessage(role="user", content="hi")], model=FLASH, temperature=0.5, topK=3,
+        generation_config={"seed": 7}, thinking_config={"thinkingBudget": 0},
+        safety_settings=[{"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_NONE"}],
+        cached_content="cachedContents/abc",
+    )
+    generation = {"temperature": 0.5, "topK": 3, "seed": 7, "thinkingConfig": {"thinkingBudget": 0}}
+    assert body["generationConfig"] == generation
+    assert body["safetySettings"][0]["threshold"] == "BLOCK_NONE"
+    assert body["cachedContent"] == "cachedContents/abc"
+    assert PROVIDER.sdk_arguments(body, model=FLASH) == {
+        "model": FLASH,
+        "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+        "config": {**generation, "safetySettings": body["safetySettings"], "cachedContent": "cachedContents/abc"},
+    }
+    types.GenerateContentConfig.model_validate(PROVIDER.sdk_arguments(body, model=FLASH)["config"])
