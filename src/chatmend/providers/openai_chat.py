@@ -1,8 +1,17 @@
 """OpenAI Chat Completions (`POST /v1/chat/completions`): write, read, check and send.
 
 Rules are those of `shared/notes/provider-rules.md` §1 (ids OC1-OC7). Kimi and Mistral speak the same shape
-and subclass `OpenAIChat`, overriding the hooks marked below (`_id_assigner`, `_emit`, `_on_assistant`,
-`_finish`, `_check_messages`).
+and subclass `OpenAIChat`: they set the class flags and override hooks (writing: `_id_assigner`, `_wire_name`,
+`_emit`, `_on_assistant`, `_finish`; checking: `_check_shape`, `_check_messages`, `_check_assistant`,
+`_check_images`).
+
+Choices where the wire has no place for something:
+- a tool result's images go in a user message right after the run of tool messages (OC7), after a line
+  naming the result (`Images from tool result <id>:`); an assistant's or system message's images likewise;
+- `is_error` becomes `ERROR_PREFIX` at the start of the result's text (there is no error flag);
+- thinking is not sent (no field for it), except by Kimi as `reasoning_content`; an assistant message left
+  with nothing to send (thinking only) is left out;
+- a system message stays a system message where it stands; the `system` option adds one first.
 """
 
 from __future__ import annotations
@@ -32,7 +41,10 @@ __all__ = [
     "ERROR_PREFIX",
     "PROVIDER",
     "SHAPE",
+    "TEXTS",
+    "IdAssigner",
     "OpenAIChat",
+    "WireMessage",
     "check",
     "from_request",
     "from_response",
@@ -221,12 +233,12 @@ class OpenAIChat(Provider):
         if not calls and not text:
             return  # thinking only: Chat Completions has no field for it (KI3: empty is rejected)
         wire: WireMessage = {"role": "assistant", "content": text or None}
-        if self.reasoning_provider is not None and not isinstance(content, str):
-            thinking = _thinking_text(content)
+        if self.reasoning_provider is not None:
+            # Any provider's thinking goes back as its text only (signatures are valid only where made).
+            thinking = "" if isinstance(content, str) else _thinking_text(content)
             if thinking or calls:
-                wire["reasoning_content"] = thinking  # KI2: every tool-call message carries it
-        elif self.reasoning_provider is not None and calls:
-            wire["reasoning_content"] = ""  # KI2: history from elsewhere has no thinking to give back
+                # KI2: every tool-call message carries it, "" when the history has no thinking to give back
+                wire["reasoning_content"] = thinking
         if calls:
             wire_calls = []
             for call in calls:
