@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import sys
+import textwrap
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TextIO
 
@@ -78,6 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
+    """The argument parser: one subcommand a verb, each with its own help."""
     parser = argparse.ArgumentParser(
         prog="chatmend",
         description="Make a saved tool-calling chat session valid to send again.",
@@ -90,7 +92,7 @@ def _parser() -> argparse.ArgumentParser:
     targets = ["chatmend", *PROVIDER_FORMATS]
 
     def command(name: str, help: str, description: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help, description=description, epilog=_EPILOG,
+        p = sub.add_parser(name, help=help, description=textwrap.fill(description, 100), epilog=_EPILOG,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         p.add_argument("file", metavar="FILE", help="the session file, or - for stdin")
         p.add_argument("--from", dest="fmt", metavar="FORMAT", default="auto", choices=formats,
@@ -141,6 +143,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _read_only_option(parser: argparse.ArgumentParser) -> None:
+    """`--read-only`, shared by the commands that repair."""
     parser.add_argument("--read-only", metavar="NAME,NAME", action="append", default=[],
                         help="tools that only read: an interrupted call to one is safe to run again")
 
@@ -265,6 +268,7 @@ def _report(session: Session, result: RepairResult, file: str) -> dict[str, Any]
 
 
 def _plural(count: int, one: str, many: str) -> str:
+    """`1 call`, `2 calls`."""
     return f"{count} {one if count == 1 else many}"
 
 
@@ -312,6 +316,7 @@ def report_lines(report: dict[str, Any]) -> list[str]:
 
 
 def _print_report(report: dict[str, Any], style: str, out: TextIO) -> None:
+    """The report as text lines or one JSON object."""
     if style == "json":
         out.write(json.dumps(report, ensure_ascii=False) + "\n")
     else:
@@ -345,6 +350,7 @@ def _convert(args: argparse.Namespace) -> int:
 
 
 def _print_report_lines(lines: list[str]) -> None:
+    """Lines of a report on stderr (stdout holds the body)."""
     for line in lines:
         sys.stderr.write(line + "\n")
     sys.stderr.flush()
@@ -445,15 +451,18 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _paint(text: str, key: str, color: bool) -> str:
+    """Text in an ANSI color, or as it is when colors are off."""
     return f"\x1b[{_COLORS[key]}m{text}\x1b[0m" if color else text
 
 
 def _one_line(text: str, width: int) -> str:
+    """Text on one line, cut to `width` with an ellipsis."""
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: max(width - 1, 1)] + "…"
 
 
 def _summary(content: str | tuple[Any, ...]) -> str:
+    """A content as short text: images and thinking as brackets."""
     if isinstance(content, str):
         return content
     bits = []
@@ -489,6 +498,7 @@ def _pair_results(messages: Sequence[ChatMessage]) -> dict[tuple[int, int], int]
 
 
 def _is_placeholder(message: ChatMessage) -> bool:
+    """Spec rule 1: an assistant message with only whitespace text (it ends no span)."""
     return not _summary(message.content).strip() and all(
         getattr(p, "type", "") == "text" for p in message.content if not isinstance(message.content, str))
 
@@ -546,9 +556,11 @@ def timeline(session: Session, name: str, *, color: bool, width: int) -> list[st
 
 
 def _display(file: str) -> str:
+    """The name of the input in messages (`<stdin>` for `-`)."""
     return "<stdin>" if file == "-" else file
 
 
 def _error(text: str) -> None:
+    """A usage or write error on stderr."""
     sys.stderr.write(f"chatmend: error: {text}\n")
     sys.stderr.flush()

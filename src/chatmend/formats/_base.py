@@ -49,6 +49,7 @@ def detect(lines: Iterable[str]) -> str:
 
 
 def _first_json(line: str) -> object:
+    """The line as JSON, or a marker when it is not a whole JSON value."""
     try:
         return json.loads(line)
     except ValueError:
@@ -127,6 +128,7 @@ def parse_records(lines: Iterable[str], *, what: str) -> tuple[list[Any], list[i
 
 
 def _body_locations(body: Mapping[str, Any], key: str) -> list[str]:
+    """`messages[0]`, `messages[1]`... for the items of a body's list."""
     items = body.get(key)
     return [f"{key}[{i}]" for i in range(len(items))] if isinstance(items, list) else []
 
@@ -178,5 +180,6 @@ def _read_neutral_list(value: object, *, indent: bool) -> Session:
 
 
 def _not_message(item: object, index: int) -> ChatMessage:
+    """Raise the error for a list item that is not a JSON object."""
     raise HistoryError(f"expected a message (a JSON object with a 'role'), got {type(item).__name__}",
                        index=index)

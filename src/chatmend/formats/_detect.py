@@ -52,6 +52,7 @@ def model_family(model: object) -> str | None:
 
 
 def _unsure(what: str, candidates: Sequence[str]) -> InputError:
+    """The error that says detection is unsure and which `--from` to give."""
     options = " or ".join(f"--from {c}" for c in candidates)
     return InputError(f"cannot tell the format: {what}; say which with {options}")
 
@@ -125,6 +126,7 @@ def _classify_items(items: Sequence[Any], *, allow_neutral: bool, plain: str) ->
 
 
 def _part_types(message: Mapping[str, Any]) -> set[str]:
+    """The `type` of each part of a message's content."""
     content = message.get("content")
     if not isinstance(content, list):
         return set()

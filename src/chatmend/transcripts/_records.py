@@ -239,6 +239,7 @@ class TranscriptFormat(ABC):
 
 
 def _untag(message: ChatMessage) -> ChatMessage:
+    """The message without the source tag put on it for the repair."""
     data = message.provider_data
     if not data or _TAG not in data:
         return message

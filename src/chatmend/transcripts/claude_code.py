@@ -40,6 +40,7 @@ def _blocks(content: object) -> list[Any]:
 
 
 def _image(block: Mapping[str, Any]) -> ImagePart | None:
+    """An image block as an ImagePart (base64 or URL source)."""
     source = block.get("source")
     if not isinstance(source, Mapping):
         return None
@@ -68,6 +69,7 @@ def _parts(blocks: list[Any]) -> tuple[Part, ...]:
 
 
 def _content(parts: tuple[Part, ...]) -> str | tuple[Part, ...]:
+    """Parts as neutral content: one text (or none) as a plain string."""
     if all(isinstance(p, TextPart) for p in parts) and len(parts) <= 1:
         return parts[0].text if parts and isinstance(parts[0], TextPart) else ""
     return parts
@@ -87,6 +89,7 @@ class ClaudeCode(TranscriptFormat):
         self._flush()
 
     def _read(self, k: int, record: Record) -> None:
+        """Read one record: main-chain user and assistant messages only."""
         data = record.data
         message = data.get("message")
         if data.get("isSidechain") or data.get("type") not in ("user", "assistant") or not isinstance(
@@ -104,6 +107,7 @@ class ClaudeCode(TranscriptFormat):
 
     def _read_assistant(self, k: int, record: Record, message_id: object) -> None:
         # Claude Code writes each block of one reply as its own record, all with the reply's message.id.
+        """Add a record's blocks to the reply it belongs to."""
         if self._assistant is None or message_id is None or self._assistant[0] != message_id:
             self._flush()
             self._assistant = (message_id, [], [], [])
@@ -130,6 +134,7 @@ class ClaudeCode(TranscriptFormat):
                 calls.append(ToolCall(id=call_id, name=name, arguments=block.get("input") or {}))
 
     def _flush(self) -> None:
+        """Emit the reply being read, if any."""
         if self._assistant is None:
             return
         _, parts, calls, origins = self._assistant
@@ -140,6 +145,7 @@ class ClaudeCode(TranscriptFormat):
         self.add(ChatMessage(role="assistant", content=content, tool_calls=tuple(calls)), origins)
 
     def _read_user(self, k: int, record: Record) -> None:
+        """A user record: each tool_result a tool message, other blocks user messages."""
         group: list[int] = []
 
         def close_group() -> None:

@@ -35,6 +35,7 @@ def read(lines: Iterable[str]) -> Session:
 
 
 def _image(url: str) -> ImagePart:
+    """An `input_image` URL as an ImagePart (inline when a base64 data URL)."""
     if url.startswith("data:") and ";base64," in url:
         head, data = url[5:].split(";base64,", 1)
         return ImagePart(media_type=head or "image/png", data=data)
@@ -82,6 +83,7 @@ class Codex(TranscriptFormat):
         self._flush()
 
     def _read(self, k: int, record: Record) -> None:
+        """Read one record: messages, calls and outputs; everything else is kept unread."""
         data = record.data
         payload = data.get("payload")
         if data.get("type") == "turn_context" and isinstance(payload, Mapping) \
@@ -125,6 +127,7 @@ class Codex(TranscriptFormat):
                                  is_error=failed, content=content), [(k, 0)])
 
     def _flush(self) -> None:
+        """Emit the reply being read, if any."""
         if self._assistant is None:
             return
         parts, calls, origins = self._assistant
