@@ -983,3 +983,59 @@ def test_options_split_into_generation_config_and_top_level_fields() -> None:
         "config": {**generation, "safetySettings": body["safetySettings"], "cachedContent": "cachedContents/abc"},
     }
     types.GenerateContentConfig.model_validate(PROVIDER.sdk_arguments(body, model=FLASH)["config"])
+
+
+signatures = st.one_of(st.none(), st.binary(min_size=1, max_size=24).map(lambda b: base64.b64encode(b).decode()))
+reply_texts = st.text(min_size=1, max_size=8).filter(lambda t: t != BRIDGE_TEXT)
+
+
+@st.composite
+def gemini_replies(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """The parts of a Gemini reply: thoughts and texts (signed or not), then calls (signed or not, ids or not)."""
+    parts: list[dict[str, Any]] = []
+    for _ in range(draw(st.integers(0, 3))):
+        part: dict[str, Any] = {"text": draw(reply_texts)}
+        if draw(st.booleans()):
+            part["thought"] = True
+        signature = draw(signatures)
+        if signature:
+            part["thoughtSignature"] = signature
+        parts.append(part)
+    for n in range(draw(st.integers(0 if parts else 1, 3))):
+        call: dict[str, Any] = {"name": draw(st.sampled_from(["search", "read_file"])),
+                                "args": draw(st.dictionaries(st.sampled_from(["q", "n"]), st.integers(0, 9)))}
+        if draw(st.booleans()):
+            call = {"id": f"call_{n}", **call}  # Gemini restarts ids every reply
+        part = {"functionCall": call}
+        signature = draw(signatures)
+        if signature:
+            part["thoughtSignature"] = signature
+        parts.append(part)
+    return parts
+
+
+@_SETTINGS
+@given(st.lists(gemini_replies(), min_size=1, max_size=3))
+def test_every_signature_goes_back_on_its_own_part(replies: list[list[dict[str, Any]]]) -> None:
+    history = [ChatMessage(role="user", content="go")]
+    for parts in replies:
+        reply = ge.from_response({"candidates": [{"content": {"role": "model", "parts": parts}}]})
+        history = _tool_loop(reply, history)
+    body = ge.to_request(history, model=FLASH)
+    assert ge.check(body) == []
+    sent = [c["parts"] for c in body["contents"] if c["role"] == "model"]
+    assert len(sent) == len(replies)
+    for original, wire in zip(replies, sent):
+        assert len(wire) == len(original)
+        for was, now in zip(original, wire):
+            assert now.get("thoughtSignature") == was.get("thoughtSignature")  # GE4: byte for byte
+            assert now.get("text") == was.get("text") and now.get("thought") == was.get("thought")
+            if "functionCall" in was:
+                assert now["functionCall"]["name"] == was["functionCall"]["name"]
+                assert now["functionCall"]["args"] == was["functionCall"]["args"]
+    # Ids are unique on the wire although Gemini restarted them every reply.
+    ids = [p["functionCall"]["id"] for parts in sent for p in parts if "functionCall" in p]
+    assert len(set(ids)) == len(ids)
+    # Gemini 3: each step's first call carries a signature, its own whenever it had one.
+    pro = ge.to_request(history, model=PRO3)
+    assert ge.check(pro, model=PRO3) == []

@@ -87,6 +87,7 @@ _NAME = "gemini"
 _GC_PAUSE_FROM = 2_000  # messages
 _IMAGES_LABEL = re.compile(re.escape(IMAGES_LABEL).replace(re.escape("{id}"), "(.+)"))
 _AUTO = "auto"
+_GEMINI_VERSION = re.compile(r"gemini-(\d+)")
 # fmt: off
 _DATA_FIELDS = ("text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode",
                 "codeExecutionResult", "toolCall", "toolResponse")
@@ -144,8 +145,9 @@ def is_base64(text: object) -> bool:
 
 
 def is_gemini3(model: str | None) -> bool:
-    """True for Gemini 3 models: they enforce thought signatures (GE4) and take images in responses."""
-    return bool(model) and str(model).rsplit("/", 1)[-1].startswith("gemini-3")
+    """True for Gemini 3 and later: they enforce thought signatures (GE4) and take images in responses."""
+    found = _GEMINI_VERSION.match(str(model or "").rsplit("/", 1)[-1])
+    return found is not None and int(found.group(1)) >= 3
 
 
 # ---------------------------------------------------------------------------------------------------------
