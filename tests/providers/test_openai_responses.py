@@ -32,7 +32,7 @@ from pydantic import ConfigDict, TypeAdapter
 from chatmend import ChatMessage, ImagePart, ReadError, TextPart, ThinkingPart, ToolCall
 from chatmend.exceptions import Problem
 from chatmend.providers import openai_responses as orr
-from chatmend.providers.base import repaired
+from chatmend.providers.base import arguments_json, repaired
 from chatmend.providers.openai_responses import ERROR_MARK, PROVIDER
 from chatmend.repair import is_placeholder
 from tests.strategies import IDS, NAMES, messy_histories, texts
@@ -338,6 +338,22 @@ def test_long_ids_fit_64_characters_and_never_collide() -> None:
     outputs = [i["call_id"] for i in body["input"] if i.get("type") == "function_call_output"]
     assert outputs == wire
     assert orr.check(body) == []
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=4))
+def test_arguments_are_the_bytes_of_arguments_json(arguments: dict[str, Any]) -> None:
+    call = ToolCall(id="c", name="s", arguments=arguments)
+    body = orr.to_request([ChatMessage(role="assistant", tool_calls=(call,))], model="m")
+    assert body["input"][0]["arguments"] == arguments_json(call)
+    assert json.loads(body["input"][0]["arguments"]) == arguments
 
 
 def test_system_prompt_placement() -> None:

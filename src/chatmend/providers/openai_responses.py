@@ -88,11 +88,36 @@ def _call_id(tool_id: str, attempt: int) -> str:
 
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_STRING = json.encoder.encode_basestring  # the C escaper json.dumps(ensure_ascii=False) uses
+
+
+def _flat_json(arguments: dict[str, Any]) -> str | None:
+    """The JSON of a flat object of strings, ints, booleans and nulls (twice as fast), else None."""
+    out = []
+    for key, value in arguments.items():
+        kind = type(value)
+        if kind is str:
+            text = _STRING(value)
+        elif kind is int:
+            text = int.__repr__(value)
+        elif kind is bool:
+            text = "true" if value else "false"
+        elif value is None:
+            text = "null"
+        else:
+            return None
+        if type(key) is not str:
+            return None
+        out.append(f"{_STRING(key)}:{text}")
+    return "{" + ",".join(out) + "}"
 
 
 def _arguments(arguments: dict[str, Any] | str) -> str:
-    """The arguments as a JSON string; text that was not valid JSON goes verbatim (as `arguments_json`)."""
-    return arguments if isinstance(arguments, str) else _ENCODE(arguments)
+    """The arguments as JSON text, the bytes of `arguments_json`; text that was not JSON goes verbatim."""
+    if isinstance(arguments, str):
+        return arguments
+    flat = _flat_json(arguments)
+    return flat if flat is not None else _ENCODE(arguments)
 
 
 def _own(provider_data: Mapping[str, Any] | None) -> Mapping[str, Any]:
