@@ -170,12 +170,20 @@ def test_kimi_ids_repeating_every_reply() -> None:
     ]
     messages = body_of(history)["messages"]
     assert [b["id"] for m in messages if m["role"] == "assistant" for b in m["content"]] == [
-        "functions_search_0_85c5207c10",  # AN5: `.` and `:` replaced, a digest keeps it distinct
-        "functions_search_0_1_5d0d95c61c",  # the repeat became functions.search:0_1 in repair
-        "functions_read_file_1_92a89ddf6b",
+        "functions_search_0",  # AN5: `.` and `:` become `_`
+        "functions_search_0_1",  # the repeat became functions.search:0_1 in repair
+        "functions_read_file_1",
     ]
-    assert [b["tool_use_id"] for b in messages[4]["content"]] == [
-        "functions_search_0_1_5d0d95c61c", "functions_read_file_1_92a89ddf6b"]
+    assert [b["tool_use_id"] for b in messages[4]["content"]] == ["functions_search_0_1", "functions_read_file_1"]
+
+
+def test_ids_that_would_collide_after_replacement_stay_distinct() -> None:
+    history = [user("go"), assistant("", call("a.b", "search"), call("a_b", "search"), call("a:b", "search")),
+               tool("a.b", "1"), tool("a_b", "2"), tool("a:b", "3")]
+    messages = body_of(history)["messages"]
+    ids = [b["id"] for b in messages[1]["content"]]
+    assert ids == ["a_b", "a_b_759eb6bcd5", "a_b_c3bd00e7e8"]  # first seen keeps the plain form
+    assert [b["tool_use_id"] for b in messages[2]["content"]] == ids
 
 
 def test_ids_longer_than_64_are_shortened_without_collisions() -> None:

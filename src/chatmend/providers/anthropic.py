@@ -18,14 +18,16 @@ Choices where the wire has no place for something:
 
 from __future__ import annotations
 
+import gc
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
-from chatmend.ids import IdMap, pattern_id_maker
+from chatmend.ids import IdMap, digest
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.base import (
     HistoryInput,
@@ -65,6 +67,8 @@ ID_MAX_LENGTH = 64
 MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 _MEDIA_ALIASES = {"image/jpg": "image/jpeg"}
 _ID = re.compile(r"[a-zA-Z0-9_-]+")  # AN5
+_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
+_ASCII_UNSAFE = str.maketrans({chr(c): "_" for c in range(128) if not (chr(c).isalnum() or chr(c) in "_-")})
 _TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")  # AN8
 _THINKING = ("thinking", "redacted_thinking")
 _THINKING_OPEN, _THINKING_CLOSE = "<thinking>\n", "\n</thinking>"
@@ -172,6 +176,26 @@ def _input(arguments: dict[str, Any] | str) -> dict[str, Any]:
     return {} if _blank(arguments) else {RAW_ARGUMENTS: arguments}
 
 
+def _wire_id(tool_id: str, attempt: int) -> str:
+    """An IdMap `make` for AN5: a valid id as it is, others with `_` for each other character, cut to 64.
+
+    IdMap asks again (attempt > 0) when that id is taken; then a digest of the id tells them apart. The
+    common case costs one regular expression, no hashing.
+    """
+    if attempt == 0:
+        if len(tool_id) <= ID_MAX_LENGTH and _ID.fullmatch(tool_id):
+            return tool_id
+        return _sanitized(tool_id)[:ID_MAX_LENGTH] or "call"
+    stem = _sanitized(tool_id)[: ID_MAX_LENGTH - 11] or "call"
+    return f"{stem}_{digest(f'{tool_id}#{attempt}', 10)}"
+
+
+def _sanitized(tool_id: str) -> str:
+    """Every character outside [a-zA-Z0-9_-] replaced by `_` (a table for ASCII, a regex for the rest)."""
+    safe = tool_id.translate(_ASCII_UNSAFE)
+    return safe if safe.isascii() else _UNSAFE.sub("_", safe)
+
+
 def _produces(message: ChatMessage) -> bool:
     """True when a user, system or tool message puts at least one block on the wire."""
     if message.role == "tool":
@@ -190,7 +214,7 @@ class _Writer:
     def __init__(self, history: list[ChatMessage], thinking_on: bool) -> None:
         self.history = history
         self.thinking_on = thinking_on
-        self.ids = IdMap(pattern_id_maker(ID_MAX_LENGTH))  # AN5: ^[a-zA-Z0-9_-]+$, at most 64
+        self.ids = IdMap(_wire_id)  # AN5: ^[a-zA-Z0-9_-]+$, at most 64
         self.out: list[WireMessage] = []
         self.in_run = False
         """True when the last wire message is an assistant one: the next assistant message merges into it."""
@@ -268,8 +292,8 @@ class _Writer:
         blocks: list[Block] = []
         has_thinking = False
         if isinstance(content, str):
-            if not _blank(content):
-                blocks.append(_text(content))
+            if content and not content.isspace():
+                blocks.append({"type": "text", "text": content})
         else:
             for part in content:
                 if isinstance(part, TextPart):
@@ -288,9 +312,10 @@ class _Writer:
             blocks = self.place_thinking(blocks, i, bool(calls), bool(images))
         if calls:
             ids = self.ids
-            # AN4: nothing follows the tool_use blocks in the turn.
-            blocks.extend({"type": "tool_use", "id": ids(c.id), "name": c.name, "input": _input(c.arguments)}
-                          for c in calls)
+            for c in calls:  # AN4: nothing follows the tool_use blocks in the turn.
+                arguments = c.arguments
+                blocks.append({"type": "tool_use", "id": ids(c.id), "name": c.name,
+                               "input": arguments if type(arguments) is dict else _input(arguments)})
         if blocks:
             plain = isinstance(content, str) and not calls
             self.out.append({"role": "assistant", "content": content if plain else blocks})
@@ -342,9 +367,10 @@ class _Writer:
         history = self.history
         stop = min(stop, len(history))
         blocks: list[Block] = []
+        result = self.result
         k = start
         while k < stop and history[k].role == "tool":
-            blocks.append(self.result(history[k]))
+            blocks.append(result(history[k]))
             k += 1
         if blocks:
             self.emit_user(blocks)  # AN1, AN3: the results open the next user turn
@@ -355,7 +381,7 @@ class _Writer:
         block: Block = {"type": "tool_result", "tool_use_id": self.ids(message.tool_call_id or "")}
         content = message.content
         if isinstance(content, str):
-            if not _blank(content):  # AN9: a blank result is sent without content
+            if content and not content.isspace():  # AN9: a blank result is sent without content
                 block["content"] = content
         else:
             blocks = _content_blocks(content)
@@ -380,6 +406,22 @@ def _final_turn_lacks_thinking(out: list[WireMessage]) -> bool:
         k -= 1
     first = out[k]["content"]
     return isinstance(first, str) or first[0]["type"] not in _THINKING
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a body is built: its many new dicts hold no cycles.
+
+    Without this, collections triggered by the allocations cost as much as the encoding itself.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _thinking_enabled(options: Mapping[str, Any]) -> bool:
@@ -415,7 +457,7 @@ class Anthropic(Provider):
         `max_tokens` defaults to DEFAULT_MAX_TOKENS (above the thinking budget when one is given); other
         options (`thinking`, `temperature`, `tool_choice`, ...) go into the body as they are.
         """
-        with error_context(provider=self.name):
+        with error_context(provider=self.name), _gc_paused():
             messages = repaired(history, is_read_only)
             thinking_on = _thinking_enabled(options)
             writer = _Writer(messages, thinking_on)
