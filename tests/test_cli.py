@@ -6,13 +6,16 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 import chatmend
 from chatmend import dumps, loads, repair_history
 from chatmend.cli import main
+from tests.strategies import messy_histories
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -536,3 +539,24 @@ def test_text_report_names_a_few_and_counts_the_rest(capsys: pytest.CaptureFixtu
     assert renamed.endswith("functions.f:0 -> functions.f:0_8 (line 17) and 3 more")
     code, _, err = call(capsys, "repair", str(path), "--report", "json")
     assert len(json.loads(err)["renamed"]) == 11
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(messy_histories())
+def test_repair_of_any_neutral_file_is_repair_history(
+    capsys: pytest.CaptureFixture[str], history: list[chatmend.ChatMessage]
+) -> None:
+    if not history:
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "h.jsonl"
+        path.write_text(dumps(history), encoding="utf-8")
+        code, out, err = call(capsys, "repair", str(path), "--report", "json")
+    result = repair_history(history)
+    assert code == 0
+    assert out == dumps(result.messages)
+    report = json.loads(err)
+    assert report["changed"] == result.changed
+    assert [c["id"] for c in report["interrupted"]] == [c.id for c in result.interrupted]
+    assert len(report["renamed"]) == len(result.renamed)
+    assert [m["at"] for m in report["moved"]] == [f"line {i + 1}" for i in result.moved]

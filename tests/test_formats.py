@@ -7,9 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+import chatmend.providers
+from chatmend import ChatMessage, dumps, repair_history
 from chatmend.formats import FORMATS, InputError, Progress, read, read_lines
 from chatmend.formats._io import atomic_write
+from tests.strategies import messy_histories
 
 ROOT = Path(__file__).resolve().parent.parent
 SESSIONS = ROOT / "examples" / "sessions"
@@ -260,3 +265,34 @@ def test_a_large_neutral_file_streams(tmp_path: Path) -> None:
     for chunk in chunks:
         out.write(chunk)
     assert out.getvalue().count("\n") == 40_000
+
+
+MODELS = {
+    "openai_chat": "gpt-4.1",
+    "kimi": "kimi-k2-0905-preview",
+    "mistral": "mistral-large-latest",
+    "anthropic": "claude-sonnet-4-5",
+    "openai_responses": "gpt-5",
+    "gemini": "gemini-2.5-flash",
+}
+
+
+@settings(max_examples=40, deadline=None)
+@given(messy_histories(), st.sampled_from(sorted(MODELS)))
+def test_every_adapters_body_is_detected_as_its_provider(history: list[ChatMessage], provider: str) -> None:
+    if not repair_history(history).messages:
+        return
+    body = chatmend.providers.get(provider).to_request(history, model=MODELS[provider])
+    session = read_lines(lines(json.dumps(body)), "auto")
+    assert session.format == provider
+    assert session.messages
+
+
+@settings(max_examples=60, deadline=None)
+@given(messy_histories())
+def test_neutral_json_lines_are_detected_as_neutral(history: list[ChatMessage]) -> None:
+    if not history:
+        return
+    session = read_lines(lines(dumps(history)), "auto")
+    assert session.format == "chatmend"
+    assert session.messages == history

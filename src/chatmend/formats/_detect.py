@@ -192,8 +192,8 @@ def _classify_messages(
     if "chat" in signs and plain == "chatmend" and "openai" not in signs:
         return plain  # tool and system roles read the same in the neutral form
     if signs & {"openai", "chat"} or family in ("openai_chat", "kimi", "mistral"):
-        if family in ("kimi", "mistral"):
-            return family
+        if family in ("openai_chat", "kimi", "mistral"):
+            return family  # the body names its model: that decides between the OpenAI Chat shapes
         if ids and all(KIMI_ID.fullmatch(i) for i in ids):
             return "kimi"
         return "openai_chat"
