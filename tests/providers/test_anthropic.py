@@ -737,3 +737,36 @@ def test_registry_and_module_aliases() -> None:
     assert providers.get("anthropic") is adapter.PROVIDER
     assert adapter.check == adapter.PROVIDER.check
     assert adapter.PROVIDER.images_in_tool_results and not adapter.PROVIDER.arguments_as_string
+
+
+def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Every path into a JSON value."""
+    yield prefix
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _paths(value, (*prefix, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _paths(value, (*prefix, index))
+
+
+_BODY_PATHS = [p for p in _paths(json.loads(EXAMPLE.read_text())) if p]
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
+                                                                                  max_size=3), max_leaves=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_BODY_PATHS), _JSON), min_size=1, max_size=3))
+def test_check_never_raises_on_any_corruption(edits: list[tuple[tuple[Any, ...], Any]]) -> None:
+    body = _valid_body()
+    for path, value in edits:
+        node: Any = body
+        try:
+            for key in path[:-1]:
+                node = node[key]
+            node[path[-1]] = value
+        except (KeyError, IndexError, TypeError):
+            continue
+    problems = adapter.check(body)
+    assert all(p.code and p.message for p in problems)

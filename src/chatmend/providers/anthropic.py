@@ -861,7 +861,8 @@ class _Checker:
         kind = source.get("type") if isinstance(source, Mapping) else None
         if kind == "base64":
             assert isinstance(source, Mapping)
-            if source.get("media_type") not in MEDIA_TYPES:
+            media_type = source.get("media_type")
+            if not isinstance(media_type, str) or media_type not in MEDIA_TYPES:
                 self.add(SHAPE, f"{path}.source.media_type",
                          f"{path}.source.base64.media_type: Input should be 'image/jpeg', 'image/png', "
                          f"'image/gif' or 'image/webp'")
@@ -931,18 +932,20 @@ class _Checker:
         uses = [b.get("id") for _, _, b in turn.blocks if b["type"] == "tool_use"]
         if not uses:
             return
-        results: set[Any] = set()
+        results: set[str] = set()
         if following is not None and following.role == "user":
-            results = {b.get("tool_use_id") for _, _, b in following.blocks if b["type"] == "tool_result"}
-        missing = [str(u) for u in uses if u not in results]
+            results = {b["tool_use_id"] for _, _, b in following.blocks
+                       if b["type"] == "tool_result" and isinstance(b.get("tool_use_id"), str)}
+        missing = [str(u) for u in uses if not isinstance(u, str) or u not in results]
         if missing:
             n = following.first if following is not None else turn.last
             self.rule("AN1", f"messages[{n}]", n=n, ids=", ".join(missing))
 
     def user(self, turn: _Turn, previous: _Turn | None) -> None:
         """AN2, AN3, AN7 and block shapes of a user turn."""
-        uses = {b.get("id") for _, _, b in previous.blocks if b["type"] == "tool_use"} if previous else set()
-        answered: set[Any] = set()
+        uses = {b["id"] for _, _, b in previous.blocks
+                if b["type"] == "tool_use" and isinstance(b.get("id"), str)} if previous else set()
+        answered: set[str] = set()
         leading = True
         for n, m, block in turn.blocks:
             kind = block["type"]
@@ -958,6 +961,10 @@ class _Checker:
                                           f"`user` message")
                 continue
             use_id = block.get("tool_use_id")
+            if not isinstance(use_id, str):
+                self.add(SHAPE, f"{path}.tool_use_id",
+                         f"messages.{n}.content.{m}.tool_result.tool_use_id: Input should be a valid string")
+                continue
             if use_id not in uses:
                 self.rule("AN2", path, n=n, m=m, id=use_id)
             elif use_id in answered:
