@@ -237,7 +237,9 @@ FIRST_PROBLEM = {
     "a-z, A-Z, 0-9, with a length of 9.",
     "openai_chat_body.json": "messages[2].role: OC1: An assistant message with 'tool_calls' must be followed by "
     "tool messages",
-    "openai_chat_messages.jsonl": "messages[1].role: OC1: ",
+    "openai_chat_messages.jsonl": "messages[1].role: OC1: An assistant message with 'tool_calls' must be followed "
+    "by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response "
+    "messages: call_s2 (line 2)",
     "openai_responses_input.json": "input[1]: OR2: No tool call found for function call output with call_id "
     "call_ci_7.",
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -365,7 +366,8 @@ def _check(args: argparse.Namespace) -> int:
     provider = args.provider or session.provider
     lines: list[str] = []
     if provider is not None and provider == session.provider and session.body is not None:
-        lines = [f"{p.path}: {p.code}: {p.message}" for p in adapter(provider).check(session.body)]
+        lines = [f"{p.path}: {p.code}: {p.message}{_item_line(session, p.path)}"
+                 for p in adapter(provider).check(session.body)]
     else:
         lines = neutral_problems(session)
         if provider is not None:
@@ -386,6 +388,17 @@ def _check(args: argparse.Namespace) -> int:
         return PROBLEMS
     sys.stderr.write(f"{_display(args.file)}: no problems ({rules})\n")
     return OK
+
+
+_ITEM = re.compile(r"^[a-z]+\[(\d+)\]")
+
+
+def _item_line(session: Session, path: str) -> str:
+    """` (line N)` for a problem in JSON Lines of a body's list, naming the line of its item."""
+    match = _ITEM.match(path)
+    if not match or not session.item_lines or int(match.group(1)) >= len(session.item_lines):
+        return ""
+    return f" (line {session.item_lines[int(match.group(1))]})"
 
 
 def call_positions(messages: Sequence[ChatMessage], result: RepairResult) -> dict[str, tuple[int, int]]:

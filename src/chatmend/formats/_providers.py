@@ -90,6 +90,7 @@ def read_provider(
         provider=fmt,
         body=body_for_check(fmt, value),
         model=model if isinstance(model, str) else None,
+        item_lines=[int(w[5:]) for w in locations] if shape == "jsonl" else [],
     )
 
 

@@ -32,6 +32,8 @@ class Session:
     """The saved request body as read (for `check`), when the file is one."""
     model: str | None = None
     """The model the file names, if any."""
+    item_lines: list[int] = field(default_factory=list)
+    """For JSON Lines of a body's list: the line of each item (so `messages[3]` can say `line 7`)."""
     repair: Callable[[IsReadOnly | None], tuple[RepairResult, Iterator[str]]] | None = field(default=None)
     """Repair and write back in one step (formats that must trace each message to its source record)."""
 
