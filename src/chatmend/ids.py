@@ -40,37 +40,53 @@ class FinalIds:
     """Allocates the spec's final ids in history order (rule 5): `call_{m}_{c}` for empty, `{id}_{k}` for repeats.
 
     The smallest free k for a base only grows (ids are never released), so each base remembers where its
-    last search ended: a base repeated n times costs O(n) in all, not O(n²).
+    last search ended: a base repeated n times costs O(n) in all, not O(n²). `used` is a dict (insertion
+    ordered) rather than a set so that `rollback` can forget the latest ids in O(their number).
     """
 
-    __slots__ = ("_next_k", "used")
+    __slots__ = ("_journal", "_next_k", "used")
 
     def __init__(self) -> None:
-        self.used: set[str] = set()
+        self.used: dict[str, None] = {}
         self._next_k: dict[str, int] = {}
+        self._journal: list[tuple[str, int | None]] | None = None
 
     def allocate(self, raw_id: str, message_index: int, call_index: int) -> str:
         """The final id of the next call in history order, and mark it used."""
         used = self.used
         base = raw_id or f"call_{message_index}_{call_index}"
         if base not in used:
-            used.add(base)
+            used[base] = None
             return base
-        k = self._next_k.get(base, 1)
+        next_k = self._next_k
+        if self._journal is not None:
+            self._journal.append((base, next_k.get(base)))
+        k = next_k.get(base, 1)
         candidate = f"{base}_{k}"
         while candidate in used:
             k += 1
             candidate = f"{base}_{k}"
-        self._next_k[base] = k + 1
-        used.add(candidate)
+        next_k[base] = k + 1
+        used[candidate] = None
         return candidate
 
-    def copy(self) -> FinalIds:
-        """An independent copy (for incremental repair)."""
-        other = FinalIds()
-        other.used = set(self.used)
-        other._next_k = dict(self._next_k)
-        return other
+    def mark(self) -> int:
+        """Remember this point, so that `rollback` can forget every id allocated after it (one mark at a time)."""
+        self._journal = []
+        return len(self.used)
+
+    def rollback(self, mark: int) -> None:
+        """Forget the ids allocated since `mark()` returned `mark`, in O(their number)."""
+        used, next_k, journal = self.used, self._next_k, self._journal or []
+        while len(used) > mark:
+            used.popitem()
+        while journal:
+            base, k = journal.pop()
+            if k is None:
+                del next_k[base]
+            else:
+                next_k[base] = k
+        self._journal = None
 
 
 class IdMap:

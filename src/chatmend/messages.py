@@ -231,11 +231,12 @@ def coerce_message(item: object, index: int) -> ChatMessage:
         raise _located(exc, item, index) from None
 
 
-def coerce_history(messages: Sequence[object] | object) -> list[ChatMessage]:
-    """Every item of a history as a ChatMessage, or a HistoryError naming the first bad one."""
+def coerce_history(messages: Sequence[object] | object, *, start: int = 0) -> list[ChatMessage]:
+    """Every item of a history (from index `start` on) as a ChatMessage, or a HistoryError naming the first bad one."""
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
         raise HistoryError(f"expected a list of messages, got {type(messages).__name__}")
-    return [item if type(item) is ChatMessage else coerce_message(item, i) for i, item in enumerate(messages)]
+    items = messages[start:] if start else messages
+    return [item if type(item) is ChatMessage else coerce_message(item, i) for i, item in enumerate(items, start)]
 
 
 def _located(exc: ValidationError, item: Mapping[Any, Any], index: int) -> HistoryError:

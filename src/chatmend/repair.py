@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from chatmend.messages import (
     ThinkingPart,
     ToolCall,
     coerce_history,
+    evolve,
     replace_field,
 )
 
@@ -107,10 +107,24 @@ def repair_history(
     Pure and deterministic; the input is not mutated; repairing the result changes nothing.
     """
     with paused_gc():
-        history = coerce_history(messages)
+        history = _read(messages)
         repair = _Pass(is_read_only)
         repair.run(history)
         return repair.result()
+
+
+def _read(messages: Sequence[object] | object) -> Sequence[ChatMessage]:
+    """The history as ChatMessages: the caller's own list when it holds nothing else (a pass only reads it).
+
+    Checking the types costs less than copying the list would (with the copy's share of the next collection).
+    """
+    if type(messages) is list:
+        for item in messages:
+            if type(item) is not ChatMessage:
+                break
+        else:
+            return messages
+    return coerce_history(messages)
 
 
 _gc_lock = threading.Lock()
@@ -156,13 +170,7 @@ def is_placeholder(message: ChatMessage) -> bool:
 def interrupted_result(call: ToolCall, *, read_only: bool) -> ChatMessage:
     """Rule 6: the synthetic result of a call that never got one."""
     wording = READ_ONLY_WORDING if read_only else MAY_HAVE_RUN_WORDING
-    return ChatMessage(
-        role="tool",
-        tool_call_id=call.id,
-        tool_name=call.name,
-        is_error=True,
-        content=wording.format(name=call.name),
-    )
+    return evolve(_SYNTHETIC, tool_call_id=call.id, tool_name=call.name, content=wording.format(name=call.name))
 
 
 def orphan_note(result: ChatMessage) -> ChatMessage:
@@ -174,22 +182,43 @@ def orphan_note(result: ChatMessage) -> ChatMessage:
     details.append(f"error: {'yes' if result.is_error else 'no'}")
     header = f"A tool result arrived with no matching tool call ({', '.join(details)})."
     content = result.content
+    others: tuple[ImagePart | ThinkingPart, ...] = ()
     if isinstance(content, str):
-        text, others = content, ()
+        text = content
     else:
         text = "\n".join(p.text for p in content if isinstance(p, TextPart))
         others = tuple(p for p in content if not isinstance(p, TextPart))
     note = f"{header} Its output follows.\n{text}" if text or others else f"{header} It had no output."
-    parts: tuple[TextPart | ImagePart | ThinkingPart, ...] = (TextPart(text=note), *others)
-    return ChatMessage(role="user", content=parts)
+    return evolve(_NOTE, content=(replace_field(_NOTE_TEXT, "text", note), *others))
+
+
+# Templates of the messages repair makes: copying one with trusted values skips pydantic's validation, which
+# costs several times more and would run for every interrupted call and every orphan result.
+_SYNTHETIC = ChatMessage(role="tool", tool_call_id="", tool_name="", is_error=True, content="")
+_NOTE = ChatMessage(role="user", content=())
+_NOTE_TEXT = TextPart(text="")
+
+
+class _Mark(NamedTuple):
+    """How far a pass had got: the lengths of its output lists and the mark of its ids."""
+
+    out: int
+    interrupted: int
+    dropped: int
+    moved: int
+    notes: int
+    renamed: int
+    ids: int
 
 
 class _Pass:
     """One repair pass over a history: the output so far, the ids used so far, and the report.
 
     A span is handled as the index range `[start, end)` of the history, so routing a message costs no
-    allocation; `run` can resume at any span start (incremental repair keeps a pass and resumes it).
+    allocation. `run` can leave the last span open and resume at its start later (incremental repair).
     """
+
+    __slots__ = ("dropped", "ids", "interrupted", "is_read_only", "moved", "notes", "out", "renamed")
 
     def __init__(self, is_read_only: IsReadOnly | None) -> None:
         self.is_read_only = is_read_only
@@ -201,25 +230,30 @@ class _Pass:
         self.notes: list[int] = []
         self.renamed: list[RenamedId] = []
 
-    def run(self, history: Sequence[ChatMessage], start: int = 0) -> int | None:
-        """Rule 2: repair `history[start:]` into `out`; returns where the last span starts (None: no span)."""
+    def run(self, history: Sequence[ChatMessage], start: int = 0, *, close_last: bool = True) -> int | None:
+        """Rule 2: repair `history[start:]` into `out`; returns where the last span starts (None: no span).
+
+        With `close_last=False` the last span is left open (nothing of it is in `out` yet).
+        """
         out = self.out
+        close_span = self.close_span
         span_start: int | None = None
         for index in range(start, len(history)):
             message = history[index]
             role = message.role
             if role == "assistant":
-                if not message.tool_calls and is_placeholder(message):
-                    if span_start is None:
-                        self.dropped.append(index)
-                    continue  # inside a span, close_span skips (and reports) it
-                if span_start is not None:
-                    self.close_span(history, span_start, index)
                 if message.tool_calls:
+                    if span_start is not None:
+                        close_span(history, span_start, index)
                     span_start = index
-                    continue
-                span_start = None
-                out.append(message)
+                elif is_placeholder(message):
+                    if span_start is None:
+                        self.dropped.append(index)  # inside a span, close_span skips (and reports) it
+                else:
+                    if span_start is not None:
+                        close_span(history, span_start, index)
+                        span_start = None
+                    out.append(message)
             elif span_start is not None:
                 continue  # collected by close_span
             elif role == "tool":
@@ -227,38 +261,51 @@ class _Pass:
                 out.append(orphan_note(message))
             else:
                 out.append(message)
-        if span_start is not None:
-            self.close_span(history, span_start, len(history))
+        if close_last and span_start is not None:
+            close_span(history, span_start, len(history))
         return span_start
 
     def close_span(self, history: Sequence[ChatMessage], start: int, end: int) -> None:
         """Rule 4: the assistant message with final ids, one result per call in call order, then the rest."""
         assistant = history[start]
-        calls = self._final_calls(start, assistant.tool_calls)
-        results, rest = self._pair_results(history, start, end)
+        calls = assistant.tool_calls
+        final_calls = self._final_calls(start, calls)
         out = self.out
-        out.append(assistant if calls is assistant.tool_calls else replace_field(assistant, "tool_calls", calls))
-        for call, result in zip(calls, results):
-            if result is None:
+        out.append(assistant if final_calls is calls else replace_field(assistant, "tool_calls", final_calls))
+        after = start + 1 + len(calls)
+        if after <= end and _answered_in_place(history, start + 1, calls):
+            if final_calls is calls:
+                out.extend(history[start + 1:after])  # the already-valid case: nothing to look at
+            else:
+                for call, result in zip(final_calls, history[start + 1:after]):
+                    out.append(result if result.tool_call_id == call.id else
+                               replace_field(result, "tool_call_id", call.id))
+            if after < end:
+                self._rest(history, after, end)
+            return
+        results, rest = self._pair_results(history, start, end)
+        for call, paired in zip(final_calls, results):
+            if paired is None:
                 read_only = self.is_read_only is not None and bool(self.is_read_only(call.name))
                 out.append(interrupted_result(call, read_only=read_only))
                 self.interrupted.append(call)
-            elif result.tool_call_id != call.id:
-                out.append(replace_field(result, "tool_call_id", call.id))
+            elif paired.tool_call_id != call.id:
+                out.append(replace_field(paired, "tool_call_id", call.id))
             else:
-                out.append(result)
+                out.append(paired)
         out.extend(rest)
 
     def _final_calls(self, index: int, original: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
         """Rule 5: the calls under their final ids (the same tuple when no id changes)."""
-        used = self.ids.used
+        ids = self.ids
+        used = ids.used
         calls: tuple[ToolCall, ...] | list[ToolCall] = original
         for ci, call in enumerate(original):
             raw = call.id
-            if raw and raw not in used:  # the common case, FinalIds.allocate's first branch inlined
-                used.add(raw)
+            if raw and raw not in used:  # FinalIds.allocate's first branch, inlined: the common case
+                used[raw] = None
                 continue
-            final = self.ids.allocate(raw, index, ci)
+            final = ids.allocate(raw, index, ci)
             if calls is original:
                 calls = list(original)
             calls[ci] = replace_field(call, "id", final)  # type: ignore[index]
@@ -271,28 +318,28 @@ class _Pass:
         """Rule 3: each tool message takes the first unanswered call with its original id; others become notes."""
         calls = history[start].tool_calls
         n = len(calls)
-        # Fast path: the results already stand right after the calls, in call order, under their ids. By
-        # rule 3 each of them takes its own call, so pairing is a comparison per call.
-        first = start + 1
-        if end - first >= n:
-            results: list[ChatMessage | None] = history[first:first + n]  # type: ignore[assignment]
-            if all(r.role == "tool" and r.tool_call_id == c.id for r, c in zip(results, calls)):  # type: ignore[union-attr]
-                rest = self._rest(history, first + n, end) if first + n < end else []
-                return results, rest
-        results = [None] * n
-        rest = []
-        waiting: dict[str, deque[int]] = {}
-        for ci, call in enumerate(calls):
-            waiting.setdefault(call.id, deque()).append(ci)
+        results: list[ChatMessage | None] = [None] * n
+        # The first unanswered call of each original id, and after each call the next one with its id.
+        waiting: dict[str, int] = {}
+        later = [-1] * n
+        for ci in range(n - 1, -1, -1):
+            call_id = calls[ci].id
+            later[ci] = waiting.get(call_id, -1)
+            waiting[call_id] = ci
+        rest: list[ChatMessage] = []
         in_place, last = True, -1
-        for index in range(first, end):
+        for index in range(start + 1, end):
             message = history[index]
             role = message.role
             if role == "tool":
-                queue = waiting.get(message.tool_call_id or "")
-                if queue:
-                    ci = queue.popleft()
+                call_id = message.tool_call_id or ""
+                ci = waiting.get(call_id, -1)
+                if ci >= 0:
                     results[ci] = message
+                    if later[ci] < 0:
+                        del waiting[call_id]
+                    else:
+                        waiting[call_id] = later[ci]
                     if in_place and ci > last:
                         last = ci
                     else:
@@ -307,27 +354,46 @@ class _Pass:
             rest.append(message)
         return results, rest
 
-    def _rest(self, history: Sequence[ChatMessage], first: int, end: int) -> list[ChatMessage]:
-        """The span's messages after its answered calls: tool messages there pair with nothing (notes)."""
-        rest = []
+    def _rest(self, history: Sequence[ChatMessage], first: int, end: int) -> None:
+        """Output the span's messages after its answered calls: tool messages there pair with nothing (notes)."""
+        out = self.out
         for index in range(first, end):
             message = history[index]
             if message.role == "tool":
                 self.notes.append(index)
                 message = orphan_note(message)
-            elif message.role == "assistant":
+            elif message.role == "assistant":  # a placeholder (rule 1)
                 self.dropped.append(index)
                 continue
-            rest.append(message)
-        return rest
+            out.append(message)
 
-    def result(self) -> RepairResult:
-        """The repaired history and the report."""
-        return RepairResult(
-            messages=self.out,
-            interrupted=self.interrupted,
-            dropped=sorted(self.dropped),
-            moved=self.moved,
-            notes=self.notes,
-            renamed=self.renamed,
-        )
+    def mark(self) -> _Mark:
+        """Where the pass is now, to roll back to (incremental repair reopens its last span)."""
+        return _Mark(len(self.out), len(self.interrupted), len(self.dropped), len(self.moved), len(self.notes),
+                     len(self.renamed), self.ids.mark())
+
+    def rollback(self, mark: _Mark) -> None:
+        """Forget everything the pass did after `mark`."""
+        del self.out[mark.out:], self.interrupted[mark.interrupted:], self.dropped[mark.dropped:]
+        del self.moved[mark.moved:], self.notes[mark.notes:], self.renamed[mark.renamed:]
+        self.ids.rollback(mark.ids)
+
+    def result(self, *, copy: bool = False) -> RepairResult:
+        """The repaired history and the report: the pass's own lists, or copies when the pass goes on."""
+        if copy:
+            return RepairResult(list(self.out), list(self.interrupted), dropped=list(self.dropped),
+                                moved=list(self.moved), notes=list(self.notes), renamed=list(self.renamed))
+        return RepairResult(self.out, self.interrupted, dropped=self.dropped, moved=self.moved, notes=self.notes,
+                            renamed=self.renamed)
+
+
+def _answered_in_place(history: Sequence[ChatMessage], first: int, calls: tuple[ToolCall, ...]) -> bool:
+    """Rule 3's common case: the results stand right after the calls, in call order, under their ids.
+
+    Each of them then pairs with its own call (every earlier call already has its result).
+    """
+    for offset, call in enumerate(calls):
+        result = history[first + offset]
+        if result.role != "tool" or result.tool_call_id != call.id:
+            return False
+    return True

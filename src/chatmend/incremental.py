@@ -1,0 +1,79 @@
+"""Incremental repair: a growing session pays at each send only for what is new since the last one.
+
+The spec's prefix stability ("a span's output and every id depend only on what came before") means that
+everything before the last span of a history is final: appending messages can only change the last span
+(its results may still arrive). A `Repairer` keeps the pass it ran last, rolls back just that span, and
+goes on from there, with the same rules (the pass of `chatmend.repair`, not a second implementation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from chatmend.messages import ChatMessage, coerce_history
+from chatmend.repair import IsReadOnly, RepairResult, _Mark, _Pass, paused_gc
+
+__all__ = ["Repairer"]
+
+
+class Repairer:
+    """Repairs successive versions of one growing history, each exactly as `repair_history` would.
+
+    `repair(history)` on a history that extends the one seen last (the same messages, or equal ones, then
+    more) reopens only the last span of the previous history; any other history starts over. A call then
+    costs O(new messages), plus one C-level comparison of the old prefix (identity first) and copies of the
+    output lists (a pointer copy each, so that the caller may keep or change what it gets). Equal but not
+    identical earlier messages count as the same: the output keeps the objects seen first. Not thread-safe:
+    use one Repairer per session.
+    """
+
+    __slots__ = ("_is_read_only", "_mark", "_pass", "_resume", "_seen")
+
+    def __init__(self, *, is_read_only: IsReadOnly | None = None) -> None:
+        self._is_read_only = is_read_only
+        self._seen: list[ChatMessage] = []
+        """The history of the last call, as its own list (the caller's list may grow in place)."""
+        self._pass: _Pass | None = None
+        self._resume = 0
+        """Where the next pass resumes: the start of the last span (reopened), or the end."""
+        self._mark: _Mark | None = None
+        """The pass just before it closed the last span, to roll back to."""
+
+    def repair(self, messages: Sequence[ChatMessage | dict[str, object]] | Sequence[object]) -> RepairResult:
+        """The result of `repair_history(messages, is_read_only=...)`, reusing the previous call's work."""
+        with paused_gc():
+            repair = self._pass
+            seen = self._seen
+            if repair is not None and self._extends(messages):
+                new = coerce_history(messages, start=len(seen))  # bad input raises before anything changes
+                if self._mark is not None:
+                    repair.rollback(self._mark)
+                seen.extend(new)
+            else:
+                seen = self._seen = coerce_history(messages)
+                repair = self._pass = _Pass(self._is_read_only)
+                self._resume = 0
+            self._mark = None
+            try:
+                last = repair.run(seen, self._resume, close_last=False)
+                if last is None:
+                    self._resume = len(seen)
+                else:
+                    self._resume, self._mark = last, repair.mark()
+                    repair.close_span(seen, last, len(seen))
+            except BaseException:  # e.g. from is_read_only: the pass is half done, so forget it
+                self.reset()
+                raise
+            return repair.result(copy=True)
+
+    def reset(self) -> None:
+        """Forget the last history: the next call starts over."""
+        self._seen, self._pass, self._resume, self._mark = [], None, 0, None
+
+    def _extends(self, messages: object) -> bool:
+        """True when `messages` starts with the history seen last (the same or equal messages)."""
+        seen = self._seen
+        if not isinstance(messages, (list, tuple)) or len(messages) < len(seen):
+            return False
+        prefix = messages[: len(seen)]
+        return (prefix if type(prefix) is list else list(prefix)) == seen

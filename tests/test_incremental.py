@@ -1,0 +1,185 @@
+"""Repairer: every call gives what repair_history gives, whatever the sequence of histories it is shown."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chatmend import ChatMessage, ToolCall, dumps, loads, repair_history
+from chatmend.exceptions import HistoryError
+from chatmend.incremental import Repairer
+from chatmend.repair import RepairResult
+from tests.strategies import messy_histories
+
+PROPERTY = settings(max_examples=200, deadline=None)
+
+
+def U(text: str) -> ChatMessage:
+    return ChatMessage(role="user", content=text)
+
+
+def A(*ids: str, content: str = "") -> ChatMessage:
+    return ChatMessage(role="assistant", content=content, tool_calls=tuple(ToolCall(id=i, name="search") for i in ids))
+
+
+def T(call_id: str, content: str = "ok") -> ChatMessage:
+    return ChatMessage(role="tool", tool_call_id=call_id, content=content)
+
+
+def fields(result: RepairResult) -> tuple[Any, ...]:
+    return (result.messages, result.interrupted, result.dropped, result.moved, result.notes, result.renamed)
+
+
+def assert_same(repairer: Repairer, history: list[ChatMessage], **kwargs: Any) -> RepairResult:
+    got = repairer.repair(history)
+    expected = repair_history(history, **kwargs)
+    assert fields(got) == fields(expected)
+    assert dumps(got.messages) == dumps(expected.messages)
+    return got
+
+
+# One step of what a caller may do to its history between two repairs.
+steps = st.one_of(
+    st.tuples(st.just("append"), messy_histories(max_size=6)),
+    st.tuples(st.just("append_one"), messy_histories(max_size=1)),
+    st.tuples(st.just("truncate"), st.integers(0, 40)),
+    st.tuples(st.just("edit"), st.integers(0, 40), messy_histories(max_size=1)),
+    st.tuples(st.just("replace"), messy_histories()),
+    st.tuples(st.just("same"), st.none()),
+)
+
+
+def apply(history: list[ChatMessage], step: tuple[Any, ...]) -> list[ChatMessage]:
+    """The caller's next history: sometimes its list changed in place, sometimes a new one."""
+    kind = step[0]
+    if kind in ("append", "append_one"):
+        history.extend(step[1])  # in place: the Repairer must have kept its own copy
+        return history
+    if kind == "truncate":
+        return history[: step[1]]
+    if kind == "edit" and history and step[2]:
+        history = list(history)
+        history[step[1] % len(history)] = step[2][0]
+        return history
+    if kind == "replace":
+        return list(step[1])
+    return history
+
+
+@PROPERTY
+@given(messy_histories(), st.lists(steps, max_size=8), st.booleans())
+def test_any_sequence_of_appends_and_edits_gives_what_repair_history_gives(
+    start: list[ChatMessage], sequence: list[tuple[Any, ...]], read_only: bool
+) -> None:
+    is_read_only = (lambda name: name.startswith("read")) if read_only else None
+    repairer = Repairer(is_read_only=is_read_only)
+    history = list(start)
+    assert_same(repairer, history, is_read_only=is_read_only)
+    for step in sequence:
+        history = apply(history, step)
+        assert_same(repairer, history, is_read_only=is_read_only)
+
+
+@PROPERTY
+@given(messy_histories(max_size=30))
+def test_a_session_growing_one_message_at_a_time(full: list[ChatMessage]) -> None:
+    repairer = Repairer()
+    history: list[ChatMessage] = []
+    for message in full:
+        history.append(message)
+        assert_same(repairer, history)
+
+
+def test_only_the_last_span_is_redone() -> None:
+    # is_read_only is asked once per interrupted call of each span closed: a reused prefix asks nothing.
+    asked: list[str] = []
+
+    def is_read_only(name: str) -> bool:
+        asked.append(name)
+        return False
+
+    history = [U("go")]
+    for turn in range(50):
+        history += [A(f"c{turn}"), U("steer"), A(content=f"done {turn}")]  # every call interrupted
+    repairer = Repairer(is_read_only=is_read_only)
+    repairer.repair(history)
+    assert len(asked) == 50
+    asked.clear()
+    history += [A("x", "y"), T("y")]
+    result = repairer.repair(history)
+    assert len(asked) == 1  # x, in the new span
+    history.append(T("x"))
+    result = repairer.repair(history)
+    assert len(asked) == 1  # the last span was reopened and x got its result: nobody asked again
+    assert result.messages[-2:] == [T("x"), T("y")]
+    assert fields(result) == fields(repair_history(history))
+
+
+def test_an_equal_prefix_counts_as_the_same_and_keeps_the_objects_seen_first() -> None:
+    history = [U("go"), A("a"), T("a"), A("a"), A(content="done")]
+    repairer = Repairer()
+    first = repairer.repair(history)
+    copy = [*loads(dumps(history)), U("more")]
+    assert copy[0] is not history[0]
+    second = repairer.repair(copy)
+    assert fields(second) == fields(repair_history(copy))
+    assert second.messages[0] is first.messages[0]
+
+
+def test_what_the_caller_does_with_a_result_does_not_reach_the_repairer() -> None:
+    history = [U("go"), A("a", "a"), T("a")]
+    repairer = Repairer()
+    result = repairer.repair(history)
+    result.messages.append(U("mine"))
+    result.interrupted.clear()
+    result.renamed.clear()
+    history.append(T("a"))
+    assert_same(repairer, history)
+
+
+def test_bad_input_in_the_new_messages_names_its_index_and_leaves_the_repairer_usable() -> None:
+    history: list[Any] = [U("go"), A("a"), T("a")]
+    repairer = Repairer()
+    repairer.repair(history)
+    with pytest.raises(HistoryError) as info:
+        repairer.repair([*history, {"role": "robot"}])
+    assert info.value.index == 3
+    assert_same(repairer, [*history, U("next")])
+
+
+def test_an_exception_from_is_read_only_propagates_and_the_next_call_starts_over() -> None:
+    fail = [True]
+
+    def is_read_only(name: str) -> bool:
+        if fail[0]:
+            raise RuntimeError("boom")
+        return True
+
+    repairer = Repairer(is_read_only=is_read_only)
+    history = [U("go"), A("a"), A(content="done"), A("b")]
+    with pytest.raises(RuntimeError):
+        repairer.repair(history)
+    fail[0] = False
+    assert_same(repairer, history, is_read_only=is_read_only)
+
+
+def test_dict_messages_and_tuples_are_accepted() -> None:
+    history = (U("go").model_dump(), A("a").model_dump(), T("a").model_dump())
+    repairer = Repairer()
+    assert repairer.repair(history).messages == repair_history(history).messages
+    assert repairer.repair((*history, U("x").model_dump())).messages == repair_history([*history, U("x")]).messages
+
+
+def test_not_a_list_is_bad_input() -> None:
+    with pytest.raises(HistoryError):
+        Repairer().repair("hello")
+
+
+def test_reset_starts_over() -> None:
+    repairer = Repairer()
+    repairer.repair([U("go"), A("a")])
+    repairer.reset()
+    assert_same(repairer, [U("other")])
