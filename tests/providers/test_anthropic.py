@@ -414,6 +414,54 @@ def test_messy_histories_are_valid_and_stable(history: list[ChatMessage], thinki
             assert body["messages"][: len(shorter)] == shorter
 
 
+_thinking = st.one_of(
+    st.builds(signed, st.sampled_from(["", "plan", "  "]), st.sampled_from(["s1", "s2"])),
+    st.just(ThinkingPart(redacted=True, data="opaque", provider="anthropic")),
+    st.just(ThinkingPart(text="foreign", signature="x", provider="gemini")),
+    st.just(ThinkingPart(text="", signature="x", provider="anthropic")),
+)
+_parts = st.one_of(_thinking, st.builds(TextPart, text=st.sampled_from(["a", " ", "b"])),
+                   st.just(ImagePart(media_type="image/png", data=PNG)))
+
+
+@st.composite
+def thinking_histories(draw: st.DrawFn) -> list[ChatMessage]:
+    """Assistant turns that split, merge and mix thinking in every order, with system and image detours."""
+    history: list[ChatMessage] = []
+    for n in range(draw(st.integers(0, 8))):
+        kind = draw(st.sampled_from(["user", "assistant", "assistant", "calls", "system", "blank"]))
+        if kind == "user":
+            history.append(user(draw(st.sampled_from(["go", "more"]))))
+        elif kind == "blank":
+            history.append(user(" "))
+        elif kind == "system":
+            history.append(ChatMessage(role="system", content=draw(st.sampled_from(
+                ["rule", (TextPart(text="see"), ImagePart(url="https://x/y.png"))]))))
+        else:
+            parts = tuple(draw(st.lists(_parts, max_size=4)))
+            calls = (call(f"c{n}", "search"),) if kind == "calls" else ()
+            message = assistant(parts, *calls)
+            if not is_placeholder(message):
+                history.append(message)
+                history.extend(tool(c.id, "r") for c in calls if draw(st.booleans()))
+    return history
+
+
+@settings(max_examples=300, deadline=None)
+@given(thinking_histories(), st.booleans())
+def test_thinking_rules_hold_on_merged_turns(history: list[ChatMessage], thinking: bool) -> None:
+    options: dict[str, Any] = {"thinking": THINKING} if thinking else {}
+    body = adapter.to_request(history, model=MODEL, **options)
+    assert adapter.check(body) == []
+    sdk_validate(body)
+    again = adapter.to_request(adapter.from_request(body), model=MODEL, **options)
+    assert again["messages"] == body["messages"]
+    for i, message in enumerate(history):
+        if message.role == "assistant":
+            shorter = adapter.to_request(history[:i], model=MODEL, **options)["messages"]
+            assert body["messages"][: len(shorter)] == shorter
+
+
 # ------------------------------------------------------------------------------------------ reading
 
 def test_example_request_reads_and_writes_back_identically() -> None:

@@ -197,12 +197,18 @@ def _sanitized(tool_id: str) -> str:
 
 
 def _produces(message: ChatMessage) -> bool:
-    """True when a user, system or tool message puts at least one block on the wire."""
-    if message.role == "tool":
+    """True when a message puts at least one block on the wire.
+
+    An assistant message of Anthropic thinking alone sends nothing: AT7 strips thinking that nothing follows.
+    """
+    if message.role == "tool" or message.tool_calls:
         return True
     content = message.content
     if isinstance(content, str):
         return not _blank(content)
+    if message.role == "assistant":
+        return any(isinstance(p, ImagePart) or (not _blank(p.text) and (
+            isinstance(p, TextPart) or _signed(p) is None)) for p in content)
     return any(isinstance(p, ImagePart) or not _blank(p.text) for p in content)
 
 
@@ -227,11 +233,16 @@ class _Writer:
         self.in_run = False
 
     def system_blocks(self, system: str | None) -> tuple[list[Block], int]:
-        """The top-level system (the option, then leading text-only system messages) and where it ends."""
+        """The top-level system (the option, then text-only system messages before anything else is sent)."""
         blocks = [_text(system)] if system is not None and not _blank(system) else []
         history = self.history
         i = 0
-        while i < len(history) and history[i].role == "system":
+        while i < len(history):
+            if history[i].role != "system":
+                if _produces(history[i]):
+                    break
+                i += 1  # a message that sends nothing: the system after it still leads
+                continue
             content = history[i].content
             if isinstance(content, str):
                 if not _blank(content):
