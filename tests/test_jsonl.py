@@ -74,7 +74,10 @@ def test_blank_lines_and_crlf_are_accepted() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ('{"role":"user","content":"a"}\n{"role":"user",\n', "line 2, message 1: invalid JSON at column 16"),
+        (
+            '{"role":"user","content":"a"}\n{"role":"user",\n',
+            "line 2 column 16, message 1: invalid JSON: Expecting property name",
+        ),
         ('{"role":"user","content":"a"}\n\n[1,2]\n', "line 3, message 1: expected a message"),
         ('{"role":"wizard"}\n', "line 1, message 0, field 'role': unknown role 'wizard'"),
         ('{"role":"tool","content":"x"}\n', "line 1, message 0: a tool message needs 'tool_call_id'"),
@@ -86,6 +89,8 @@ def test_a_bad_line_is_reported_with_its_number_and_what_is_wrong(text: str, exp
         loads(text)
     assert str(info.value).startswith(expected)
     assert info.value.line == int(expected.split()[1].rstrip(","))
+    if "invalid JSON" in expected:
+        assert info.value.column == 16
 
 
 def test_message_to_dict_is_the_json_shape() -> None:

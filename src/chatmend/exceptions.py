@@ -3,7 +3,7 @@
 The tree::
 
     ChatmendError
-    ├── HistoryError (ValueError)       bad neutral input: .index, .field, .line
+    ├── HistoryError (ValueError)       bad neutral input: .index, .field, .line, .column
     ├── ReadError (ValueError)          a provider body, response or transcript that cannot be read
     ├── UnsupportedError                neutral content a provider cannot carry
     ├── CheckError (ValueError)         problems found, raised only when asked for
@@ -36,18 +36,25 @@ class HistoryError(ChatmendError, ValueError):
     """A neutral history that cannot be read: says which message (or file line) and which field."""
 
     def __init__(
-        self, message: str, *, index: int | None = None, field: str | None = None, line: int | None = None
+        self,
+        message: str,
+        *,
+        index: int | None = None,
+        field: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
     ) -> None:
         self.reason = message
         self.index = index
         self.field = field
         self.line = line
+        self.column = column
         super().__init__(self._render())
 
     def _render(self) -> str:
         where = []
         if self.line is not None:
-            where.append(f"line {self.line}")
+            where.append(f"line {self.line}" if self.column is None else f"line {self.line} column {self.column}")
         if self.index is not None:
             where.append(f"message {self.index}")
         if self.field:
@@ -55,11 +62,13 @@ class HistoryError(ChatmendError, ValueError):
         return f"{', '.join(where)}: {self.reason}" if where else self.reason
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild_history_error, (self.reason, self.index, self.field, self.line))
+        return (_rebuild_history_error, (self.reason, self.index, self.field, self.line, self.column))
 
 
-def _rebuild_history_error(reason: str, index: int | None, field: str | None, line: int | None) -> HistoryError:
-    return HistoryError(reason, index=index, field=field, line=line)
+def _rebuild_history_error(
+    reason: str, index: int | None, field: str | None, line: int | None, column: int | None
+) -> HistoryError:
+    return HistoryError(reason, index=index, field=field, line=line, column=column)
 
 
 class ReadError(ChatmendError, ValueError):

@@ -107,12 +107,11 @@ def iter_loads(lines: Iterable[str], *, first_line: int = 1) -> Iterator[ChatMes
     for number, line in enumerate(lines, start=first_line):
         if not line.strip():
             continue
+        line = line.rstrip("\r\n")  # so an error at the end of the line is located on this line
         try:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise HistoryError(
-                f"invalid JSON at column {exc.colno}: {exc.msg}", line=number, index=index
-            ) from None
+            raise HistoryError(f"invalid JSON: {exc.msg}", line=number, column=exc.colno, index=index) from None
         try:
             yield coerce_message(data, index)
         except HistoryError as exc:

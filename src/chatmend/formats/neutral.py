@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Sequence
 
 from chatmend import ChatMessage, HistoryError, dumps
@@ -13,7 +12,6 @@ from chatmend.jsonl import iter_loads
 __all__ = ["read", "write"]
 
 NAME = "chatmend"
-_JSON_COLUMN = re.compile(r"invalid JSON at column (\d+): (.*)")
 
 
 def read(lines: Iterable[str]) -> Session:
@@ -24,8 +22,7 @@ def read(lines: Iterable[str]) -> Session:
         for number, line in enumerate(lines, start=1):
             if line.strip():
                 numbers.append(number)
-            # Without its newline, so a JSON error at the end of the line keeps this line's column.
-            yield line.rstrip("\r\n")
+            yield line
 
     messages: list[ChatMessage] = []
     try:
@@ -40,10 +37,8 @@ def read(lines: Iterable[str]) -> Session:
 
 def history_input_error(exc: HistoryError, *, what: str) -> InputError:
     """A HistoryError as an InputError: line and column in the location, message and field in the text."""
-    match = _JSON_COLUMN.fullmatch(exc.reason)
-    if match:
-        return InputError(f"invalid JSON: {match.group(2)}; expected {what}",
-                          line=exc.line, column=int(match.group(1)))
+    if exc.column is not None:
+        return InputError(f"{exc.reason}; expected {what}", line=exc.line, column=exc.column)
     parts = []
     if exc.index is not None:
         parts.append(f"message {exc.index}")
