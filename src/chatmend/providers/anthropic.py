@@ -8,12 +8,16 @@ Choices where the wire has no place for something:
 - Thinking produced by another provider (or with no provider named) is never sent as a signed `thinking`
   block: its signature would fail AT3. Its text goes as a text block wrapped in `<thinking>` tags, which
   `from_request` reads back as a ThinkingPart.
-- A system message after the first other message becomes user text in place, wrapped in `<system>` tags.
+- A system message after the first message that reaches the wire becomes user text in place, in `<system>` tags.
 - Arguments that are not a JSON object (a stream cut off mid-call) travel as `{"_raw_arguments": text}`:
   `input` must be an object.
 - Images of an assistant message move to a user message right after it (after the results when it made calls).
+- Anthropic thinking goes first in its turn (AT2) and is dropped where no rule lets it stay: after the last
+  other block of a turn without calls (AT7), in a turn merged onto one that opened with text (AT2), and, with
+  thinking off, in a turn that may end the body (AT6). Past-turn thinking may be dropped (§3, roles).
 - With `thinking` enabled, a tool loop whose assistant turn carries no Anthropic thinking cannot be continued
   (AT1): the request is sent with thinking off for that one call.
+- Blank text is never sent (AN9): a blank message is left out, a blank tool result goes without `content`.
 """
 
 from __future__ import annotations
