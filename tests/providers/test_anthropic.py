@@ -27,6 +27,8 @@ from tests.strategies import PNG, messy_histories
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "requests" / "anthropic.json"
 MODEL = "claude-sonnet-5"
+SDK_MODEL = "claude-local-test"
+"""Sent through the SDK: a name it cannot list as deprecated (its warning would fail the test run)."""
 THINKING = {"type": "enabled", "budget_tokens": 2000}
 WEATHER_TOOL = {
     "name": "get_weather",
@@ -736,7 +738,7 @@ def test_sdk_client_full_tool_loop() -> None:
     with messages_server() as server, anthropic.Anthropic(api_key="test", base_url=server.base_url,
                                                           max_retries=0) as client:
         history = [user("What's the weather in Paris?")]
-        options: dict[str, Any] = {"model": MODEL, "tools": [WEATHER_TOOL], "system": "Be brief.",
+        options: dict[str, Any] = {"model": SDK_MODEL, "tools": [WEATHER_TOOL], "system": "Be brief.",
                                    "thinking": {"type": "enabled", "budget_tokens": 1024}}
         reply = adapter.send(client, history, **options)
         assert reply.tool_calls[0].name == "get_weather"
@@ -767,9 +769,9 @@ def test_sdk_async_client_send() -> None:
     async def main(base_url: str) -> ChatMessage:
         async with anthropic.AsyncAnthropic(api_key="test", base_url=base_url, max_retries=0) as client:
             history = [user("Weather?")]
-            reply = await adapter.send_async(client, history, model=MODEL, tools=[WEATHER_TOOL])
+            reply = await adapter.send_async(client, history, model=SDK_MODEL, tools=[WEATHER_TOOL])
             history += [reply, *_run_tool(reply)]
-            return await adapter.send_async(client, history, model=MODEL, tools=[WEATHER_TOOL])
+            return await adapter.send_async(client, history, model=SDK_MODEL, tools=[WEATHER_TOOL])
 
     with messages_server() as server:
         final = asyncio.run(main(server.base_url))
