@@ -35,7 +35,7 @@ from chatmend.providers.base import (
     repaired,
     to_plain,
 )
-from chatmend.repair import IsReadOnly
+from chatmend.repair import IsReadOnly, paused_gc
 
 __all__ = [
     "ERROR_PREFIX",
@@ -151,7 +151,16 @@ class OpenAIChat(Provider):
         **options: Any,
     ) -> dict[str, Any]:
         """The Chat Completions body: one linear pass over the repaired history, plain dicts only."""
-        messages = repaired(history, is_read_only)
+        with paused_gc():  # the pass makes no cycles; collections would walk the caller's whole heap
+            body: Body = {"model": model, "messages": self._write_messages(repaired(history, is_read_only), system)}
+        tool_list = coerce_tools(tools)
+        if tool_list:
+            body["tools"] = [self._write_tool(t.name, t.description, t.parameters) for t in tool_list]
+        body.update(options)
+        return body
+
+    def _write_messages(self, messages: list[ChatMessage], system: str | None) -> list[WireMessage]:
+        """The wire message list of a repaired history."""
         ids = self._id_assigner()
         names: dict[str, tuple[str, str]] = {}  # final id -> (wire id, wire name) of each call written
         out: list[WireMessage] = []
@@ -184,12 +193,7 @@ class OpenAIChat(Provider):
         if images:
             self._emit(out, {"role": "user", "content": images})
         self._finish(out)
-        body: Body = {"model": model, "messages": out}
-        tool_list = coerce_tools(tools)
-        if tool_list:
-            body["tools"] = [self._write_tool(t.name, t.description, t.parameters) for t in tool_list]
-        body.update(options)
-        return body
+        return out
 
     def _id_assigner(self) -> IdAssigner:
         """A fresh per-request map from final ids to wire ids (hook: Kimi and Mistral mint their own)."""
