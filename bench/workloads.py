@@ -3,16 +3,41 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from chatmend import ChatMessage, ImagePart, TextPart, ToolCall
 
-__all__ = ["kimi_messy", "valid_unique"]
+__all__ = ["kimi_messy", "mixed_messy", "one_turn", "unique_messy", "valid_unique"]
 
 _PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
+IdFor = Callable[[random.Random, int, int], str]
+"""The id of call `i` of reply `turn`."""
+
 
 def kimi_messy(n_messages: int, seed: int = 7) -> list[ChatMessage]:
-    """A messy history: Kimi-style ids restarting every reply, results missing or reordered, steers."""
+    """A messy history where every reply restarts its ids (Kimi's functions.search:0): the worst case."""
+    return _messy(n_messages, seed, lambda rng, turn, i: f"functions.search:{i}")
+
+
+def mixed_messy(n_messages: int, seed: int = 7, restart_share: float = 0.1) -> list[ChatMessage]:
+    """A messy history where some replies restart their ids (a Kimi or Gemini model) and most do not."""
+
+    def id_for(rng: random.Random, turn: int, i: int) -> str:
+        # One draw per reply decides (seeded by the turn, so every call of a reply agrees).
+        restarts = random.Random(seed * 1_000_003 + turn).random() < restart_share
+        return f"functions.search:{i}" if restarts else f"call_{turn:06d}_{i}"
+
+    return _messy(n_messages, seed, id_for)
+
+
+def unique_messy(n_messages: int, seed: int = 7) -> list[ChatMessage]:
+    """A messy history with unique ids (missing, reordered and orphan results, steers, placeholders)."""
+    return _messy(n_messages, seed, lambda rng, turn, i: f"call_{turn:06d}_{i}")
+
+
+def _messy(n_messages: int, seed: int, id_for: IdFor) -> list[ChatMessage]:
+    """Results missing (Ctrl-C) or in completion order, steers typed while tools ran, orphan screenshots."""
     rng = random.Random(seed)
     out: list[ChatMessage] = [ChatMessage(role="system", content="You are a careful coding agent.")]
     turn = 0
@@ -21,7 +46,7 @@ def kimi_messy(n_messages: int, seed: int = 7) -> list[ChatMessage]:
         out.append(ChatMessage(role="user", content=f"step {turn}: look at the failing test and fix it"))
         n_calls = rng.choice((1, 1, 2, 3))
         calls = tuple(
-            ToolCall(id=f"functions.search:{i}", name="search", arguments={"q": f"term {turn}.{i}", "limit": 5})
+            ToolCall(id=id_for(rng, turn, i), name="search", arguments={"q": f"term {turn}.{i}", "limit": 5})
             for i in range(n_calls)
         )
         out.append(ChatMessage(role="assistant", content="Let me look.", tool_calls=calls))
@@ -63,3 +88,11 @@ def valid_unique(n_messages: int, seed: int = 11) -> list[ChatMessage]:
     while out[-1].role == "tool" or out[-1].tool_calls:
         out.pop()
     return out
+
+
+def one_turn(turn: int) -> list[ChatMessage]:
+    """What an agent appends in one turn: a reply with two calls (Kimi-style ids) and their results."""
+    calls = tuple(ToolCall(id=f"functions.read:{i}", name="read", arguments={"path": f"src/f{turn}_{i}.py"})
+                  for i in range(2))
+    results = [ChatMessage(role="tool", tool_call_id=c.id, tool_name=c.name, content="def f(): ...") for c in calls]
+    return [ChatMessage(role="assistant", content="Reading both files.", tool_calls=calls), *results]

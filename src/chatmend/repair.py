@@ -238,22 +238,23 @@ class _Pass:
         out = self.out
         close_span = self.close_span
         span_start: int | None = None
-        for index in range(start, len(history)):
-            message = history[index]
+        for index, message in enumerate(history[start:] if start else history, start):
             role = message.role
             if role == "assistant":
                 if message.tool_calls:
                     if span_start is not None:
                         close_span(history, span_start, index)
                     span_start = index
-                elif is_placeholder(message):
+                    continue
+                content = message.content  # is_placeholder, inlined for string content: one in two messages
+                if (not content or content.isspace()) if type(content) is str else is_placeholder(message):
                     if span_start is None:
                         self.dropped.append(index)  # inside a span, close_span skips (and reports) it
-                else:
-                    if span_start is not None:
-                        close_span(history, span_start, index)
-                        span_start = None
-                    out.append(message)
+                    continue
+                if span_start is not None:
+                    close_span(history, span_start, index)
+                    span_start = None
+                out.append(message)
             elif span_start is not None:
                 continue  # collected by close_span
             elif role == "tool":
