@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -407,6 +408,9 @@ def test_messy_histories_are_valid_and_stable(history: list[ChatMessage], thinki
     for message in body["messages"]:  # AN9: no empty message, no blank text block anywhere
         assert message["content"]
         assert all(text.strip() for text in _texts(message["content"]))
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            wire_id = block.get("id", block.get("tool_use_id", "x"))
+            assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", wire_id), wire_id  # AN5, at most 64
     # Reading the body back and writing it again gives the same messages (a fixpoint).
     again = adapter.to_request(adapter.from_request(body), model=MODEL, **options)
     assert again["messages"] == body["messages"]
