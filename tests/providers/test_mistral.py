@@ -148,6 +148,25 @@ def test_exact_body_with_fillers_ids_and_names() -> None:
     sdk_validate(body, extra=MISTRAL_EXTRA)
 
 
+def test_fillers_only_where_mistral_needs_them() -> None:
+    greeting = [ChatMessage(role="system", content="s"), ChatMessage(role="assistant", content="hi")]
+    body = mistral.to_request([*greeting, ChatMessage(role="user", content="u")], model="m")
+    assert [m["role"] for m in body["messages"]] == ["system", "assistant", "user"]  # system then assistant is fine
+    body = mistral.to_request(greeting, model="m", system="o")
+    assert body["messages"] == [
+        {"role": "system", "content": "o"},
+        {"role": "system", "content": "s"},
+        {"role": "user", "content": USER_FILLER},  # what closes the body [o, s] (MI6) stays when it grows
+        {"role": "assistant", "content": "hi"},
+        {"role": "user", "content": USER_FILLER},  # MI6
+    ]
+    assert mistral.to_request(greeting[:1], model="m", system="o")["messages"] == body["messages"][:3]
+    assert mistral.to_request([], model="m", system="o")["messages"] == [{"role": "system", "content": "o"}]
+    for b in (body, mistral.to_request(greeting[:1], model="m", system="o")):
+        assert mistral.check(b) == []
+        mistral_common_validate(b)
+
+
 def test_ids_keep_mistral_ids_and_resolve_collisions_in_first_seen_order() -> None:
     digest_of_a = "s5RwBvJC9"  # the wire id "toolu_01M8nJQQMxqpv1VaPYuJKT4j" gets
     history: list[ChatMessage] = [ChatMessage(role="user", content="go")]

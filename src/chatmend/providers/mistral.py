@@ -10,9 +10,9 @@ is mistral-common's `MistralRequestValidatorV11`/`V13` (serving mode):
 - role order (MI5): a user message right after tool messages gets the assistant turn `ASSISTANT_FILLER`
   before it (the hosted API rejects user after tool), and a system message below the top of the body is
   sent as a user message in place (system may not follow assistant or tool);
-- the body never ends on an assistant (or, past one message, a system) message (MI6), and never starts with
-  an assistant message (MI10): `USER_FILLER` goes after such a message when the history ends there or the
-  next kept message is an assistant message, and before an assistant message that would come first.
+- a body of more than one message never ends on an assistant or system message (MI6), and no body starts
+  with an assistant message (MI10): `USER_FILLER` goes after such a message when the history ends there or
+  the next kept message is an assistant message, and before an assistant message that would come first.
   `prefix: true` was not used: the message it marks would change when the history grows, breaking prefix
   stability, and it asks the model to continue that message rather than answer.
 Send with `openai.OpenAI(base_url="https://api.mistral.ai/v1", api_key=...)`.
@@ -85,6 +85,11 @@ def _mistral_id(tool_id: str, attempt: int) -> str:
     return hashlib.sha256(salted.encode("utf-8", "surrogatepass")).digest()[:9].translate(_BYTE_TO_BASE62).decode()
 
 
+def _open_end(out: list[WireMessage]) -> bool:
+    """MI6: a body of more than one message may not end here (on an assistant or system message)."""
+    return len(out) > 1 and out[-1]["role"] in ("assistant", "system")
+
+
 @lru_cache(maxsize=4096)
 def _mistral_name(name: str) -> str:
     """MI9: a name outside `[a-zA-Z0-9_-]{1,64}` normalized like an id (a stable hash keeps names apart)."""
@@ -123,19 +128,17 @@ class Mistral(OpenAIChat):
         out.append(message)
 
     def _on_assistant(self, out: list[WireMessage]) -> None:
-        """MI6/MI10 with prefix stability: a turn a shorter history ended with is there in a longer one too.
+        """MI6/MI10 with prefix stability: the turn a shorter history was closed with is in a longer one too.
 
-        An assistant message follows a user turn when the body is empty (MI10: start with user or system),
-        or ends on an assistant message without calls or on a system message (what `_finish` would close).
+        Before an assistant message comes `USER_FILLER` when the body is empty (MI10: start with user or
+        system), or when `_finish` would have closed the body there.
         """
-        if not out or out[-1]["role"] == "system" or (
-            out[-1]["role"] == "assistant" and not out[-1].get("tool_calls")
-        ):
+        if not out or (_open_end(out) and not out[-1].get("tool_calls")):
             out.append({"role": "user", "content": USER_FILLER})
 
     def _finish(self, out: list[WireMessage]) -> None:
         """MI6: a body of more than one message ends on a user or tool message."""
-        if len(out) > 1 and out[-1]["role"] in ("assistant", "system"):
+        if _open_end(out):
             out.append({"role": "user", "content": USER_FILLER})
 
     # ------------------------------------------------------------------------------------------ send
