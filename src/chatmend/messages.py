@@ -182,13 +182,11 @@ def evolve(model: _M, **changes: Any) -> _M:
     on every reply of a Kimi history, so this is on the hot path.
     """
     new = _new(type(model))
-    values = new.__dict__
-    values.update(model.__dict__)
+    values = model.__dict__.copy()
     values.update(changes)
+    _set_dict(new, values)
     fields_set = model.__pydantic_fields_set__
-    if not changes.keys() <= fields_set:
-        fields_set = fields_set | changes.keys()
-    _set_fields_set(new, fields_set)
+    _set_fields_set(new, fields_set if changes.keys() <= fields_set else fields_set | changes.keys())
     _set_extra(new, None)
     _set_private(new, None)
     return new

@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import NamedTuple
 
 from chatmend.ids import FinalIds
@@ -169,8 +170,13 @@ def is_placeholder(message: ChatMessage) -> bool:
 
 def interrupted_result(call: ToolCall, *, read_only: bool) -> ChatMessage:
     """Rule 6: the synthetic result of a call that never got one."""
-    wording = READ_ONLY_WORDING if read_only else MAY_HAVE_RUN_WORDING
-    return evolve(_SYNTHETIC, tool_call_id=call.id, tool_name=call.name, content=wording.format(name=call.name))
+    return evolve(_SYNTHETIC, tool_call_id=call.id, tool_name=call.name, content=_wording(call.name, read_only))
+
+
+@lru_cache(maxsize=256)
+def _wording(name: str, read_only: bool) -> str:
+    """Rule 6's text for a tool (cached: a session calls a few tools many times)."""
+    return (READ_ONLY_WORDING if read_only else MAY_HAVE_RUN_WORDING).format(name=name)
 
 
 def orphan_note(result: ChatMessage) -> ChatMessage:
@@ -273,60 +279,71 @@ class _Pass:
         final_calls = self._final_calls(start, calls)
         out = self.out
         out.append(assistant if final_calls is calls else replace_field(assistant, "tool_calls", final_calls))
-        after = start + 1 + len(calls)
-        if after <= end and _answered_in_place(history, start + 1, calls):
-            if final_calls is calls:
-                out.extend(history[start + 1:after])  # the already-valid case: nothing to look at
+        # Rule 3's common case: the results stand right after the calls, in call order, under their ids. Each
+        # of them then pairs with its own call (every earlier call already has its result).
+        first = start + 1
+        after = first + len(calls)
+        if after <= end:
+            results = history[first:after]
+            for call, result in zip(calls, results):
+                if result.role != "tool" or result.tool_call_id != call.id:
+                    break
             else:
-                for call, result in zip(final_calls, history[start + 1:after]):
-                    out.append(result if result.tool_call_id == call.id else
-                               replace_field(result, "tool_call_id", call.id))
-            if after < end:
-                self._rest(history, after, end)
-            return
-        results, rest = self._pair_results(history, start, end)
-        for call, paired in zip(final_calls, results):
-            if paired is None:
+                if final_calls is calls:
+                    out.extend(results)  # the already-valid case
+                else:
+                    for call, result in zip(final_calls, results):
+                        out.append(result if result.tool_call_id == call.id else
+                                   replace_field(result, "tool_call_id", call.id))
+                if after < end:
+                    self._rest(history, after, end)
+                return
+        paired, rest = self._pair_results(history, start, end)
+        for call, found in zip(final_calls, paired):
+            if found is None:
                 read_only = self.is_read_only is not None and bool(self.is_read_only(call.name))
                 out.append(interrupted_result(call, read_only=read_only))
                 self.interrupted.append(call)
-            elif paired.tool_call_id != call.id:
-                out.append(replace_field(paired, "tool_call_id", call.id))
+            elif found.tool_call_id != call.id:
+                out.append(replace_field(found, "tool_call_id", call.id))
             else:
-                out.append(paired)
+                out.append(found)
         out.extend(rest)
 
     def _final_calls(self, index: int, original: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
         """Rule 5: the calls under their final ids (the same tuple when no id changes)."""
-        ids = self.ids
-        used = ids.used
-        calls: tuple[ToolCall, ...] | list[ToolCall] = original
+        used = self.ids.used
         for ci, call in enumerate(original):
             raw = call.id
             if raw and raw not in used:  # FinalIds.allocate's first branch, inlined: the common case
                 used[raw] = None
-                continue
-            final = ids.allocate(raw, index, ci)
-            if calls is original:
-                calls = list(original)
-            calls[ci] = replace_field(call, "id", final)  # type: ignore[index]
-            self.renamed.append(_tuple_new(RenamedId, (index, ci, raw, final)))
-        return original if calls is original else tuple(calls)
+            else:
+                return self._renamed_calls(index, original, ci)
+        return original
+
+    def _renamed_calls(self, index: int, original: tuple[ToolCall, ...], first: int) -> tuple[ToolCall, ...]:
+        """Rule 5 from call `first` on, the first one whose id is empty or already used."""
+        ids, renamed = self.ids, self.renamed
+        calls = list(original)
+        for ci in range(first, len(calls)):
+            call = calls[ci]
+            final = ids.allocate(call.id, index, ci)
+            if final != call.id:
+                calls[ci] = replace_field(call, "id", final)
+                renamed.append(_tuple_new(RenamedId, (index, ci, call.id, final)))
+        return tuple(calls)
 
     def _pair_results(
         self, history: Sequence[ChatMessage], start: int, end: int
     ) -> tuple[list[ChatMessage | None], list[ChatMessage]]:
         """Rule 3: each tool message takes the first unanswered call with its original id; others become notes."""
-        calls = history[start].tool_calls
-        n = len(calls)
+        ids = [call.id for call in history[start].tool_calls]
+        n = len(ids)
         results: list[ChatMessage | None] = [None] * n
-        # The first unanswered call of each original id, and after each call the next one with its id.
-        waiting: dict[str, int] = {}
-        later = [-1] * n
-        for ci in range(n - 1, -1, -1):
-            call_id = calls[ci].id
-            later[ci] = waiting.get(call_id, -1)
-            waiting[call_id] = ci
+        # The first unanswered call of each original id (built backwards, so the first index wins), and when
+        # a reply repeats an id (Gemini's call_0 twice), after each call the next one with its id.
+        waiting = dict(zip(reversed(ids), range(n - 1, -1, -1)))
+        later = _next_with_same_id(ids) if len(waiting) < n else None
         rest: list[ChatMessage] = []
         in_place, last = True, -1
         for index in range(start + 1, end):
@@ -334,12 +351,10 @@ class _Pass:
             role = message.role
             if role == "tool":
                 call_id = message.tool_call_id or ""
-                ci = waiting.get(call_id, -1)
+                ci = waiting.pop(call_id, -1)
                 if ci >= 0:
                     results[ci] = message
-                    if later[ci] < 0:
-                        del waiting[call_id]
-                    else:
+                    if later is not None and later[ci] >= 0:
                         waiting[call_id] = later[ci]
                     if in_place and ci > last:
                         last = ci
@@ -388,13 +403,11 @@ class _Pass:
                             renamed=self.renamed)
 
 
-def _answered_in_place(history: Sequence[ChatMessage], first: int, calls: tuple[ToolCall, ...]) -> bool:
-    """Rule 3's common case: the results stand right after the calls, in call order, under their ids.
-
-    Each of them then pairs with its own call (every earlier call already has its result).
-    """
-    for offset, call in enumerate(calls):
-        result = history[first + offset]
-        if result.role != "tool" or result.tool_call_id != call.id:
-            return False
-    return True
+def _next_with_same_id(ids: list[str]) -> list[int]:
+    """For each call, the index of the next call of the same reply with the same id (-1: none)."""
+    later = [-1] * len(ids)
+    seen: dict[str, int] = {}
+    for ci in range(len(ids) - 1, -1, -1):
+        later[ci] = seen.get(ids[ci], -1)
+        seen[ids[ci]] = ci
+    return later
