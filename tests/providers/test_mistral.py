@@ -12,6 +12,7 @@ from typing import Any
 import openai
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from mistral_common.exceptions import MistralCommonException
 from mistral_common.protocol.instruct.request import ChatCompletionRequest
 from mistral_common.protocol.instruct.validator import (
@@ -182,9 +183,9 @@ def test_ids_keep_mistral_ids_and_resolve_collisions_in_first_seen_order() -> No
 
 
 @settings(max_examples=200, deadline=None)
-@given(messy_histories())
-def test_messy_histories_pass_mistral_common_and_check(history: list[ChatMessage]) -> None:
-    body = mistral.to_request(history, model="mistral-large-latest", tools=[WEATHER_TOOL])
+@given(messy_histories(), st.sampled_from([None, "Be brief."]))
+def test_messy_histories_pass_mistral_common_and_check(history: list[ChatMessage], system: str | None) -> None:
+    body = mistral.to_request(history, model="mistral-large-latest", tools=[WEATHER_TOOL], system=system)
     assert mistral.check(body) == []
     if body["messages"]:  # an empty history gives an empty list, which no validator accepts
         mistral_common_validate(body)
@@ -204,12 +205,12 @@ def test_messy_histories_pass_mistral_common_and_check(history: list[ChatMessage
 
 
 @settings(max_examples=100, deadline=None)
-@given(messy_histories())
-def test_wire_is_prefix_stable(history: list[ChatMessage]) -> None:
-    full = mistral.to_request(history, model="m")["messages"]
+@given(messy_histories(), st.sampled_from([None, "Be brief."]))
+def test_wire_is_prefix_stable(history: list[ChatMessage], system: str | None) -> None:
+    full = mistral.to_request(history, model="m", system=system)["messages"]
     for i, message in enumerate(history):
         if message.role == "assistant" and not is_placeholder(message):
-            prefix = mistral.to_request(history[:i], model="m")["messages"]
+            prefix = mistral.to_request(history[:i], model="m", system=system)["messages"]
             assert full[: len(prefix)] == prefix
 
 
