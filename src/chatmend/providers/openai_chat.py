@@ -165,31 +165,31 @@ class OpenAIChat(Provider):
         names: dict[str, tuple[str, str]] = {}  # final id -> (wire id, wire name) of each call written
         out: list[WireMessage] = []
         images: list[dict[str, Any]] = []  # OC7: image parts waiting for the run of tool messages to end
+        emit, write_result, write_assistant = self._emit, self._write_result, self._write_assistant
+        on_assistant = self._on_assistant
         if system is not None:
-            self._emit(out, {"role": "system", "content": system})
+            emit(out, {"role": "system", "content": system})
         for message in messages:
             role = message.role
-            if role != "tool" and images:
-                self._emit(out, {"role": "user", "content": images})
+            if images and role != "tool":
+                emit(out, {"role": "user", "content": images})
                 images = []
             if role == "tool":
-                self._emit(out, self._write_result(message, ids, names, images))
+                emit(out, write_result(message, ids, names, images))
             elif role == "assistant":
-                self._on_assistant(out)
-                self._write_assistant(out, message, ids, names, images)
+                on_assistant(out)
+                write_assistant(out, message, ids, names, images)
+            elif role == "user":
+                content = message.content
+                emit(out, {"role": "user", "content": content if isinstance(content, str) else [
+                    _image(p) if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
+                    for p in content if not isinstance(p, ThinkingPart)
+                ] or ""})  # thinking only: nothing of it can be sent
             else:
                 text, pics = _split(message.content)
-                if role == "user":
-                    content: Any = message.content if isinstance(message.content, str) else [
-                        _image(p) if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
-                        for p in message.content if not isinstance(p, ThinkingPart)
-                    ] or ""  # thinking only: nothing of it can be sent
-                    self._emit(out, {"role": "user", "content": content})
-                else:
-                    self._emit(out, {"role": "system", "content": text})
-                    if pics:  # OC7: a system message carries no images
-                        label = self._labelled("the system message", pics)
-                        self._emit(out, {"role": "user", "content": label})
+                emit(out, {"role": "system", "content": text})
+                if pics:  # OC7: a system message carries no images
+                    emit(out, {"role": "user", "content": self._labelled("the system message", pics)})
         if images:
             self._emit(out, {"role": "user", "content": images})
         self._finish(out)
@@ -228,7 +228,7 @@ class OpenAIChat(Provider):
     ) -> None:
         """The assistant message, its calls with wire ids; its images queue for after the tool run."""
         content = message.content
-        text, pics = _split(content)
+        text, pics = (content, None) if isinstance(content, str) else _split(content)
         calls = message.tool_calls
         if not calls and not text and pics:
             # OC7: an assistant message carries no images; nothing else is left of it to send.
