@@ -441,7 +441,7 @@ def check_valid(msgs: list[ChatMessage]) -> None:
 
 def check_nothing_lost(history: list[ChatMessage], msgs: list[ChatMessage]) -> None:
     """Every text and image that a user, a tool or the system said is in the output."""
-    out = dumps(msgs)
+    out = json.dumps([m.model_dump(mode="json") for m in msgs], ensure_ascii=False)
     for message in history:
         if message.role == "assistant":
             continue

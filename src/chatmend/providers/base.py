@@ -101,6 +101,9 @@ class Provider(ABC):
         return f"<provider {self.name}>"
 
 
+_compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def repaired(history: HistoryInput, is_read_only: IsReadOnly | None = None) -> list[ChatMessage]:
     """The history after `repair_history`: what every adapter encodes."""
     return repair_history(coerce_history(history), is_read_only=is_read_only).messages
@@ -117,7 +120,7 @@ def arguments_json(call: ToolCall) -> str:
     """The call's arguments as JSON text; text that was not valid JSON is sent verbatim."""
     if isinstance(call.arguments, str):
         return call.arguments
-    return json.dumps(call.arguments, ensure_ascii=False, separators=(",", ":"))
+    return _compact_json(call.arguments)
 
 
 def image_data_url(part: ImagePart) -> str:
@@ -142,7 +145,9 @@ def to_plain(response: Any, *, provider: str) -> dict[str, Any]:
     for method in ("model_dump", "to_dict"):
         dump = getattr(response, method, None)
         if callable(dump):
-            data = dump(mode="json", exclude_none=True) if method == "model_dump" else dump()
+            # warnings=False: SDK models warn when a field holds a shape newer than their type (Mistral's
+            # thinking chunks in `content`), and that is data to read, not a problem.
+            data = dump(mode="json", exclude_none=True, warnings=False) if method == "model_dump" else dump()
             if isinstance(data, dict):
                 return data
     raise ReadError(f"expected a response dict or SDK response object, got {type(response).__name__}",
