@@ -4,7 +4,7 @@ The specification is `shared/spec/repair_history.md`; each rule of its Part 2 ha
 
 1. drop first ............. `is_placeholder`
 2. spans .................. `_Pass.run`
-3. pairing ................ `_pair_results`
+3. pairing ................ `_Pass._pair_results` (its common case, results already in place: `close_span`)
 4. span output ............ `_Pass.close_span`
 
 5. final ids .............. `chatmend.ids.FinalIds`
@@ -12,7 +12,8 @@ The specification is `shared/spec/repair_history.md`; each rule of its Part 2 ha
 7. user note .............. `orphan_note`
 9. bad input .............. `chatmend.messages.coerce_history`
 
-One pass over the history; messages that need no change are the input's own objects.
+One pass over the history; messages that need no change are the input's own objects, and changed ones
+are copied without validation (`replace_field`). `chatmend.incremental.Repairer` resumes a pass.
 """
 
 from __future__ import annotations
