@@ -22,10 +22,8 @@ Choices where the wire has no place for something:
 
 from __future__ import annotations
 
-import gc
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from pydantic import ValidationError
@@ -42,7 +40,7 @@ from chatmend.providers.base import (
     repaired,
     to_plain,
 )
-from chatmend.repair import IsReadOnly
+from chatmend.repair import IsReadOnly, paused_gc
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -423,22 +421,6 @@ def _final_turn_lacks_thinking(out: list[WireMessage]) -> bool:
     return isinstance(first, str) or first[0]["type"] not in _THINKING
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a body is built: its many new dicts hold no cycles.
-
-    Without this, collections triggered by the allocations cost as much as the encoding itself.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
 def _thinking_enabled(options: Mapping[str, Any]) -> bool:
     """True when the `thinking` option turns extended or adaptive thinking on."""
     thinking = options.get("thinking")
@@ -472,7 +454,7 @@ class Anthropic(Provider):
         `max_tokens` defaults to DEFAULT_MAX_TOKENS (above the thinking budget when one is given); other
         options (`thinking`, `temperature`, `tool_choice`, ...) go into the body as they are.
         """
-        with error_context(provider=self.name), _gc_paused():
+        with error_context(provider=self.name), paused_gc():
             messages = repaired(history, is_read_only)
             thinking_on = _thinking_enabled(options)
             writer = _Writer(messages, thinking_on)

@@ -36,7 +36,6 @@ function response for a model before Gemini 3). GE4 needs `model=`, GE8 and a mi
 from __future__ import annotations
 
 import base64
-import gc
 import json
 import mimetypes
 import re
@@ -57,7 +56,7 @@ from chatmend.providers.base import (
     parse_data_url,
     repaired,
 )
-from chatmend.repair import IsReadOnly
+from chatmend.repair import IsReadOnly, paused_gc
 
 __all__ = [
     "BRIDGE_TEXT",
@@ -84,7 +83,6 @@ SKIP_SIGNATURE = "skip_thought_signature_validator"
 """The stand-in signature for Gemini 3 calls that never had one (history from another model)."""
 
 _NAME = "gemini"
-_GC_PAUSE_FROM = 2_000  # messages
 _IMAGES_LABEL = re.compile(re.escape(IMAGES_LABEL).replace(re.escape("{id}"), "(.+)"))
 _AUTO = "auto"
 _GEMINI_VERSION = re.compile(r"gemini-(\d+)")
@@ -275,19 +273,6 @@ def _response_part(call: ToolCall, result: ChatMessage, opts: _Options) -> tuple
         fr["parts"] = [_image(p) for p in images]
         images = []
     return {"functionResponse": fr}, images
-
-
-@contextmanager
-def _gc_paused(size: int) -> Iterator[None]:
-    """Pause the cyclic GC for a long history: the body is acyclic, and collections cost 4x the writing."""
-    if size < _GC_PAUSE_FROM or not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _bridge() -> dict[str, Any]:
@@ -1014,7 +999,7 @@ class Gemini(Provider):
             if thought_signature_fallback == _AUTO
             else thought_signature_fallback,
         )
-        with _gc_paused(len(history)):
+        with paused_gc():
             messages = repaired(history, is_read_only)
             system_parts, start = _system_instruction(messages, system)
             body: dict[str, Any] = {"contents": _contents(messages, start, opts)}
