@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from chatmend import providers
-from repair import best_of
+from timing import best_of
 from workloads import kimi_messy
 
 
