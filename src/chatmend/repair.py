@@ -120,12 +120,8 @@ def _read(messages: Sequence[object] | object) -> Sequence[ChatMessage]:
 
     Checking the types costs less than copying the list would (with the copy's share of the next collection).
     """
-    if type(messages) is list:
-        for item in messages:
-            if type(item) is not ChatMessage:
-                break
-        else:
-            return messages
+    if type(messages) is list and list(map(type, messages)).count(ChatMessage) == len(messages):  # C-level loops
+        return messages
     return coerce_history(messages)
 
 
