@@ -58,11 +58,15 @@ def main() -> int:
     print(f"{'workload':36} {'repair':>9} {'json.dumps':>11} {'ratio':>6}  {'10k->100k':>9}")
     for name, build in WORKLOADS.items():
         big, small = build(args.messages), build(args.messages // 10)
-        t_repair, t_dumps = ratio_to_dumps(big, args.runs, clock)
-        t_small = best_of(lambda: repair_history(small), args.runs, clock)  # noqa: B023
+        t_repair = t_dumps = t_small = t_small_dumps = float("inf")
+        for _ in range(args.runs):  # alternately, so that a busy spell of the machine hits all four alike
+            one_repair, one_dumps = ratio_to_dumps(big, 1, clock)
+            small_repair, small_dumps = ratio_to_dumps(small, 3, clock)
+            t_repair, t_dumps = min(t_repair, one_repair), min(t_dumps, one_dumps)
+            t_small, t_small_dumps = min(t_small, small_repair), min(t_small_dumps, small_dumps)
         print(f"{name:36} {t_repair * 1e3:7.1f}ms {t_dumps * 1e3:9.1f}ms {t_repair / t_dumps:6.2f}  "
-              f"x{t_repair / t_small:8.1f}")
-    print("target: ratio <= 1.0; linear scaling ~ x10")
+              f"x{t_repair / t_small:8.1f}  (json.dumps x{t_dumps / t_small_dumps:.1f})")
+    print("target: ratio <= 1.0; linear scaling ~ x10 (json.dumps's own 10k->100k shows the machine's share)")
     return 0
 
 
