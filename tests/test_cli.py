@@ -179,16 +179,12 @@ def test_output_is_written_atomically_and_a_failure_keeps_the_old_file(
 ) -> None:
     target = tmp_path / "out.jsonl"
     target.write_text("precious\n")
-    import chatmend.formats._io as io_module
-
-    real_fsync = os.fsync
 
     def broken_fsync(fd: int) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(io_module.os, "fsync", broken_fsync)
+    monkeypatch.setattr(os, "fsync", broken_fsync)  # the os module _io writes with
     code, _out, err = call(capsys, "repair", str(EXAMPLES / "ctrl_c_during_tools.jsonl"), "-o", str(target))
-    monkeypatch.setattr(io_module.os, "fsync", real_fsync)
     assert code == 2
     assert err == f"chatmend: error: {target}: cannot write: No space left on device\n"
     assert target.read_text() == "precious\n"
@@ -361,8 +357,6 @@ def test_in_place_keeps_a_backup_and_replaces_atomically(
 def test_in_place_failure_half_way_leaves_the_original(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import chatmend.formats._io as io_module
-
     path = tmp_path / "body.json"
     original = (SESSIONS / "anthropic_body.json").read_bytes()
     path.write_bytes(original)
@@ -373,7 +367,7 @@ def test_in_place_failure_half_way_leaves_the_original(
             raise OSError(5, "Input/output error")
         real_replace(src, dst)
 
-    monkeypatch.setattr(io_module.os, "replace", failing_replace)
+    monkeypatch.setattr(os, "replace", failing_replace)
     code, out, err = call(capsys, "repair", str(path), "--in-place")
     assert (code, out) == (2, "")
     assert err == f"chatmend: error: {path}: cannot write: Input/output error\n"

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,7 @@ def note(header: str, text: str = "", *others: Any) -> ChatMessage:
     return ChatMessage(role="user", content=(TextPart(text=body), *others))
 
 
-def repaired(history: list[ChatMessage], **kwargs: Any) -> list[ChatMessage]:
+def repaired(history: Sequence[Any], **kwargs: Any) -> list[ChatMessage]:
     return repair_history(history, **kwargs).messages
 
 
@@ -141,7 +142,12 @@ def test_an_exception_from_is_read_only_propagates() -> None:
 
 def test_is_read_only_is_not_asked_when_nothing_is_interrupted() -> None:
     asked: list[str] = []
-    repair_history([A(("c1", "search")), T("c1")], is_read_only=lambda n: asked.append(n) or True)
+
+    def read_only(name: str) -> bool:
+        asked.append(name)
+        return True
+
+    repair_history([A(("c1", "search")), T("c1")], is_read_only=read_only)
     assert asked == []
 
 

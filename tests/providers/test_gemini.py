@@ -414,11 +414,11 @@ def _set(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
         target: Any = body
         for key in head:
             target = target[int(key)] if key.isdigit() else target[key]
-        key: Any = int(last) if last.isdigit() else last
+        leaf: Any = int(last) if last.isdigit() else last
         if value is ...:
-            del target[key]
+            del target[leaf]
         else:
-            target[key] = value
+            target[leaf] = value
 
     return mutate
 

@@ -44,8 +44,8 @@ EXAMPLE = Path(__file__).parents[2] / "examples" / "requests" / "mistral.json"
 MISTRAL_EXTRA = {"tool": {"name"}}
 MISTRAL_ID = re.compile(r"[a-zA-Z0-9]{9}")
 VALIDATORS = [
-    MistralRequestValidatorV13(ValidationMode.serving),
-    MistralRequestValidatorV11(ValidationMode.serving),
+    MistralRequestValidatorV13(ValidationMode("serving")),
+    MistralRequestValidatorV11(ValidationMode("serving")),
 ]
 
 

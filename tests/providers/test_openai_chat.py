@@ -379,7 +379,7 @@ def test_from_request_reads_bodies_and_message_lists() -> None:
     assert isinstance(history[1].content, tuple) and history[1].content[1] == ImagePart(
         url="https://example.com/bug-report/login-mobile.png"
     )
-    assert history[5].content[1] == ImagePart(media_type="image/png", data=PNG)  # type: ignore[index]
+    assert history[5].content[1] == ImagePart(media_type="image/png", data=PNG)
     assert oc.from_request(body["messages"]) == history
     assert oc.check(body) == []
     # The example is what to_request writes for the history it holds.

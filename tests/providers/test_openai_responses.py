@@ -49,9 +49,9 @@ WEATHER_TOOL = {
 # ------------------------------------------------------------------------------------------- helpers
 
 _FORBID = ConfigDict(extra="forbid")
-_ANY_ITEM = TypeAdapter(ResponseInputItemParam, config=_FORBID)
+_ANY_ITEM: TypeAdapter[Any] = TypeAdapter(ResponseInputItemParam, config=_FORBID)
 # `X | None`: pydantic takes `config` (extra="forbid") for a union, not for a bare TypedDict.
-_BY_KIND = {
+_BY_KIND: dict[str, TypeAdapter[Any]] = {
     "function_call": TypeAdapter(ResponseFunctionToolCallParam | None, config=_FORBID),
     "function_call_output": TypeAdapter(FunctionCallOutput | None, config=_FORBID),
     "reasoning": TypeAdapter(ResponseReasoningItemParam | None, config=_FORBID),
@@ -219,7 +219,7 @@ def test_reasoning_is_replayed_with_its_ids_in_original_order() -> None:
 
 
 def test_interleaved_reasoning_between_parallel_calls_keeps_its_order() -> None:
-    output = [
+    output: list[dict[str, Any]] = [
         {"id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": "E1"},
         {"id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "search", "arguments": "{}"},
         {"id": "rs_2", "type": "reasoning", "summary": [], "encrypted_content": "E2"},
@@ -409,6 +409,7 @@ def test_from_response_reads_dict_and_sdk_object_alike() -> None:
     from_dict = orr.from_response(data)
     from_sdk = orr.from_response(Response.model_validate(data))
     assert from_dict == from_sdk
+    assert isinstance(from_dict.content, tuple)
     thinking, text = from_dict.content
     assert isinstance(thinking, ThinkingPart) and isinstance(text, TextPart)
     assert thinking.provider == "openai_responses" and thinking.data == ENC + "5"
@@ -525,7 +526,7 @@ def _strip_ids_keep_model(body: dict[str, Any]) -> None:
     del body["input"][1]  # the reasoning item goes, its message and call keep their ids
 
 
-FAULTS: list[tuple[str, Callable[[dict[str, Any]], None]]] = [
+FAULTS: list[tuple[str, Callable[[dict[str, Any]], object]]] = [
     ("OR0", _set(3, arguments={"city": "Paris"})),
     ("OR0", _set(0, role="tool")),
     ("OR0", _set(2, content=[{"type": "input_text", "text": "x"}])),

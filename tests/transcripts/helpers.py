@@ -84,7 +84,7 @@ def claude_code_records(history: Sequence[ChatMessage]) -> list[dict[str, Any]]:
             add("user", {"role": "user", "content": _cc_blocks(m.content, assistant=False)})
         elif m.role == "tool":
             inner = _cc_blocks(m.content, assistant=False)
-            block = {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": inner}
+            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": inner}
             if m.is_error:
                 block["is_error"] = True
             add("user", {"role": "user", "content": [block]})
