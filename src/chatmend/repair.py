@@ -334,13 +334,15 @@ class _Pass:
         self, history: Sequence[ChatMessage], start: int, end: int
     ) -> tuple[list[ChatMessage | None], list[ChatMessage]]:
         """Rule 3: each tool message takes the first unanswered call with its original id; others become notes."""
-        ids = [call.id for call in history[start].tool_calls]
-        n = len(ids)
+        calls = history[start].tool_calls
+        n = len(calls)
         results: list[ChatMessage | None] = [None] * n
-        # The first unanswered call of each original id (built backwards, so the first index wins), and when
+        # The first unanswered call of each original id (filled backwards, so the first index wins), and when
         # a reply repeats an id (Gemini's call_0 twice), after each call the next one with its id.
-        waiting = dict(zip(reversed(ids), range(n - 1, -1, -1)))
-        later = _next_with_same_id(ids) if len(waiting) < n else None
+        waiting: dict[str, int] = {}
+        for ci in range(n - 1, -1, -1):
+            waiting[calls[ci].id] = ci
+        later = _next_with_same_id(calls) if len(waiting) < n else None
         rest: list[ChatMessage] = []
         in_place, last = True, -1
         for index in range(start + 1, end):
@@ -400,11 +402,11 @@ class _Pass:
                             renamed=self.renamed)
 
 
-def _next_with_same_id(ids: list[str]) -> list[int]:
+def _next_with_same_id(calls: tuple[ToolCall, ...]) -> list[int]:
     """For each call, the index of the next call of the same reply with the same id (-1: none)."""
-    later = [-1] * len(ids)
+    later = [-1] * len(calls)
     seen: dict[str, int] = {}
-    for ci in range(len(ids) - 1, -1, -1):
-        later[ci] = seen.get(ids[ci], -1)
-        seen[ids[ci]] = ci
+    for ci in range(len(calls) - 1, -1, -1):
+        later[ci] = seen.get(calls[ci].id, -1)
+        seen[calls[ci].id] = ci
     return later
