@@ -55,12 +55,11 @@ class Repairer:
                 self._resume = 0
             self._mark = None
             try:
-                last = repair.run(seen, self._resume, close_last=False)
+                last = repair.run(seen, self._resume, mark_spans=True)
                 if last is None:
                     self._resume = len(seen)
                 else:
-                    self._resume, self._mark = last, repair.mark()
-                    repair.close_span(seen, last, len(seen))
+                    self._resume, self._mark = last, repair.last_mark
             except BaseException:  # e.g. from is_read_only: the pass is half done, so forget it
                 self.reset()
                 raise

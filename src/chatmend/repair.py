@@ -3,9 +3,9 @@
 The specification is `shared/spec/repair_history.md`; each rule of its Part 2 has one function here:
 
 1. drop first ............. `is_placeholder`
-2. spans .................. `_Pass.run`
-3. pairing ................ `_Pass._pair_results` (its common case, results already in place: `close_span`)
-4. span output ............ `_Pass.close_span`
+2. spans .................. `_Pass.run` (and where a span ends: `_Pass._pair_results`, `_Pass._rest`)
+3. pairing ................ `_Pass._pair_results` (its common case, results already in place: `_Pass.span`)
+4. span output ............ `_Pass.span`
 
 5. final ids .............. `chatmend.ids.FinalIds`
 6. synthetic result ....... `interrupted_result`
@@ -165,6 +165,12 @@ def is_placeholder(message: ChatMessage) -> bool:
     return all(type(part) is TextPart and (not part.text or part.text.isspace()) for part in content)
 
 
+def _is_blank(message: ChatMessage) -> bool:
+    """`is_placeholder` for an assistant message without calls, quicker for string content (most replies)."""
+    content = message.content
+    return (not content or content.isspace()) if type(content) is str else is_placeholder(message)
+
+
 def interrupted_result(call: ToolCall, *, read_only: bool) -> ChatMessage:
     """Rule 6: the synthetic result of a call that never got one."""
     return evolve(_SYNTHETIC, tool_call_id=call.id, tool_name=call.name, content=_wording(call.name, read_only))
@@ -217,11 +223,12 @@ class _Mark(NamedTuple):
 class _Pass:
     """One repair pass over a history: the output so far, the ids used so far, and the report.
 
-    A span is handled as the index range `[start, end)` of the history, so routing a message costs no
-    allocation. `run` can leave the last span open and resume at its start later (incremental repair).
+    A span is walked once, from its assistant message to the next kept assistant message: its messages are
+    read where they stand in the history. `run` can resume at any span start (incremental repair keeps a
+    pass, rolls it back to the mark taken before its last span, and resumes there).
     """
 
-    __slots__ = ("dropped", "ids", "interrupted", "is_read_only", "moved", "notes", "out", "renamed")
+    __slots__ = ("dropped", "ids", "interrupted", "is_read_only", "last_mark", "moved", "notes", "out", "renamed")
 
     def __init__(self, is_read_only: IsReadOnly | None) -> None:
         self.is_read_only = is_read_only
@@ -232,71 +239,72 @@ class _Pass:
         self.moved: list[int] = []
         self.notes: list[int] = []
         self.renamed: list[RenamedId] = []
+        self.last_mark: _Mark | None = None
 
-    def run(self, history: Sequence[ChatMessage], start: int = 0, *, close_last: bool = True) -> int | None:
-        """Rule 2: repair `history[start:]` into `out`; returns where the last span starts (None: no span).
+    def run(self, history: Sequence[ChatMessage], start: int = 0, *, mark_spans: bool = False) -> int | None:
+        """Rule 2: repair `history[start:]` into `out`; returns where the last span starts if the history
+        ends inside it (None otherwise).
 
-        With `close_last=False` the last span is left open (nothing of it is in `out` yet).
+        With `mark_spans`, `last_mark` is the pass just before the span that started last (incremental
+        repair rolls back to it to reopen that span).
         """
         out = self.out
-        close_span = self.close_span
-        span_start: int | None = None
-        for index, message in enumerate(history[start:] if start else history, start):
+        span = self.span
+        n = len(history)
+        index, last_span = start, None
+        while index < n:
+            message = history[index]
             role = message.role
             if role == "assistant":
                 if message.tool_calls:
-                    if span_start is not None:
-                        close_span(history, span_start, index)
-                    span_start = index
+                    if mark_spans:
+                        self.last_mark = self.mark()
+                    last_span, index = index, span(history, index)
                     continue
-                content = message.content  # is_placeholder, inlined for string content: one in two messages
-                if (not content or content.isspace()) if type(content) is str else is_placeholder(message):
-                    if span_start is None:
-                        self.dropped.append(index)  # inside a span, close_span skips (and reports) it
-                    continue
-                if span_start is not None:
-                    close_span(history, span_start, index)
-                    span_start = None
-                out.append(message)
-            elif span_start is not None:
-                continue  # collected by close_span
+                if not _is_blank(message):
+                    last_span = None
+                    out.append(message)
+                else:
+                    self.dropped.append(index)
             elif role == "tool":
                 self.notes.append(index)
                 out.append(orphan_note(message))
             else:
                 out.append(message)
-        if close_last and span_start is not None:
-            close_span(history, span_start, len(history))
-        return span_start
+            index += 1
+        return last_span
 
-    def close_span(self, history: Sequence[ChatMessage], start: int, end: int) -> None:
-        """Rule 4: the assistant message with final ids, one result per call in call order, then the rest."""
+    def span(self, history: Sequence[ChatMessage], start: int) -> int:
+        """Rules 3 and 4 for the span that starts at `start`: output it, and return where it ends.
+
+        The span ends at the next assistant message that is not a placeholder, or at the end of the history.
+        """
         assistant = history[start]
         calls = assistant.tool_calls
         final_calls = self._final_calls(start, calls)
         out = self.out
         out.append(assistant if final_calls is calls else replace_field(assistant, "tool_calls", final_calls))
+        n, n_calls = len(history), len(calls)
         # Rule 3's common case: the results stand right after the calls, in call order, under their ids. Each
         # of them then pairs with its own call (every earlier call already has its result).
-        first = start + 1
-        after = first + len(calls)
-        if after <= end:
-            results = history[first:after]
-            for call, result in zip(calls, results):
-                if result.role != "tool" or result.tool_call_id != call.id:
-                    break
+        index = first = start + 1
+        while index < n and index - first < n_calls:
+            message = history[index]
+            if message.role != "tool" or message.tool_call_id != calls[index - first].id:
+                break
+            index += 1
+        in_place = index - first
+        if in_place == n_calls:
+            if final_calls is calls:
+                out.extend(history[first:index])  # the already-valid case
             else:
-                if final_calls is calls:
-                    out.extend(results)  # the already-valid case
-                else:
-                    for call, result in zip(final_calls, results):
-                        out.append(result if result.tool_call_id == call.id else
-                                   replace_field(result, "tool_call_id", call.id))
-                if after < end:
-                    self._rest(history, after, end)
-                return
-        paired, rest = self._pair_results(history, start, end)
-        for call, found in zip(final_calls, paired):
+                for call, result in zip(final_calls, history[first:index]):
+                    out.append(result if result.tool_call_id == call.id else
+                               replace_field(result, "tool_call_id", call.id))
+            return self._rest(history, index)
+        results: list[ChatMessage | None] = [*history[first:index], *[None] * (n_calls - in_place)]
+        index, rest = self._pair_results(history, start, index, results)
+        for call, found in zip(final_calls, results):
             if found is None:
                 read_only = self.is_read_only is not None and bool(self.is_read_only(call.name))
                 out.append(interrupted_result(call, read_only=read_only))
@@ -306,6 +314,7 @@ class _Pass:
             else:
                 out.append(found)
         out.extend(rest)
+        return index
 
     def _final_calls(self, index: int, original: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
         """Rule 5: the calls under their final ids (the same tuple when no id changes)."""
@@ -331,21 +340,25 @@ class _Pass:
         return tuple(calls)
 
     def _pair_results(
-        self, history: Sequence[ChatMessage], start: int, end: int
-    ) -> tuple[list[ChatMessage | None], list[ChatMessage]]:
-        """Rule 3: each tool message takes the first unanswered call with its original id; others become notes."""
+        self, history: Sequence[ChatMessage], start: int, index: int, results: list[ChatMessage | None]
+    ) -> tuple[int, list[ChatMessage]]:
+        """Rule 3: each tool message takes the first unanswered call with its original id; others become notes.
+
+        `results` holds the calls answered in place so far (then None); walks the span on from `index` and
+        returns where it ends, and the span's other messages (steers, notes) in their order.
+        """
         calls = history[start].tool_calls
-        n = len(calls)
-        results: list[ChatMessage | None] = [None] * n
+        n, first_open = len(calls), results.index(None)
         # The first unanswered call of each original id (filled backwards, so the first index wins), and when
         # a reply repeats an id (Gemini's call_0 twice), after each call the next one with its id.
         waiting: dict[str, int] = {}
-        for ci in range(n - 1, -1, -1):
+        for ci in range(n - 1, first_open - 1, -1):
             waiting[calls[ci].id] = ci
-        later = _next_with_same_id(calls) if len(waiting) < n else None
+        later = _next_with_same_id(calls) if len(waiting) < n - first_open else None
         rest: list[ChatMessage] = []
-        in_place, last = True, -1
-        for index in range(start + 1, end):
+        in_place, last = True, first_open - 1
+        end = len(history)
+        while index < end:
             message = history[index]
             role = message.role
             if role == "tool":
@@ -359,28 +372,40 @@ class _Pass:
                         last = ci
                     else:
                         self.moved.append(index)
+                    index += 1
                     continue
                 self.notes.append(index)
                 message = orphan_note(message)
-            elif role == "assistant":  # a placeholder (rule 1): any other assistant message ends the span
-                self.dropped.append(index)
+            elif role == "assistant":
+                if message.tool_calls or not _is_blank(message):
+                    break  # the next span, or a reply: this span ends here
+                self.dropped.append(index)  # a placeholder (rule 1)
+                index += 1
                 continue
             in_place = False
             rest.append(message)
-        return results, rest
+            index += 1
+        return index, rest
 
-    def _rest(self, history: Sequence[ChatMessage], first: int, end: int) -> None:
-        """Output the span's messages after its answered calls: tool messages there pair with nothing (notes)."""
+    def _rest(self, history: Sequence[ChatMessage], index: int) -> int:
+        """Output the span's messages after its answered calls (tool messages there pair with nothing: notes);
+        returns where the span ends."""
         out = self.out
-        for index in range(first, end):
+        end = len(history)
+        while index < end:
             message = history[index]
-            if message.role == "tool":
+            role = message.role
+            if role == "tool":
                 self.notes.append(index)
-                message = orphan_note(message)
-            elif message.role == "assistant":  # a placeholder (rule 1)
-                self.dropped.append(index)
-                continue
-            out.append(message)
+                out.append(orphan_note(message))
+            elif role == "assistant":
+                if message.tool_calls or not _is_blank(message):
+                    break
+                self.dropped.append(index)  # a placeholder (rule 1)
+            else:
+                out.append(message)
+            index += 1
+        return index
 
     def mark(self) -> _Mark:
         """Where the pass is now, to roll back to (incremental repair reopens its last span)."""
