@@ -37,7 +37,7 @@ class Repairer:
         self._resume = 0
         """Where the next pass resumes: the start of the last span (reopened), or the end."""
         self._mark: _Mark | None = None
-        """The pass just before it closed the last span, to roll back to."""
+        """The pass just before it walked the last span (still open at the end), to roll back to."""
 
     def repair(self, messages: Sequence[ChatMessage | dict[str, object]] | Sequence[object]) -> RepairResult:
         """The result of `repair_history(messages, is_read_only=...)`, reusing the previous call's work."""
