@@ -72,7 +72,15 @@ class Repairer:
     def _extends(self, messages: object) -> bool:
         """True when `messages` starts with the history seen last (the same or equal messages)."""
         seen = self._seen
-        if not isinstance(messages, (list, tuple)) or len(messages) < len(seen):
+        k = len(seen)
+        if not isinstance(messages, (list, tuple)) or len(messages) < k:
             return False
-        prefix = messages[: len(seen)]
-        return (prefix if type(prefix) is list else list(prefix)) == seen
+        if type(messages) is not list:
+            return list(messages[:k]) == seen
+        # Compare whole lists, `seen` lent the new items for a moment: list equality checks identity first
+        # without touching the messages, where slicing the prefix would update every reference count.
+        seen.extend(messages[k:])
+        try:
+            return seen == messages
+        finally:
+            del seen[k:]
