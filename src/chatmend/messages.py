@@ -186,7 +186,7 @@ def evolve(model: _M, **changes: Any) -> _M:
     values.update(changes)
     _set_dict(new, values)
     fields_set = model.__pydantic_fields_set__
-    _set_fields_set(new, fields_set if changes.keys() <= fields_set else fields_set | changes.keys())
+    _set_fields_set(new, fields_set if fields_set.issuperset(changes) else fields_set | changes.keys())
     _set_extra(new, None)
     _set_private(new, None)
     return new

@@ -184,19 +184,22 @@ def _wording(name: str, read_only: bool) -> str:
 
 def orphan_note(result: ChatMessage) -> ChatMessage:
     """Rule 7: a tool result with no call to answer, as a user note that loses nothing of it."""
-    details = []
-    if result.tool_name:
-        details.append(f"tool: {result.tool_name}")
-    details.append(f"id: {result.tool_call_id}" if result.tool_call_id else "id: (empty)")
-    details.append(f"error: {'yes' if result.is_error else 'no'}")
-    header = f"A tool result arrived with no matching tool call ({', '.join(details)})."
+    tool = f"tool: {result.tool_name}, " if result.tool_name else ""
+    call_id = result.tool_call_id or "(empty)"
+    header = (f"A tool result arrived with no matching tool call "
+              f"({tool}id: {call_id}, error: {'yes' if result.is_error else 'no'}).")
     content = result.content
-    others: tuple[ImagePart | ThinkingPart, ...] = ()
+    others: list[ImagePart | ThinkingPart] = []
     if isinstance(content, str):
         text = content
     else:
-        text = "\n".join(p.text for p in content if isinstance(p, TextPart))
-        others = tuple(p for p in content if not isinstance(p, TextPart))
+        texts = []
+        for part in content:
+            if isinstance(part, TextPart):
+                texts.append(part.text)
+            else:
+                others.append(part)
+        text = "\n".join(texts)
     note = f"{header} Its output follows.\n{text}" if text or others else f"{header} It had no output."
     return evolve(_NOTE, content=(replace_field(_NOTE_TEXT, "text", note), *others))
 
