@@ -16,6 +16,7 @@ from chatmend.exceptions import (
     UnsupportedError,
 )
 from chatmend.ids import normalize_tool_id
+from chatmend.incremental import Repairer
 from chatmend.jsonl import dumps, loads
 from chatmend.messages import ChatMessage, ImagePart, TextPart, ThinkingPart, Tool, ToolCall
 from chatmend.repair import RepairResult, repair_history
@@ -29,6 +30,7 @@ __all__ = [
     "Problem",
     "ReadError",
     "RepairResult",
+    "Repairer",
     "TextPart",
     "ThinkingPart",
     "Tool",
