@@ -23,8 +23,9 @@ class Repairer:
     more) reopens only the last span of the previous history; any other history starts over. A call then
     costs O(new messages), plus one C-level comparison of the old prefix (identity first) and copies of the
     output lists (a pointer copy each, so that the caller may keep or change what it gets). Equal but not
-    identical earlier messages count as the same: the output keeps the objects seen first. Not thread-safe:
-    use one Repairer per session.
+    identical earlier messages count as the same: the output keeps the objects seen first. `is_read_only`
+    is asked once per interrupted call, so it should depend on the tool's name only. Not thread-safe: use
+    one Repairer per session.
     """
 
     __slots__ = ("_is_read_only", "_mark", "_pass", "_resume", "_seen")
