@@ -228,47 +228,51 @@ def call_signature(call: ToolCall) -> str | None:
 def _json_copy(value: Any) -> Any:
     """A copy of JSON data, so a caller editing the body never edits the (frozen) history."""
     if isinstance(value, dict):
-        return {k: _json_copy(v) for k, v in value.items()}
+        copy = dict(value)  # atomic values (the usual arguments) need nothing more
+        for key, item in copy.items():
+            if isinstance(item, (dict, list)):
+                copy[key] = _json_copy(item)
+        return copy
     if isinstance(value, list):
         return [_json_copy(v) for v in value]
     return value
 
 
-def _call_parts(calls: Sequence[ToolCall], opts: _Options) -> list[dict[str, Any]]:
-    """The `functionCall` parts of one model turn; `args` is always an object."""
-    out: list[dict[str, Any]] = []
+def _add_call_parts(parts: list[dict[str, Any]], calls: Sequence[ToolCall], opts: _Options) -> None:
+    """Append the `functionCall` parts of one model turn to `parts`; `args` is always an object."""
+    vertex = opts.vertex
     for index, call in enumerate(calls):
-        args = _json_copy(call.arguments) if isinstance(call.arguments, dict) else {RAW_ARGUMENTS_KEY: call.arguments}
+        arguments = call.arguments
+        args = _json_copy(arguments) if isinstance(arguments, dict) else {RAW_ARGUMENTS_KEY: arguments}
         fc: dict[str, Any] = (
-            {"name": call.name, "args": args} if opts.vertex else {"id": call.id, "name": call.name, "args": args}
+            {"name": call.name, "args": args} if vertex else {"id": call.id, "name": call.name, "args": args}
         )  # GE8: Vertex rejects `id`
-        part: dict[str, Any] = {"functionCall": fc}
-        signature = call_signature(call)
+        signature = call_signature(call) if call.provider_data else None
         if signature is None and index == 0:
             signature = opts.fallback  # GE4: each step's first call needs one on Gemini 3
-        if signature is not None:
-            part["thoughtSignature"] = signature
-        out.append(part)
-    return out
+        parts.append({"functionCall": fc} if signature is None else {"functionCall": fc, "thoughtSignature": signature})
 
 
-def _result_text(content: str | tuple[Part, ...]) -> str:
-    """A result's text: the string, or its text parts joined by newlines."""
-    if isinstance(content, str):
-        return content
+def _result_text(content: tuple[Part, ...]) -> str:
+    """A result's text parts joined by newlines."""
     return "\n".join(p.text for p in content if not isinstance(p, ImagePart) and p.text)
 
 
 def _response_part(call: ToolCall, result: ChatMessage, opts: _Options) -> tuple[dict[str, Any], list[ImagePart]]:
     """A `functionResponse` part for one result, and the images that must travel outside it."""
-    text = _result_text(result.content)
-    fr: dict[str, Any] = {
-        "name": call.name,
-        "response": {"error": text} if result.is_error else {"output": text},
-    }
-    if not opts.vertex:
-        fr = {"id": call.id, **fr}  # GE8: Vertex rejects `id`
-    images = [] if isinstance(result.content, str) else [p for p in result.content if isinstance(p, ImagePart)]
+    content = result.content
+    images: list[ImagePart] = []
+    if isinstance(content, str):
+        text = content
+    else:
+        text = _result_text(content)
+        images = [p for p in content if isinstance(p, ImagePart)]
+    response = {"error": text} if result.is_error else {"output": text}
+    fr: dict[str, Any] = (
+        {"name": call.name, "response": response}
+        if opts.vertex
+        else {"id": call.id, "name": call.name, "response": response}
+    )  # GE8: Vertex rejects `id`
     if images and opts.multimodal:
         fr["parts"] = [_image(p) for p in images]
         images = []
@@ -288,9 +292,10 @@ def _contents(messages: Sequence[ChatMessage], start: int, opts: _Options) -> li
     while i < n:
         msg = messages[i]
         i += 1
+        content = msg.content
         if msg.role != "assistant":
             # A later system message is user text in place; a stray tool message (repair leaves none) too.
-            parts = _user_parts(msg.content)
+            parts = _user_parts(content)
             if not parts:
                 continue
             if open_user is None:
@@ -304,25 +309,28 @@ def _contents(messages: Sequence[ChatMessage], start: int, opts: _Options) -> li
             # GE2: start with a user turn. Added even when this message sends nothing, so that the contents
             # of a shorter history stay a prefix (prefix stability).
             contents.append(_bridge())
-        parts = _model_parts(msg.content)
-        if not msg.tool_calls:
+        parts = _model_parts(content)
+        calls = msg.tool_calls
+        if not calls:
             if parts:
                 contents.append({"role": "model", "parts": parts})
             continue
         if contents[-1]["role"] != "user":
             contents.append(_bridge())  # GE2: a call turn follows a user or response turn
-        contents.append({"role": "model", "parts": parts + _call_parts(msg.tool_calls, opts)})
+        _add_call_parts(parts, calls, opts)
+        contents.append({"role": "model", "parts": parts})
         # GE1/GE3: repair put exactly one result per call right after it, in call order.
-        responses: list[dict[str, Any]] = []
+        open_user = []
         moved: list[dict[str, Any]] = []
-        for call in msg.tool_calls:
+        for call in calls:
             part, images = _response_part(call, messages[i], opts)
             i += 1
-            responses.append(part)
+            open_user.append(part)
             if images:
                 moved.append({"text": IMAGES_LABEL.format(id=call.id)})
                 moved.extend(_image(p) for p in images)
-        open_user = responses + moved  # images the model cannot take in a response follow them
+        if moved:
+            open_user.extend(moved)  # images the model cannot take in a response follow them
         contents.append({"role": "user", "parts": open_user})
     if not contents:
         contents.append(_bridge())  # GE6: contents must not be empty
