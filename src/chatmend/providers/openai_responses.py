@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -279,32 +279,41 @@ class _Writer:
     """One linear pass from repaired messages to input items, with the request's id state."""
 
     def __init__(self) -> None:
-        self.call_ids = IdMap(_call_id)
+        self.id_map = IdMap(_call_id)
+        self.call_ids: dict[str, str] = {}
+        """The call_id of each call written, by final id: its output looks it up without the IdMap."""
         self.item_ids: set[str] = set()
         self.items: list[_Json] = []
 
-    def write(self, message: ChatMessage) -> None:
-        """Append the items of one message."""
-        role = message.role
-        if role == "user" or role == "system":
-            self.items.append(_input_message(role, message.content))
-        elif role == "assistant":
-            self.assistant(message)
-        elif role == "tool":
-            self.items.append({
-                "type": "function_call_output",
-                "call_id": self.call_ids(message.tool_call_id or ""),
-                "output": _output(message),
-            })
-        else:
-            assert_never(role)
+    def write(self, messages: Iterable[ChatMessage]) -> None:
+        """Append the items of every message (one loop with its lookups bound once: this is the hot path)."""
+        append = self.items.append
+        written, id_map = self.call_ids.get, self.id_map
+        plain_assistant = self.plain_assistant
+        for message in messages:
+            role = message.role
+            if role == "tool":
+                final_id = message.tool_call_id or ""
+                append({
+                    "type": "function_call_output",
+                    # not written yet is not reached after repair_history: every output follows its call
+                    "call_id": written(final_id) or id_map(final_id),
+                    "output": _output(message),
+                })
+            elif role == "assistant":
+                content = message.content
+                if isinstance(content, str):  # the common case: no thinking, nothing to replay
+                    plain_assistant(message, content, ())
+                else:
+                    self.assistant(message, content)
+            elif role == "user" or role == "system":
+                append(_input_message(role, message.content))
+            else:
+                assert_never(role)
 
-    def assistant(self, message: ChatMessage) -> None:
-        """The assistant's items: replayed with reasoning and ids when possible, else plainly."""
-        if isinstance(message.content, str):  # the common case: no thinking, nothing to replay
-            self.plain_assistant(message, message.content, ())
-            return
-        split = _Split.of(message.content)
+    def assistant(self, message: ChatMessage, content: tuple[Part, ...]) -> None:
+        """The items of an assistant message with parts: replayed with reasoning and ids when possible."""
+        split = _Split.of(content)
         plan = self.replay_plan(message, split)
         if plan is None:
             self.plain_assistant(message, "\n".join(split.texts), split.images)
@@ -324,8 +333,13 @@ class _Writer:
                 self.items.append(item)
             else:
                 call: ToolCall = step[1]
-                self.items.append({"type": "function_call", "id": step[2], "call_id": self.call_ids(call.id),
+                self.items.append({"type": "function_call", "id": step[2], "call_id": self.call_id(call.id),
                                    "name": call.name, "arguments": _arguments(call.arguments)})
+
+    def call_id(self, final_id: str) -> str:
+        """The call_id of a call being written, remembered for its output."""
+        call_id = self.call_ids[final_id] = self.id_map(final_id)
+        return call_id
 
     def replay_plan(self, message: ChatMessage, split: _Split) -> list[_Step] | None:
         """The items to replay in original order, or None when reasoning cannot go back with its ids."""
@@ -357,10 +371,13 @@ class _Writer:
         if images:
             # Assistant content takes only output_text and refusal parts (OR0): images go to a user message.
             items.append({"role": "user", "content": [_image(p) for p in images]})
-        call_ids = self.call_ids
+        call_ids, id_map = self.call_ids, self.id_map
+        append = items.append
         for call in message.tool_calls:
-            items.append({"type": "function_call", "call_id": call_ids(call.id), "name": call.name,
-                          "arguments": _arguments(call.arguments)})
+            final_id = call.id
+            call_id = call_ids[final_id] = id_map(final_id)  # as `call_id`, without its call
+            append({"type": "function_call", "call_id": call_id, "name": call.name,
+                    "arguments": _arguments(call.arguments)})
 
 
 def _instructions(content: str | tuple[Part, ...]) -> str | None:
@@ -939,8 +956,7 @@ class OpenAIResponses(Provider):
             system = _instructions(messages[0].content)
             start = 1 if system is not None else 0
         writer = _Writer()
-        for message in messages[start:] if start else messages:
-            writer.write(message)
+        writer.write(messages[start:] if start else messages)
         body: dict[str, Any] = {"model": model}
         if system is not None:
             body["instructions"] = system
