@@ -70,7 +70,8 @@ MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 _MEDIA_ALIASES = {"image/jpg": "image/jpeg"}
 _ID = re.compile(r"[a-zA-Z0-9_-]+")  # AN5
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
-_ASCII_UNSAFE = str.maketrans({chr(c): "_" for c in range(128) if not (chr(c).isalnum() or chr(c) in "_-")})
+_ASCII_SAFE = bytes(c if chr(c).isalnum() or chr(c) in "_-" else ord("_") for c in range(128)) + bytes(128)
+"""A bytes.translate table for ASCII ids: AN5's characters kept, every other one `_` (bytes >= 128 never occur)."""
 _TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")  # AN8
 _THINKING = ("thinking", "redacted_thinking")
 _THINKING_OPEN, _THINKING_CLOSE = "<thinking>\n", "\n</thinking>"
@@ -179,23 +180,22 @@ def _input(arguments: dict[str, Any] | str) -> dict[str, Any]:
 
 
 def _wire_id(tool_id: str, attempt: int) -> str:
-    """An IdMap `make` for AN5: a valid id as it is, others with `_` for each other character, cut to 64.
+    """An IdMap `make` for AN5: each character outside [a-zA-Z0-9_-] replaced by `_`, cut to 64.
 
-    IdMap asks again (attempt > 0) when that id is taken; then a digest of the id tells them apart. The
-    common case costs one regular expression, no hashing.
+    A valid id comes back as it is. IdMap asks again (attempt > 0) when that id is taken; then a digest of
+    the id tells them apart. The common case costs one byte translation, no regex and no hashing.
     """
     if attempt == 0:
-        if len(tool_id) <= ID_MAX_LENGTH and _ID.fullmatch(tool_id):
-            return tool_id
         return _sanitized(tool_id)[:ID_MAX_LENGTH] or "call"
     stem = _sanitized(tool_id)[: ID_MAX_LENGTH - 11] or "call"
     return f"{stem}_{digest(f'{tool_id}#{attempt}', 10)}"
 
 
 def _sanitized(tool_id: str) -> str:
-    """Every character outside [a-zA-Z0-9_-] replaced by `_` (a table for ASCII, a regex for the rest)."""
-    safe = tool_id.translate(_ASCII_UNSAFE)
-    return safe if safe.isascii() else _UNSAFE.sub("_", safe)
+    """Every character outside [a-zA-Z0-9_-] replaced by `_` (a byte table for ASCII, a regex otherwise)."""
+    if tool_id.isascii():
+        return tool_id.encode().translate(_ASCII_SAFE).decode()
+    return _UNSAFE.sub("_", tool_id)
 
 
 def _produces(message: ChatMessage) -> bool:
@@ -271,7 +271,7 @@ class _Writer:
             if role == "user":
                 content = message.content
                 if isinstance(content, str):
-                    if not _blank(content):  # AN9: a blank message is not sent at all
+                    if content and not content.isspace():  # AN9: a blank message is not sent at all
                         self.emit_user(content)
                 else:
                     blocks = _content_blocks(content)
@@ -302,12 +302,11 @@ class _Writer:
         calls = message.tool_calls
         content = message.content
         images: list[ImagePart] = []
-        blocks: list[Block] = []
         has_thinking = False
         if isinstance(content, str):
-            if content and not content.isspace():
-                blocks.append({"type": "text", "text": content})
+            blocks: list[Block] = [{"type": "text", "text": content}] if content and not content.isspace() else []
         else:
+            blocks = []
             for part in content:
                 if isinstance(part, TextPart):
                     if not _blank(part.text):
@@ -330,10 +329,11 @@ class _Writer:
                 blocks.append({"type": "tool_use", "id": ids(c.id), "name": c.name,
                                "input": arguments if type(arguments) is dict else _input(arguments)})
         if blocks:
-            plain = isinstance(content, str) and not calls
+            plain = not calls and isinstance(content, str)
             self.out.append({"role": "assistant", "content": content if plain else blocks})
             if not self.in_run:
-                self.run_thinking = blocks[0]["type"] in _THINKING
+                # Only a signed block can be thinking, and place_thinking puts any it keeps first.
+                self.run_thinking = has_thinking and blocks[0]["type"] in _THINKING
                 self.in_run = True
         j = i + 1
         if calls:
@@ -376,33 +376,35 @@ class _Writer:
         return True
 
     def results(self, start: int, stop: int) -> int:
-        """The tool messages in [start, stop) as one user message of tool_result blocks, in call order."""
+        """The tool messages in [start, stop) as one user message of tool_result blocks, in call order.
+
+        A result's images stay inside its block; `is_error` only when set.
+        """
         history = self.history
         stop = min(stop, len(history))
+        ids = self.ids
         blocks: list[Block] = []
-        result = self.result
         k = start
-        while k < stop and history[k].role == "tool":
-            blocks.append(result(history[k]))
+        while k < stop:
+            message = history[k]
+            if message.role != "tool":
+                break
             k += 1
+            content = message.content
+            wire_id = ids(message.tool_call_id or "")
+            if isinstance(content, str):
+                sent: str | list[Block] = content if content and not content.isspace() else ""  # AN9
+            else:
+                sent = _content_blocks(content)
+            # AN9: a blank result is sent without content.
+            block: Block = ({"type": "tool_result", "tool_use_id": wire_id, "content": sent} if sent
+                            else {"type": "tool_result", "tool_use_id": wire_id})
+            if message.is_error:
+                block["is_error"] = True
+            blocks.append(block)
         if blocks:
             self.emit_user(blocks)  # AN1, AN3: the results open the next user turn
         return k
-
-    def result(self, message: ChatMessage) -> Block:
-        """One tool_result block; its images stay inside it, `is_error` only when set."""
-        block: Block = {"type": "tool_result", "tool_use_id": self.ids(message.tool_call_id or "")}
-        content = message.content
-        if isinstance(content, str):
-            if content and not content.isspace():  # AN9: a blank result is sent without content
-                block["content"] = content
-        else:
-            blocks = _content_blocks(content)
-            if blocks:
-                block["content"] = blocks
-        if message.is_error:
-            block["is_error"] = True
-        return block
 
 
 def _final_turn_lacks_thinking(out: list[WireMessage]) -> bool:
