@@ -25,7 +25,6 @@ needs is kept in the neutral model's `provider_data` under "openai_responses":
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,6 +45,7 @@ from chatmend.providers.base import (
     repaired,
     to_plain,
 )
+from chatmend.providers.openai_chat import arguments_text
 from chatmend.repair import IsReadOnly, paused_gc
 
 __all__ = [
@@ -85,39 +85,6 @@ def _call_id(tool_id: str, attempt: int) -> str:
         return tool_id
     salt = tool_id if attempt == 0 else f"{tool_id}#{attempt}"
     return f"{tool_id[:_KEEP]}_{digest(salt)}"
-
-
-_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-_STRING = json.encoder.encode_basestring  # the C escaper json.dumps(ensure_ascii=False) uses
-
-
-def _flat_json(arguments: dict[str, Any]) -> str | None:
-    """The JSON of a flat object of strings, ints, booleans and nulls (twice as fast), else None."""
-    out = []
-    for key, value in arguments.items():
-        kind = type(value)
-        if kind is str:
-            text = _STRING(value)
-        elif kind is int:
-            text = int.__repr__(value)
-        elif kind is bool:
-            text = "true" if value else "false"
-        elif value is None:
-            text = "null"
-        else:
-            return None
-        if type(key) is not str:
-            return None
-        out.append(f"{_STRING(key)}:{text}")
-    return "{" + ",".join(out) + "}"
-
-
-def _arguments(arguments: dict[str, Any] | str) -> str:
-    """The arguments as JSON text, the bytes of `arguments_json`; text that was not JSON goes verbatim."""
-    if isinstance(arguments, str):
-        return arguments
-    flat = _flat_json(arguments)
-    return flat if flat is not None else _ENCODE(arguments)
 
 
 def _own(provider_data: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -334,7 +301,7 @@ class _Writer:
             else:
                 call: ToolCall = step[1]
                 self.items.append({"type": "function_call", "id": step[2], "call_id": self.call_id(call.id),
-                                   "name": call.name, "arguments": _arguments(call.arguments)})
+                                   "name": call.name, "arguments": arguments_text(call.arguments)})
 
     def call_id(self, final_id: str) -> str:
         """The call_id of a call being written, remembered for its output."""
@@ -377,7 +344,7 @@ class _Writer:
             final_id = call.id
             call_id = call_ids[final_id] = id_map(final_id)  # as `call_id`, without its call
             append({"type": "function_call", "call_id": call_id, "name": call.name,
-                    "arguments": _arguments(call.arguments)})
+                    "arguments": arguments_text(call.arguments)})
 
 
 def _instructions(content: str | tuple[Part, ...]) -> str | None:
