@@ -253,30 +253,39 @@ def _add_call_parts(parts: list[dict[str, Any]], calls: Sequence[ToolCall], opts
         parts.append({"functionCall": fc} if signature is None else {"functionCall": fc, "thoughtSignature": signature})
 
 
-def _result_text(content: tuple[Part, ...]) -> str:
-    """A result's text parts joined by newlines."""
-    return "\n".join(p.text for p in content if not isinstance(p, ImagePart) and p.text)
+def _add_responses(
+    parts: list[dict[str, Any]], calls: Sequence[ToolCall], results: Sequence[ChatMessage], opts: _Options
+) -> None:
+    """Append a `functionResponse` part per call and its result, then the images that must travel outside them.
 
-
-def _response_part(call: ToolCall, result: ChatMessage, opts: _Options) -> tuple[dict[str, Any], list[ImagePart]]:
-    """A `functionResponse` part for one result, and the images that must travel outside it."""
-    content = result.content
-    images: list[ImagePart] = []
-    if isinstance(content, str):
-        text = content
-    else:
-        text = _result_text(content)
-        images = [p for p in content if isinstance(p, ImagePart)]
-    response = {"error": text} if result.is_error else {"output": text}
-    fr: dict[str, Any] = (
-        {"name": call.name, "response": response}
-        if opts.vertex
-        else {"id": call.id, "name": call.name, "response": response}
-    )  # GE8: Vertex rejects `id`
-    if images and opts.multimodal:
-        fr["parts"] = [_image(p) for p in images]
-        images = []
-    return {"functionResponse": fr}, images
+    A response is `{"output": text}` (`{"error": text}` when `is_error`), its text the result's text parts
+    joined by newlines. Images go into `functionResponse.parts` when the model takes them there; otherwise
+    they follow all the responses, each result's after an IMAGES_LABEL text naming its call.
+    """
+    vertex, multimodal = opts.vertex, opts.multimodal
+    moved: list[dict[str, Any]] = []
+    for call, result in zip(calls, results):
+        content = result.content
+        images: list[ImagePart] = []
+        if isinstance(content, str):
+            text = content
+        else:
+            text = "\n".join(p.text for p in content if not isinstance(p, ImagePart) and p.text)
+            images = [p for p in content if isinstance(p, ImagePart)]
+        response = {"error": text} if result.is_error else {"output": text}
+        fr: dict[str, Any] = (
+            {"name": call.name, "response": response}
+            if vertex
+            else {"id": call.id, "name": call.name, "response": response}
+        )  # GE8: Vertex rejects `id`
+        if images:
+            if multimodal:
+                fr["parts"] = [_image(p) for p in images]
+            else:
+                moved.append({"text": IMAGES_LABEL.format(id=call.id)})
+                moved.extend(_image(p) for p in images)
+        parts.append({"functionResponse": fr})
+    parts.extend(moved)
 
 
 def _bridge() -> dict[str, Any]:
@@ -321,16 +330,8 @@ def _contents(messages: Sequence[ChatMessage], start: int, opts: _Options) -> li
         contents.append({"role": "model", "parts": parts})
         # GE1/GE3: repair put exactly one result per call right after it, in call order.
         open_user = []
-        moved: list[dict[str, Any]] = []
-        for call in calls:
-            part, images = _response_part(call, messages[i], opts)
-            i += 1
-            open_user.append(part)
-            if images:
-                moved.append({"text": IMAGES_LABEL.format(id=call.id)})
-                moved.extend(_image(p) for p in images)
-        if moved:
-            open_user.extend(moved)  # images the model cannot take in a response follow them
+        _add_responses(open_user, calls, messages[i : i + len(calls)], opts)
+        i += len(calls)
         contents.append({"role": "user", "parts": open_user})
     if not contents:
         contents.append(_bridge())  # GE6: contents must not be empty
@@ -349,6 +350,18 @@ def _system_instruction(messages: Sequence[ChatMessage], system: str | None) -> 
         parts.extend(_user_parts(msg.content))
         start += 1
     return parts, start
+
+
+def _write(
+    messages: list[ChatMessage], system: str | None, opts: _Options
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The `systemInstruction` parts and the `contents` of a repaired history.
+
+    The repaired history dies when this returns, while the collector is still paused: it then never scans
+    the messages repair made (for Kimi-style ids, a new message for every renamed call).
+    """
+    system_parts, start = _system_instruction(messages, system)
+    return system_parts, _contents(messages, start, opts)
 
 
 def _split_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -1008,9 +1021,8 @@ class Gemini(Provider):
             else thought_signature_fallback,
         )
         with paused_gc():
-            messages = repaired(history, is_read_only)
-            system_parts, start = _system_instruction(messages, system)
-            body: dict[str, Any] = {"contents": _contents(messages, start, opts)}
+            system_parts, contents = _write(repaired(history, is_read_only), system, opts)
+            body: dict[str, Any] = {"contents": contents}
         if system_parts:
             body["systemInstruction"] = {"parts": system_parts}
         declarations = _tool_declarations(tools)
