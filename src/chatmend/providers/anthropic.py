@@ -407,6 +407,18 @@ class _Writer:
         return k
 
 
+def _write(history: list[ChatMessage], system: str | None, thinking_on: bool) -> tuple[list[Block], list[WireMessage]]:
+    """The top-level system blocks and the wire messages of a repaired history.
+
+    The repaired history and the writer die when this returns, while the collector is still paused: it then
+    never scans the messages repair made (for Kimi-style ids, a new message for every renamed call).
+    """
+    writer = _Writer(history, thinking_on)
+    system_blocks, start = writer.system_blocks(system)
+    writer.run(start)
+    return system_blocks, writer.out
+
+
 def _final_turn_lacks_thinking(out: list[WireMessage]) -> bool:
     """AT1: True when the last assistant turn made calls but does not open with a thinking block."""
     k = len(out) - 1
@@ -457,24 +469,21 @@ class Anthropic(Provider):
         options (`thinking`, `temperature`, `tool_choice`, ...) go into the body as they are.
         """
         with error_context(provider=self.name), paused_gc():
-            messages = repaired(history, is_read_only)
             thinking_on = _thinking_enabled(options)
-            writer = _Writer(messages, thinking_on)
-            system_blocks, start = writer.system_blocks(system)
-            writer.run(start)
+            system_blocks, messages = _write(repaired(history, is_read_only), system, thinking_on)
             body: dict[str, Any] = {"model": model, "max_tokens": options.pop("max_tokens", None)}
             if body["max_tokens"] is None:
                 body["max_tokens"] = _default_max_tokens(options)
             if system_blocks:
                 body["system"] = system_blocks
-            body["messages"] = writer.out
+            body["messages"] = messages
             tool_list = coerce_tools(tools)
             if tool_list:
                 body["tools"] = [self._write_tool(t.name, t.description, t.parameters) for t in tool_list]
                 if len({t.name for t in tool_list}) < len(tool_list):
                     raise UnsupportedError("tool names must be unique", feature="tool name")  # AN8
             body.update(options)
-            if thinking_on and _final_turn_lacks_thinking(writer.out):
+            if thinking_on and _final_turn_lacks_thinking(messages):
                 del body["thinking"]  # AT1: the tool loop has no thinking to continue from
             return body
 
