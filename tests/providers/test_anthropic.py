@@ -824,3 +824,25 @@ def test_check_never_raises_on_any_corruption(edits: list[tuple[tuple[Any, ...],
             continue
     problems = adapter.check(body)
     assert all(p.code and p.message for p in problems)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80), st.integers(0, 3))
+def test_wire_ids_replace_each_character_outside_the_pattern(tool_id: str, attempt: int) -> None:
+    # AN5: the byte-table fast path for ASCII ids agrees with the pattern, character by character.
+    sanitized = re.sub(r"[^a-zA-Z0-9_-]", "_", tool_id)
+    wire = adapter._wire_id(tool_id, attempt)
+    assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", wire)
+    if attempt == 0:
+        assert wire == (sanitized[:64] or "call")
+    else:
+        assert wire.startswith((sanitized[:53] or "call") + "_")
+
+
+def test_results_without_content_and_with_errors_keep_their_keys_in_order() -> None:
+    history = [user("go"), assistant("", call("a", "f"), call("b", "g"), call("c", "h")),
+               tool("a", " "), tool("b", "boom", error=True), tool("c", (ImagePart(media_type="image/png", data=PNG),))]
+    blocks = body_of(history)["messages"][2]["content"]
+    assert [list(b) for b in blocks] == [["type", "tool_use_id"], ["type", "tool_use_id", "content", "is_error"],
+                                         ["type", "tool_use_id", "content"]]
+    assert blocks[1]["content"] == "boom" and blocks[2]["content"][0]["type"] == "image"

@@ -1039,3 +1039,35 @@ def test_every_signature_goes_back_on_its_own_part(replies: list[list[dict[str, 
     # Gemini 3: each step's first call carries a signature, its own whenever it had one.
     pro = ge.to_request(history, model=PRO3)
     assert ge.check(pro, model=PRO3) == []
+
+
+def test_nested_arguments_are_copied_all_the_way_down() -> None:
+    arguments = {"q": "x", "filters": {"langs": ["py", "rs"]}, "paths": [{"p": "a"}]}
+    history = [
+        ChatMessage(role="user", content="go"),
+        ChatMessage(role="assistant", tool_calls=(ToolCall(id="c", name="search", arguments=arguments),)),
+        ChatMessage(role="tool", tool_call_id="c", content="ok"),
+    ]
+    body = ge.to_request(history, model=FLASH)
+    args = body["contents"][1]["parts"][0]["functionCall"]["args"]
+    assert args == arguments
+    args["filters"]["langs"].append("go")
+    args["paths"][0]["p"] = "b"
+    assert history[1].tool_calls[0].arguments == {"q": "x", "filters": {"langs": ["py", "rs"]}, "paths": [{"p": "a"}]}
+
+
+def test_fallback_signature_only_on_an_unsigned_first_call() -> None:
+    def turn(*signatures: str | None) -> list[dict[str, Any]]:
+        calls = tuple(
+            ToolCall(id=f"c{k}", name="f", provider_data={"gemini": {"thoughtSignature": s}} if s else None)
+            for k, s in enumerate(signatures)
+        )
+        history = [ChatMessage(role="user", content="go"), ChatMessage(role="assistant", tool_calls=calls)]
+        history += [ChatMessage(role="tool", tool_call_id=c.id, content="ok") for c in calls]
+        parts: list[dict[str, Any]] = ge.to_request(history, model=PRO3)["contents"][1]["parts"]
+        return parts
+
+    assert [p.get("thoughtSignature") for p in turn(None, None)] == [SKIP_SIGNATURE, None]
+    assert [p.get("thoughtSignature") for p in turn(SIG_CALL, None)] == [SIG_CALL, None]
+    assert [p.get("thoughtSignature") for p in turn(None, SIG_CALL)] == [SKIP_SIGNATURE, SIG_CALL]
+    assert [p.get("thoughtSignature") for p in turn("not base64!", None)] == [SKIP_SIGNATURE, None]  # GE4
