@@ -11,10 +11,12 @@ from typing import Any
 import openai
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion
 
 from chatmend import ChatMessage, ImagePart, ReadError, TextPart, ThinkingPart, ToolCall, repair_history
 from chatmend.providers import openai_chat as oc
+from chatmend.providers.base import arguments_json
 from chatmend.providers.openai_chat import PROVIDER
 from tests.providers.chat_helpers import (
     PNG,
@@ -514,3 +516,30 @@ def test_body_is_not_shared_with_the_input() -> None:
     before = copy.deepcopy([m.model_dump() for m in history])
     oc.to_request(history, model="m")
     assert [m.model_dump() for m in history] == before
+
+
+# ------------------------------------------------------------------------------------------- arguments
+
+_JSON_SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6)
+_JSON_VALUES = st.recursive(
+    _JSON_SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), _JSON_SCALARS | _JSON_VALUES, max_size=4))
+def test_arguments_text_is_the_bytes_of_arguments_json(arguments: dict[str, Any]) -> None:
+    # The flat fast path and the generic encoder must agree byte for byte (flat objects are the common case).
+    call = ToolCall(id="c", name="s", arguments=arguments)
+    assert oc.arguments_text(arguments) == arguments_json(call)
+    body = oc.to_request([ChatMessage(role="assistant", tool_calls=(call,))], model="m")
+    assert body["messages"][0]["tool_calls"][0]["function"]["arguments"] == arguments_json(call)
+
+
+def test_arguments_text_falls_back_for_values_the_flat_path_does_not_write() -> None:
+    nested = {"a": [1, {"b": None}], "c": 1.5, "d": "é\n"}
+    assert oc.arguments_text(nested) == '{"a":[1,{"b":null}],"c":1.5,"d":"é\\n"}'
+    assert oc.arguments_text({"q": "x", "n": -3, "ok": True, "none": None}) == '{"q":"x","n":-3,"ok":true,"none":null}'
+    assert oc.arguments_text('{"q": "cut') == '{"q": "cut'

@@ -112,19 +112,20 @@ class Mistral(OpenAIChat):
         id_map = IdMap(_mistral_id)
         return lambda tool_id, _name: id_map(tool_id)
 
-    def _wire_name(self, name: str) -> str:
-        """MI9: names as Mistral accepts them."""
-        return _mistral_name(name)
+    _wire_name = staticmethod(_mistral_name)  # MI9: names as Mistral accepts them (one call, cached)
 
     def _emit(self, out: list[WireMessage], message: WireMessage) -> None:
         """Append, keeping MI5's role order: system messages only at the top; never user right after tool."""
-        prev = out[-1]["role"] if out else None
-        if message["role"] == "system" and prev not in (None, "system"):
-            # MI5: system may not follow assistant or tool; a later system message is sent as user text, in
-            # place (after a user message it would be allowed, but would need a filler before the reply).
-            message = {"role": "user", "content": message["content"]}
-        if message["role"] == "user" and prev == "tool":
-            out.append({"role": "assistant", "content": ASSISTANT_FILLER})  # MI5 (hosted API)
+        if out:
+            prev = out[-1]["role"]
+            role = message["role"]
+            if role == "system" and prev != "system":
+                # MI5: system may not follow assistant or tool; a later system message is sent as user text, in
+                # place (after a user message it would be allowed, but would need a filler before the reply).
+                message = {"role": "user", "content": message["content"]}
+                role = "user"
+            if role == "user" and prev == "tool":
+                out.append({"role": "assistant", "content": ASSISTANT_FILLER})  # MI5 (hosted API)
         out.append(message)
 
     def _on_assistant(self, out: list[WireMessage]) -> None:
