@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import copy
-import json
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from hypothesis import strategies as st
@@ -18,6 +15,7 @@ from pydantic import ConfigDict, TypeAdapter
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart
 from chatmend.exceptions import Problem
 from chatmend.providers.base import Provider
+from tests.providers.local_server import serve
 from tests.strategies import messy_histories
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -148,36 +146,14 @@ class ChatServer:
 def chat_server(server: ChatServer) -> Iterator[ChatServer]:
     """Serve `server` on 127.0.0.1 (a free port) in a thread for the duration of the block."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length))
-            status, payload = (
-                (404, {"error": {"message": "not found"}})
-                if not self.path.endswith("/chat/completions")
-                else server.answer(body)
-            )
-            server.statuses.append(status)
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def route(path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if not path.endswith("/chat/completions"):
+            return 404, {"error": {"message": "not found"}}
+        return server.answer(body)
 
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet."""
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    server.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    try:
+    with serve(route, server.statuses) as root:
+        server.base_url = f"{root}/v1"
         yield server
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
 
 
 JUNK = st.one_of(

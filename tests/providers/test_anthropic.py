@@ -6,10 +6,8 @@ import asyncio
 import copy
 import json
 import re
-import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +22,7 @@ from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
 from chatmend.exceptions import ReadError, UnsupportedError
 from chatmend.providers import anthropic as adapter
 from chatmend.repair import MAY_HAVE_RUN_WORDING, is_placeholder
+from tests.providers.local_server import serve
 from tests.strategies import PNG, messy_histories
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "requests" / "anthropic.json"
@@ -702,36 +701,14 @@ def messages_server() -> Iterator[MessagesServer]:
     """Serve a MessagesServer on 127.0.0.1 (a free port) in a thread for the duration of the block."""
     server = MessagesServer()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length))
-            if self.path.rstrip("/").endswith("/v1/messages"):
-                status, payload = server.answer(body)
-            else:
-                status, payload = 404, {"type": "error",
-                                        "error": {"type": "not_found_error", "message": self.path}}
-            server.statuses.append(status)
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def route(path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if path.rstrip("/").endswith("/v1/messages"):
+            return server.answer(body)
+        return 404, {"type": "error", "error": {"type": "not_found_error", "message": path}}
 
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet."""
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    server.base_url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    try:
+    with serve(route, server.statuses) as root:
+        server.base_url = root
         yield server
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
 
 
 def _run_tool(message: ChatMessage) -> list[ChatMessage]:

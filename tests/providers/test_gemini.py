@@ -7,11 +7,9 @@ import base64
 import copy
 import json
 import re
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +24,7 @@ from chatmend import ChatMessage, ImagePart, ReadError, TextPart, ThinkingPart, 
 from chatmend.providers import gemini as ge
 from chatmend.providers.gemini import BRIDGE_TEXT, PROVIDER, SKIP_SIGNATURE
 from chatmend.repair import is_placeholder
+from tests.providers.local_server import serve
 from tests.strategies import messy_histories
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "requests" / "gemini.json"
@@ -772,35 +771,13 @@ class GeminiServer:
 def gemini_server(server: GeminiServer) -> Iterator[GeminiServer]:
     """Serve `server` on 127.0.0.1 (a free port) in a thread for the duration of the block."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length))
-            match = re.search(r"/models/([^/:]+):generateContent$", self.path)
-            status, payload = (
-                server.answer(match.group(1), body) if match else (404, gemini_error("not found"))
-            )
-            server.statuses.append(status)
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def route(path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        match = re.search(r"/models/([^/:]+):generateContent$", path)
+        return server.answer(match.group(1), body) if match else (404, gemini_error("not found"))
 
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet."""
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    server.base_url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    try:
+    with serve(route, server.statuses) as root:
+        server.base_url = root
         yield server
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
 
 
 def weather_model(body: dict[str, Any]) -> dict[str, Any]:

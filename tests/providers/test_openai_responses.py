@@ -5,11 +5,9 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +33,7 @@ from chatmend.providers import openai_responses as orr
 from chatmend.providers.base import arguments_json, repaired
 from chatmend.providers.openai_responses import ERROR_MARK, PROVIDER
 from chatmend.repair import is_placeholder
+from tests.providers.local_server import serve
 from tests.strategies import IDS, NAMES, messy_histories, texts
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "requests" / "openai_responses.json"
@@ -761,33 +760,12 @@ def responses_server() -> Iterator[ResponsesServer]:
     """Serve a ResponsesServer on 127.0.0.1 (a free port) in a thread for the duration of the block."""
     server = ResponsesServer()
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length))
-            status, payload = server.answer(body) if self.path.endswith("/responses") else (
-                404, {"error": {"message": "not found"}})
-            server.statuses.append(status)
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    def route(path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        return server.answer(body) if path.endswith("/responses") else (404, {"error": {"message": "not found"}})
 
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet."""
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    server.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    try:
+    with serve(route, server.statuses) as root:
+        server.base_url = f"{root}/v1"
         yield server
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
 
 
 def test_sdk_client_runs_a_full_tool_loop_with_reasoning_replay() -> None:

@@ -1,0 +1,46 @@
+"""A local HTTP endpoint on 127.0.0.1 for driving the official SDK clients in tests (no provider is called)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Route = Callable[[str, dict[str, Any]], tuple[int, dict[str, Any]]]
+"""What the endpoint answers a POST with: (path, JSON body) -> (status, JSON payload)."""
+
+
+@contextmanager
+def serve(route: Route, statuses: list[int]) -> Iterator[str]:
+    """Serve `route` on 127.0.0.1 (a free port) in a thread for the block; yields `http://127.0.0.1:PORT`.
+
+    Every status answered is appended to `statuses`, so a test can tell what the SDK really received.
+    """
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            status, payload = route(self.path, json.loads(self.rfile.read(length)))
+            statuses.append(status)
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet."""
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
