@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import re
 import string
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -114,19 +114,24 @@ class Mistral(OpenAIChat):
 
     _wire_name = staticmethod(_mistral_name)  # MI9: names as Mistral accepts them (one call, cached)
 
-    def _emit(self, out: list[WireMessage], message: WireMessage) -> None:
+    def _emitter(self, out: list[WireMessage]) -> Callable[[WireMessage], None]:
         """Append, keeping MI5's role order: system messages only at the top; never user right after tool."""
-        if out:
-            prev = out[-1]["role"]
-            role = message["role"]
-            if role == "system" and prev != "system":
-                # MI5: system may not follow assistant or tool; a later system message is sent as user text, in
-                # place (after a user message it would be allowed, but would need a filler before the reply).
-                message = {"role": "user", "content": message["content"]}
-                role = "user"
-            if role == "user" and prev == "tool":
-                out.append({"role": "assistant", "content": ASSISTANT_FILLER})  # MI5 (hosted API)
-        out.append(message)
+        append = out.append
+
+        def emit(message: WireMessage) -> None:
+            if out:
+                prev = out[-1]["role"]
+                role = message["role"]
+                if role == "system" and prev != "system":
+                    # MI5: system may not follow assistant or tool; a later system message is sent as user text,
+                    # in place (after a user message it would be allowed, but would need a filler before the reply).
+                    message = {"role": "user", "content": message["content"]}
+                    role = "user"
+                if role == "user" and prev == "tool":
+                    append({"role": "assistant", "content": ASSISTANT_FILLER})  # MI5 (hosted API)
+            append(message)
+
+        return emit
 
     def _on_assistant(self, out: list[WireMessage]) -> None:
         """MI6/MI10 with prefix stability: the turn a shorter history was closed with is in a longer one too.

@@ -2,7 +2,7 @@
 
 Rules are those of `shared/notes/provider-rules.md` §1 (ids OC1-OC7). Kimi and Mistral speak the same shape
 and subclass `OpenAIChat`: they set the class flags and override hooks (writing: `_id_assigner`, `_wire_name`,
-`_emit`, `_on_assistant`, `_finish`; checking: `_check_shape`, `_check_messages`, `_check_assistant`,
+`_emitter`, `_on_assistant`, `_finish`; checking: `_check_shape`, `_check_messages`, `_check_assistant`,
 `_check_images`).
 
 Choices where the wire has no place for something:
@@ -194,33 +194,34 @@ class OpenAIChat(Provider):
         names: dict[str, tuple[str, str]] = {}  # final id -> (wire id, wire name) of each call written
         out: list[WireMessage] = []
         images: list[dict[str, Any]] = []  # OC7: image parts waiting for the run of tool messages to end
-        emit, write_result, write_assistant = self._emit, self._write_result, self._write_assistant
+        emit = self._emitter(out)
+        write_result, write_assistant = self._write_result, self._write_assistant
         on_assistant = self._on_assistant
         if system is not None:
-            emit(out, {"role": "system", "content": system})
+            emit({"role": "system", "content": system})
         for message in messages:
             role = message.role
             if images and role != "tool":
-                emit(out, {"role": "user", "content": images})
+                emit({"role": "user", "content": images})
                 images = []
             if role == "tool":
-                emit(out, write_result(message, ids, names, images))
+                emit(write_result(message, ids, names, images))
             elif role == "assistant":
                 on_assistant(out)
-                write_assistant(out, message, ids, names, images)
+                write_assistant(emit, message, ids, names, images)
             elif role == "user":
                 content = message.content
-                emit(out, {"role": "user", "content": content if isinstance(content, str) else [
+                emit({"role": "user", "content": content if isinstance(content, str) else [
                     _image(p) if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
                     for p in content if not isinstance(p, ThinkingPart)
                 ] or ""})  # thinking only: nothing of it can be sent
             else:
                 text, pics = _split(message.content)
-                emit(out, {"role": "system", "content": text})
+                emit({"role": "system", "content": text})
                 if pics:  # OC7: a system message carries no images
-                    emit(out, {"role": "user", "content": self._labelled("the system message", pics)})
+                    emit({"role": "user", "content": self._labelled("the system message", pics)})
         if images:
-            self._emit(out, {"role": "user", "content": images})
+            emit({"role": "user", "content": images})
         self._finish(out)
         return out
 
@@ -233,9 +234,9 @@ class OpenAIChat(Provider):
         """A tool name as the provider accepts it (hook: Mistral restricts names)."""
         return name
 
-    def _emit(self, out: list[WireMessage], message: WireMessage) -> None:
-        """Append one wire message (hook: Mistral inserts turns where its role order needs them)."""
-        out.append(message)
+    def _emitter(self, out: list[WireMessage]) -> Callable[[WireMessage], None]:
+        """What appends one wire message to `out` (hook: Mistral inserts turns where its role order needs them)."""
+        return out.append
 
     def _on_assistant(self, out: list[WireMessage]) -> None:
         """Called before every kept assistant message, written or not (hook for Mistral's role order)."""
@@ -249,7 +250,7 @@ class OpenAIChat(Provider):
 
     def _write_assistant(
         self,
-        out: list[WireMessage],
+        emit: Callable[[WireMessage], None],
         message: ChatMessage,
         ids: IdAssigner,
         names: dict[str, tuple[str, str]],
@@ -261,7 +262,7 @@ class OpenAIChat(Provider):
         calls = message.tool_calls
         if not calls and not text and pics:
             # OC7: an assistant message carries no images; nothing else is left of it to send.
-            self._emit(out, {"role": "user", "content": self._labelled("the assistant", pics)})
+            emit({"role": "user", "content": self._labelled("the assistant", pics)})
             return
         if not calls and not text:
             return  # thinking only: Chat Completions has no field for it (KI3: empty is rejected)
@@ -286,13 +287,13 @@ class OpenAIChat(Provider):
                     "function": {"name": wire_name, "arguments": arguments_text(call.arguments)},  # OC6
                 })
             wire["tool_calls"] = wire_calls
-        self._emit(out, wire)
+        emit(wire)
         if pics:
             label = self._labelled("the assistant", pics)
             if calls:
                 images.extend(label)  # OC1: tool messages come right after the calls
             else:
-                self._emit(out, {"role": "user", "content": label})
+                emit({"role": "user", "content": label})
 
     def _write_result(
         self,
