@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
 from pydantic import ConfigDict, TypeAdapter
 
-from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart
 from chatmend.exceptions import Problem
 from chatmend.providers.base import Provider
+from tests.providers.common import drain
 from tests.providers.local_server import serve
 from tests.strategies import messy_histories
 
@@ -30,17 +30,6 @@ _MESSAGE = TypeAdapter(ChatCompletionMessageParam, config=ConfigDict(extra="forb
 _TOOLS = TypeAdapter(list[ChatCompletionToolParam], config=ConfigDict(extra="forbid"))
 
 
-def _drain(value: Any) -> Any:
-    """Run every lazy validator in a validated value: pydantic checks `Iterable` fields only when iterated."""
-    if isinstance(value, Iterator):  # pydantic's ValidatorIterator, for `Iterable[...]` fields
-        return [_drain(v) for v in value]
-    if isinstance(value, Mapping):
-        return {k: _drain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_drain(v) for v in value]
-    return value
-
-
 def sdk_validate(body: Mapping[str, Any], *, extra: Mapping[str, set[str]] | None = None) -> None:
     """Each message (and tool) of a body against the openai SDK's request TypedDicts, fully iterated.
 
@@ -49,24 +38,8 @@ def sdk_validate(body: Mapping[str, Any], *, extra: Mapping[str, set[str]] | Non
     """
     for message in body["messages"]:
         allowed = (extra or {}).get(message["role"], set())
-        _drain(_MESSAGE.validate_python({k: v for k, v in message.items() if k not in allowed}))
-    _drain(_TOOLS.validate_python(body.get("tools", [])))
-
-
-def texts_and_images(history: list[ChatMessage]) -> tuple[list[str], list[str]]:
-    """Every non-empty text and every image source of a history (thinking excluded)."""
-    texts: list[str] = []
-    images: list[str] = []
-    for message in history:
-        parts = (TextPart(text=message.content),) if isinstance(message.content, str) else message.content
-        for part in parts:
-            if isinstance(part, TextPart) and part.text:
-                texts.append(part.text)
-            elif isinstance(part, ImagePart):
-                images.append(part.data or part.url or "")
-            else:
-                assert isinstance(part, ThinkingPart | TextPart)
-    return texts, images
+        drain(_MESSAGE.validate_python({k: v for k, v in message.items() if k not in allowed}))
+    drain(_TOOLS.validate_python(body.get("tools", [])))
 
 
 def openai_error(problem: Problem) -> dict[str, Any]:

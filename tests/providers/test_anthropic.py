@@ -6,7 +6,7 @@ import asyncio
 import copy
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
 from chatmend.exceptions import ReadError, UnsupportedError
 from chatmend.providers import anthropic as adapter
 from chatmend.repair import MAY_HAVE_RUN_WORDING, is_placeholder
+from tests.providers.common import drain
 from tests.providers.local_server import serve
 from tests.strategies import PNG, messy_histories
 
@@ -70,28 +71,16 @@ def body_of(history: list[ChatMessage], **options: Any) -> dict[str, Any]:
 _MESSAGE = TypeAdapter(MessageParam)
 _SYSTEM = TypeAdapter(list[TextBlockParam])
 _TOOL = TypeAdapter(ToolParam)
-_LAZY = type(TypeAdapter(Iterable[int]).validate_python([]))
-
-
-def _drain(value: Any) -> Any:
-    """Run every lazy validator in a validated value: pydantic checks `Iterable` fields only when iterated."""
-    if isinstance(value, _LAZY):
-        return [_drain(v) for v in value]
-    if isinstance(value, Mapping):
-        return {k: _drain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_drain(v) for v in value]
-    return value
 
 
 def sdk_validate(body: Mapping[str, Any]) -> None:
     """Each message, the system blocks and each tool against the anthropic SDK's request TypedDicts."""
     for message in body["messages"]:
-        _drain(_MESSAGE.validate_python(message))
+        drain(_MESSAGE.validate_python(message))
     if "system" in body:
-        _drain(_SYSTEM.validate_python(body["system"]))
+        drain(_SYSTEM.validate_python(body["system"]))
     for item in body.get("tools", []):
-        _drain(_TOOL.validate_python(item))
+        drain(_TOOL.validate_python(item))
 
 
 def test_sdk_validation_really_checks_lazy_lists() -> None:
@@ -99,7 +88,7 @@ def test_sdk_validation_really_checks_lazy_lists() -> None:
     bad = {"role": "user", "content": [{"type": "image", "source": source}]}
     _MESSAGE.validate_python(bad)  # lazily accepted...
     with pytest.raises(ValueError):
-        _drain(_MESSAGE.validate_python(bad))  # ...and rejected once iterated
+        drain(_MESSAGE.validate_python(bad))  # ...and rejected once iterated
 
 
 # ----------------------------------------------------------------------------------------- exact bodies

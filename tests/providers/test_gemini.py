@@ -24,6 +24,7 @@ from chatmend import ChatMessage, ImagePart, ReadError, TextPart, ThinkingPart, 
 from chatmend.providers import gemini as ge
 from chatmend.providers.gemini import BRIDGE_TEXT, PROVIDER, SKIP_SIGNATURE
 from chatmend.repair import is_placeholder
+from tests.providers.common import texts_and_images
 from tests.providers.local_server import serve
 from tests.strategies import messy_histories
 
@@ -286,20 +287,6 @@ def sdk_validate(body: dict[str, Any]) -> None:
     for tool in body.get("tools", []):
         types.Tool.model_validate(tool)
     types.GenerateContentConfig.model_validate(PROVIDER.sdk_arguments(body, model=FLASH)["config"])
-
-
-def texts_and_images(history: list[ChatMessage]) -> tuple[list[str], list[str]]:
-    """Every non-empty text and every image source of a history (thinking excluded)."""
-    texts: list[str] = []
-    images: list[str] = []
-    for message in history:
-        parts = (TextPart(text=message.content),) if isinstance(message.content, str) else message.content
-        for part in parts:
-            if isinstance(part, TextPart) and part.text:
-                texts.append(part.text)
-            elif isinstance(part, ImagePart):
-                images.append(part.data or part.url or "")
-    return texts, images
 
 
 def _wire_strings(value: Any) -> list[str]:

@@ -35,9 +35,9 @@ from tests.providers.chat_helpers import (
     chat_server,
     completion,
     sdk_validate,
-    texts_and_images,
     weather_reply,
 )
+from tests.providers.common import texts_and_images
 from tests.strategies import messy_histories
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "requests" / "mistral.json"

@@ -33,6 +33,7 @@ from chatmend.providers import openai_responses as orr
 from chatmend.providers.base import arguments_json, repaired
 from chatmend.providers.openai_responses import ERROR_MARK, PROVIDER
 from chatmend.repair import is_placeholder
+from tests.providers.common import drain, texts_and_images
 from tests.providers.local_server import serve
 from tests.strategies import IDS, NAMES, messy_histories, texts
 
@@ -60,41 +61,16 @@ _BY_KIND: dict[str, TypeAdapter[Any]] = {
 _TOOL = TypeAdapter(FunctionToolParam | None, config=_FORBID)
 
 
-def _drain(value: Any) -> Any:
-    """Run every lazy validator: pydantic checks `Iterable` fields of TypedDicts only when iterated."""
-    if isinstance(value, Iterator):  # pydantic's ValidatorIterator, for `Iterable[...]` fields
-        return [_drain(v) for v in value]
-    if isinstance(value, Mapping):
-        return {k: _drain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_drain(v) for v in value]
-    return value
-
-
 def sdk_validate(body: Mapping[str, Any]) -> None:
     """Each input item against the SDK's union and against the TypedDict of its own kind, fully iterated."""
     for item in body["input"]:
-        _drain(_ANY_ITEM.validate_python(item))
+        drain(_ANY_ITEM.validate_python(item))
         kind = item.get("type", "message")
         if kind == "message":
             kind = "output_message" if "id" in item else "easy_message"
-        _drain(_BY_KIND[kind].validate_python(item))
+        drain(_BY_KIND[kind].validate_python(item))
     for tool in body.get("tools", []):
-        _drain(_TOOL.validate_python(tool))
-
-
-def texts_and_images(history: list[ChatMessage]) -> tuple[list[str], list[str]]:
-    """Every non-empty text and every image source of a history (thinking excluded)."""
-    found_texts: list[str] = []
-    images: list[str] = []
-    for message in history:
-        parts = (TextPart(text=message.content),) if isinstance(message.content, str) else message.content
-        for part in parts:
-            if isinstance(part, TextPart) and part.text:
-                found_texts.append(part.text)
-            elif isinstance(part, ImagePart):
-                images.append(part.data or part.url or "")
-    return found_texts, images
+        drain(_TOOL.validate_python(tool))
 
 
 def body_strings(body: Mapping[str, Any]) -> str:

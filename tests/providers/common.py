@@ -1,0 +1,33 @@
+"""Checks every provider's tests share: SDK type validation that really runs, and what a history said."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from chatmend import ChatMessage, ImagePart, TextPart
+
+
+def drain(value: Any) -> Any:
+    """Run every lazy validator in a validated value: pydantic checks `Iterable` fields only when iterated."""
+    if isinstance(value, Iterator):  # pydantic's ValidatorIterator, for `Iterable[...]` fields of TypedDicts
+        return [drain(v) for v in value]
+    if isinstance(value, Mapping):
+        return {k: drain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [drain(v) for v in value]
+    return value
+
+
+def texts_and_images(history: list[ChatMessage]) -> tuple[list[str], list[str]]:
+    """Every non-empty text and every image source of a history (thinking excluded)."""
+    texts: list[str] = []
+    images: list[str] = []
+    for message in history:
+        parts = (TextPart(text=message.content),) if isinstance(message.content, str) else message.content
+        for part in parts:
+            if isinstance(part, TextPart) and part.text:
+                texts.append(part.text)
+            elif isinstance(part, ImagePart):
+                images.append(part.data or part.url or "")
+    return texts, images
