@@ -183,19 +183,14 @@ def _wire_id(tool_id: str, attempt: int) -> str:
     """An IdMap `make` for AN5: each character outside [a-zA-Z0-9_-] replaced by `_`, cut to 64.
 
     A valid id comes back as it is. IdMap asks again (attempt > 0) when that id is taken; then a digest of
-    the id tells them apart. The common case costs one byte translation, no regex and no hashing.
+    the id tells them apart. The common case costs one byte translation (a table for ASCII ids, a regex for
+    others), no hashing.
     """
+    safe = tool_id.encode().translate(_ASCII_SAFE).decode() if tool_id.isascii() else _UNSAFE.sub("_", tool_id)
     if attempt == 0:
-        return _sanitized(tool_id)[:ID_MAX_LENGTH] or "call"
-    stem = _sanitized(tool_id)[: ID_MAX_LENGTH - 11] or "call"
+        return safe[:ID_MAX_LENGTH] or "call"
+    stem = safe[: ID_MAX_LENGTH - 11] or "call"
     return f"{stem}_{digest(f'{tool_id}#{attempt}', 10)}"
-
-
-def _sanitized(tool_id: str) -> str:
-    """Every character outside [a-zA-Z0-9_-] replaced by `_` (a byte table for ASCII, a regex otherwise)."""
-    if tool_id.isascii():
-        return tool_id.encode().translate(_ASCII_SAFE).decode()
-    return _UNSAFE.sub("_", tool_id)
 
 
 def _produces(message: ChatMessage) -> bool:
