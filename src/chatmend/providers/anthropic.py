@@ -266,7 +266,7 @@ class _Writer:
             if role == "user":
                 content = message.content
                 if isinstance(content, str):
-                    if content and not content.isspace():  # AN9: a blank message is not sent at all
+                    if not _blank(content):  # AN9: a blank message is not sent at all
                         self.emit_user(content)
                 else:
                     blocks = _content_blocks(content)
@@ -324,7 +324,7 @@ class _Writer:
                 blocks.append({"type": "tool_use", "id": ids(c.id), "name": c.name,
                                "input": arguments if type(arguments) is dict else _input(arguments)})
         if blocks:
-            plain = not calls and isinstance(content, str)
+            plain = isinstance(content, str) and not calls
             self.out.append({"role": "assistant", "content": content if plain else blocks})
             if not self.in_run:
                 # Only a signed block can be thinking, and place_thinking puts any it keeps first.
