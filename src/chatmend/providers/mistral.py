@@ -119,9 +119,9 @@ class Mistral(OpenAIChat):
         append = out.append
 
         def emit(message: WireMessage) -> None:
-            if out:
+            role = message["role"]
+            if (role == "user" or role == "system") and out:  # MI5: only these two can land out of order
                 prev = out[-1]["role"]
-                role = message["role"]
                 if role == "system" and prev != "system":
                     # MI5: system may not follow assistant or tool; a later system message is sent as user text,
                     # in place (after a user message it would be allowed, but would need a filler before the reply).
