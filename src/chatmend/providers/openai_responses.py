@@ -118,10 +118,8 @@ def _input_parts(content: Sequence[Part]) -> list[_Json]:
     return out
 
 
-def _input_message(role: str, content: str | tuple[Part, ...]) -> _Json:
-    """A user or system message item."""
-    if isinstance(content, str):
-        return {"role": role, "content": content}
+def _input_message(role: str, content: tuple[Part, ...]) -> _Json:
+    """A user or system message item of parts (a string content is the item's `content` as it is)."""
     parts = _input_parts(content)
     return {"role": role, "content": parts if parts else ""}
 
@@ -261,11 +259,13 @@ class _Writer:
             role = message.role
             if role == "tool":
                 final_id = message.tool_call_id or ""
+                content = message.content
                 append({
                     "type": "function_call_output",
                     # not written yet is not reached after repair_history: every output follows its call
                     "call_id": written(final_id) or id_map(final_id),
-                    "output": _output(message),
+                    # the common case, a plain text that succeeded, is the output as it is
+                    "output": content if isinstance(content, str) and not message.is_error else _output(message),
                 })
             elif role == "assistant":
                 content = message.content
@@ -274,7 +274,9 @@ class _Writer:
                 else:
                     self.assistant(message, content)
             elif role == "user" or role == "system":
-                append(_input_message(role, message.content))
+                content = message.content
+                append({"role": role, "content": content} if isinstance(content, str)
+                       else _input_message(role, content))
             else:
                 assert_never(role)
 
