@@ -799,3 +799,25 @@ def test_send_async_with_the_async_client() -> None:
     assert reply.tool_calls[0].id == "call_1"
     assert isinstance(reply.content[0], ThinkingPart) and reply.content[0].data == ENC + "1"
     assert copy.deepcopy(server.received[0]["tools"][0])["strict"] is False
+
+
+def test_a_replayed_message_after_its_calls_reads_back_as_one_turn() -> None:
+    # The recorded layout puts the message item after the function_call: reading it as a second assistant
+    # message would leave the call's output after the text, and writing again would orphan it.
+    reasoning = ThinkingPart(text="", redacted=True, data="ENC1", provider="openai_responses",
+                             provider_data={"openai_responses": {"id": "rs_1", "summary": []}})
+    call = ToolCall(id="c1", name="search", arguments={"q": "x"}, provider_data={"openai_responses": {"id": "fc_1"}})
+    layout = [{"type": "reasoning", "id": "rs_1"}, {"type": "function_call", "id": "fc_1"},
+              {"type": "message", "id": "msg_1", "parts": 1}]
+    history = [
+        ChatMessage(role="user", content="q"),
+        ChatMessage(role="assistant", content=(reasoning, TextPart(text="ok")), tool_calls=(call,),
+                    provider_data={"openai_responses": {"id": "msg_1", "items": layout}}),
+        ChatMessage(role="tool", tool_call_id="c1", content="hit"),
+    ]
+    body = orr.to_request(history, model="m")
+    assert [item.get("type", "message") for item in body["input"]] == [
+        "message", "reasoning", "function_call", "message", "function_call_output"]
+    back = orr.from_request(body)
+    assert [m.role for m in back] == ["user", "assistant", "tool"]
+    assert orr.to_request(back, model="m")["input"] == body["input"]

@@ -473,9 +473,10 @@ class _Turn:
         has_id = isinstance(item.get("id"), str)
         if self.layout and has_id != self.all_ids:
             return False
-        if item.get("type", "message") == "message":
-            # Text after calls, or a second plain message, starts a new assistant message.
-            return not self.calls and not (self.messages and not has_id)
+        if item.get("type", "message") == "message" and not has_id:
+            # Plain text after calls, or a second plain message, starts a new assistant message; replayed
+            # items (all with ids) stay one turn in any order: the writer replays a recorded layout as it was.
+            return not self.calls and not self.messages
         return True
 
     def add_message(self, item: Mapping[str, Any], path: str) -> None:
