@@ -16,7 +16,7 @@ from openai.types.chat import ChatCompletion
 
 from chatmend import ChatMessage, ImagePart, ReadError, TextPart, ThinkingPart, ToolCall, repair_history
 from chatmend.providers import openai_chat as oc
-from chatmend.providers.base import arguments_json
+from chatmend.providers.base import arguments_json, arguments_text
 from chatmend.providers.openai_chat import PROVIDER
 from tests.providers.chat_helpers import (
     PNG,
@@ -533,13 +533,13 @@ _JSON_VALUES = st.recursive(
 def test_arguments_text_is_the_bytes_of_arguments_json(arguments: dict[str, Any]) -> None:
     # The flat fast path and the generic encoder must agree byte for byte (flat objects are the common case).
     call = ToolCall(id="c", name="s", arguments=arguments)
-    assert oc.arguments_text(arguments) == arguments_json(call)
+    assert arguments_text(arguments) == arguments_json(call)
     body = oc.to_request([ChatMessage(role="assistant", tool_calls=(call,))], model="m")
     assert body["messages"][0]["tool_calls"][0]["function"]["arguments"] == arguments_json(call)
 
 
 def test_arguments_text_falls_back_for_values_the_flat_path_does_not_write() -> None:
     nested = {"a": [1, {"b": None}], "c": 1.5, "d": "é\n"}
-    assert oc.arguments_text(nested) == '{"a":[1,{"b":null}],"c":1.5,"d":"é\\n"}'
-    assert oc.arguments_text({"q": "x", "n": -3, "ok": True, "none": None}) == '{"q":"x","n":-3,"ok":true,"none":null}'
-    assert oc.arguments_text('{"q": "cut') == '{"q": "cut'
+    assert arguments_text(nested) == '{"a":[1,{"b":null}],"c":1.5,"d":"é\\n"}'
+    assert arguments_text({"q": "x", "n": -3, "ok": True, "none": None}) == '{"q":"x","n":-3,"ok":true,"none":null}'
+    assert arguments_text('{"q": "cut') == '{"q": "cut'

@@ -21,6 +21,7 @@ __all__ = [
     "Provider",
     "ToolsInput",
     "arguments_json",
+    "arguments_text",
     "coerce_tools",
     "image_data_url",
     "parse_data_url",
@@ -118,9 +119,37 @@ def coerce_tools(tools: ToolsInput) -> list[Tool]:
 
 def arguments_json(call: ToolCall) -> str:
     """The call's arguments as JSON text; text that was not valid JSON is sent verbatim."""
-    if isinstance(call.arguments, str):
-        return call.arguments
-    return _compact_json(call.arguments)
+    return arguments_text(call.arguments)
+
+
+_encode_string = json.encoder.encode_basestring  # the C escaper of json.dumps
+
+
+def arguments_text(arguments: dict[str, Any] | str) -> str:
+    """Arguments as compact JSON text (what `json.dumps(..., separators=(",", ":"))` gives); text verbatim.
+
+    A flat object of strings, ints, booleans and nulls (what models send) is written here, twice as fast as
+    the generic encoder, which takes anything else.
+    """
+    if isinstance(arguments, str):
+        return arguments
+    out = []
+    for key, value in arguments.items():
+        kind = type(value)
+        if kind is str:
+            text = _encode_string(value)
+        elif kind is int:
+            text = int.__repr__(value)
+        elif kind is bool:
+            text = "true" if value else "false"
+        elif value is None:
+            text = "null"
+        else:
+            return _compact_json(arguments)
+        if type(key) is not str:
+            return _compact_json(arguments)
+        out.append(f"{_encode_string(key)}:{text}")
+    return "{" + ",".join(out) + "}"
 
 
 def image_data_url(part: ImagePart) -> str:

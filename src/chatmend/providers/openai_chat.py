@@ -17,7 +17,6 @@ Choices where the wire has no place for something:
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
@@ -29,6 +28,7 @@ from chatmend.providers.base import (
     HistoryInput,
     Provider,
     ToolsInput,
+    arguments_text,
     coerce_tools,
     image_data_url,
     parse_data_url,
@@ -64,9 +64,6 @@ ERROR_PREFIX = "Error: "
 SHAPE = "SHAPE"
 """Problem code for a body that is not of the provider's shape at all (check never raises)."""
 _NO_TEXT_FOR_IMAGES = "(image result: see the next message)"
-_encode_arguments = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-"""`arguments_json` for an object, without building an encoder per call (the same bytes)."""
-_encode_string = json.encoder.encode_basestring  # the C escaper json.dumps(ensure_ascii=False) uses
 
 TEXTS: dict[str, str] = {
     "OC1": "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
@@ -82,33 +79,6 @@ TEXTS: dict[str, str] = {
            "message with role '{role}' contains an image URL.",
 }
 """OpenAI's 400 texts per rule (provider-rules §1), verbatim with their variable parts as fields."""
-
-
-def arguments_text(arguments: dict[str, Any] | str) -> str:
-    """The bytes of `arguments_json` (OC6: a JSON string); text goes verbatim.
-
-    A flat object of strings, ints, booleans and nulls (what models send) is written here, twice as fast as
-    the generic encoder, which takes anything else.
-    """
-    if isinstance(arguments, str):
-        return arguments
-    out = []
-    for key, value in arguments.items():
-        kind = type(value)
-        if kind is str:
-            text = _encode_string(value)
-        elif kind is int:
-            text = int.__repr__(value)
-        elif kind is bool:
-            text = "true" if value else "false"
-        elif value is None:
-            text = "null"
-        else:
-            return _encode_arguments(arguments)
-        if type(key) is not str:
-            return _encode_arguments(arguments)
-        out.append(f"{_encode_string(key)}:{text}")
-    return "{" + ",".join(out) + "}"
 
 
 def _short_id_maker(max_length: int) -> Callable[[str, int], str]:

@@ -39,13 +39,13 @@ from chatmend.providers.base import (
     HistoryInput,
     Provider,
     ToolsInput,
+    arguments_text,
     coerce_tools,
     image_data_url,
     parse_data_url,
     repaired,
     to_plain,
 )
-from chatmend.providers.openai_chat import arguments_text
 from chatmend.repair import IsReadOnly, paused_gc
 
 __all__ = [
