@@ -402,7 +402,7 @@ def test_dict_input_is_accepted_and_equal_to_model_input() -> None:
 # Decision 8: guarantees, as properties over messy histories.
 
 # 1,000 examples each in CI; more under the fuzz profile (CHATMEND_HYPOTHESIS_PROFILE=fuzz).
-PROPERTY = settings(max_examples=max(1000, settings.default.max_examples), deadline=None)
+PROPERTY = settings(max_examples=max(1000, settings().max_examples), deadline=None)
 
 
 def check_not_mutated(history: list[ChatMessage]) -> None:
