@@ -32,6 +32,7 @@ from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_cont
 from chatmend.ids import IdMap, digest
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.base import (
+    SHAPE,
     HistoryInput,
     Provider,
     ToolsInput,
@@ -63,8 +64,6 @@ DEFAULT_MAX_TOKENS = 4096
 """`max_tokens` when the caller gives none (the API requires it); raised above a thinking budget."""
 RAW_ARGUMENTS = "_raw_arguments"
 """The `input` key that carries arguments which are not a JSON object, verbatim."""
-SHAPE = "SHAPE"
-"""Problem code for a body that is not of the Messages shape (wrong types, misplaced blocks)."""
 ID_MAX_LENGTH = 64
 MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 _MEDIA_ALIASES = {"image/jpg": "image/jpeg"}

@@ -13,10 +13,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from chatmend.exceptions import CheckError, Problem, ReadError
-from chatmend.messages import ChatMessage, ImagePart, Tool, ToolCall, coerce_history
+from chatmend.messages import ChatMessage, ImagePart, Tool, ToolCall
 from chatmend.repair import IsReadOnly, repair_history
 
 __all__ = [
+    "SHAPE",
     "HistoryInput",
     "Provider",
     "ToolsInput",
@@ -28,6 +29,9 @@ __all__ = [
     "repaired",
     "to_plain",
 ]
+
+SHAPE = "SHAPE"
+"""Problem code shared by adapters for a body that is not of the provider's shape at all (check never raises)."""
 
 HistoryInput = Sequence[ChatMessage | Mapping[str, Any]]
 """What `to_request` accepts: ChatMessage objects or dicts of the neutral JSON shape."""
@@ -107,7 +111,7 @@ _compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).enco
 
 def repaired(history: HistoryInput, is_read_only: IsReadOnly | None = None) -> list[ChatMessage]:
     """The history after `repair_history`: what every adapter encodes."""
-    return repair_history(coerce_history(history), is_read_only=is_read_only).messages
+    return repair_history(history, is_read_only=is_read_only).messages
 
 
 def coerce_tools(tools: ToolsInput) -> list[Tool]:

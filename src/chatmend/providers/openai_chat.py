@@ -25,6 +25,7 @@ from chatmend.exceptions import Problem, ReadError, error_context
 from chatmend.ids import IdMap, digest
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.base import (
+    SHAPE,
     HistoryInput,
     Provider,
     ToolsInput,
@@ -61,8 +62,6 @@ IdAssigner = Callable[[str, str], str]
 
 ERROR_PREFIX = "Error: "
 """Chat Completions has no error flag on a tool message: a failed result says so in its text."""
-SHAPE = "SHAPE"
-"""Problem code for a body that is not of the provider's shape at all (check never raises)."""
 _NO_TEXT_FOR_IMAGES = "(image result: see the next message)"
 
 TEXTS: dict[str, str] = {
