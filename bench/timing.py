@@ -1,9 +1,16 @@
-"""Timing helpers shared by the benchmarks: best-of-N, on a clock the other processes disturb least."""
+"""Timing helpers shared by the benchmarks: interleaved rounds and paired ratios, on the process's CPU clock.
+
+This machine is noisy (a shared VM): a figure taken as one best-of-N against a baseline timed minutes
+later moves ±30%. So candidates are timed in interleaved rounds (each once per round, in rotating order,
+so a busy spell or drift hits all of them alike), a ratio is taken within each round, and the median of
+those per-round ratios is the figure, with the middle half of them as its spread.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 CLOCKS: dict[str, Callable[[], float]] = {"process": time.process_time, "wall": time.perf_counter}
 """`process`: CPU time of this process (other processes on a busy machine barely move it); `wall`: elapsed."""
@@ -18,3 +25,50 @@ def best_of(fn: Callable[[], object], runs: int, clock: Callable[[], float] = ti
         best = min(best, clock() - start)
         del result
     return best
+
+
+def interleaved(
+    candidates: Mapping[str, Callable[[], object]], rounds: int, clock: Callable[[], float] = time.process_time
+) -> dict[str, list[float]]:
+    """Each candidate's time in every round (seconds); within a round each runs once, the order rotating."""
+    names = list(candidates)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        shift = r % len(names)
+        for name in names[shift:] + names[:shift]:
+            start = clock()
+            result = candidates[name]()
+            times[name].append(clock() - start)
+            del result  # freed outside the clock
+    return times
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """The median of per-round ratios, with the middle half of them (first to third quartile)."""
+
+    median: float
+    low: float
+    high: float
+
+    def __str__(self) -> str:
+        return f"{self.median:.2f} ({self.low:.2f}-{self.high:.2f})"
+
+
+def paired_ratio(numerator: Sequence[float], denominator: Sequence[float]) -> Ratio:
+    """The ratio of two candidates timed in the same rounds, round by round."""
+    ratios = sorted(a / b for a, b in zip(numerator, denominator, strict=True))
+    return Ratio(quantile(ratios, 0.5), quantile(ratios, 0.25), quantile(ratios, 0.75))
+
+
+def quantile(sorted_values: Sequence[float], q: float) -> float:
+    """The q-quantile of sorted values, interpolated linearly."""
+    position = q * (len(sorted_values) - 1)
+    below = int(position)
+    above = min(below + 1, len(sorted_values) - 1)
+    return sorted_values[below] + (sorted_values[above] - sorted_values[below]) * (position - below)
+
+
+def median(values: Sequence[float]) -> float:
+    """The median of the values."""
+    return quantile(sorted(values), 0.5)

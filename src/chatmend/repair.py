@@ -3,11 +3,11 @@
 The specification is `shared/spec/repair_history.md`; each rule of its Part 2 has one function here:
 
 1. drop first ............. `is_placeholder`
-2. spans .................. `_Pass.run` (and where a span ends: `_Pass._pair_results`, `_Pass._rest`)
+2. spans .................. `_Pass.run` (and where a span ends: `_Pass._pair_results`)
 3. pairing ................ `_Pass._pair_results` (its common case, results already in place: `_Pass.span`)
 4. span output ............ `_Pass.span`
 
-5. final ids .............. `chatmend.ids.FinalIds`
+5. final ids .............. `chatmend.ids.FinalIds` (its common case inlined in `_Pass.span`)
 6. synthetic result ....... `interrupted_result`
 7. user note .............. `orphan_note`
 9. bad input .............. `chatmend.messages.coerce_history`
@@ -252,6 +252,7 @@ class _Pass:
         repair rolls back to it to reopen that span).
         """
         out = self.out
+        append = out.append
         span = self.span
         n = len(history)
         index, last_span = start, None
@@ -264,27 +265,37 @@ class _Pass:
                         self.last_mark = self.mark()
                     last_span, index = index, span(history, index)
                     continue
-                if not _is_blank(message):
-                    last_span = None
-                    out.append(message)
+                content = message.content
+                if (content and not content.isspace()) if type(content) is str else not is_placeholder(message):
+                    last_span = None  # a reply: the span (if any) ended
+                    append(message)
                 else:
-                    self.dropped.append(index)
+                    self.dropped.append(index)  # rule 1
             elif role == "tool":
-                self.notes.append(index)
-                out.append(orphan_note(message))
+                self.notes.append(index)  # rule 7: nothing before it in its span waits for a result
+                append(orphan_note(message))
             else:
-                out.append(message)
+                append(message)
             index += 1
         return last_span
 
     def span(self, history: Sequence[ChatMessage], start: int) -> int:
-        """Rules 3 and 4 for the span that starts at `start`: output it, and return where it ends.
+        """Rules 3 and 4 for the span that starts at `start`: output it, and return where `run` goes on.
 
         The span ends at the next assistant message that is not a placeholder, or at the end of the history.
+        When every call is answered right after it, `run` goes on just after the results: what else the span
+        holds pairs with nothing, and `run` treats it as it treats any message outside a span.
         """
         assistant = history[start]
-        calls = assistant.tool_calls
-        final_calls = self._final_calls(start, calls)
+        calls = final_calls = assistant.tool_calls
+        used = self.ids.used
+        for ci, call in enumerate(calls):  # rule 5, FinalIds.allocate's common case inlined: a new, non-empty id
+            raw = call.id
+            if raw and raw not in used:
+                used[raw] = None
+            else:
+                final_calls = self._renamed_calls(start, calls, ci)
+                break
         out = self.out
         out.append(assistant if final_calls is calls else replace_field(assistant, "tool_calls", final_calls))
         n, n_calls = len(history), len(calls)
@@ -304,7 +315,7 @@ class _Pass:
                 for call, result in zip(final_calls, history[first:index]):
                     out.append(result if result.tool_call_id == call.id else
                                replace_field(result, "tool_call_id", call.id))
-            return self._rest(history, index)
+            return index  # what follows (steers, orphans, placeholders) `run` reads as it reads any message
         results: list[ChatMessage | None] = [*history[first:index], *[None] * (n_calls - in_place)]
         index, rest = self._pair_results(history, start, index, results)
         for call, found in zip(final_calls, results):
@@ -318,17 +329,6 @@ class _Pass:
                 out.append(found)
         out.extend(rest)
         return index
-
-    def _final_calls(self, index: int, original: tuple[ToolCall, ...]) -> tuple[ToolCall, ...]:
-        """Rule 5: the calls under their final ids (the same tuple when no id changes)."""
-        used = self.ids.used
-        for ci, call in enumerate(original):
-            raw = call.id
-            if raw and raw not in used:  # FinalIds.allocate's first branch, inlined: the common case
-                used[raw] = None
-            else:
-                return self._renamed_calls(index, original, ci)
-        return original
 
     def _renamed_calls(self, index: int, original: tuple[ToolCall, ...], first: int) -> tuple[ToolCall, ...]:
         """Rule 5 from call `first` on, the first one whose id is empty or already used."""
@@ -389,26 +389,6 @@ class _Pass:
             rest.append(message)
             index += 1
         return index, rest
-
-    def _rest(self, history: Sequence[ChatMessage], index: int) -> int:
-        """Output the span's messages after its answered calls (tool messages there pair with nothing: notes);
-        returns where the span ends."""
-        out = self.out
-        end = len(history)
-        while index < end:
-            message = history[index]
-            role = message.role
-            if role == "tool":
-                self.notes.append(index)
-                out.append(orphan_note(message))
-            elif role == "assistant":
-                if message.tool_calls or not _is_blank(message):
-                    break
-                self.dropped.append(index)  # a placeholder (rule 1)
-            else:
-                out.append(message)
-            index += 1
-        return index
 
     def mark(self) -> _Mark:
         """Where the pass is now, to roll back to (incremental repair reopens its last span)."""
