@@ -7,6 +7,7 @@ import copy
 import json
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import openai
 import pytest
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion
 
 from chatmend import ChatMessage, ImagePart, ReadError, TextPart, ThinkingPart, ToolCall, repair_history
+from chatmend.providers import base
 from chatmend.providers import openai_chat as oc
 from chatmend.providers.base import arguments_json, arguments_text
 from chatmend.providers.openai_chat import PROVIDER
@@ -530,16 +532,21 @@ _JSON_VALUES = st.recursive(
 
 @settings(max_examples=200, deadline=None)
 @given(st.dictionaries(st.text(max_size=8), _JSON_SCALARS | _JSON_VALUES, max_size=4))
-def test_arguments_text_is_the_bytes_of_arguments_json(arguments: dict[str, Any]) -> None:
-    # The flat fast path and the generic encoder must agree byte for byte (flat objects are the common case).
+def test_arguments_text_is_the_bytes_of_compact_json_dumps(arguments: dict[str, Any]) -> None:
+    # The reused C encoder and its pure-Python fallback both write exactly what json.dumps writes.
+    expected = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
     call = ToolCall(id="c", name="s", arguments=arguments)
-    assert arguments_text(arguments) == arguments_json(call)
+    assert arguments_text(arguments) == arguments_json(call) == expected
     body = oc.to_request([ChatMessage(role="assistant", tool_calls=(call,))], model="m")
-    assert body["messages"][0]["tool_calls"][0]["function"]["arguments"] == arguments_json(call)
+    assert body["messages"][0]["tool_calls"][0]["function"]["arguments"] == expected
+    with patch.object(base, "_c_encoder", None):
+        assert arguments_text(arguments) == expected
 
 
-def test_arguments_text_falls_back_for_values_the_flat_path_does_not_write() -> None:
+def test_arguments_text_writes_nested_values_and_keeps_broken_text_verbatim() -> None:
     nested = {"a": [1, {"b": None}], "c": 1.5, "d": "é\n"}
     assert arguments_text(nested) == '{"a":[1,{"b":null}],"c":1.5,"d":"é\\n"}'
     assert arguments_text({"q": "x", "n": -3, "ok": True, "none": None}) == '{"q":"x","n":-3,"ok":true,"none":null}'
+    with pytest.raises(TypeError, match="Object of type object is not JSON serializable"):
+        arguments_text({"q": object()})
     assert arguments_text('{"q": "cut') == '{"q": "cut'
