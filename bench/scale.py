@@ -13,16 +13,20 @@
 5. Memory: repairing an already valid 100,000-message history allocates no new message (tracemalloc)
    and returns the input's own objects.
 
-Times are CPU time of this process (`--clock wall` for elapsed time), best of `--runs`.
+Times are CPU time of this process (`--clock wall` for elapsed time). What is compared is timed in
+`--runs` interleaved rounds; figures are medians, ratios the median of per-round ratios with the middle
+half of them in brackets (bench/timing.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import json
 import sys
 import tracemalloc
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from chatmend import ChatMessage, ImagePart, TextPart, repair_history
 from chatmend.incremental import Repairer
+from chatmend.jsonl import message_to_dict
 from repair import ratio_to_dumps
-from timing import CLOCKS, best_of
+from timing import CLOCKS, best_of, interleaved, median, paired_ratio
 from workloads import kimi_messy, mixed_messy, one_turn, unique_messy, valid_unique
 
 Clock = Callable[[], float]
@@ -41,9 +46,8 @@ def full_vs_dumps(runs: int, clock: Clock) -> None:
     """1. Full repair vs json.dumps."""
     print("1. full repair of 100,000 messages vs one json.dumps of them (target <= 1.0)")
     for name, build in (("kimi-every-reply", kimi_messy), ("mixed (1 reply in 10 restarts ids)", mixed_messy)):
-        t_repair, t_dumps = ratio_to_dumps(build(100_000), runs, clock)
-        print(f"   {name:36} repair {t_repair * 1e3:6.1f} ms, json.dumps {t_dumps * 1e3:6.1f} ms: "
-              f"ratio {t_repair / t_dumps:.2f}")
+        t_repair, t_dumps, ratio = ratio_to_dumps(build(100_000), runs, clock)
+        print(f"   {name:36} repair {t_repair * 1e3:6.1f} ms, json.dumps {t_dumps * 1e3:6.1f} ms: ratio {ratio}")
 
 
 def incremental(runs: int, clock: Clock) -> None:
@@ -56,12 +60,11 @@ def incremental(runs: int, clock: Clock) -> None:
     for turn in range(max(runs, 5)):
         history.extend(one_turn(turn))  # the agent's list grows in place, as it would
         steps.append(best_of(lambda: repairer.repair(history), 1, clock))
-    t_full = best_of(lambda: repair_history(history), runs, clock)
+    t_full = median([best_of(lambda: repair_history(history), 1, clock) for _ in range(runs)])
     assert repairer.repair(history).messages == repair_history(history).messages
-    steps.sort()
-    t_step, t_median = steps[0], steps[len(steps) // 2]
-    print(f"   Repairer.repair {t_step * 1e3:.2f} ms (median {t_median * 1e3:.2f}), full {t_full * 1e3:.1f} ms: "
-          f"ratio 1/{t_full / t_step:.0f} (median 1/{t_full / t_median:.0f})")
+    t_step = median(steps)
+    print(f"   Repairer.repair {t_step * 1e3:.2f} ms, full {t_full * 1e3:.1f} ms (medians): "
+          f"ratio 1/{t_full / t_step:.0f}")
 
 
 def versus_pydantic_ai(runs: int, clock: Clock) -> None:
@@ -72,12 +75,11 @@ def versus_pydantic_ai(runs: int, clock: Clock) -> None:
     for name, build in (("messy (missing, reordered, orphans)", unique_messy), ("already valid", valid_unique)):
         history = build(20_000)
         theirs = [to_pydantic_ai(m) for m in history]
-        t_ours = t_theirs = float("inf")
-        for _ in range(runs):
-            t_ours = min(t_ours, best_of(lambda: repair_history(history), 1, clock))  # noqa: B023
-            t_theirs = min(t_theirs, best_of(lambda: repair_messages(theirs), 1, clock))  # noqa: B023
-        print(f"   {name:36} chatmend {t_ours * 1e3:5.1f} ms, pydantic-ai {t_theirs * 1e3:5.1f} ms: "
-              f"{t_theirs / t_ours:.1f}x faster")
+        times = interleaved({"chatmend": partial(repair_history, history),
+                             "pydantic-ai": partial(repair_messages, theirs)}, runs, clock)
+        faster = paired_ratio(times["pydantic-ai"], times["chatmend"])
+        print(f"   {name:36} chatmend {median(times['chatmend']) * 1e3:5.1f} ms, "
+              f"pydantic-ai {median(times['pydantic-ai']) * 1e3:5.1f} ms: {faster}x faster", flush=True)
 
 
 def to_pydantic_ai(message: ChatMessage) -> Any:
@@ -107,15 +109,21 @@ def to_pydantic_ai(message: ChatMessage) -> Any:
 def scaling(runs: int, clock: Clock, sizes: tuple[int, ...]) -> None:
     """4. Time per message at growing sizes, next to json.dumps's (a linear pass over the same data)."""
     print("4. scaling, mixed workload: time per message (target: flat within 20%)")
-    per_message = {}
+    histories = {n: mixed_messy(n) for n in sizes}
+    plain = {n: [message_to_dict(m) for m in history] for n, history in histories.items()}
+    candidates: dict[str, Callable[[], object]] = {}
     for n in sizes:
-        history = mixed_messy(n)
-        t_repair, t_dumps = ratio_to_dumps(history, runs if n < 1_000_000 else 3, clock)
-        per_message[n] = t_repair / n
+        candidates[f"repair {n}"] = partial(repair_history, histories[n])
+        candidates[f"json.dumps {n}"] = partial(json.dumps, plain[n])
+    times = interleaved(candidates, runs, clock)
+    per_message = {n: median(times[f"repair {n}"]) / n for n in sizes}
+    dumps_per_message = {n: median(times[f"json.dumps {n}"]) / n for n in sizes}
+    for n in sizes:
         print(f"   {n:>9,} messages: repair {per_message[n] * 1e6:.3f} us per message "
-              f"(json.dumps {t_dumps / n * 1e6:.3f} us, ratio {t_repair / t_dumps:.2f})")
+              f"(json.dumps {dumps_per_message[n] * 1e6:.3f} us)")
     spread = max(per_message.values()) / min(per_message.values()) - 1
-    print(f"   spread of repair's time per message: {spread:.0%}")
+    dumps_spread = max(dumps_per_message.values()) / min(dumps_per_message.values()) - 1
+    print(f"   spread of repair's time per message: {spread:.0%} (json.dumps's: {dumps_spread:.0%})", flush=True)
 
 
 def memory() -> None:
@@ -140,12 +148,12 @@ def memory() -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="process")
     parser.add_argument("--quick", action="store_true", help="leave out the 1M-message history")
     args = parser.parse_args()
     clock = CLOCKS[args.clock]
-    print(f"best of {args.runs}; clock: {args.clock}")
+    print(f"{args.runs} interleaved rounds; clock: {args.clock}")
     full_vs_dumps(args.runs, clock)
     incremental(args.runs, clock)
     versus_pydantic_ai(args.runs, clock)

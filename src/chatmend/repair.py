@@ -298,16 +298,18 @@ class _Pass:
                 break
         out = self.out
         out.append(assistant if final_calls is calls else replace_field(assistant, "tool_calls", final_calls))
-        n, n_calls = len(history), len(calls)
         # Rule 3's common case: the results stand right after the calls, in call order, under their ids. Each
         # of them then pairs with its own call (every earlier call already has its result).
         index = first = start + 1
-        while index < n and index - first < n_calls:
+        n = len(history)
+        for call in calls:
+            if index == n:
+                break
             message = history[index]
-            if message.role != "tool" or message.tool_call_id != calls[index - first].id:
+            if message.role != "tool" or message.tool_call_id != call.id:
                 break
             index += 1
-        in_place = index - first
+        in_place, n_calls = index - first, len(calls)
         if in_place == n_calls:
             if final_calls is calls:
                 out.extend(history[first:index])  # the already-valid case
