@@ -115,12 +115,13 @@ class Mistral(OpenAIChat):
     _wire_name = staticmethod(_mistral_name)  # MI9: names as Mistral accepts them (one call, cached)
 
     def _emitter(self, out: list[WireMessage]) -> Callable[[WireMessage], None]:
-        """Append, keeping MI5's role order: system messages only at the top; never user right after tool."""
+        """Append a user or system message keeping MI5's role order: system messages only at the top; never
+        user right after tool (assistant and tool messages are never out of order here)."""
         append = out.append
 
         def emit(message: WireMessage) -> None:
-            role = message["role"]
-            if (role == "user" or role == "system") and out:  # MI5: only these two can land out of order
+            if out:
+                role = message["role"]
                 prev = out[-1]["role"]
                 if role == "system" and prev != "system":
                     # MI5: system may not follow assistant or tool; a later system message is sent as user text,

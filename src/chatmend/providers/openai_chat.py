@@ -163,7 +163,8 @@ class OpenAIChat(Provider):
         names: dict[str, tuple[str, str]] = {}  # final id -> (wire id, wire name) of each call written
         out: list[WireMessage] = []
         images: list[dict[str, Any]] = []  # OC7: image parts waiting for the run of tool messages to end
-        emit = self._emitter(out)
+        emit = self._emitter(out)  # user and system messages (a provider may move or precede them)
+        append = out.append  # assistant and tool messages: they stand where they are written
         write_result, write_assistant = self._write_result, self._write_assistant
         on_assistant = self._on_assistant
         if system is not None:
@@ -174,10 +175,10 @@ class OpenAIChat(Provider):
                 emit({"role": "user", "content": images})
                 images = []
             if role == "tool":
-                emit(write_result(message, ids, names, images))
+                append(write_result(message, ids, names, images))
             elif role == "assistant":
                 on_assistant(out)
-                write_assistant(emit, message, ids, names, images)
+                write_assistant(emit, message, ids, names, images, append)
             elif role == "user":
                 content = message.content
                 emit({"role": "user", "content": content if isinstance(content, str) else [
@@ -204,7 +205,8 @@ class OpenAIChat(Provider):
         return name
 
     def _emitter(self, out: list[WireMessage]) -> Callable[[WireMessage], None]:
-        """What appends one wire message to `out` (hook: Mistral inserts turns where its role order needs them)."""
+        """What appends a user or system message to `out` (hook: Mistral inserts turns where its role order
+        needs them, and sends a later system message as user text)."""
         return out.append
 
     def _on_assistant(self, out: list[WireMessage]) -> None:
@@ -224,8 +226,10 @@ class OpenAIChat(Provider):
         ids: IdAssigner,
         names: dict[str, tuple[str, str]],
         images: list[dict[str, Any]],
+        append: Callable[[WireMessage], None],
     ) -> None:
-        """The assistant message, its calls with wire ids; its images queue for after the tool run."""
+        """The assistant message (`append`ed), its calls with wire ids; its images queue for after the tool run
+        (a user message with its images alone is `emit`ted)."""
         content = message.content
         text, pics = (content, None) if isinstance(content, str) else _split(content)
         calls = message.tool_calls
@@ -256,7 +260,7 @@ class OpenAIChat(Provider):
                     "function": {"name": wire_name, "arguments": arguments_text(call.arguments)},  # OC6
                 })
             wire["tool_calls"] = wire_calls
-        emit(wire)
+        append(wire)
         if pics:
             label = self._labelled("the assistant", pics)
             if calls:
