@@ -178,7 +178,11 @@ class OpenAIChat(Provider):
                 append(write_result(message, ids, names, images))
             elif role == "assistant":
                 on_assistant(out)
-                write_assistant(emit, message, ids, names, images, append)
+                content = message.content
+                if type(content) is str and content and not message.tool_calls:
+                    append({"role": "assistant", "content": content})  # a plain reply: `_write_assistant`'s result
+                else:
+                    write_assistant(emit, message, ids, names, images, append)
             elif role == "user":
                 content = message.content
                 emit({"role": "user", "content": content if isinstance(content, str) else [

@@ -269,7 +269,9 @@ class _Writer:
                 })
             elif role == "assistant":
                 content = message.content
-                if isinstance(content, str):  # the common case: no thinking, nothing to replay
+                if type(content) is str and content and not message.tool_calls and message.provider_data is None:
+                    append({"role": "assistant", "content": content})  # a plain reply: `plain_assistant`'s result
+                elif isinstance(content, str):  # no thinking, nothing to replay
                     plain_assistant(message, content, ())
                 else:
                     self.assistant(message, content)
