@@ -319,7 +319,13 @@ class _Pass:
                                replace_field(result, "tool_call_id", call.id))
             return index  # what follows (steers, orphans, placeholders) `run` reads as it reads any message
         results: list[ChatMessage | None] = [*history[first:index], *[None] * (n_calls - in_place)]
-        index, rest = self._pair_results(history, start, index, results)
+        rest: list[ChatMessage] = []
+        if index < n:
+            following = history[index]
+            if following.role != "assistant" or not following.tool_calls and _is_blank(following):
+                index, rest = self._pair_results(history, start, index, results)
+        # (else the span ends right after the calls answered in place, as when a session was cut off while the
+        # other calls ran: those never got a result)
         for call, found in zip(final_calls, results):
             if found is None:
                 read_only = self.is_read_only is not None and bool(self.is_read_only(call.name))
