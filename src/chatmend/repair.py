@@ -322,7 +322,7 @@ class _Pass:
         rest: list[ChatMessage] = []
         if index < n:
             following = history[index]
-            if following.role != "assistant" or not following.tool_calls and _is_blank(following):
+            if following.role != "assistant" or (not following.tool_calls and _is_blank(following)):
                 index, rest = self._pair_results(history, start, index, results)
         # (else the span ends right after the calls answered in place, as when a session was cut off while the
         # other calls ran: those never got a result)

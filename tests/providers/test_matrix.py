@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from chatmend import ChatMessage, ImagePart, TextPart, providers
+from chatmend import ChatMessage, ImagePart, Repairer, TextPart, providers
 from chatmend.repair import is_placeholder
 from tests.strategies import messy_histories
 
@@ -93,3 +94,27 @@ def test_reading_the_body_back_keeps_every_text_and_image(name: str, history: li
     back = provider.from_request(to_request(name, history))
     assert all(isinstance(m, ChatMessage) for m in back)
     assert_carries(history, json.dumps([m.model_dump(mode="json") for m in back], ensure_ascii=False))
+
+
+def reads_only(tool: str) -> bool:
+    return tool in ("read_file", "search")
+
+
+@pytest.mark.parametrize("name", sorted(MESSAGE_LIST))
+@MATRIX
+@given(history=messy_histories(), cut=st.integers(min_value=0, max_value=40))
+def test_a_kept_repairer_gives_the_same_bodies_as_a_fresh_repair(name: str, history: list[ChatMessage],
+                                                                 cut: int) -> None:
+    # A session sent at every length, then a history that does not extend the last one (it starts over).
+    provider = providers.get(name)
+    repairer = Repairer(is_read_only=reads_only)
+    lengths = [*range(len(history) + 1), min(cut, len(history))]
+    for n in lengths:
+        expected = provider.to_request(history[:n], model="test-model", is_read_only=reads_only)
+        assert provider.to_request(history[:n], model="test-model", repairer=repairer) == expected
+
+
+@pytest.mark.parametrize("name", sorted(MESSAGE_LIST))
+def test_is_read_only_belongs_to_the_repairer(name: str) -> None:
+    with pytest.raises(ValueError, match=r"Repairer\(is_read_only=\.\.\.\)"):
+        providers.get(name).to_request([], model="m", repairer=Repairer(), is_read_only=lambda tool: True)

@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
 from chatmend.ids import IdMap, digest
+from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.base import (
     SHAPE,
@@ -455,6 +456,7 @@ class Anthropic(Provider):
         tools: ToolsInput = None,
         system: str | None = None,
         is_read_only: IsReadOnly | None = None,
+        repairer: Repairer | None = None,
         **options: Any,
     ) -> dict[str, Any]:
         """The Messages body: one linear pass over the repaired history, plain dicts only.
@@ -464,7 +466,7 @@ class Anthropic(Provider):
         """
         with error_context(provider=self.name), paused_gc():
             thinking_on = _thinking_enabled(options)
-            system_blocks, messages = _write(repaired(history, is_read_only), system, thinking_on)
+            system_blocks, messages = _write(repaired(history, is_read_only, repairer), system, thinking_on)
             body: dict[str, Any] = {"model": model, "max_tokens": options.pop("max_tokens", None)}
             if body["max_tokens"] is None:
                 body["max_tokens"] = _default_max_tokens(options)

@@ -14,6 +14,7 @@ from json.encoder import encode_basestring
 from typing import Any, ClassVar
 
 from chatmend.exceptions import CheckError, Problem, ReadError
+from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Tool, ToolCall
 from chatmend.repair import IsReadOnly, repair_history
 
@@ -63,9 +64,14 @@ class Provider(ABC):
         tools: ToolsInput = None,
         system: str | None = None,
         is_read_only: IsReadOnly | None = None,
+        repairer: Repairer | None = None,
         **options: Any,
     ) -> dict[str, Any]:
-        """The exact JSON request body for this provider, after `repair_history` and id mapping."""
+        """The exact JSON request body for this provider, after `repair_history` and id mapping.
+
+        With a `repairer` (one per session, kept by the caller), the repair reuses the previous call's work:
+        the same body, but the repair costs only what is new.
+        """
 
     @abstractmethod
     def from_request(self, data: Mapping[str, Any] | Sequence[Any]) -> list[ChatMessage]:
@@ -109,9 +115,15 @@ class Provider(ABC):
 
 
 
-def repaired(history: HistoryInput, is_read_only: IsReadOnly | None = None) -> list[ChatMessage]:
-    """The history after `repair_history`: what every adapter encodes."""
-    return repair_history(history, is_read_only=is_read_only).messages
+def repaired(
+    history: HistoryInput, is_read_only: IsReadOnly | None = None, repairer: Repairer | None = None
+) -> list[ChatMessage]:
+    """The history after `repair_history` (by the caller's `Repairer` when given): what every adapter encodes."""
+    if repairer is None:
+        return repair_history(history, is_read_only=is_read_only).messages
+    if is_read_only is not None:
+        raise ValueError("give is_read_only to the Repairer (Repairer(is_read_only=...)), not to to_request")
+    return repairer.repair(history).messages
 
 
 def coerce_tools(tools: ToolsInput) -> list[Tool]:

@@ -47,6 +47,7 @@ from typing import Any, ClassVar
 from pydantic import ValidationError
 
 from chatmend.exceptions import Problem, ReadError, error_context
+from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.base import (
     HistoryInput,
@@ -998,6 +999,7 @@ class Gemini(Provider):
         tools: ToolsInput = None,
         system: str | None = None,
         is_read_only: IsReadOnly | None = None,
+        repairer: Repairer | None = None,
         vertex: bool = False,
         multimodal_function_response: bool | None = None,
         thought_signature_fallback: str | None = _AUTO,
@@ -1021,7 +1023,7 @@ class Gemini(Provider):
             else thought_signature_fallback,
         )
         with paused_gc():
-            system_parts, contents = _write(repaired(history, is_read_only), system, opts)
+            system_parts, contents = _write(repaired(history, is_read_only, repairer), system, opts)
             body: dict[str, Any] = {"contents": contents}
         if system_parts:
             body["systemInstruction"] = {"parts": system_parts}

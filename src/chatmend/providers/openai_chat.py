@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, ReadError, error_context
 from chatmend.ids import IdMap, digest
+from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.base import (
     SHAPE,
@@ -146,11 +147,13 @@ class OpenAIChat(Provider):
         tools: ToolsInput = None,
         system: str | None = None,
         is_read_only: IsReadOnly | None = None,
+        repairer: Repairer | None = None,
         **options: Any,
     ) -> dict[str, Any]:
         """The Chat Completions body: one linear pass over the repaired history, plain dicts only."""
         with paused_gc():  # the pass makes no cycles; collections would walk the caller's whole heap
-            body: Body = {"model": model, "messages": self._write_messages(repaired(history, is_read_only), system)}
+            messages = self._write_messages(repaired(history, is_read_only, repairer), system)
+        body: Body = {"model": model, "messages": messages}
         tool_list = coerce_tools(tools)
         if tool_list:
             body["tools"] = [self._write_tool(t.name, t.description, t.parameters) for t in tool_list]

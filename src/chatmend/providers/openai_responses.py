@@ -34,6 +34,7 @@ from typing_extensions import assert_never
 
 from chatmend.exceptions import Problem, ReadError
 from chatmend.ids import IdMap, digest
+from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.base import (
     HistoryInput,
@@ -911,11 +912,12 @@ class OpenAIResponses(Provider):
         tools: ToolsInput = None,
         system: str | None = None,
         is_read_only: IsReadOnly | None = None,
+        repairer: Repairer | None = None,
         **options: Any,
     ) -> dict[str, Any]:
         """The `responses.create` body: each step as text, calls, outputs in call order, then the steer."""
         with paused_gc():  # one linear pass allocating no cycles: full collections would dominate it
-            return self._request(repaired(history, is_read_only), model, tools, system, options)
+            return self._request(repaired(history, is_read_only, repairer), model, tools, system, options)
 
     def _request(self, messages: list[ChatMessage], model: str, tools: ToolsInput, system: str | None,
                  options: dict[str, Any]) -> dict[str, Any]:
