@@ -8,6 +8,10 @@ and encoding included) divided by the time of one `json.dumps` of the body it pr
 `kimi`, the worst case where every reply restarts them (Kimi's `functions.search:0`), so every call after
 the first reply is renamed. The two are timed in interleaved rounds on the process's CPU clock; the figure
 is the median of the per-round ratios, with the middle half of them in brackets (bench/timing.py).
+
+`with Repairer`: the same ratio for an agent's session that keeps a `chatmend.Repairer` and passes it to
+`to_request(..., repairer=...)`, appending one turn (a reply with two calls, their results) before each
+send: the repair then costs only the new turn, the encoding still the whole body.
 """
 
 from __future__ import annotations
@@ -17,23 +21,35 @@ import json
 import sys
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from chatmend import ChatMessage, providers
+from chatmend import ChatMessage, Repairer, providers
 from chatmend.providers.base import Provider
 from timing import Ratio, interleaved, median, paired_ratio
-from workloads import kimi_messy, mixed_messy
+from workloads import kimi_messy, mixed_messy, one_turn
 
 WORKLOADS = {"mixed": mixed_messy, "kimi": kimi_messy}
 
 
-def encode_ratio(provider: Provider, history: list[ChatMessage], rounds: int) -> tuple[float, Ratio]:
-    """(median to_request time, its ratio to one json.dumps of the body it produced)."""
+def encode_ratio(provider: Provider, history: list[ChatMessage], rounds: int) -> tuple[float, Ratio, Ratio]:
+    """(median to_request time, its ratio to one json.dumps of the body it produced, and the same ratio for a
+    session that keeps a Repairer and appends one turn before each send)."""
     body = provider.to_request(history, model="bench-model")
+    session = list(history)
+    repairer = Repairer()
+    provider.to_request(session, model="bench-model", repairer=repairer)
+    turns = iter(range(1_000_000))
+
+    def send_next_turn() -> dict[str, Any]:
+        session.extend(one_turn(next(turns)))  # the agent's list grows in place
+        return provider.to_request(session, model="bench-model", repairer=repairer)
+
     times = interleaved({"to_request": partial(provider.to_request, history, model="bench-model"),
-                         "json.dumps": partial(json.dumps, body)}, rounds)
-    return median(times["to_request"]), paired_ratio(times["to_request"], times["json.dumps"])
+                         "json.dumps": partial(json.dumps, body), "session": send_next_turn}, rounds)
+    return (median(times["to_request"]), paired_ratio(times["to_request"], times["json.dumps"]),
+            paired_ratio(times["session"], times["json.dumps"]))
 
 
 def main() -> int:
@@ -47,14 +63,15 @@ def main() -> int:
     chosen = args.workload or list(WORKLOADS)
     print(f"{args.messages:,} messages; {args.rounds} interleaved rounds; ratio = to_request / json.dumps(body), "
           f"median (middle half); target <= 2.0")
-    print(f"{'provider':<18}" + "".join(f"{name + ' to_request':>18}{'ratio':>18}" for name in chosen))
+    print(f"{'provider':<18}" + "".join(f"{name + ' to_request':>18}{'ratio':>18}{'with Repairer':>18}"
+                                         for name in chosen))
     histories = {name: WORKLOADS[name](args.messages) for name in chosen}
     for name in args.provider or providers.names():
         provider = providers.get(name)
         row = f"{name:<18}"
         for history in histories.values():
-            t_encode, ratio = encode_ratio(provider, history, args.rounds)
-            row += f"{t_encode * 1000:>16.0f}ms{ratio!s:>18}"
+            t_encode, ratio, session = encode_ratio(provider, history, args.rounds)
+            row += f"{t_encode * 1000:>16.0f}ms{ratio!s:>18}{session!s:>18}"
         print(row, flush=True)
     return 0
 
