@@ -6,7 +6,7 @@ import pydantic
 import pytest
 
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, Tool, ToolCall
-from chatmend.messages import evolve, replace_field
+from chatmend.messages import evolve, from_template, replace_field
 
 
 def test_messages_are_immutable() -> None:
@@ -64,6 +64,15 @@ def test_evolve_and_replace_field_copy_without_touching_the_original() -> None:
     assert evolve(message, content="y", is_error=True) == ChatMessage(
         role="tool", tool_call_id="a", content="y", is_error=True)
     assert "tool_call_id" in other.model_dump(exclude_unset=True)
+
+
+def test_from_template_is_the_validated_message_with_the_templates_fields_set() -> None:
+    template = ChatMessage(role="tool", tool_call_id="", tool_name="", is_error=True, content="")
+    made = from_template(template, {"tool_call_id": "c1", "tool_name": "search", "content": "cut off"})
+    expected = ChatMessage(role="tool", tool_call_id="c1", tool_name="search", is_error=True, content="cut off")
+    assert made == expected
+    assert made.model_dump(exclude_unset=True) == expected.model_dump(exclude_unset=True)
+    assert template.tool_call_id == "" and made.__pydantic_fields_set__ is template.__pydantic_fields_set__
 
 
 def test_tool_has_an_object_schema_by_default() -> None:

@@ -27,6 +27,7 @@ __all__ = [
     "coerce_history",
     "coerce_message",
     "evolve",
+    "from_template",
     "replace_field",
     "text_of",
 ]
@@ -187,6 +188,17 @@ def evolve(model: _M, **changes: Any) -> _M:
     _set_dict(new, values)
     fields_set = model.__pydantic_fields_set__
     _set_fields_set(new, fields_set if fields_set.issuperset(changes) else fields_set | changes.keys())
+    _set_extra(new, None)
+    _set_private(new, None)
+    return new
+
+
+def from_template(template: _M, values: dict[str, Any]) -> _M:
+    """A copy of `template` with `values` set, unvalidated (trusted, hot-path values), for fields the template
+    already set explicitly: its fields-set is shared as it is, which spares `evolve`'s bookkeeping."""
+    new = _new(type(template))
+    _set_dict(new, {**template.__dict__, **values})
+    _set_fields_set(new, template.__pydantic_fields_set__)
     _set_extra(new, None)
     _set_private(new, None)
     return new

@@ -35,6 +35,7 @@ from chatmend.messages import (
     ToolCall,
     coerce_history,
     evolve,
+    from_template,
     replace_field,
 )
 
@@ -173,7 +174,8 @@ def _is_blank(message: ChatMessage) -> bool:
 
 def interrupted_result(call: ToolCall, *, read_only: bool) -> ChatMessage:
     """Rule 6: the synthetic result of a call that never got one."""
-    return evolve(_SYNTHETIC, tool_call_id=call.id, tool_name=call.name, content=_wording(call.name, read_only))
+    return from_template(_SYNTHETIC, {"tool_call_id": call.id, "tool_name": call.name,
+                                      "content": _wording(call.name, read_only)})
 
 
 @lru_cache(maxsize=256)
