@@ -7,7 +7,8 @@ and encoding included) divided by the time of one `json.dumps` of the body it pr
 2.0. Workloads (bench/workloads.py): `mixed`, a messy history where one reply in ten restarts its ids, and
 `kimi`, the worst case where every reply restarts them (Kimi's `functions.search:0`), so every call after
 the first reply is renamed. The two are timed in interleaved rounds on the process's CPU clock; the figure
-is the median of the per-round ratios, with the middle half of them in brackets (bench/timing.py).
+is the median of the per-round ratios, with the middle half of them in brackets (bench/timing.py). Each
+cell is measured in a fresh process, so that every cell sees a heap of the same shape.
 
 `with Repairer`: the same ratio for an agent's session that keeps a `chatmend.Repairer` and passes it to
 `to_request(..., repairer=...)`, appending one turn (a reply with two calls, their results) before each
@@ -27,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from chatmend import ChatMessage, Repairer, providers
 from chatmend.providers.base import Provider
-from timing import Ratio, interleaved, median, paired_ratio
+from timing import Ratio, in_fresh_process, interleaved, median, paired_ratio
 from workloads import kimi_messy, mixed_messy, one_turn
 
 WORKLOADS = {"mixed": mixed_messy, "kimi": kimi_messy}
@@ -52,26 +53,36 @@ def encode_ratio(provider: Provider, history: list[ChatMessage], rounds: int) ->
             paired_ratio(times["session"], times["json.dumps"]))
 
 
+def cell(provider_name: str, workload: str, messages: int, rounds: int) -> dict[str, Any]:
+    """One cell of the table, measured in this (fresh) process."""
+    t_encode, ratio, session = encode_ratio(providers.get(provider_name), WORKLOADS[workload](messages), rounds)
+    return {"to_request": t_encode, "ratio": ratio.to_json(), "session": session.to_json()}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--provider", action="append", help="only these providers (repeatable)")
     parser.add_argument("--workload", action="append", choices=sorted(WORKLOADS), help="only these (repeatable)")
+    parser.add_argument("--cell", nargs=2, metavar=("PROVIDER", "WORKLOAD"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.cell:
+        provider_name, workload = args.cell
+        print(json.dumps(cell(provider_name, workload, args.messages, args.rounds)))
+        return 0
 
     chosen = args.workload or list(WORKLOADS)
-    print(f"{args.messages:,} messages; {args.rounds} interleaved rounds; ratio = to_request / json.dumps(body), "
-          f"median (middle half); target <= 2.0")
+    print(f"{args.messages:,} messages; {args.rounds} interleaved rounds, each cell in a fresh process; "
+          f"ratio = to_request / json.dumps(body), median (middle half); target <= 2.0")
     print(f"{'provider':<18}" + "".join(f"{name + ' to_request':>18}{'ratio':>18}{'with Repairer':>18}"
                                          for name in chosen))
-    histories = {name: WORKLOADS[name](args.messages) for name in chosen}
     for name in args.provider or providers.names():
-        provider = providers.get(name)
         row = f"{name:<18}"
-        for history in histories.values():
-            t_encode, ratio, session = encode_ratio(provider, history, args.rounds)
-            row += f"{t_encode * 1000:>16.0f}ms{ratio!s:>18}{session!s:>18}"
+        for workload in chosen:
+            got = in_fresh_process(__file__, name, workload, f"--messages={args.messages}", f"--rounds={args.rounds}")
+            ratio, session = Ratio.from_json(got["ratio"]), Ratio.from_json(got["session"])
+            row += f"{got['to_request'] * 1000:>16.0f}ms{ratio!s:>18}{session!s:>18}"
         print(row, flush=True)
     return 0
 

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from chatmend import ChatMessage, repair_history
 from chatmend.jsonl import message_to_dict
-from timing import CLOCKS, Ratio, interleaved, median, paired_ratio
+from timing import CLOCKS, Ratio, in_fresh_process, interleaved, median, paired_ratio
 from workloads import kimi_messy, mixed_messy, valid_unique
 
 WORKLOADS: dict[str, Callable[[int], list[ChatMessage]]] = {
@@ -48,28 +48,39 @@ def ratio_to_dumps(history: list[ChatMessage], rounds: int, clock: Callable[[], 
     return median(times["repair"]), median(times["json.dumps"]), paired_ratio(times["repair"], times["json.dumps"])
 
 
+def cell(workload: str, messages: int, rounds: int, clock: Callable[[], float]) -> str:
+    """One row of the table, measured in this (fresh) process."""
+    build = WORKLOADS[workload]
+    big, small = build(messages), build(messages // 10)
+    plain_big, plain_small = [message_to_dict(m) for m in big], [message_to_dict(m) for m in small]
+    times = interleaved({
+        "repair": partial(repair_history, big), "json.dumps": partial(json.dumps, plain_big),
+        "repair small": partial(repair_history, small), "json.dumps small": partial(json.dumps, plain_small),
+    }, rounds, clock)
+    t_repair, t_dumps = median(times["repair"]), median(times["json.dumps"])
+    ratio = paired_ratio(times["repair"], times["json.dumps"])
+    growth = t_repair / median(times["repair small"])
+    dumps_growth = t_dumps / median(times["json.dumps small"])
+    return (f"{workload:36} {t_repair * 1e3:7.1f}ms {t_dumps * 1e3:9.1f}ms {ratio!s:>20}  "
+            f"x{growth:8.1f}  (json.dumps x{dumps_growth:.1f})")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=11)
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="process")
+    parser.add_argument("--cell", choices=sorted(WORKLOADS), help=argparse.SUPPRESS)
     args = parser.parse_args()
-    clock = CLOCKS[args.clock]
-    print(f"{args.messages:,} messages; {args.rounds} interleaved rounds, medians; clock: {args.clock}")
+    if args.cell:
+        print(json.dumps(cell(args.cell, args.messages, args.rounds, CLOCKS[args.clock])))
+        return 0
+    print(f"{args.messages:,} messages; {args.rounds} interleaved rounds, medians, each row in a fresh process; "
+          f"clock: {args.clock}")
     print(f"{'workload':36} {'repair':>9} {'json.dumps':>11} {'ratio (middle half)':>20}  {'10k->100k':>9}")
-    for name, build in WORKLOADS.items():
-        big, small = build(args.messages), build(args.messages // 10)
-        plain_big, plain_small = [message_to_dict(m) for m in big], [message_to_dict(m) for m in small]
-        times = interleaved({
-            "repair": partial(repair_history, big), "json.dumps": partial(json.dumps, plain_big),
-            "repair small": partial(repair_history, small), "json.dumps small": partial(json.dumps, plain_small),
-        }, args.rounds, clock)
-        t_repair, t_dumps = median(times["repair"]), median(times["json.dumps"])
-        ratio = paired_ratio(times["repair"], times["json.dumps"])
-        growth = t_repair / median(times["repair small"])
-        dumps_growth = t_dumps / median(times["json.dumps small"])
-        print(f"{name:36} {t_repair * 1e3:7.1f}ms {t_dumps * 1e3:9.1f}ms {ratio!s:>20}  "
-              f"x{growth:8.1f}  (json.dumps x{dumps_growth:.1f})", flush=True)
+    for name in WORKLOADS:
+        print(in_fresh_process(__file__, name, f"--messages={args.messages}", f"--rounds={args.rounds}",
+                               f"--clock={args.clock}"), flush=True)
     print("target: ratio <= 1.0; linear scaling ~ x10 (json.dumps's own 10k->100k shows the machine's share)")
     return 0
 

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
+import io
 import json
 import sys
 import tracemalloc
@@ -36,7 +38,7 @@ from chatmend import ChatMessage, ImagePart, TextPart, repair_history
 from chatmend.incremental import Repairer
 from chatmend.jsonl import message_to_dict
 from repair import ratio_to_dumps
-from timing import CLOCKS, best_of, interleaved, median, paired_ratio
+from timing import CLOCKS, best_of, in_fresh_process, interleaved, median, paired_ratio
 from workloads import kimi_messy, mixed_messy, one_turn, unique_messy, valid_unique
 
 Clock = Callable[[], float]
@@ -151,14 +153,25 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="process")
     parser.add_argument("--quick", action="store_true", help="leave out the 1M-message history")
+    parser.add_argument("--cell", type=int, choices=range(1, 6), help=argparse.SUPPRESS)
     args = parser.parse_args()
     clock = CLOCKS[args.clock]
-    print(f"{args.runs} interleaved rounds; clock: {args.clock}")
-    full_vs_dumps(args.runs, clock)
-    incremental(args.runs, clock)
-    versus_pydantic_ai(args.runs, clock)
-    scaling(args.runs, clock, (10_000, 100_000) if args.quick else (10_000, 100_000, 1_000_000))
-    memory()
+    sections: dict[int, Callable[[], None]] = {
+        1: partial(full_vs_dumps, args.runs, clock),
+        2: partial(incremental, args.runs, clock),
+        3: partial(versus_pydantic_ai, args.runs, clock),
+        4: partial(scaling, args.runs, clock, (10_000, 100_000) if args.quick else (10_000, 100_000, 1_000_000)),
+        5: memory,
+    }
+    if args.cell:
+        with contextlib.redirect_stdout(io.StringIO()) as printed:
+            sections[args.cell]()
+        print(json.dumps(printed.getvalue()))
+        return 0
+    print(f"{args.runs} interleaved rounds; clock: {args.clock}; each figure in a fresh process")
+    flags = [f"--runs={args.runs}", f"--clock={args.clock}", *(["--quick"] if args.quick else [])]
+    for number in sections:
+        print(in_fresh_process(__file__, str(number), *flags), end="", flush=True)
     return 0
 
 

@@ -8,9 +8,14 @@ those per-round ratios is the figure, with the middle half of them as its spread
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
+from pathlib import Path
+from typing import Any
 
 CLOCKS: dict[str, Callable[[], float]] = {"process": time.process_time, "wall": time.perf_counter}
 """`process`: CPU time of this process (other processes on a busy machine barely move it); `wall`: elapsed."""
@@ -54,6 +59,15 @@ class Ratio:
     def __str__(self) -> str:
         return f"{self.median:.2f} ({self.low:.2f}-{self.high:.2f})"
 
+    def to_json(self) -> list[float]:
+        """The three figures, for a cell measured in another process."""
+        return list(astuple(self))
+
+    @classmethod
+    def from_json(cls, data: Sequence[float]) -> Ratio:
+        """A Ratio sent back by `to_json`."""
+        return cls(*data)
+
 
 def paired_ratio(numerator: Sequence[float], denominator: Sequence[float]) -> Ratio:
     """The ratio of two candidates timed in the same rounds, round by round."""
@@ -72,3 +86,15 @@ def quantile(sorted_values: Sequence[float], q: float) -> float:
 def median(values: Sequence[float]) -> float:
     """The median of the values."""
     return quantile(sorted(values), 0.5)
+
+
+def in_fresh_process(script: str | Path, *args: str) -> Any:
+    """Run `python script --cell ARGS` in a new interpreter and return the JSON its last line prints.
+
+    Each cell of a table is measured on a fresh heap: in a process that built and freed other histories
+    before, a new one is laid out differently, which moved a candidate and its baseline by up to 2x here.
+    The candidate and its baseline still run side by side in that one process.
+    """
+    done = subprocess.run([sys.executable, str(script), "--cell", *args], check=True, capture_output=True,
+                          text=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
