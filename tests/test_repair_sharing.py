@@ -5,13 +5,13 @@ from __future__ import annotations
 import gc
 import threading
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
 from chatmend import ChatMessage, ToolCall, repair_history
 from chatmend.ids import FinalIds
-from chatmend.repair import paused_gc
+from chatmend.repair import PROMOTE_FROM, paused_gc, promote_young
 
 
 def valid_history(turns: int) -> list[ChatMessage]:
@@ -128,3 +128,38 @@ def test_final_ids_roll_back_to_a_mark() -> None:
     assert [ids.allocate("a", 2, 0), ids.allocate("", 2, 1), ids.allocate("b", 2, 2)] == ["a_2", "call_2_1", "b"]
     ids.rollback(mark)
     assert [ids.allocate("b", 3, 0), ids.allocate("a", 3, 1), ids.allocate("", 2, 1)] == ["b", "a_2", "call_2_1"]
+
+
+def young_collections_during(action: Callable[[], object]) -> int:
+    """How many collections of the young generation `action` ran."""
+    seen: list[int] = []
+
+    def watch(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and info["generation"] == 0:
+            seen.append(0)
+
+    gc.callbacks.append(watch)
+    try:
+        action()
+    finally:
+        gc.callbacks.remove(watch)
+    return len(seen)
+
+
+@pytest.mark.usefixtures("collector")
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_long_pass_runs_one_young_collection_first_only_when_the_collector_was_on(enabled: bool) -> None:
+    long_history = valid_history(PROMOTE_FROM // 4)
+    assert len(long_history) >= PROMOTE_FROM
+    gc.enable() if enabled else gc.disable()
+
+    def in_pause() -> None:
+        with paused_gc():
+            promote_young()
+
+    assert young_collections_during(in_pause) == (1 if enabled else 0)
+    assert young_collections_during(promote_young) == 0  # outside a pause the collector is not ours
+    with paused_gc():  # a long pass: one collection, before its output list fills
+        assert young_collections_during(lambda: repair_history(long_history)) == (1 if enabled else 0)
+        assert young_collections_during(lambda: repair_history(valid_history(3))) == 0  # a short one: none
+    assert gc.isenabled() is enabled

@@ -112,6 +112,8 @@ def repair_history(
     with paused_gc():
         history = _read(messages)
         repair = _Pass(is_read_only)
+        if len(history) >= PROMOTE_FROM:
+            promote_young()
         repair.run(history)
         return repair.result()
 
@@ -154,6 +156,22 @@ def paused_gc() -> Iterator[None]:
             _gc_depth -= 1
             if _gc_depth == 0 and _gc_was_enabled:
                 gc.enable()
+
+
+PROMOTE_FROM = 4096
+"""From this many messages on, a pass moves the young objects out of the young generation before it starts."""
+
+
+def promote_young() -> None:
+    """Inside a pause, run one young collection now if the collector was on before the pause.
+
+    What exists so far (a pass's still-empty output list among it) leaves the young generation, so the
+    collection that follows the pause walks only what the pass made, not the output list's references
+    (measured: about 5% of a 100,000-message pass). It costs about as much as the caller's young objects
+    (hundreds), so passes do it for long histories only (`PROMOTE_FROM`).
+    """
+    if _gc_depth > 0 and _gc_was_enabled:  # paused by us, and on before: the collector is ours to run
+        gc.collect(0)
 
 
 def is_placeholder(message: ChatMessage) -> bool:
