@@ -34,7 +34,6 @@ from chatmend.messages import (
     ThinkingPart,
     ToolCall,
     coerce_history,
-    evolve,
     from_template,
     replace_field,
 )
@@ -221,7 +220,7 @@ def orphan_note(result: ChatMessage) -> ChatMessage:
                 others.append(part)
         text = "\n".join(texts)
     note = f"{header} Its output follows.\n{text}" if text or others else f"{header} It had no output."
-    return evolve(_NOTE, content=(replace_field(_NOTE_TEXT, "text", note), *others))
+    return from_template(_NOTE, {"content": (replace_field(_NOTE_TEXT, "text", note), *others)})
 
 
 # Templates of the messages repair makes: copying one with trusted values skips pydantic's validation, which
