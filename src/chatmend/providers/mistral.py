@@ -79,7 +79,7 @@ _TEXTS = {
 
 def _mistral_id(tool_id: str, attempt: int) -> str:
     """An IdMap `make`: a valid Mistral id as it is, else 9 base62 characters of a SHA-256 (MI1)."""
-    if attempt == 0 and _ID.fullmatch(tool_id):
+    if attempt == 0 and len(tool_id) == 9 and _ID.fullmatch(tool_id):  # (most ids are not 9 long)
         return tool_id
     salted = tool_id if attempt == 0 else f"{tool_id}#{attempt}"
     return hashlib.sha256(salted.encode("utf-8", "surrogatepass")).digest()[:9].translate(_BYTE_TO_BASE62).decode()
