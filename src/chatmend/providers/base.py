@@ -113,8 +113,6 @@ class Provider(ABC):
         return f"<provider {self.name}>"
 
 
-
-
 def repaired(
     history: HistoryInput, is_read_only: IsReadOnly | None = None, repairer: Repairer | None = None
 ) -> list[ChatMessage]:
@@ -146,9 +144,9 @@ def _not_json(value: object) -> object:
 # The C encoder behind json.dumps, made once: json.dumps builds one per call, which costs more than writing
 # the few keys of a call's arguments. No circular-reference table: arguments come from JSON (a cycle would
 # end in RecursionError instead of ValueError).
-c_make_encoder: Callable[..., Any] | None = getattr(json.encoder, "c_make_encoder", None)  # None without C
-_c_encoder = (c_make_encoder(None, _not_json, encode_basestring, None, ":", ",", False, False, True)
-              if c_make_encoder is not None else None)
+_c_make_encoder: Callable[..., Any] | None = getattr(json.encoder, "c_make_encoder", None)  # None without C
+_c_encoder = (_c_make_encoder(None, _not_json, encode_basestring, None, ":", ",", False, False, True)
+              if _c_make_encoder is not None else None)
 _python_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
