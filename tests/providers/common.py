@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from chatmend import ChatMessage, ImagePart, TextPart
+from chatmend.exceptions import Problem
+from chatmend.providers.base import Provider
 
 
 def drain(value: Any) -> Any:
@@ -17,6 +19,18 @@ def drain(value: Any) -> Any:
     if isinstance(value, list):
         return [drain(v) for v in value]
     return value
+
+
+def problems_after(provider: Provider, body: dict[str, Any], breaks: Callable[[dict[str, Any]], None]) -> list[Problem]:
+    """Fault injection: what `check` reports once `breaks` has damaged a body it accepted.
+
+    Every problem is the provider's and says something.
+    """
+    assert provider.check(body) == []
+    breaks(body)
+    problems = provider.check(body)
+    assert all(p.provider == provider.name and p.message for p in problems), problems
+    return problems
 
 
 def texts_and_images(history: list[ChatMessage]) -> tuple[list[str], list[str]]:

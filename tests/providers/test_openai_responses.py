@@ -33,7 +33,7 @@ from chatmend.providers import openai_responses as orr
 from chatmend.providers.base import arguments_json, repaired
 from chatmend.providers.openai_responses import ERROR_MARK, PROVIDER
 from chatmend.repair import is_placeholder
-from tests.providers.common import drain, texts_and_images
+from tests.providers.common import drain, problems_after, texts_and_images
 from tests.providers.local_server import serve
 from tests.strategies import IDS, NAMES, messy_histories, texts
 
@@ -534,12 +534,8 @@ FAULTS: list[tuple[str, Callable[[dict[str, Any]], object]]] = [
 
 @pytest.mark.parametrize(("code", "fault"), FAULTS, ids=[f"{c}-{i}" for i, (c, _) in enumerate(FAULTS)])
 def test_each_rule_is_reported_with_its_code(code: str, fault: Callable[[dict[str, Any]], None]) -> None:
-    body = good_body()
-    assert orr.check(body) == []
-    fault(body)
-    problems = orr.check(body)
+    problems = problems_after(orr.PROVIDER, good_body(), fault)
     assert code in {p.code for p in problems}, problems
-    assert all(p.provider == "openai_responses" and p.message for p in problems)
 
 
 def test_problem_wording_fills_the_variable_parts() -> None:
