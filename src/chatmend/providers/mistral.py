@@ -104,6 +104,7 @@ class Mistral(OpenAIChat):
     id_pattern: ClassVar[str | None] = r"^[a-zA-Z0-9]{9}$"  # MI1
     tool_message_name: ClassVar[bool] = True
     texts: ClassVar[dict[str, str]] = _TEXTS
+    image_code: ClassVar[str] = "MI11"  # image chunks only in user messages (tool messages need a v15 tokenizer)
 
     # ----------------------------------------------------------------------------------------- write
 
@@ -260,17 +261,6 @@ class Mistral(OpenAIChat):
                 out.append(self._problem(SHAPE, f"{here}.function.arguments",
                                          "arguments must be a JSON string or an object"))
         return ids
-
-    def _check_images(self, message: Mapping[str, Any], i: int) -> list[Problem]:
-        """MI11: image chunks only in user messages (tool messages need a v15 tokenizer model)."""
-        role = message["role"]
-        content = message.get("content")
-        if role == "user" or not isinstance(content, list):
-            return []
-        for j, part in enumerate(content):
-            if part.get("type") == "image_url":
-                return [self._say("MI11", f"messages[{i}].content[{j}]", role=role)]
-        return []
 
     def _check_tool_names(self, tools: Any) -> list[Problem]:
         """MI9 on the tool definitions."""

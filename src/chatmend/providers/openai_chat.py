@@ -2,8 +2,8 @@
 
 Rules are those of `shared/notes/provider-rules.md` §1 (ids OC1-OC7). Kimi and Mistral speak the same shape
 and subclass `OpenAIChat`: they set the class flags and override hooks (writing: `_id_assigner`, `_wire_name`,
-`_emitter`, `_on_assistant`, `_finish`; checking: `_check_shape`, `_check_messages`, `_check_assistant`,
-`_check_images`).
+`_emitter`, `_on_assistant`, `_finish`; checking: `_check_shape`, `_check_messages`, `_check_assistant`, and
+the rule codes `unanswered_code`, `image_code`).
 
 Choices where the wire has no place for something:
 - a tool result's images go in a user message right after the run of tool messages (OC7), after a line
@@ -136,6 +136,8 @@ class OpenAIChat(Provider):
     """The provider's 400 text per rule code."""
     unanswered_code: ClassVar[str] = "OC1"
     """The rule a call left without its result breaks (Kimi words it as KI1)."""
+    image_code: ClassVar[str] = "OC7"
+    """The rule an image outside a user message breaks (Mistral words it as MI11)."""
 
     # ----------------------------------------------------------------------------------------- write
 
@@ -544,14 +546,14 @@ class OpenAIChat(Provider):
         return []
 
     def _check_images(self, message: Mapping[str, Any], i: int) -> list[Problem]:
-        """OC7: image parts only in user messages."""
+        """OC7 (Mistral's MI11): image parts only in user messages."""
         role = message["role"]
         content = message.get("content")
         if role == "user" or not isinstance(content, list):
             return []
         for j, part in enumerate(content):
             if part.get("type") == "image_url":  # one problem per message, as the API reports it
-                return [self._say("OC7", f"messages[{i}].content[{j}]", index=i, role=role)]
+                return [self._say(self.image_code, f"messages[{i}].content[{j}]", index=i, role=role)]
         return []
 
     # ------------------------------------------------------------------------------------------ send
