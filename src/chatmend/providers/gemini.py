@@ -774,51 +774,40 @@ class _Checker:
         if kind != "functionResponse":
             turn.standard = True
 
-    def function_call(self, fc: Any, path: str, turn: _Turn, signed: bool) -> None:
-        """A `functionCall`: a name (GE5), object `args` (GE0), no `id` on Vertex (GE8)."""
-        if not isinstance(fc, Mapping):
+    def function_part(self, part: Any, path: str, payload: str) -> Mapping[str, Any]:
+        """What a `functionCall` and a `functionResponse` share: an object (GE0) with a name (GE5), an object
+        `payload` (`args` or `response`, GE0), no `id` on Vertex (GE8). The part, or {} when it is not one."""
+        checked: Mapping[str, Any] = part if isinstance(part, Mapping) else {}
+        if checked is not part:
             self.add("GE0", path, f"Invalid value at '{_api_path(path)}', expected an object.")
-            fc = {}
-        name = fc.get("name")
+        name = checked.get("name")
         if not isinstance(name, str) or not name:
             self.add(
                 "GE5",
                 path + ".name",
                 f"* GenerateContentRequest.{_api_path(path)}.name: Name cannot be empty.",
             )
-        if "args" in fc:
-            self.struct(fc["args"], path + ".args")
-        if "id" in fc and self.vertex:  # GE8
+        if payload in checked:
+            self.struct(checked[payload], f"{path}.{payload}")
+        if "id" in checked and self.vertex:  # GE8
             self.add(
                 "GE8",
                 path + ".id",
                 f"Invalid JSON payload received. Unknown name \"id\" at '{_api_path(path)}': Cannot find field.",
             )
-        call_id = fc.get("id")
+        return checked
+
+    def function_call(self, fc: Any, path: str, turn: _Turn, signed: bool) -> None:
+        """A `functionCall` (`function_part` with `args`), recorded in its turn."""
+        fc = self.function_part(fc, path, "args")
+        call_id, name = fc.get("id"), fc.get("name")
         turn.calls.append((call_id if isinstance(call_id, str) and call_id else None, str(name or "")))
         turn.call_signed.append(signed)
 
     def function_response(self, fr: Any, path: str, turn: _Turn) -> None:
-        """A `functionResponse`: a name (GE5), an object `response` (GE0), no `id` on Vertex (GE8), parts."""
-        if not isinstance(fr, Mapping):
-            self.add("GE0", path, f"Invalid value at '{_api_path(path)}', expected an object.")
-            fr = {}
-        name = fr.get("name")
-        if not isinstance(name, str) or not name:  # GE5
-            self.add(
-                "GE5",
-                path + ".name",
-                f"* GenerateContentRequest.{_api_path(path)}.name: Name cannot be empty.",
-            )
+        """A `functionResponse` (`function_part` with `response`) and its parts."""
+        fr = self.function_part(fr, path, "response")
         response = fr.get("response")
-        if "response" in fr:
-            self.struct(response, path + ".response")
-        if "id" in fr and self.vertex:  # GE8
-            self.add(
-                "GE8",
-                path + ".id",
-                f"Invalid JSON payload received. Unknown name \"id\" at '{_api_path(path)}': Cannot find field.",
-            )
         inner = fr.get("parts")
         names: set[str] = set()
         if inner is not None:
