@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chatmend import normalize_tool_id
-from chatmend.ids import FinalIds, IdMap, pattern_id_maker
+from chatmend.ids import FinalIds, IdMap, all_fit, pattern_id_maker, wire_id_map
 
 PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
 
@@ -69,3 +69,24 @@ def test_id_map_is_stable_and_collision_free() -> None:
     taken = IdMap(lambda tool_id, attempt: "same" if attempt == 0 else f"same{attempt}")
     assert [taken("x"), taken("y"), taken("x")] == ["same", "same1", "same"]
     assert taken.items() == [("x", "same"), ("y", "same1")]
+
+
+SAFE_RUN = re.compile(r"[a-zA-Z0-9_-]*")
+
+
+def test_all_fit_checks_every_id_for_length_and_characters() -> None:
+    assert all_fit([], 40)
+    assert all_fit(["call_1", "x" * 40], 40)
+    assert not all_fit(["call_1", "x" * 41], 40)
+    assert not all_fit(["call_1", ""], 40)  # an empty id is never a wire id
+    assert all_fit(["functions.search:0"], 40) and not all_fit(["functions.search:0"], 40, SAFE_RUN)
+    assert not all_fit(["ok", "a\nb"], 40, SAFE_RUN)  # a separator inside an id cannot hide a character
+
+
+@given(st.lists(st.text(alphabet="ab_.", min_size=0, max_size=16), unique=True, max_size=12), st.integers(12, 16))
+def test_wire_id_map_gives_what_the_id_map_gives(ids: list[str], max_length: int) -> None:
+    make = pattern_id_maker(max_length)  # keeps an id that fits (`make(id, 0) == id`), as wire_id_map requires
+    shortcut, id_map = wire_id_map(make, ids, max_length, SAFE_RUN), IdMap(make)
+    assert [shortcut(i) for i in ids] == [id_map(i) for i in ids]
+    if all_fit(ids, max_length, SAFE_RUN):
+        assert [shortcut(i) for i in ids] == ids

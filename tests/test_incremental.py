@@ -30,7 +30,8 @@ def T(call_id: str, content: str = "ok") -> ChatMessage:
 
 
 def fields(result: RepairResult) -> tuple[Any, ...]:
-    return (result.messages, result.interrupted, result.dropped, result.moved, result.notes, result.renamed)
+    return (result.messages, result.interrupted, result.dropped, result.moved, result.notes, result.renamed,
+            result.final_ids)
 
 
 def assert_same(repairer: Repairer, history: list[ChatMessage], **kwargs: Any) -> RepairResult:

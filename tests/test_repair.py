@@ -469,6 +469,11 @@ def check_interrupted(result: RepairResult) -> None:
     assert [c.id for c in result.interrupted] == synthetic
 
 
+def check_final_ids(result: RepairResult) -> None:
+    """`final_ids` lists the id of every call of the output, in order (all different, by rule 5)."""
+    assert result.final_ids == [c.id for m in result.messages for c in m.tool_calls]
+
+
 @PROPERTY
 @given(messy_histories())
 def test_decision_8_guarantees_on_messy_histories(history: list[ChatMessage]) -> None:
@@ -480,6 +485,7 @@ def test_decision_8_guarantees_on_messy_histories(history: list[ChatMessage]) ->
     check_prefix_stable(history, result.messages)
     check_nothing_lost(history, result.messages)
     check_interrupted(result)
+    check_final_ids(result)
 
 
 @PROPERTY

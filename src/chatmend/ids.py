@@ -5,9 +5,9 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
-__all__ = ["FinalIds", "IdMap", "digest", "normalize_tool_id", "pattern_id_maker"]
+__all__ = ["FinalIds", "IdMap", "all_fit", "digest", "normalize_tool_id", "pattern_id_maker", "wire_id_map"]
 
 _SAFE = re.compile(r"[a-zA-Z0-9_-]+")
 _UNSAFE_CHAR = re.compile(r"[^a-zA-Z0-9_-]")
@@ -124,6 +124,33 @@ class IdMap:
     def items(self) -> list[tuple[str, str]]:
         """(final id, wire id) pairs in the order they were assigned."""
         return list(self._wire.items())
+
+
+def all_fit(final_ids: Sequence[str], max_length: int, allowed: re.Pattern[str] | None = None) -> bool:
+    """True when every final id already is a wire id: 1 to `max_length` characters, all of them `allowed`.
+
+    Final ids are unique, so an IdMap whose `make` keeps an id that fits maps each of them to itself: a writer
+    can then send them as they are and skip the map (C-level passes instead of two entries per call).
+    `allowed` matches a run of allowed characters; it is tried once on all the ids joined.
+    """
+    if not final_ids:
+        return True
+    if max(map(len, final_ids)) > max_length or min(map(len, final_ids)) == 0:
+        return False
+    return allowed is None or allowed.fullmatch("".join(final_ids)) is not None
+
+
+def _as_is(tool_id: str) -> str:
+    """The identity map of ids that all fit (see `all_fit`)."""
+    return tool_id
+
+
+def wire_id_map(
+    make: Callable[[str, int], str], final_ids: Sequence[str], max_length: int, allowed: re.Pattern[str] | None = None
+) -> Callable[[str], str]:
+    """One request's map from final ids to wire ids: `IdMap(make)`, or the identity when `all_fit` (what the
+    IdMap would give, for less). `make(id, 0)` must be `id` for every id that fits."""
+    return _as_is if all_fit(final_ids, max_length, allowed) else IdMap(make)
 
 
 def pattern_id_maker(max_length: int) -> Callable[[str, int], str]:

@@ -92,6 +92,8 @@ class RepairResult:
     """Tool results with no call in their span, turned into user notes."""
     renamed: list[RenamedId] = field(default_factory=list)
     """Calls whose id was empty or already used."""
+    final_ids: list[str] = field(default_factory=list)
+    """The final id of every call in the repaired history, in history order (rule 5: no two alike)."""
 
     @property
     def changed(self) -> bool:
@@ -432,9 +434,10 @@ class _Pass:
         """The repaired history and the report: the pass's own lists, or copies when the pass goes on."""
         if copy:
             return RepairResult(list(self.out), list(self.interrupted), dropped=list(self.dropped),
-                                moved=list(self.moved), notes=list(self.notes), renamed=list(self.renamed))
+                                moved=list(self.moved), notes=list(self.notes), renamed=list(self.renamed),
+                                final_ids=list(self.ids.used))
         return RepairResult(self.out, self.interrupted, dropped=self.dropped, moved=self.moved, notes=self.notes,
-                            renamed=self.renamed)
+                            renamed=self.renamed, final_ids=list(self.ids.used))
 
 
 def _next_with_same_id(calls: tuple[ToolCall, ...]) -> list[int]:

@@ -8,13 +8,17 @@ reads back (`from_request`) without losing any of them.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chatmend import ChatMessage, ImagePart, Repairer, TextPart, providers
+import chatmend.ids
+from chatmend import ChatMessage, ImagePart, Repairer, TextPart, providers, repair_history
+from chatmend.ids import all_fit
+from chatmend.providers import openai_chat, openai_responses
 from chatmend.repair import is_placeholder
 from tests.strategies import messy_histories
 
@@ -118,3 +122,33 @@ def test_a_kept_repairer_gives_the_same_bodies_as_a_fresh_repair(name: str, hist
 def test_is_read_only_belongs_to_the_repairer(name: str) -> None:
     with pytest.raises(ValueError, match=r"Repairer\(is_read_only=\.\.\.\)"):
         providers.get(name).to_request([], model="m", repairer=Repairer(), is_read_only=lambda tool: True)
+
+
+def fitting(message: ChatMessage) -> ChatMessage:
+    """The message with its ids cut to characters and lengths every provider sends as they are."""
+    def cut(tool_id: str) -> str:
+        return re.sub(r"[^a-zA-Z0-9_-]", "_", tool_id)[:30]
+
+    if message.tool_calls:
+        return message.model_copy(update={"tool_calls": tuple(
+            c.model_copy(update={"id": cut(c.id)}) for c in message.tool_calls)})
+    if message.tool_call_id is not None:
+        return message.model_copy(update={"tool_call_id": cut(message.tool_call_id)})
+    return message
+
+
+@pytest.mark.parametrize("name", sorted(MESSAGE_LIST))
+@MATRIX
+@given(history=messy_histories(), fit=st.booleans())
+def test_ids_sent_as_they_are_give_the_body_the_id_map_gives(name: str, history: list[ChatMessage],
+                                                             fit: bool) -> None:
+    # When every final id already fits, writers skip their IdMap (ids.all_fit): nothing on the wire may change.
+    if fit:
+        history = [fitting(m) for m in history]
+        assert all_fit(repair_history(history).final_ids, 40, re.compile(r"[a-zA-Z0-9_-]*"))
+    shortcut = to_request(name, history)
+    with pytest.MonkeyPatch.context() as patch:
+        for module in (chatmend.ids, openai_chat, openai_responses):
+            patch.setattr(module, "all_fit", lambda *args: False)
+        mapped = to_request(name, history)
+    assert shortcut == mapped

@@ -649,7 +649,7 @@ def test_generated_bodies_pass_check_and_the_sdk_types(history: list[ChatMessage
 def test_reading_a_written_body_keeps_every_text_and_image(history: list[ChatMessage]) -> None:
     body = orr.to_request(history, model="m")
     back = orr.from_request(body)
-    want_texts, want_images = texts_and_images(repaired(history))
+    want_texts, want_images = texts_and_images(repaired(history).messages)
     got_texts, got_images = texts_and_images(back)
     assert sorted(want_images) == sorted(got_images)
     for text in want_texts:

@@ -23,13 +23,13 @@ Choices where the wire has no place for something:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
-from chatmend.ids import IdMap, digest
+from chatmend.ids import digest, wire_id_map
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.base import (
@@ -42,7 +42,7 @@ from chatmend.providers.base import (
     repaired,
     to_plain,
 )
-from chatmend.repair import IsReadOnly, paused_gc
+from chatmend.repair import IsReadOnly, RepairResult, paused_gc
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -70,6 +70,7 @@ MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 _MEDIA_ALIASES = {"image/jpg": "image/jpeg"}
 _ID = re.compile(r"[a-zA-Z0-9_-]+")  # AN5
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
+_SAFE_RUN = re.compile(r"[a-zA-Z0-9_-]*")
 _ASCII_SAFE = bytes(c if chr(c).isalnum() or chr(c) in "_-" else ord("_") for c in range(128)) + bytes(128)
 """A bytes.translate table for ASCII ids: AN5's characters kept, every other one `_` (bytes >= 128 never occur)."""
 _TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")  # AN8
@@ -214,10 +215,10 @@ class _Writer:
 
     __slots__ = ("history", "ids", "in_run", "out", "run_thinking", "thinking_on")
 
-    def __init__(self, history: list[ChatMessage], thinking_on: bool) -> None:
+    def __init__(self, history: list[ChatMessage], ids: Callable[[str], str], thinking_on: bool) -> None:
         self.history = history
         self.thinking_on = thinking_on
-        self.ids = IdMap(_wire_id)  # AN5: ^[a-zA-Z0-9_-]+$, at most 64
+        self.ids = ids
         self.out: list[WireMessage] = []
         self.in_run = False
         """True when the last wire message is an assistant one: the next assistant message merges into it."""
@@ -402,13 +403,14 @@ class _Writer:
         return k
 
 
-def _write(history: list[ChatMessage], system: str | None, thinking_on: bool) -> tuple[list[Block], list[WireMessage]]:
+def _write(repair: RepairResult, system: str | None, thinking_on: bool) -> tuple[list[Block], list[WireMessage]]:
     """The top-level system blocks and the wire messages of a repaired history.
 
     The repaired history and the writer die when this returns, while the collector is still paused: it then
     never scans the messages repair made (for Kimi-style ids, a new message for every renamed call).
     """
-    writer = _Writer(history, thinking_on)
+    ids = wire_id_map(_wire_id, repair.final_ids, ID_MAX_LENGTH, _SAFE_RUN)  # AN5: ^[a-zA-Z0-9_-]+$, at most 64
+    writer = _Writer(repair.messages, ids, thinking_on)
     system_blocks, start = writer.system_blocks(system)
     writer.run(start)
     return system_blocks, writer.out

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from chatmend.exceptions import CheckError, Problem, ReadError
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Tool, ToolCall
-from chatmend.repair import IsReadOnly, repair_history
+from chatmend.repair import IsReadOnly, RepairResult, repair_history
 
 __all__ = [
     "SHAPE",
@@ -115,13 +115,13 @@ class Provider(ABC):
 
 def repaired(
     history: HistoryInput, is_read_only: IsReadOnly | None = None, repairer: Repairer | None = None
-) -> list[ChatMessage]:
-    """The history after `repair_history` (by the caller's `Repairer` when given): what every adapter encodes."""
+) -> RepairResult:
+    """`repair_history` of the history (by the caller's `Repairer` when given): what every adapter encodes."""
     if repairer is None:
-        return repair_history(history, is_read_only=is_read_only).messages
+        return repair_history(history, is_read_only=is_read_only)
     if is_read_only is not None:
         raise ValueError("give is_read_only to the Repairer (Repairer(is_read_only=...)), not to to_request")
-    return repairer.repair(history).messages
+    return repairer.repair(history)
 
 
 def coerce_tools(tools: ToolsInput) -> list[Tool]:

@@ -1012,7 +1012,7 @@ class Gemini(Provider):
             else thought_signature_fallback,
         )
         with paused_gc():
-            system_parts, contents = _write(repaired(history, is_read_only, repairer), system, opts)
+            system_parts, contents = _write(repaired(history, is_read_only, repairer).messages, system, opts)
             body: dict[str, Any] = {"contents": contents}
         if system_parts:
             body["systemInstruction"] = {"parts": system_parts}

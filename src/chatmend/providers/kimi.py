@@ -10,7 +10,7 @@ Send with `openai.OpenAI(base_url="https://api.moonshot.ai/v1", api_key=...)`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem
@@ -37,7 +37,7 @@ class Kimi(OpenAIChat):
         "KI3": "Invalid request: the message at position {index} with role 'assistant' must not be empty",
     }
 
-    def _id_assigner(self) -> IdAssigner:
+    def _id_assigner(self, final_ids: Sequence[str]) -> IdAssigner:
         """Kimi's `functions.{name}:{n}`, `n` counting calls from the start of the history."""
         wire: dict[str, str] = {}
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import re
 import string
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -108,7 +108,7 @@ class Mistral(OpenAIChat):
 
     # ----------------------------------------------------------------------------------------- write
 
-    def _id_assigner(self) -> IdAssigner:
+    def _id_assigner(self, final_ids: Sequence[str]) -> IdAssigner:
         """Per request: final ids to 9-character base62 ids, collision-free in first-seen order (MI1)."""
         id_map = IdMap(_mistral_id)
         return lambda tool_id, _name: id_map(tool_id)

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, ReadError, error_context
-from chatmend.ids import IdMap, digest
+from chatmend.ids import IdMap, all_fit, digest
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.base import (
@@ -93,6 +93,11 @@ def _short_id_maker(max_length: int) -> Callable[[str, int], str]:
     return make
 
 
+def _same_id(tool_id: str, _name: str) -> str:
+    """The IdAssigner of a history whose final ids all fit as they are."""
+    return tool_id
+
+
 @contextmanager
 def _under(prefix: str) -> Iterator[None]:
     """Prefix the path of a ReadError leaving the block (`content[0]` becomes `messages[3].content[0]`)."""
@@ -154,7 +159,8 @@ class OpenAIChat(Provider):
     ) -> dict[str, Any]:
         """The Chat Completions body: one linear pass over the repaired history, plain dicts only."""
         with paused_gc():  # the pass makes no cycles; collections would walk the caller's whole heap
-            messages = self._write_messages(repaired(history, is_read_only, repairer), system)
+            result = repaired(history, is_read_only, repairer)
+            messages = self._write_messages(result.messages, system, self._id_assigner(result.final_ids))
         body: Body = {"model": model, "messages": messages}
         tool_list = coerce_tools(tools)
         if tool_list:
@@ -162,9 +168,8 @@ class OpenAIChat(Provider):
         body.update(options)
         return body
 
-    def _write_messages(self, messages: list[ChatMessage], system: str | None) -> list[WireMessage]:
-        """The wire message list of a repaired history."""
-        ids = self._id_assigner()
+    def _write_messages(self, messages: list[ChatMessage], system: str | None, ids: IdAssigner) -> list[WireMessage]:
+        """The wire message list of a repaired history, its calls' wire ids given by `ids`."""
         names: dict[str, tuple[str, str]] = {}  # final id -> (wire id, wire name) of each call written
         out: list[WireMessage] = []
         images: list[dict[str, Any]] = []  # OC7: image parts waiting for the run of tool messages to end
@@ -204,9 +209,13 @@ class OpenAIChat(Provider):
         self._finish(out)
         return out
 
-    def _id_assigner(self) -> IdAssigner:
-        """A fresh per-request map from final ids to wire ids (hook: Kimi and Mistral mint their own)."""
-        id_map = IdMap(_short_id_maker(self.id_max_length or 40))  # OC5: at most 40 characters
+    def _id_assigner(self, final_ids: Sequence[str]) -> IdAssigner:
+        """A fresh per-request map from the history's final ids to wire ids (hook: Kimi and Mistral mint their
+        own)."""
+        max_length = self.id_max_length or 40  # OC5: at most 40 characters
+        if all_fit(final_ids, max_length):
+            return _same_id  # what the IdMap would give: every id as it is
+        id_map = IdMap(_short_id_maker(max_length))
         return lambda tool_id, _name: id_map(tool_id)
 
     def _wire_name(self, name: str) -> str:

@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 from typing_extensions import assert_never
 
 from chatmend.exceptions import Problem, ReadError
-from chatmend.ids import IdMap, digest
+from chatmend.ids import IdMap, all_fit, digest
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.base import (
@@ -47,7 +47,7 @@ from chatmend.providers.base import (
     repaired,
     to_plain,
 )
-from chatmend.repair import IsReadOnly, paused_gc
+from chatmend.repair import IsReadOnly, RepairResult, paused_gc
 
 __all__ = [
     "ERROR_MARK",
@@ -244,7 +244,9 @@ def _recorded_layout(message: ChatMessage, split: _Split, items: object) -> list
 class _Writer:
     """One linear pass from repaired messages to input items, with the request's id state."""
 
-    def __init__(self) -> None:
+    def __init__(self, final_ids: Sequence[str]) -> None:
+        self.same_ids = all_fit(final_ids, CALL_ID_MAX)
+        """True when every final id is its own call_id (OR3): then neither the map nor `call_ids` is used."""
         self.id_map = IdMap(_call_id)
         self.call_ids: dict[str, str] = {}
         """The call_id of each call written, by final id: its output looks it up without the IdMap."""
@@ -254,7 +256,7 @@ class _Writer:
     def write(self, messages: Iterable[ChatMessage]) -> None:
         """Append the items of every message (one loop with its lookups bound once: this is the hot path)."""
         append = self.items.append
-        written, id_map = self.call_ids.get, self.id_map
+        written, id_map, same_ids = self.call_ids.get, self.id_map, self.same_ids
         plain_assistant = self.plain_assistant
         for message in messages:
             role = message.role
@@ -264,7 +266,7 @@ class _Writer:
                 append({
                     "type": "function_call_output",
                     # not written yet is not reached after repair_history: every output follows its call
-                    "call_id": written(final_id) or id_map(final_id),
+                    "call_id": final_id if same_ids else written(final_id) or id_map(final_id),
                     # the common case, a plain text that succeeded, is the output as it is
                     "output": content if isinstance(content, str) and not message.is_error else _output(message),
                 })
@@ -310,6 +312,8 @@ class _Writer:
 
     def call_id(self, final_id: str) -> str:
         """The call_id of a call being written, remembered for its output."""
+        if self.same_ids:
+            return final_id
         call_id = self.call_ids[final_id] = self.id_map(final_id)
         return call_id
 
@@ -343,12 +347,10 @@ class _Writer:
         if images:
             # Assistant content takes only output_text and refusal parts (OR0): images go to a user message.
             items.append({"role": "user", "content": [_image(p) for p in images]})
-        call_ids, id_map = self.call_ids, self.id_map
+        call_id, same_ids = self.call_id, self.same_ids
         append = items.append
         for call in message.tool_calls:
-            final_id = call.id
-            call_id = call_ids[final_id] = id_map(final_id)  # as `call_id`, without its call
-            append({"type": "function_call", "call_id": call_id, "name": call.name,
+            append({"type": "function_call", "call_id": call.id if same_ids else call_id(call.id), "name": call.name,
                     "arguments": arguments_text(call.arguments)})
 
 
@@ -919,9 +921,10 @@ class OpenAIResponses(Provider):
         with paused_gc():  # one linear pass allocating no cycles: full collections would dominate it
             return self._request(repaired(history, is_read_only, repairer), model, tools, system, options)
 
-    def _request(self, messages: list[ChatMessage], model: str, tools: ToolsInput, system: str | None,
+    def _request(self, repair: RepairResult, model: str, tools: ToolsInput, system: str | None,
                  options: dict[str, Any]) -> dict[str, Any]:
-        """The body of `to_request` for the repaired messages."""
+        """The body of `to_request` for the repaired history."""
+        messages = repair.messages
         if system is None and isinstance(options.get("instructions"), str):
             system = options.pop("instructions")
         start = 0
@@ -929,7 +932,7 @@ class OpenAIResponses(Provider):
             # The leading system message becomes `instructions`; later ones stay system items in place.
             system = _instructions(messages[0].content)
             start = 1 if system is not None else 0
-        writer = _Writer()
+        writer = _Writer(repair.final_ids)
         writer.write(messages[start:] if start else messages)
         body: dict[str, Any] = {"model": model}
         if system is not None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from chatmend import ChatMessage, RepairResult, ToolCall, repair_history
@@ -154,8 +154,7 @@ class TranscriptFormat(ABC):
         result = repair_history(tagged, is_read_only=is_read_only)
         pieces = self._pieces(result)
         clean = [_untag(m) for m in result.messages]
-        report = RepairResult(messages=clean, interrupted=result.interrupted, dropped=result.dropped,
-                              moved=result.moved, notes=result.notes, renamed=result.renamed)
+        report = replace(result, messages=clean)
         return report, self._emit(pieces)
 
     def _pieces(self, result: RepairResult) -> list[tuple[int | None, Any]]:
