@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 
 from chatmend import ChatMessage, ImagePart, RepairResult, TextPart, ThinkingPart, ToolCall, dumps, repair_history
-from chatmend.repair import is_placeholder
+from chatmend.repair import is_placeholder, repair_for_writers
 from tests.strategies import messy_histories, valid_histories
 
 PNG = "iVBORw0KGgo="
@@ -234,6 +234,27 @@ def test_kimi_ids_restarting_every_reply_become_unique() -> None:
         (3, 0, "functions.search:0", "functions.search:0_1"),
         (5, 0, "functions.search:0", "functions.search:0_2"),
     ]
+
+
+def test_for_writers_renamed_calls_keep_their_messages_and_final_ids_say_the_new_ids() -> None:
+    history = [
+        U("q"),
+        A(("functions.search:0", "search"), ("functions.search:1", "search")),
+        T("functions.search:1", "r2"),  # completion order: moved, not copied
+        T("functions.search:0", "r1"),
+        A(("functions.search:0", "search")),
+        T("functions.search:0", "r3"),
+        A(("functions.search:0", "search")),
+    ]
+    result = repair_for_writers(history)
+    assert result.final_ids == ["functions.search:0", "functions.search:1", "functions.search:0_1",
+                                "functions.search:0_2"]
+    # The input's own objects, in repaired order; only the interrupted result is new.
+    assert [m is h for m, h in zip(result.messages, [history[i] for i in (0, 1, 3, 2, 4, 5, 6)])] == [True] * 7
+    assert result.messages[7] == interrupted("functions.search:0_2", "search")
+    expected = repair_history(history)
+    assert (result.interrupted, result.moved, result.renamed) == (expected.interrupted, expected.moved,
+                                                                  expected.renamed)
 
 
 def test_smallest_free_k_skips_ids_earlier_calls_use() -> None:
@@ -526,3 +547,32 @@ def test_same_bytes_under_different_hash_seeds() -> None:
         assert proc.returncode == 0, proc.stderr[-3000:]
         outputs.append(proc.stdout)
     assert outputs[0] and outputs[0] == outputs[1] == outputs[2]
+
+
+def with_final_ids(result: RepairResult) -> list[ChatMessage]:
+    """What a writer reads from `repair_for_writers`: the k-th call has the k-th final id, and the tool
+    messages after an assistant message answer its calls in order."""
+    finals = iter(result.final_ids)
+    waiting: list[str] = []
+    out = []
+    for message in result.messages:
+        if message.tool_calls:
+            calls = tuple(c.model_copy(update={"id": next(finals)}) for c in message.tool_calls)
+            waiting = [c.id for c in calls]
+            message = message.model_copy(update={"tool_calls": calls})
+        elif message.role == "tool":
+            message = message.model_copy(update={"tool_call_id": waiting.pop(0)})
+        out.append(message)
+    assert next(finals, None) is None
+    return out
+
+
+@PROPERTY
+@given(messy_histories())
+def test_for_writers_is_repair_history_with_ids_taken_from_final_ids(history: list[ChatMessage]) -> None:
+    expected = repair_history(history)
+    got = repair_for_writers(history)
+    assert with_final_ids(got) == expected.messages
+    assert dumps(with_final_ids(got)) == dumps(expected.messages)
+    assert (got.interrupted, got.dropped, got.moved, got.notes, got.renamed, got.final_ids) == (
+        expected.interrupted, expected.dropped, expected.moved, expected.notes, expected.renamed, expected.final_ids)

@@ -13,7 +13,8 @@ The specification is `shared/spec/repair_history.md`; each rule of its Part 2 ha
 9. bad input .............. `chatmend.messages.coerce_history`
 
 One pass over the history; messages that need no change are the input's own objects, and changed ones
-are copied without validation (`replace_field`). `chatmend.incremental.Repairer` resumes a pass.
+are copied without validation (`replace_field`). `chatmend.incremental.Repairer` resumes a pass;
+`repair_for_writers` is the same pass for provider writers, which take ids from `final_ids`.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ __all__ = [
     "is_placeholder",
     "orphan_note",
     "paused_gc",
+    "repair_for_writers",
     "repair_history",
 ]
 
@@ -113,6 +115,28 @@ def repair_history(
     with paused_gc():
         history = _read(messages)
         repair = _Pass(is_read_only)
+        if len(history) >= PROMOTE_FROM:
+            promote_young()
+        repair.run(history)
+        return repair.result()
+
+
+def repair_for_writers(
+    messages: Sequence[ChatMessage | dict[str, object]] | Sequence[object],
+    *,
+    is_read_only: IsReadOnly | None = None,
+) -> RepairResult:
+    """`repair_history` for a provider writer, which takes every call's id from `final_ids` (the k-th call
+    of the output has the k-th final id) and each result's from the calls it answers (the tool messages after
+    an assistant message answer its calls in order).
+
+    The one difference: a renamed call's assistant message and results are not copied to carry the new id,
+    they keep their original ids (Kimi's ids restart every reply: this spares two copies per call). The
+    rest of the result is exactly `repair_history`'s.
+    """
+    with paused_gc():
+        history = _read(messages)
+        repair = _Pass(is_read_only, copies=False)
         if len(history) >= PROMOTE_FROM:
             promote_young()
         repair.run(history)
@@ -252,10 +276,13 @@ class _Pass:
     pass, rolls it back to the mark taken before its last span, and resumes there).
     """
 
-    __slots__ = ("dropped", "ids", "interrupted", "is_read_only", "last_mark", "moved", "notes", "out", "renamed")
+    __slots__ = ("copies", "dropped", "ids", "interrupted", "is_read_only", "last_mark", "moved", "notes", "out",
+                 "renamed")
 
-    def __init__(self, is_read_only: IsReadOnly | None) -> None:
+    def __init__(self, is_read_only: IsReadOnly | None, *, copies: bool = True) -> None:
         self.is_read_only = is_read_only
+        self.copies = copies
+        """False: renamed calls' messages keep their original ids (`repair_for_writers`)."""
         self.ids = FinalIds()
         self.out: list[ChatMessage] = []
         self.interrupted: list[ToolCall] = []
@@ -318,7 +345,8 @@ class _Pass:
                 final_calls = self._renamed_calls(start, calls, ci)
                 break
         out = self.out
-        out.append(assistant if final_calls is calls else replace_field(assistant, "tool_calls", final_calls))
+        copies = self.copies and final_calls is not calls  # else every message stays as it is
+        out.append(replace_field(assistant, "tool_calls", final_calls) if copies else assistant)
         # Rule 3's common case: the results stand right after the calls, in call order, under their ids. Each
         # of them then pairs with its own call (every earlier call already has its result).
         index = first = start + 1
@@ -332,7 +360,7 @@ class _Pass:
             index += 1
         in_place, n_calls = index - first, len(calls)
         if in_place == n_calls:
-            if final_calls is calls:
+            if not copies:
                 out.extend(history[first:index])  # the already-valid case
             else:
                 for call, result in zip(final_calls, history[first:index]):
@@ -352,7 +380,7 @@ class _Pass:
                 read_only = self.is_read_only is not None and bool(self.is_read_only(call.name))
                 out.append(interrupted_result(call, read_only=read_only))
                 self.interrupted.append(call)
-            elif found.tool_call_id != call.id:
+            elif copies and found.tool_call_id != call.id:
                 out.append(replace_field(found, "tool_call_id", call.id))
             else:
                 out.append(found)

@@ -23,7 +23,7 @@ Choices where the wire has no place for something:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from pydantic import ValidationError
@@ -213,12 +213,14 @@ def _produces(message: ChatMessage) -> bool:
 class _Writer:
     """The state of one `to_request` pass: wire ids, output, and the assistant turn being merged."""
 
-    __slots__ = ("history", "ids", "in_run", "out", "run_thinking", "thinking_on")
+    __slots__ = ("history", "ids", "in_run", "next_final", "out", "run_thinking", "thinking_on")
 
-    def __init__(self, history: list[ChatMessage], ids: Callable[[str], str], thinking_on: bool) -> None:
-        self.history = history
+    def __init__(self, repair: RepairResult, thinking_on: bool) -> None:
+        self.history = repair.messages
         self.thinking_on = thinking_on
-        self.ids = ids
+        self.ids = wire_id_map(_wire_id, repair.final_ids, ID_MAX_LENGTH, _SAFE_RUN)  # AN5: ^[a-zA-Z0-9_-]+$, <= 64
+        self.next_final = iter(repair.final_ids).__next__
+        """The final id of the next call written (calls are written in history order, results by position)."""
         self.out: list[WireMessage] = []
         self.in_run = False
         """True when the last wire message is an assistant one: the next assistant message merges into it."""
@@ -276,7 +278,8 @@ class _Writer:
             elif role == "system":
                 self.system_in_place(message)
             else:
-                self.results(i, i + 1)  # unreachable after repair (orphans become notes); check reports it
+                # unreachable after repair (orphans become notes, results follow their calls); check reports it
+                self.results(i, [self.ids(message.tool_call_id or "")])
             i += 1
 
     def system_in_place(self, message: ChatMessage) -> None:
@@ -319,10 +322,11 @@ class _Writer:
         if has_thinking:
             blocks = self.place_thinking(blocks, i, bool(calls), bool(images))
         if calls:
-            ids = self.ids
-            for c in calls:  # AN4: nothing follows the tool_use blocks in the turn.
+            ids, next_final = self.ids, self.next_final
+            wire_ids = [ids(next_final()) for _ in calls]
+            for c, wire_id in zip(calls, wire_ids):  # AN4: nothing follows the tool_use blocks in the turn.
                 arguments = c.arguments
-                blocks.append({"type": "tool_use", "id": ids(c.id), "name": c.name,
+                blocks.append({"type": "tool_use", "id": wire_id, "name": c.name,
                                "input": arguments if type(arguments) is dict else _input(arguments)})
         if blocks:
             plain = isinstance(content, str) and not calls
@@ -333,7 +337,7 @@ class _Writer:
                 self.in_run = True
         j = i + 1
         if calls:
-            j = self.results(j, j + len(calls))
+            j = self.results(j, wire_ids)
         if images:  # assistant turns carry no images: they follow, labelled, in a user message
             self.emit_user([_text(_ASSISTANT_IMAGES), *(_image(p) for p in images)])
         return j
@@ -371,23 +375,19 @@ class _Writer:
                 return False
         return True
 
-    def results(self, start: int, stop: int) -> int:
-        """The tool messages in [start, stop) as one user message of tool_result blocks, in call order.
+    def results(self, start: int, wire_ids: list[str]) -> int:
+        """The tool messages from `start` on, which answer calls with `wire_ids` in order, as one user message
+        of tool_result blocks; returns the index after them.
 
         A result's images stay inside its block; `is_error` only when set.
         """
         history = self.history
-        stop = min(stop, len(history))
-        ids = self.ids
         blocks: list[Block] = []
         k = start
-        while k < stop:
+        for wire_id in wire_ids:
             message = history[k]
-            if message.role != "tool":
-                break
             k += 1
             content = message.content
-            wire_id = ids(message.tool_call_id or "")
             if isinstance(content, str):
                 sent: str | list[Block] = content if content and not content.isspace() else ""  # AN9
             else:
@@ -407,10 +407,9 @@ def _write(repair: RepairResult, system: str | None, thinking_on: bool) -> tuple
     """The top-level system blocks and the wire messages of a repaired history.
 
     The repaired history and the writer die when this returns, while the collector is still paused: it then
-    never scans the messages repair made (for Kimi-style ids, a new message for every renamed call).
+    never scans the messages repair made.
     """
-    ids = wire_id_map(_wire_id, repair.final_ids, ID_MAX_LENGTH, _SAFE_RUN)  # AN5: ^[a-zA-Z0-9_-]+$, at most 64
-    writer = _Writer(repair.messages, ids, thinking_on)
+    writer = _Writer(repair, thinking_on)
     system_blocks, start = writer.system_blocks(system)
     writer.run(start)
     return system_blocks, writer.out

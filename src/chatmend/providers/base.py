@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from chatmend.exceptions import CheckError, Problem, ReadError
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Tool, ToolCall
-from chatmend.repair import IsReadOnly, RepairResult, repair_history
+from chatmend.repair import IsReadOnly, RepairResult, repair_for_writers
 
 __all__ = [
     "SHAPE",
@@ -116,9 +116,13 @@ class Provider(ABC):
 def repaired(
     history: HistoryInput, is_read_only: IsReadOnly | None = None, repairer: Repairer | None = None
 ) -> RepairResult:
-    """`repair_history` of the history (by the caller's `Repairer` when given): what every adapter encodes."""
+    """The repaired history (by the caller's `Repairer` when given): what every adapter encodes.
+
+    Writers take each call's id from `final_ids` in order and each result's from the calls it answers, never
+    from the messages: `repair_for_writers` then spares the copies that would only carry renamed ids.
+    """
     if repairer is None:
-        return repair_history(history, is_read_only=is_read_only)
+        return repair_for_writers(history, is_read_only=is_read_only)
     if is_read_only is not None:
         raise ValueError("give is_read_only to the Repairer (Repairer(is_read_only=...)), not to to_request")
     return repairer.repair(history)

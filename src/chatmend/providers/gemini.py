@@ -57,7 +57,7 @@ from chatmend.providers.base import (
     parse_data_url,
     repaired,
 )
-from chatmend.repair import IsReadOnly, paused_gc
+from chatmend.repair import IsReadOnly, RepairResult, paused_gc
 
 __all__ = [
     "BRIDGE_TEXT",
@@ -239,14 +239,17 @@ def _json_copy(value: Any) -> Any:
     return value
 
 
-def _add_call_parts(parts: list[dict[str, Any]], calls: Sequence[ToolCall], opts: _Options) -> None:
-    """Append the `functionCall` parts of one model turn to `parts`; `args` is always an object."""
+def _add_call_parts(
+    parts: list[dict[str, Any]], calls: Sequence[ToolCall], ids: Sequence[str], opts: _Options
+) -> None:
+    """Append the `functionCall` parts of one model turn, the calls' final ids `ids`, to `parts`; `args` is
+    always an object."""
     vertex = opts.vertex
-    for index, call in enumerate(calls):
+    for index, (call, call_id) in enumerate(zip(calls, ids)):
         arguments = call.arguments
         args = _json_copy(arguments) if isinstance(arguments, dict) else {RAW_ARGUMENTS_KEY: arguments}
         fc: dict[str, Any] = (
-            {"name": call.name, "args": args} if vertex else {"id": call.id, "name": call.name, "args": args}
+            {"name": call.name, "args": args} if vertex else {"id": call_id, "name": call.name, "args": args}
         )  # GE8: Vertex rejects `id`
         signature = call_signature(call) if call.provider_data else None
         if signature is None and index == 0:
@@ -255,7 +258,11 @@ def _add_call_parts(parts: list[dict[str, Any]], calls: Sequence[ToolCall], opts
 
 
 def _add_responses(
-    parts: list[dict[str, Any]], calls: Sequence[ToolCall], results: Sequence[ChatMessage], opts: _Options
+    parts: list[dict[str, Any]],
+    calls: Sequence[ToolCall],
+    ids: Sequence[str],
+    results: Sequence[ChatMessage],
+    opts: _Options,
 ) -> None:
     """Append a `functionResponse` part per call and its result, then the images that must travel outside them.
 
@@ -265,7 +272,7 @@ def _add_responses(
     """
     vertex, multimodal = opts.vertex, opts.multimodal
     moved: list[dict[str, Any]] = []
-    for call, result in zip(calls, results):
+    for call, call_id, result in zip(calls, ids, results):
         content = result.content
         images: list[ImagePart] = []
         if isinstance(content, str):
@@ -277,13 +284,13 @@ def _add_responses(
         fr: dict[str, Any] = (
             {"name": call.name, "response": response}
             if vertex
-            else {"id": call.id, "name": call.name, "response": response}
+            else {"id": call_id, "name": call.name, "response": response}
         )  # GE8: Vertex rejects `id`
         if images:
             if multimodal:
                 fr["parts"] = [_image(p) for p in images]
             else:
-                moved.append({"text": IMAGES_LABEL.format(id=call.id)})
+                moved.append({"text": IMAGES_LABEL.format(id=call_id)})
                 moved.extend(_image(p) for p in images)
         parts.append({"functionResponse": fr})
     parts.extend(moved)
@@ -294,9 +301,13 @@ def _bridge() -> dict[str, Any]:
     return {"role": "user", "parts": [{"text": BRIDGE_TEXT}]}
 
 
-def _contents(messages: Sequence[ChatMessage], start: int, opts: _Options) -> list[dict[str, Any]]:
-    """The `contents` list: one linear pass over a repaired history from `start`."""
+def _contents(
+    messages: Sequence[ChatMessage], final_ids: Sequence[str], start: int, opts: _Options
+) -> list[dict[str, Any]]:
+    """The `contents` list: one linear pass over a repaired history from `start`, its calls' ids taken in
+    order from `final_ids`."""
     contents: list[dict[str, Any]] = []
+    written = 0  # calls written so far: the next call's id is final_ids[written]
     open_user: list[dict[str, Any]] | None = None  # parts of the user turn still taking messages
     i, n = start, len(messages)
     while i < n:
@@ -327,11 +338,13 @@ def _contents(messages: Sequence[ChatMessage], start: int, opts: _Options) -> li
             continue
         if contents[-1]["role"] != "user":
             contents.append(_bridge())  # GE2: a call turn follows a user or response turn
-        _add_call_parts(parts, calls, opts)
+        ids = final_ids[written : written + len(calls)]
+        written += len(calls)
+        _add_call_parts(parts, calls, ids, opts)
         contents.append({"role": "model", "parts": parts})
         # GE1/GE3: repair put exactly one result per call right after it, in call order.
         open_user = []
-        _add_responses(open_user, calls, messages[i : i + len(calls)], opts)
+        _add_responses(open_user, calls, ids, messages[i : i + len(calls)], opts)
         i += len(calls)
         contents.append({"role": "user", "parts": open_user})
     if not contents:
@@ -354,15 +367,15 @@ def _system_instruction(messages: Sequence[ChatMessage], system: str | None) -> 
 
 
 def _write(
-    messages: list[ChatMessage], system: str | None, opts: _Options
+    repair: RepairResult, system: str | None, opts: _Options
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The `systemInstruction` parts and the `contents` of a repaired history.
 
     The repaired history dies when this returns, while the collector is still paused: it then never scans
-    the messages repair made (for Kimi-style ids, a new message for every renamed call).
+    the messages repair made.
     """
-    system_parts, start = _system_instruction(messages, system)
-    return system_parts, _contents(messages, start, opts)
+    system_parts, start = _system_instruction(repair.messages, system)
+    return system_parts, _contents(repair.messages, repair.final_ids, start, opts)
 
 
 def _split_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -1012,7 +1025,7 @@ class Gemini(Provider):
             else thought_signature_fallback,
         )
         with paused_gc():
-            system_parts, contents = _write(repaired(history, is_read_only, repairer).messages, system, opts)
+            system_parts, contents = _write(repaired(history, is_read_only, repairer), system, opts)
             body: dict[str, Any] = {"contents": contents}
         if system_parts:
             body["systemInstruction"] = {"parts": system_parts}

@@ -39,14 +39,10 @@ class Kimi(OpenAIChat):
 
     def _id_assigner(self, final_ids: Sequence[str]) -> IdAssigner:
         """Kimi's `functions.{name}:{n}`, `n` counting calls from the start of the history."""
-        wire: dict[str, str] = {}
+        count = iter(range(len(final_ids))).__next__  # n is unique per call: no two calls share a wire id
 
-        def assign(tool_id: str, name: str) -> str:
-            found = wire.get(tool_id)
-            if found is None:
-                # n is unique per call, so two calls never share a wire id, whatever their names.
-                found = wire[tool_id] = f"functions.{name}:{len(wire)}"
-            return found
+        def assign(name: str) -> str:
+            return f"functions.{name}:{count()}"
 
         return assign
 

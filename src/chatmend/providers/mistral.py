@@ -110,8 +110,8 @@ class Mistral(OpenAIChat):
 
     def _id_assigner(self, final_ids: Sequence[str]) -> IdAssigner:
         """Per request: final ids to 9-character base62 ids, collision-free in first-seen order (MI1)."""
-        id_map = IdMap(_mistral_id)
-        return lambda tool_id, _name: id_map(tool_id)
+        id_map, next_final = IdMap(_mistral_id), iter(final_ids).__next__
+        return lambda _name: id_map(next_final())
 
     _wire_name = staticmethod(_mistral_name)  # MI9: names as Mistral accepts them (one call, cached)
 

@@ -17,6 +17,7 @@ Choices where the wire has no place for something:
 from __future__ import annotations
 
 import inspect
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
@@ -58,8 +59,10 @@ __all__ = [
 
 Body = dict[str, Any]
 WireMessage = dict[str, Any]
-IdAssigner = Callable[[str, str], str]
-"""Maps (final id, tool name) to the wire id, assigning one on first sight."""
+IdAssigner = Callable[[str], str]
+"""The wire id of the request's next call, given its tool name (calls are written in history order)."""
+Waiting = deque[tuple[str, str]]
+"""(wire id, wire name) of each call written whose result is still to come, in call order."""
 
 ERROR_PREFIX = "Error: "
 """Chat Completions has no error flag on a tool message: a failed result says so in its text."""
@@ -91,11 +94,6 @@ def _short_id_maker(max_length: int) -> Callable[[str, int], str]:
         return f"{tool_id[: max_length - 11]}_{digest(salt, 10)}"
 
     return make
-
-
-def _same_id(tool_id: str, _name: str) -> str:
-    """The IdAssigner of a history whose final ids all fit as they are."""
-    return tool_id
 
 
 @contextmanager
@@ -159,7 +157,7 @@ class OpenAIChat(Provider):
     ) -> dict[str, Any]:
         """The Chat Completions body: one linear pass over the repaired history, plain dicts only."""
         with paused_gc():  # the pass makes no cycles; collections would walk the caller's whole heap
-            result = repaired(history, is_read_only, repairer)
+            result = repaired(history, is_read_only, repairer)  # the writer takes ids from `final_ids`
             messages = self._write_messages(result.messages, system, self._id_assigner(result.final_ids))
         body: Body = {"model": model, "messages": messages}
         tool_list = coerce_tools(tools)
@@ -170,7 +168,7 @@ class OpenAIChat(Provider):
 
     def _write_messages(self, messages: list[ChatMessage], system: str | None, ids: IdAssigner) -> list[WireMessage]:
         """The wire message list of a repaired history, its calls' wire ids given by `ids`."""
-        names: dict[str, tuple[str, str]] = {}  # final id -> (wire id, wire name) of each call written
+        waiting: Waiting = deque()  # the tool messages after an assistant message answer its calls in order
         out: list[WireMessage] = []
         images: list[dict[str, Any]] = []  # OC7: image parts waiting for the run of tool messages to end
         emit = self._emitter(out)  # user and system messages (a provider may move or precede them)
@@ -185,14 +183,14 @@ class OpenAIChat(Provider):
                 emit({"role": "user", "content": images})
                 images = []
             if role == "tool":
-                append(write_result(message, ids, names, images))
+                append(write_result(message, waiting, images))
             elif role == "assistant":
                 on_assistant(out)
                 content = message.content
                 if type(content) is str and content and not message.tool_calls:
                     append({"role": "assistant", "content": content})  # a plain reply: `_write_assistant`'s result
                 else:
-                    write_assistant(emit, message, ids, names, images, append)
+                    write_assistant(emit, message, ids, waiting, images, append)
             elif role == "user":
                 content = message.content
                 emit({"role": "user", "content": content if isinstance(content, str) else [
@@ -210,13 +208,14 @@ class OpenAIChat(Provider):
         return out
 
     def _id_assigner(self, final_ids: Sequence[str]) -> IdAssigner:
-        """A fresh per-request map from the history's final ids to wire ids (hook: Kimi and Mistral mint their
+        """The wire ids of one request's calls, from the history's final ids (hook: Kimi and Mistral mint their
         own)."""
         max_length = self.id_max_length or 40  # OC5: at most 40 characters
+        next_final = iter(final_ids).__next__
         if all_fit(final_ids, max_length):
-            return _same_id  # what the IdMap would give: every id as it is
+            return lambda _name: next_final()  # what the IdMap would give: every id as it is
         id_map = IdMap(_short_id_maker(max_length))
-        return lambda tool_id, _name: id_map(tool_id)
+        return lambda _name: id_map(next_final())
 
     def _wire_name(self, name: str) -> str:
         """A tool name as the provider accepts it (hook: Mistral restricts names)."""
@@ -242,7 +241,7 @@ class OpenAIChat(Provider):
         emit: Callable[[WireMessage], None],
         message: ChatMessage,
         ids: IdAssigner,
-        names: dict[str, tuple[str, str]],
+        waiting: Waiting,
         images: list[dict[str, Any]],
         append: Callable[[WireMessage], None],
     ) -> None:
@@ -268,10 +267,10 @@ class OpenAIChat(Provider):
             wire_name_of = self._wire_name
             wire_calls = []
             for call in calls:
-                final_id, name = call.id, call.name
+                name = call.name
                 wire_name = wire_name_of(name)
-                call_id = ids(final_id, name)
-                names[final_id] = (call_id, wire_name)
+                call_id = ids(name)
+                waiting.append((call_id, wire_name))
                 wire_calls.append({
                     "id": call_id,
                     "type": "function",
@@ -286,21 +285,10 @@ class OpenAIChat(Provider):
             else:
                 emit({"role": "user", "content": label})
 
-    def _write_result(
-        self,
-        message: ChatMessage,
-        ids: IdAssigner,
-        names: dict[str, tuple[str, str]],
-        images: list[dict[str, Any]],
-    ) -> WireMessage:
-        """A `role:"tool"` message with text only; its images queue for a user message after the run."""
-        final_id = message.tool_call_id or ""
-        written = names.get(final_id)
-        if written is not None:
-            call_id, wire_name = written
-        else:  # not reached after repair_history: every result follows its call
-            wire_name = self._wire_name(message.tool_name or "tool")
-            call_id = ids(final_id, wire_name)
+    def _write_result(self, message: ChatMessage, waiting: Waiting, images: list[dict[str, Any]]) -> WireMessage:
+        """A `role:"tool"` message answering the first call still waiting, with text only; its images queue for a
+        user message after the run."""
+        call_id, wire_name = waiting.popleft()
         content = message.content
         text, pics = (content, None) if isinstance(content, str) else _split(content)
         if pics:

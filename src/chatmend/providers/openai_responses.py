@@ -26,6 +26,7 @@ needs is kept in the neutral model's `provider_data` under "openai_responses":
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -245,28 +246,29 @@ class _Writer:
     """One linear pass from repaired messages to input items, with the request's id state."""
 
     def __init__(self, final_ids: Sequence[str]) -> None:
+        self.next_final = iter(final_ids).__next__
+        """The final id of the next call written (calls are written in history order)."""
         self.same_ids = all_fit(final_ids, CALL_ID_MAX)
-        """True when every final id is its own call_id (OR3): then neither the map nor `call_ids` is used."""
+        """True when every final id is its own call_id (OR3): then the map is not used."""
         self.id_map = IdMap(_call_id)
-        self.call_ids: dict[str, str] = {}
-        """The call_id of each call written, by final id: its output looks it up without the IdMap."""
+        self.waiting: deque[str] = deque()
+        """The call_id of each call written whose output is still to come: the outputs after a message's calls
+        answer them in order."""
         self.item_ids: set[str] = set()
         self.items: list[_Json] = []
 
     def write(self, messages: Iterable[ChatMessage]) -> None:
         """Append the items of every message (one loop with its lookups bound once: this is the hot path)."""
         append = self.items.append
-        written, id_map, same_ids = self.call_ids.get, self.id_map, self.same_ids
+        answered = self.waiting.popleft
         plain_assistant = self.plain_assistant
         for message in messages:
             role = message.role
             if role == "tool":
-                final_id = message.tool_call_id or ""
                 content = message.content
                 append({
                     "type": "function_call_output",
-                    # not written yet is not reached after repair_history: every output follows its call
-                    "call_id": final_id if same_ids else written(final_id) or id_map(final_id),
+                    "call_id": answered(),
                     # the common case, a plain text that succeeded, is the output as it is
                     "output": content if isinstance(content, str) and not message.is_error else _output(message),
                 })
@@ -307,14 +309,14 @@ class _Writer:
                 self.items.append(item)
             else:
                 call: ToolCall = step[1]
-                self.items.append({"type": "function_call", "id": step[2], "call_id": self.call_id(call.id),
+                self.items.append({"type": "function_call", "id": step[2], "call_id": self.call_id(),
                                    "name": call.name, "arguments": arguments_text(call.arguments)})
 
-    def call_id(self, final_id: str) -> str:
-        """The call_id of a call being written, remembered for its output."""
-        if self.same_ids:
-            return final_id
-        call_id = self.call_ids[final_id] = self.id_map(final_id)
+    def call_id(self) -> str:
+        """The call_id of the next call written, remembered for its output."""
+        final_id = self.next_final()
+        call_id = final_id if self.same_ids else self.id_map(final_id)
+        self.waiting.append(call_id)
         return call_id
 
     def replay_plan(self, message: ChatMessage, split: _Split) -> list[_Step] | None:
@@ -347,10 +349,10 @@ class _Writer:
         if images:
             # Assistant content takes only output_text and refusal parts (OR0): images go to a user message.
             items.append({"role": "user", "content": [_image(p) for p in images]})
-        call_id, same_ids = self.call_id, self.same_ids
+        call_id = self.call_id
         append = items.append
         for call in message.tool_calls:
-            append({"type": "function_call", "call_id": call.id if same_ids else call_id(call.id), "name": call.name,
+            append({"type": "function_call", "call_id": call_id(), "name": call.name,
                     "arguments": arguments_text(call.arguments)})
 
 
