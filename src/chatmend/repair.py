@@ -337,15 +337,16 @@ class _Pass:
         assistant = history[start]
         calls = final_calls = assistant.tool_calls
         used = self.ids.used
-        for ci, call in enumerate(calls):  # rule 5, FinalIds.allocate's common case inlined: a new, non-empty id
+        before = len(used)
+        for call in calls:  # rule 5, FinalIds.allocate's common case inlined: a new, non-empty id
             raw = call.id
             if raw and raw not in used:
                 used[raw] = None
             else:
-                final_calls = self._renamed_calls(start, calls, ci)
+                final_calls = self._renamed_calls(start, calls, len(used) - before)
                 break
         out = self.out
-        copies = self.copies and final_calls is not calls  # else every message stays as it is
+        copies = final_calls is not calls and self.copies  # else every message stays as it is
         out.append(replace_field(assistant, "tool_calls", final_calls) if copies else assistant)
         # Rule 3's common case: the results stand right after the calls, in call order, under their ids. Each
         # of them then pairs with its own call (every earlier call already has its result).
