@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chatmend import normalize_tool_id
-from chatmend.ids import FinalIds, IdMap, all_fit, pattern_id_maker, wire_id_map
+from chatmend.ids import FinalIds, all_fit, pattern_id_maker, wire_ids
 
 PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
 
@@ -61,14 +61,22 @@ def test_final_ids_take_the_smallest_free_k_in_linear_time() -> None:
     assert "functions.search:0_99999" in many.used
 
 
-def test_id_map_is_stable_and_collision_free() -> None:
-    ids = IdMap(pattern_id_maker(12))
-    a = ids("functions.search:0")
-    assert ids("functions.search:0") == a and len(a) <= 12
-    # Force a collision: a second id whose first proposal equals the first id's wire id.
-    taken = IdMap(lambda tool_id, attempt: "same" if attempt == 0 else f"same{attempt}")
-    assert [taken("x"), taken("y"), taken("x")] == ["same", "same1", "same"]
-    assert taken.items() == [("x", "same"), ("y", "same1")]
+def test_wire_ids_are_stable_and_collision_free() -> None:
+    first, second = wire_ids(pattern_id_maker(12), ["functions.search:0", "ok"])
+    assert PATTERN.match(first) and len(first) <= 12 and second == "ok"
+    assert wire_ids(pattern_id_maker(12), ["functions.search:0"]) == [first]
+    # Force collisions: every first proposal is the same, so each later call takes the next attempt.
+    same = wire_ids(lambda tool_id, attempt: "same" if attempt == 0 else f"same{attempt}", ["x", "y", "z"])
+    assert same == ["same", "same1", "same2"]
+
+
+@given(st.lists(st.text(min_size=1, max_size=30), unique=True, max_size=12), st.integers(0, 12))
+def test_wire_ids_are_unique_and_prefix_stable(ids: list[str], cut: int) -> None:
+    make = pattern_id_maker(16)
+    wire = wire_ids(make, ids)
+    assert len(set(wire)) == len(wire) == len(ids)
+    assert all(PATTERN.match(w) and len(w) <= 16 for w in wire)
+    assert list(wire_ids(make, ids[:cut])) == list(wire[:cut])
 
 
 SAFE_RUN = re.compile(r"[a-zA-Z0-9_-]*")
@@ -84,9 +92,9 @@ def test_all_fit_checks_every_id_for_length_and_characters() -> None:
 
 
 @given(st.lists(st.text(alphabet="ab_.", min_size=0, max_size=16), unique=True, max_size=12), st.integers(12, 16))
-def test_wire_id_map_gives_what_the_id_map_gives(ids: list[str], max_length: int) -> None:
-    make = pattern_id_maker(max_length)  # keeps an id that fits (`make(id, 0) == id`), as wire_id_map requires
-    shortcut, id_map = wire_id_map(make, ids, max_length, SAFE_RUN), IdMap(make)
-    assert [shortcut(i) for i in ids] == [id_map(i) for i in ids]
+def test_ids_that_all_fit_are_their_own_wire_ids(ids: list[str], max_length: int) -> None:
+    make = pattern_id_maker(max_length)  # keeps an id that fits (`make(id, 0) == id`), as wire_ids requires
+    shortcut = wire_ids(make, ids, max_length, SAFE_RUN)
+    assert list(shortcut) == list(wire_ids(make, ids))  # what the proposals give, for less
     if all_fit(ids, max_length, SAFE_RUN):
-        assert [shortcut(i) for i in ids] == ids
+        assert shortcut is ids

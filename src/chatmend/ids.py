@@ -1,4 +1,4 @@
-"""Tool call ids: the spec's final ids, `normalize_tool_id`, and collision-free per-provider id maps."""
+"""Tool call ids: the spec's final ids, `normalize_tool_id`, and collision-free per-provider wire ids."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 import secrets
 from collections.abc import Callable, Sequence
 
-__all__ = ["FinalIds", "IdMap", "all_fit", "digest", "normalize_tool_id", "pattern_id_maker", "wire_id_map"]
+__all__ = ["FinalIds", "all_fit", "digest", "normalize_tool_id", "pattern_id_maker", "wire_ids"]
 
 _SAFE = re.compile(r"[a-zA-Z0-9_-]+")
 _UNSAFE_CHAR = re.compile(r"[^a-zA-Z0-9_-]")
@@ -89,49 +89,39 @@ class FinalIds:
         self._journal = None
 
 
-class IdMap:
-    """A deterministic, collision-free map from final ids to one provider's wire ids.
+def wire_ids(
+    make: Callable[[str, int], str],
+    final_ids: Sequence[str],
+    max_length: int | None = None,
+    allowed: re.Pattern[str] | None = None,
+) -> Sequence[str]:
+    """The wire id of every call of a history, from its final ids in history order: collision-free.
 
-    `make(id, attempt)` proposes a wire id; when a proposal is already taken by another id, the next attempt
-    is asked for. Ids are assigned in the order they are first seen, so a longer history keeps every wire id
-    of a shorter one (prefix stability).
+    `make(id, attempt)` proposes a wire id; while a proposal is taken by an earlier call, the next attempt is
+    asked for. Each wire id depends only on the ids before it, so a longer history keeps every wire id of a
+    shorter one (prefix stability). With `max_length`, when every final id already fits (`all_fit`), they
+    are the wire ids as they are: final ids are unique, and `make(id, 0)` must then be `id`.
     """
-
-    __slots__ = ("_make", "_taken", "_wire")
-
-    def __init__(self, make: Callable[[str, int], str]) -> None:
-        self._make = make
-        self._wire: dict[str, str] = {}
-        self._taken: set[str] = set()
-
-    def __call__(self, tool_id: str) -> str:
-        """The wire id of `tool_id`, assigning one on first sight."""
-        wire = self._wire.get(tool_id)
-        if wire is not None:
-            return wire
+    if max_length is not None and all_fit(final_ids, max_length, allowed):
+        return final_ids
+    taken: set[str] = set()
+    wire: list[str] = []
+    for final_id in final_ids:
         attempt = 0
-        wire = self._make(tool_id, attempt)
-        while wire in self._taken:
+        proposal = make(final_id, 0)
+        while proposal in taken:
             attempt += 1
-            wire = self._make(tool_id, attempt)
-        self._wire[tool_id] = wire
-        self._taken.add(wire)
-        return wire
-
-    def __len__(self) -> int:
-        return len(self._wire)
-
-    def items(self) -> list[tuple[str, str]]:
-        """(final id, wire id) pairs in the order they were assigned."""
-        return list(self._wire.items())
+            proposal = make(final_id, attempt)
+        taken.add(proposal)
+        wire.append(proposal)
+    return wire
 
 
 def all_fit(final_ids: Sequence[str], max_length: int, allowed: re.Pattern[str] | None = None) -> bool:
     """True when every final id already is a wire id: 1 to `max_length` characters, all of them `allowed`.
 
-    Final ids are unique, so an IdMap whose `make` keeps an id that fits maps each of them to itself: a writer
-    can then send them as they are and skip the map (C-level passes instead of two entries per call).
-    `allowed` matches a run of allowed characters; it is tried once on all the ids joined.
+    `allowed` matches a run of allowed characters; it is tried once on all the ids joined (C-level passes
+    instead of a proposal and a set entry per call).
     """
     if not final_ids:
         return True
@@ -140,21 +130,8 @@ def all_fit(final_ids: Sequence[str], max_length: int, allowed: re.Pattern[str] 
     return allowed is None or allowed.fullmatch("".join(final_ids)) is not None
 
 
-def _as_is(tool_id: str) -> str:
-    """The identity map of ids that all fit (see `all_fit`)."""
-    return tool_id
-
-
-def wire_id_map(
-    make: Callable[[str, int], str], final_ids: Sequence[str], max_length: int, allowed: re.Pattern[str] | None = None
-) -> Callable[[str], str]:
-    """One request's map from final ids to wire ids: `IdMap(make)`, or the identity when `all_fit` (what the
-    IdMap would give, for less). `make(id, 0)` must be `id` for every id that fits."""
-    return _as_is if all_fit(final_ids, max_length, allowed) else IdMap(make)
-
-
 def pattern_id_maker(max_length: int) -> Callable[[str, int], str]:
-    """A `make` for IdMap: ids kept when they match `^[a-zA-Z0-9_-]+$` and fit, else normalized and salted."""
+    """A `make` for `wire_ids`: ids kept when they match `^[a-zA-Z0-9_-]+$` and fit, else normalized and salted."""
 
     def make(tool_id: str, attempt: int) -> str:
         if attempt == 0:

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 from pydantic import ValidationError
 
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
-from chatmend.ids import digest, wire_id_map
+from chatmend.ids import digest, wire_ids
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.base import (
@@ -181,9 +181,9 @@ def _input(arguments: dict[str, Any] | str) -> dict[str, Any]:
 
 
 def _wire_id(tool_id: str, attempt: int) -> str:
-    """An IdMap `make` for AN5: each character outside [a-zA-Z0-9_-] replaced by `_`, cut to 64.
+    """A `make` for `wire_ids` (AN5): each character outside [a-zA-Z0-9_-] replaced by `_`, cut to 64.
 
-    A valid id comes back as it is. IdMap asks again (attempt > 0) when that id is taken; then a digest of
+    A valid id comes back as it is. `wire_ids` asks again (attempt > 0) when that id is taken; then a digest of
     the id tells them apart. The common case costs one byte translation (a table for ASCII ids, a regex for
     others), no hashing.
     """
@@ -213,14 +213,14 @@ def _produces(message: ChatMessage) -> bool:
 class _Writer:
     """The state of one `to_request` pass: wire ids, output, and the assistant turn being merged."""
 
-    __slots__ = ("history", "ids", "in_run", "next_final", "out", "run_thinking", "thinking_on")
+    __slots__ = ("history", "in_run", "next_wire", "out", "run_thinking", "thinking_on")
 
     def __init__(self, repair: RepairResult, thinking_on: bool) -> None:
         self.history = repair.messages
         self.thinking_on = thinking_on
-        self.ids = wire_id_map(_wire_id, repair.final_ids, ID_MAX_LENGTH, _SAFE_RUN)  # AN5: ^[a-zA-Z0-9_-]+$, <= 64
-        self.next_final = iter(repair.final_ids).__next__
-        """The final id of the next call written (calls are written in history order, results by position)."""
+        self.next_wire = iter(wire_ids(_wire_id, repair.final_ids, ID_MAX_LENGTH, _SAFE_RUN)).__next__
+        """The wire id of the next call written (AN5: ^[a-zA-Z0-9_-]+$, at most 64; calls are written in
+        history order, results by position)."""
         self.out: list[WireMessage] = []
         self.in_run = False
         """True when the last wire message is an assistant one: the next assistant message merges into it."""
@@ -279,7 +279,7 @@ class _Writer:
                 self.system_in_place(message)
             else:
                 # unreachable after repair (orphans become notes, results follow their calls); check reports it
-                self.results(i, [self.ids(message.tool_call_id or "")])
+                self.results(i, [message.tool_call_id or ""])
             i += 1
 
     def system_in_place(self, message: ChatMessage) -> None:
@@ -322,9 +322,9 @@ class _Writer:
         if has_thinking:
             blocks = self.place_thinking(blocks, i, bool(calls), bool(images))
         if calls:
-            ids, next_final = self.ids, self.next_final
-            wire_ids = [ids(next_final()) for _ in calls]
-            for c, wire_id in zip(calls, wire_ids):  # AN4: nothing follows the tool_use blocks in the turn.
+            next_wire = self.next_wire
+            call_ids = [next_wire() for _ in calls]
+            for c, wire_id in zip(calls, call_ids):  # AN4: nothing follows the tool_use blocks in the turn.
                 arguments = c.arguments
                 blocks.append({"type": "tool_use", "id": wire_id, "name": c.name,
                                "input": arguments if type(arguments) is dict else _input(arguments)})
@@ -337,7 +337,7 @@ class _Writer:
                 self.in_run = True
         j = i + 1
         if calls:
-            j = self.results(j, wire_ids)
+            j = self.results(j, call_ids)
         if images:  # assistant turns carry no images: they follow, labelled, in a user message
             self.emit_user([_text(_ASSISTANT_IMAGES), *(_image(p) for p in images)])
         return j

@@ -28,7 +28,7 @@ from functools import lru_cache
 from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem
-from chatmend.ids import IdMap, normalize_tool_id
+from chatmend.ids import normalize_tool_id, wire_ids
 from chatmend.messages import ChatMessage
 from chatmend.providers.base import HistoryInput, coerce_tools
 from chatmend.providers.openai_chat import SHAPE, IdAssigner, OpenAIChat, WireMessage
@@ -54,7 +54,7 @@ USER_FILLER = "Continue."
 _ID = re.compile(r"[a-zA-Z0-9]{9}")
 _NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 _BYTE_TO_BASE62 = bytes((string.digits + string.ascii_letters).encode()[b % 62] for b in range(256))
-"""Each digest byte to one base62 character (a slight bias, harmless: IdMap resolves any collision)."""
+"""Each digest byte to one base62 character (a slight bias, harmless: `wire_ids` resolves any collision)."""
 # MI5 as mistral-common checks it, with the hosted API's stricter rule: no user right after tool.
 _NEXT_ROLES = {
     "system": ("user", "assistant", "system"),
@@ -78,7 +78,7 @@ _TEXTS = {
 
 
 def _mistral_id(tool_id: str, attempt: int) -> str:
-    """An IdMap `make`: a valid Mistral id as it is, else 9 base62 characters of a SHA-256 (MI1)."""
+    """A `make` for `wire_ids`: a valid Mistral id as it is, else 9 base62 characters of a SHA-256 (MI1)."""
     if attempt == 0 and len(tool_id) == 9 and _ID.fullmatch(tool_id):  # (most ids are not 9 long)
         return tool_id
     salted = tool_id if attempt == 0 else f"{tool_id}#{attempt}"
@@ -110,8 +110,8 @@ class Mistral(OpenAIChat):
 
     def _id_assigner(self, final_ids: Sequence[str]) -> IdAssigner:
         """Per request: final ids to 9-character base62 ids, collision-free in first-seen order (MI1)."""
-        id_map, next_final = IdMap(_mistral_id), iter(final_ids).__next__
-        return lambda _name: id_map(next_final())
+        next_wire = iter(wire_ids(_mistral_id, final_ids)).__next__
+        return lambda _name: next_wire()
 
     _wire_name = staticmethod(_mistral_name)  # MI9: names as Mistral accepts them (one call, cached)
 

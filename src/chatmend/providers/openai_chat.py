@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, ReadError, error_context
-from chatmend.ids import IdMap, all_fit, digest
+from chatmend.ids import digest, wire_ids
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.base import (
@@ -85,7 +85,7 @@ TEXTS: dict[str, str] = {
 
 
 def _short_id_maker(max_length: int) -> Callable[[str, int], str]:
-    """An IdMap `make`: ids that fit stay as they are; longer ones become a stem plus a stable digest."""
+    """A `make` for `wire_ids`: ids that fit stay as they are; longer ones become a stem plus a stable digest."""
 
     def make(tool_id: str, attempt: int) -> str:
         if attempt == 0 and 0 < len(tool_id) <= max_length:
@@ -211,11 +211,8 @@ class OpenAIChat(Provider):
         """The wire ids of one request's calls, from the history's final ids (hook: Kimi and Mistral mint their
         own)."""
         max_length = self.id_max_length or 40  # OC5: at most 40 characters
-        next_final = iter(final_ids).__next__
-        if all_fit(final_ids, max_length):
-            return lambda _name: next_final()  # what the IdMap would give: every id as it is
-        id_map = IdMap(_short_id_maker(max_length))
-        return lambda _name: id_map(next_final())
+        next_wire = iter(wire_ids(_short_id_maker(max_length), final_ids, max_length)).__next__
+        return lambda _name: next_wire()
 
     def _wire_name(self, name: str) -> str:
         """A tool name as the provider accepts it (hook: Mistral restricts names)."""

@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 from typing_extensions import assert_never
 
 from chatmend.exceptions import Problem, ReadError
-from chatmend.ids import IdMap, all_fit, digest
+from chatmend.ids import digest, wire_ids
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.base import (
@@ -82,7 +82,7 @@ _DUPLICATE = ("Duplicate {} for call_id '{}'. "
 
 
 def _call_id(tool_id: str, attempt: int) -> str:
-    """A `call_id` proposal for IdMap: the id itself when it fits (OR3), else a stem and a stable digest."""
+    """A `call_id` proposal for `wire_ids`: the id itself when it fits (OR3), else a stem and a stable digest."""
     if attempt == 0 and 0 < len(tool_id) <= CALL_ID_MAX:
         return tool_id
     salt = tool_id if attempt == 0 else f"{tool_id}#{attempt}"
@@ -246,11 +246,8 @@ class _Writer:
     """One linear pass from repaired messages to input items, with the request's id state."""
 
     def __init__(self, final_ids: Sequence[str]) -> None:
-        self.next_final = iter(final_ids).__next__
-        """The final id of the next call written (calls are written in history order)."""
-        self.same_ids = all_fit(final_ids, CALL_ID_MAX)
-        """True when every final id is its own call_id (OR3): then the map is not used."""
-        self.id_map = IdMap(_call_id)
+        self.next_wire = iter(wire_ids(_call_id, final_ids, CALL_ID_MAX)).__next__
+        """The call_id of the next call written (OR3; calls are written in history order)."""
         self.waiting: deque[str] = deque()
         """The call_id of each call written whose output is still to come: the outputs after a message's calls
         answer them in order."""
@@ -314,8 +311,7 @@ class _Writer:
 
     def call_id(self) -> str:
         """The call_id of the next call written, remembered for its output."""
-        final_id = self.next_final()
-        call_id = final_id if self.same_ids else self.id_map(final_id)
+        call_id = self.next_wire()
         self.waiting.append(call_id)
         return call_id
 
