@@ -376,8 +376,10 @@ class _Pass:
                 index, rest = self._pair_results(history, start, index, results)
         # (else the span ends right after the calls answered in place, as when a session was cut off while the
         # other calls ran: those never got a result)
-        for call, found in zip(final_calls, results):
+        for ci, (call, found) in enumerate(zip(final_calls, results)):
             if found is None:
+                if not self.copies:
+                    call = self._final_call(start, ci, call)  # the synthetic result carries the final id
                 read_only = self.is_read_only is not None and bool(self.is_read_only(call.name))
                 out.append(interrupted_result(call, read_only=read_only))
                 self.interrupted.append(call)
@@ -389,16 +391,28 @@ class _Pass:
         return index
 
     def _renamed_calls(self, index: int, original: tuple[ToolCall, ...], first: int) -> tuple[ToolCall, ...]:
-        """Rule 5 from call `first` on, the first one whose id is empty or already used."""
-        ids, renamed = self.ids, self.renamed
+        """Rule 5 from call `first` on, the first one whose id is empty or already used: the calls under their
+        final ids (without copies, the originals: the renames are in `renamed` and `ids`)."""
+        ids, renamed, copies = self.ids, self.renamed, self.copies
         calls = list(original)
         for ci in range(first, len(calls)):
             call = calls[ci]
             final = ids.allocate(call.id, index, ci)
             if final != call.id:
-                calls[ci] = replace_field(call, "id", final)
+                if copies:
+                    calls[ci] = replace_field(call, "id", final)
                 renamed.append(_tuple_new(RenamedId, (index, ci, call.id, final)))
-        return tuple(calls)
+        return tuple(calls) if copies else original
+
+    def _final_call(self, index: int, call_index: int, call: ToolCall) -> ToolCall:
+        """A call of the span at `index` under its final id, when the pass makes no copies (the span's renames
+        are the last ones recorded)."""
+        for rename in reversed(self.renamed):
+            if rename.message_index != index:
+                break
+            if rename.call_index == call_index:
+                return replace_field(call, "id", rename.new)
+        return call
 
     def _pair_results(
         self, history: Sequence[ChatMessage], start: int, index: int, results: list[ChatMessage | None]
