@@ -69,10 +69,20 @@ class Ratio:
         return cls(*data)
 
 
-def paired_ratio(numerator: Sequence[float], denominator: Sequence[float]) -> Ratio:
+def round_ratios(numerator: Sequence[float], denominator: Sequence[float]) -> list[float]:
     """The ratio of two candidates timed in the same rounds, round by round."""
-    ratios = sorted(a / b for a, b in zip(numerator, denominator, strict=True))
-    return Ratio(quantile(ratios, 0.5), quantile(ratios, 0.25), quantile(ratios, 0.75))
+    return [a / b for a, b in zip(numerator, denominator, strict=True)]
+
+
+def summarize(ratios: Sequence[float]) -> Ratio:
+    """The median of per-round ratios and their middle half (rounds of several processes may be pooled)."""
+    ordered = sorted(ratios)
+    return Ratio(quantile(ordered, 0.5), quantile(ordered, 0.25), quantile(ordered, 0.75))
+
+
+def paired_ratio(numerator: Sequence[float], denominator: Sequence[float]) -> Ratio:
+    """The ratio of two candidates timed in the same rounds: the median of the per-round ratios."""
+    return summarize(round_ratios(numerator, denominator))
 
 
 def quantile(sorted_values: Sequence[float], q: float) -> float:
