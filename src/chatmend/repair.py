@@ -393,16 +393,17 @@ class _Pass:
     def _renamed_calls(self, index: int, original: tuple[ToolCall, ...], first: int) -> tuple[ToolCall, ...]:
         """Rule 5 from call `first` on, the first one whose id is empty or already used: the calls under their
         final ids (without copies, the originals: the renames are in `renamed` and `ids`)."""
-        ids, renamed, copies = self.ids, self.renamed, self.copies
-        calls = list(original)
-        for ci in range(first, len(calls)):
-            call = calls[ci]
-            final = ids.allocate(call.id, index, ci)
-            if final != call.id:
-                if copies:
+        allocate, renamed = self.ids.allocate, self.renamed
+        calls = list(original) if self.copies else None
+        for ci in range(first, len(original)):
+            call = original[ci]
+            raw = call.id
+            final = allocate(raw, index, ci)
+            if final != raw:
+                if calls is not None:
                     calls[ci] = replace_field(call, "id", final)
-                renamed.append(_tuple_new(RenamedId, (index, ci, call.id, final)))
-        return tuple(calls) if copies else original
+                renamed.append(_tuple_new(RenamedId, (index, ci, raw, final)))
+        return original if calls is None else tuple(calls)
 
     def _final_call(self, index: int, call_index: int, call: ToolCall) -> ToolCall:
         """A call of the span at `index` under its final id, when the pass makes no copies (the span's renames
