@@ -174,6 +174,7 @@ class OpenAIChat(Provider):
         emit = self._emitter(out)  # user and system messages (a provider may move or precede them)
         append = out.append  # assistant and tool messages: they stand where they are written
         write_result, write_assistant = self._write_result, self._write_assistant
+        answered, named = waiting.popleft, self.tool_message_name
         on_assistant = self._on_assistant
         if system is not None:
             emit({"role": "system", "content": system})
@@ -183,7 +184,13 @@ class OpenAIChat(Provider):
                 emit({"role": "user", "content": images})
                 images = []
             if role == "tool":
-                append(write_result(message, waiting, images))
+                content = message.content
+                if type(content) is str and not message.is_error:  # a plain result: `_write_result`'s result
+                    call_id, wire_name = answered()
+                    append({"role": "tool", "tool_call_id": call_id, "name": wire_name, "content": content} if named
+                           else {"role": "tool", "tool_call_id": call_id, "content": content})
+                else:
+                    append(write_result(message, waiting, images))
             elif role == "assistant":
                 on_assistant(out)
                 content = message.content
