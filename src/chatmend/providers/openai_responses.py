@@ -345,10 +345,12 @@ class _Writer:
         if images:
             # Assistant content takes only output_text and refusal parts (OR0): images go to a user message.
             items.append({"role": "user", "content": [_image(p) for p in images]})
-        call_id = self.call_id
+        next_wire, wait = self.next_wire, self.waiting.append  # `call_id`, inlined: a reply's calls are the hot path
         append = items.append
         for call in message.tool_calls:
-            append({"type": "function_call", "call_id": call_id(), "name": call.name,
+            call_id = next_wire()
+            wait(call_id)
+            append({"type": "function_call", "call_id": call_id, "name": call.name,
                     "arguments": arguments_text(call.arguments)})
 
 
