@@ -576,3 +576,18 @@ def test_for_writers_is_repair_history_with_ids_taken_from_final_ids(history: li
     assert dumps(with_final_ids(got)) == dumps(expected.messages)
     assert (got.interrupted, got.dropped, got.moved, got.notes, got.renamed, got.final_ids) == (
         expected.interrupted, expected.dropped, expected.moved, expected.notes, expected.renamed, expected.final_ids)
+
+
+@PROPERTY
+@given(messy_histories())
+def test_for_writers_without_final_ids_leaves_rule_5_out_and_nothing_else(history: list[ChatMessage]) -> None:
+    full = repair_for_writers(history)
+    bare = repair_for_writers(history, final_ids=False)  # for a writer that mints ids by position (Kimi)
+    assert bare.final_ids == [] and bare.renamed == []
+    assert (bare.dropped, bare.moved, bare.notes) == (full.dropped, full.moved, full.notes)
+    assert len(bare.messages) == len(full.messages)
+    for mine, theirs in zip(bare.messages, full.messages):
+        # The same messages; a synthetic result carries its call's original id instead of the final one.
+        assert mine is theirs or mine.model_copy(update={"tool_call_id": theirs.tool_call_id}) == theirs
+    assert len(bare.interrupted) == len(full.interrupted)
+    assert [c.model_copy(update={"id": f.id}) for c, f in zip(bare.interrupted, full.interrupted)] == full.interrupted

@@ -125,6 +125,7 @@ def repair_for_writers(
     messages: Sequence[ChatMessage | dict[str, object]] | Sequence[object],
     *,
     is_read_only: IsReadOnly | None = None,
+    final_ids: bool = True,
 ) -> RepairResult:
     """`repair_history` for a provider writer, which takes every call's id from `final_ids` (the k-th call
     of the output has the k-th final id) and each result's from the calls it answers (the tool messages after
@@ -132,11 +133,13 @@ def repair_for_writers(
 
     The one difference: a renamed call's assistant message and results are not copied to carry the new id,
     they keep their original ids (Kimi's ids restart every reply: this spares two copies per call). The
-    rest of the result is exactly `repair_history`'s.
+    rest of the result is exactly `repair_history`'s. With `final_ids=False`, for a writer that mints every
+    wire id from the call's position (Kimi's `functions.{name}:{n}`), rule 5 is left out: no final ids, no
+    renames, every call keeps its original id (pairing never depended on rule 5).
     """
     with paused_gc():
         history = _read(messages)
-        repair = _Pass(is_read_only, copies=False)
+        repair = _Pass(is_read_only, copies=False, final_ids=final_ids)
         if len(history) >= PROMOTE_FROM:
             promote_young()
         repair.run(history)
@@ -276,13 +279,15 @@ class _Pass:
     pass, rolls it back to the mark taken before its last span, and resumes there).
     """
 
-    __slots__ = ("copies", "dropped", "ids", "interrupted", "is_read_only", "last_mark", "moved", "notes", "out",
-                 "renamed")
+    __slots__ = ("copies", "dropped", "final_ids", "ids", "interrupted", "is_read_only", "last_mark", "moved",
+                 "notes", "out", "renamed")
 
-    def __init__(self, is_read_only: IsReadOnly | None, *, copies: bool = True) -> None:
+    def __init__(self, is_read_only: IsReadOnly | None, *, copies: bool = True, final_ids: bool = True) -> None:
         self.is_read_only = is_read_only
         self.copies = copies
         """False: renamed calls' messages keep their original ids (`repair_for_writers`)."""
+        self.final_ids = final_ids
+        """False: rule 5 is left out (`repair_for_writers` for a writer that mints ids by position)."""
         self.ids = FinalIds()
         self.out: list[ChatMessage] = []
         self.interrupted: list[ToolCall] = []
@@ -336,15 +341,16 @@ class _Pass:
         """
         assistant = history[start]
         calls = final_calls = assistant.tool_calls
-        used = self.ids.used
-        before = len(used)
-        for call in calls:  # rule 5, FinalIds.allocate's common case inlined: a new, non-empty id
-            raw = call.id
-            if raw and raw not in used:
-                used[raw] = None
-            else:
-                final_calls = self._renamed_calls(start, calls, len(used) - before)
-                break
+        if self.final_ids:
+            used = self.ids.used
+            before = len(used)
+            for call in calls:  # rule 5, FinalIds.allocate's common case inlined: a new, non-empty id
+                raw = call.id
+                if raw and raw not in used:
+                    used[raw] = None
+                else:
+                    final_calls = self._renamed_calls(start, calls, len(used) - before)
+                    break
         out = self.out
         copies = final_calls is not calls and self.copies  # else every message stays as it is
         out.append(replace_field(assistant, "tool_calls", final_calls) if copies else assistant)

@@ -10,6 +10,7 @@ Send with `openai.OpenAI(base_url="https://api.moonshot.ai/v1", api_key=...)`.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -27,6 +28,7 @@ class Kimi(OpenAIChat):
     id_pattern: ClassVar[str | None] = r"^functions\..+:\d+$"
     tool_message_name: ClassVar[bool] = True  # Kimi's examples name the tool on its result
     reasoning_provider: ClassVar[str | None] = "kimi"
+    ids_by_position: ClassVar[bool] = True
     unanswered_code: ClassVar[str] = "KI1"
     texts: ClassVar[dict[str, str]] = {
         **TEXTS,
@@ -38,8 +40,9 @@ class Kimi(OpenAIChat):
     }
 
     def _id_assigner(self, final_ids: Sequence[str]) -> IdAssigner:
-        """Kimi's `functions.{name}:{n}`, `n` counting calls from the start of the history."""
-        count = iter(range(len(final_ids))).__next__  # n is unique per call: no two calls share a wire id
+        """Kimi's `functions.{name}:{n}`, `n` counting calls from the start of the history (the final ids are
+        not used, nor computed: `ids_by_position`)."""
+        count = itertools.count().__next__  # n is unique per call: no two calls share a wire id
 
         def assign(name: str) -> str:
             return f"functions.{name}:{count()}"

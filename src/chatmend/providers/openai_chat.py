@@ -141,6 +141,8 @@ class OpenAIChat(Provider):
     """The rule a call left without its result breaks (Kimi words it as KI1)."""
     image_code: ClassVar[str] = "OC7"
     """The rule an image outside a user message breaks (Mistral words it as MI11)."""
+    ids_by_position: ClassVar[bool] = False
+    """True when `_id_assigner` mints wire ids from the calls' positions alone (Kimi): repair then skips rule 5."""
 
     # ----------------------------------------------------------------------------------------- write
 
@@ -157,7 +159,8 @@ class OpenAIChat(Provider):
     ) -> dict[str, Any]:
         """The Chat Completions body: one linear pass over the repaired history, plain dicts only."""
         with paused_gc():  # the pass makes no cycles; collections would walk the caller's whole heap
-            result = repaired(history, is_read_only, repairer)  # the writer takes ids from `final_ids`
+            # the writer takes ids from `final_ids`, unless the provider mints them by position
+            result = repaired(history, is_read_only, repairer, final_ids=not self.ids_by_position)
             messages = self._write_messages(result.messages, system, self._id_assigner(result.final_ids))
         body: Body = {"model": model, "messages": messages}
         tool_list = coerce_tools(tools)
