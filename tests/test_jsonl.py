@@ -6,6 +6,7 @@ import json
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chatmend import ChatMessage, HistoryError, ImagePart, TextPart, ThinkingPart, ToolCall, dumps, loads
 from chatmend.jsonl import message_to_dict
@@ -110,3 +111,43 @@ def test_loads_inverts_dumps_and_dumps_is_one_line_per_message(history: list[Cha
     for line in lines:
         json.loads(line)
     assert dumps(loads(text)) == text
+
+
+# Lines are parsed and validated in one step by pydantic-core; anything it refuses goes through json.loads and
+# validation, which also words the errors. Either way a line must read as json.loads then validation reads it.
+EDGE_LINES = [
+    '{"role":"user","content":"\\ud800 a lone surrogate"}',  # pydantic-core refuses it: the other path reads it
+    '{"role":"user","content":"first","content":"second"}',  # a repeated key: the last one wins
+    '{"role":"assistant","tool_calls":[{"id":"a","name":"t","arguments":{"x":NaN,"y":Infinity,"z":-0.0}}]}',
+    '{"role":"assistant","tool_calls":[{"id":"a","name":"t","arguments":{"n":123456789012345678901234567890}}]}',
+    '{"role":"assistant","tool_calls":[{"id":"a","name":"t","arguments":{"f":5e-324,"g":1.0000000000000000001}}]}',
+    '{"role":"assistant","tool_calls":[{"id":"a","name":"t","arguments":"{\\"q\\": 1}"}]}',  # JSON text: parsed
+    '{"role":"tool","tool_call_id":"x","is_error":1,"content":[{"type":"text","text":"\\u2028 é 😀"}]}',
+]
+
+
+def read_the_slow_way(line: str) -> ChatMessage:
+    return ChatMessage.model_validate(json.loads(line))
+
+
+@pytest.mark.parametrize("line", EDGE_LINES)
+def test_a_line_reads_as_json_loads_then_validation_reads_it(line: str) -> None:
+    (got,) = loads(line)
+    expected = read_the_slow_way(line)
+    assert repr(got) == repr(expected)  # repr: NaN is not equal to itself
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(arguments=st.dictionaries(st.text(max_size=8), json_values, max_size=4), ascii_only=st.booleans())
+def test_any_json_arguments_read_the_same_both_ways(arguments: dict[str, object], ascii_only: bool) -> None:
+    line = json.dumps({"role": "assistant", "tool_calls": [{"id": "a", "name": "t", "arguments": arguments}]},
+                      ensure_ascii=ascii_only)
+    (got,) = loads(line)
+    assert repr(got) == repr(read_the_slow_way(line))

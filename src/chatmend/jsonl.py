@@ -12,6 +12,8 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from pydantic import ValidationError
+
 from chatmend.exceptions import HistoryError
 from chatmend.messages import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall, coerce_message
 
@@ -109,16 +111,30 @@ def iter_loads(lines: Iterable[str], *, first_line: int = 1) -> Iterator[ChatMes
             continue
         line = line.rstrip("\r\n")  # so an error at the end of the line is located on this line
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise HistoryError(f"invalid JSON: {exc.msg}", line=number, column=exc.colno, index=index) from None
-        try:
-            yield coerce_message(data, index)
-        except HistoryError as exc:
-            exc.line = number
-            exc.args = (exc._render(),)
-            raise
+            # Parsed and validated in one step by pydantic-core: the same message as json.loads then validation
+            # (floats, big ints, NaN, repeated keys alike; tested), without the intermediate dicts.
+            message = ChatMessage.model_validate_json(line)
+        except ValidationError:
+            message = _read_line(line, number, index)  # again by the located path, for its exact error
+        yield message
         index += 1
+
+
+def _read_line(line: str, number: int, index: int) -> ChatMessage:
+    """One line through json.loads and `coerce_message`: a HistoryError with the line number when it is bad.
+
+    Also what reads the rare good line pydantic-core's parser refuses (a lone surrogate escape like \\ud800).
+    """
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise HistoryError(f"invalid JSON: {exc.msg}", line=number, column=exc.colno, index=index) from None
+    try:
+        return coerce_message(data, index)
+    except HistoryError as exc:
+        exc.line = number
+        exc.args = (exc._render(),)
+        raise
 
 
 def loads(text: str) -> list[ChatMessage]:
