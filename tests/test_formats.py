@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -248,6 +250,22 @@ def test_atomic_write_failure_leaves_the_target_and_no_temp(tmp_path: Path) -> N
         atomic_write(str(target), chunks())  # type: ignore[arg-type]
     assert target.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_a_new_file_gets_the_permissions_open_would_give_it(tmp_path: Path, umask: int) -> None:
+    target, kept = tmp_path / "new.json", tmp_path / "kept.json"
+    kept.write_text("old")
+    kept.chmod(0o640)
+    previous = os.umask(umask)
+    try:
+        atomic_write(str(target), ["{}"])
+        atomic_write(str(kept), ["{}"])
+        assert os.umask(umask) == umask  # reading the umask put it back
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask  # not the temporary file's 0o600
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o640  # a replaced file keeps its own
 
 
 def test_a_large_neutral_file_streams(tmp_path: Path) -> None:

@@ -117,7 +117,8 @@ def atomic_write(path: str, chunks: Iterable[str], *, like: str | None = None) -
     """Write `chunks` to `path` through a temporary file in the same directory, fsync, then rename.
 
     Until the rename the old file is untouched; any failure removes the temporary file. The new file
-    takes the permission bits of `like` (or of the file it replaces).
+    takes the permission bits of `like` (or of the file it replaces); a file that did not exist gets what
+    `open` would give it (0o666 less the umask), not the temporary file's private 0o600.
     """
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
@@ -128,8 +129,12 @@ def atomic_write(path: str, chunks: Iterable[str], *, like: str | None = None) -
             out.flush()
             os.fsync(out.fileno())
         source = like if like is not None else path
+        try:
+            mode = os.stat(source).st_mode & 0o7777
+        except OSError:
+            mode = 0o666 & ~_umask()
         with contextlib.suppress(OSError):
-            os.chmod(tmp, os.stat(source).st_mode & 0o7777)
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -141,6 +146,13 @@ def atomic_write(path: str, chunks: Iterable[str], *, like: str | None = None) -
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def _umask() -> int:
+    """The process's umask (reading it means setting it: it is put back at once)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def atomic_copy(source: str, target: str) -> None:
