@@ -368,7 +368,7 @@ class _Pass:
         in_place, n_calls = index - first, len(calls)
         if in_place == n_calls:
             if not copies:
-                out.extend(history[first:index])  # the already-valid case
+                out.extend(history[first:index])  # already valid, or a pass that makes no copies
             else:
                 for call, result in zip(final_calls, history[first:index]):
                     out.append(result if result.tool_call_id == call.id else
