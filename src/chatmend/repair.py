@@ -112,13 +112,7 @@ def repair_history(
 
     Pure and deterministic; the input is not mutated; repairing the result changes nothing.
     """
-    with paused_gc():
-        history = _read(messages)
-        repair = _Pass(is_read_only)
-        if len(history) >= PROMOTE_FROM:
-            promote_young()
-        repair.run(history)
-        return repair.result()
+    return _one_pass(messages, _Pass(is_read_only))
 
 
 def repair_for_writers(
@@ -137,9 +131,13 @@ def repair_for_writers(
     wire id from the call's position (Kimi's `functions.{name}:{n}`), rule 5 is left out: no final ids, no
     renames, every call keeps its original id (pairing never depended on rule 5).
     """
+    return _one_pass(messages, _Pass(is_read_only, copies=False, final_ids=final_ids))
+
+
+def _one_pass(messages: Sequence[object] | object, repair: _Pass) -> RepairResult:
+    """`repair` run over the whole history with the collector paused (a long one first promotes the young)."""
     with paused_gc():
         history = _read(messages)
-        repair = _Pass(is_read_only, copies=False, final_ids=final_ids)
         if len(history) >= PROMOTE_FROM:
             promote_young()
         repair.run(history)
