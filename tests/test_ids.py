@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings
@@ -77,6 +78,27 @@ def test_wire_ids_are_unique_and_prefix_stable(ids: list[str], cut: int) -> None
     assert len(set(wire)) == len(wire) == len(ids)
     assert all(PATTERN.match(w) and len(w) <= 16 for w in wire)
     assert list(wire_ids(make, ids[:cut])) == list(wire[:cut])
+
+
+def one_by_one(make: Callable[[str, int], str], ids: list[str]) -> list[str]:
+    """What `wire_ids` must give: each id's proposals asked in turn until one is not taken (the definition)."""
+    taken: list[str] = []
+    for tool_id in ids:
+        attempt = 0
+        while make(tool_id, attempt) in taken:
+            attempt += 1
+        taken.append(make(tool_id, attempt))
+    return taken
+
+
+@given(st.lists(st.text(alphabet="abc", min_size=1, max_size=4), unique=True, max_size=15), st.integers(1, 3))
+def test_wire_ids_give_what_asking_one_by_one_gives(ids: list[str], keep: int) -> None:
+    def make(tool_id: str, attempt: int) -> str:  # first proposals collide often (the first `keep` characters)
+        return tool_id[:keep] if attempt == 0 else f"{tool_id[:keep]}{attempt}"
+
+    expected = one_by_one(make, ids)
+    assert list(wire_ids(make, ids)) == expected
+    assert list(wire_ids(make, ids, first=lambda all_ids: [make(i, 0) for i in all_ids])) == expected
 
 
 SAFE_RUN = re.compile(r"[a-zA-Z0-9_-]*")

@@ -94,21 +94,26 @@ def wire_ids(
     final_ids: Sequence[str],
     max_length: int | None = None,
     allowed: re.Pattern[str] | None = None,
+    *,
+    first: Callable[[Sequence[str]], list[str]] | None = None,
 ) -> Sequence[str]:
     """The wire id of every call of a history, from its final ids in history order: collision-free.
 
     `make(id, attempt)` proposes a wire id; while a proposal is taken by an earlier call, the next attempt is
     asked for. Each wire id depends only on the ids before it, so a longer history keeps every wire id of a
     shorter one (prefix stability). With `max_length`, when every final id already fits (`all_fit`), they
-    are the wire ids as they are: final ids are unique, and `make(id, 0)` must then be `id`.
+    are the wire ids as they are: final ids are unique, and `make(id, 0)` must then be `id`. `first`, when
+    given, makes every id's first proposal (`make(id, 0)`) in one go (a provider's batched digests).
     """
     if max_length is not None and all_fit(final_ids, max_length, allowed):
         return final_ids
+    proposals = first(final_ids) if first is not None else [make(final_id, 0) for final_id in final_ids]
+    if len(set(proposals)) == len(proposals):
+        return proposals  # no first proposal is taken by an earlier one: each is its call's wire id
     taken: set[str] = set()
     wire: list[str] = []
-    for final_id in final_ids:
+    for final_id, proposal in zip(final_ids, proposals):
         attempt = 0
-        proposal = make(final_id, 0)
         while proposal in taken:
             attempt += 1
             proposal = make(final_id, attempt)

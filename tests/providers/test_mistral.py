@@ -25,7 +25,13 @@ from openai.types.chat import ChatCompletion
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall, repair_history
 from chatmend.exceptions import Problem
 from chatmend.providers import mistral
-from chatmend.providers.mistral import ASSISTANT_FILLER, PROVIDER, USER_FILLER
+from chatmend.providers.mistral import (
+    ASSISTANT_FILLER,
+    PROVIDER,
+    USER_FILLER,
+    _first_mistral_ids,
+    _mistral_id,
+)
 from chatmend.repair import is_placeholder
 from tests.providers.chat_helpers import (
     PNG,
@@ -180,6 +186,12 @@ def test_ids_keep_mistral_ids_and_resolve_collisions_in_first_seen_order() -> No
     assert wire[1] != digest_of_a and MISTRAL_ID.fullmatch(wire[1])  # taken: the next salt is used
     assert mistral.to_request(history, model="m") == body
     mistral_common_validate(body)
+
+
+@given(st.lists(st.one_of(st.text(max_size=12), st.text(alphabet="aZ09", min_size=9, max_size=9),
+                          st.sampled_from(["\ud800", "functions.search:0", "call_0", "a.b|c/d"])), max_size=12))
+def test_first_ids_made_at_once_are_each_ids_first_proposal(ids: list[str]) -> None:
+    assert _first_mistral_ids(ids) == [_mistral_id(tool_id, 0) for tool_id in ids]
 
 
 @settings(max_examples=200, deadline=None)

@@ -85,6 +85,20 @@ def _mistral_id(tool_id: str, attempt: int) -> str:
     return hashlib.sha256(salted.encode("utf-8", "surrogatepass")).digest()[:9].translate(_BYTE_TO_BASE62).decode()
 
 
+def _first_mistral_ids(final_ids: Sequence[str]) -> list[str]:
+    """`_mistral_id(id, 0)` of every id at once: the digests joined, translated and decoded in one go each (a
+    call per id, or per id and step, cost a third more)."""
+    sha256 = hashlib.sha256
+    digests = b"".join([sha256(i.encode("utf-8", "surrogatepass")).digest() for i in final_ids])
+    text = digests.translate(_BYTE_TO_BASE62).decode()  # 32 characters per digest, of which an id takes 9
+    first = [text[k : k + 9] for k in range(0, len(text), 32)]
+    if 9 in map(len, final_ids):  # a valid Mistral id stays as it is
+        for k, tool_id in enumerate(final_ids):
+            if len(tool_id) == 9 and _ID.fullmatch(tool_id):
+                first[k] = tool_id
+    return first
+
+
 def _open_end(out: list[WireMessage]) -> bool:
     """MI6: a body of more than one message may not end here (on an assistant or system message)."""
     return len(out) > 1 and out[-1]["role"] in ("assistant", "system")
@@ -110,7 +124,7 @@ class Mistral(OpenAIChat):
 
     def _id_assigner(self, final_ids: Sequence[str]) -> IdAssigner:
         """Per request: final ids to 9-character base62 ids, collision-free in first-seen order (MI1)."""
-        next_wire = iter(wire_ids(_mistral_id, final_ids)).__next__
+        next_wire = iter(wire_ids(_mistral_id, final_ids, first=_first_mistral_ids)).__next__
         return lambda _name: next_wire()
 
     _wire_name = staticmethod(_mistral_name)  # MI9: names as Mistral accepts them (one call, cached)
