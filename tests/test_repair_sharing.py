@@ -11,7 +11,7 @@ import pytest
 
 from chatmend import ChatMessage, ToolCall, repair_history
 from chatmend.ids import FinalIds
-from chatmend.repair import PROMOTE_FROM, paused_gc, promote_young
+from chatmend.repair import PROMOTE_FROM, promote_young, young_collections_only
 
 
 def valid_history(turns: int) -> list[ChatMessage]:
@@ -27,9 +27,17 @@ def valid_history(turns: int) -> list[ChatMessage]:
 
 @pytest.fixture
 def collector() -> Iterator[None]:
-    """Whatever a test does to the collector, the next test finds it on."""
+    """Whatever a test does to the collector, the next test finds it on, with the thresholds it had."""
+    thresholds = gc.get_threshold()
     yield
     gc.enable()
+    gc.set_threshold(*thresholds)
+
+
+def only_young() -> bool:
+    """True when the collector runs young collections and never an older generation's."""
+    young, middle, old = gc.get_threshold()
+    return gc.isenabled() and young > 0 and middle >= 2**31 - 1 and old >= 2**31 - 1
 
 
 def test_a_valid_history_comes_back_as_the_inputs_own_objects() -> None:
@@ -69,39 +77,80 @@ def test_unchanged_messages_of_a_messy_history_are_shared() -> None:
 @pytest.mark.parametrize("enabled", [True, False])
 def test_the_collector_comes_back_as_it_was(enabled: bool) -> None:
     gc.enable() if enabled else gc.disable()
-    repair_history(valid_history(3))
-    assert gc.isenabled() is enabled
-    with paused_gc():
-        assert not gc.isenabled()
-        with paused_gc():
-            assert not gc.isenabled()
-        assert not gc.isenabled()  # the outer pause still holds
-    assert gc.isenabled() is enabled
+    gc.set_threshold(500, 7, 9)
+    seen: list[bool] = []
+
+    def is_read_only(name: str) -> bool:  # called inside the pass, for an interrupted call
+        seen.append(only_young())
+        return False
+
+    repair_history(valid_history(3), is_read_only=is_read_only)
+    assert seen == [] and gc.isenabled() is enabled and gc.get_threshold() == (500, 7, 9)
+    repair_history([ChatMessage(role="assistant", content="", tool_calls=(ToolCall(id="a", name="s"),))],
+                   is_read_only=is_read_only)
+    assert seen == [enabled]  # a collector that was off stays off
+    with young_collections_only():
+        assert only_young() is enabled
+        with young_collections_only():
+            assert only_young() is enabled
+        assert only_young() is enabled  # the outer pass still holds
+    assert gc.isenabled() is enabled and gc.get_threshold() == (500, 7, 9)
+
+
+@pytest.mark.usefixtures("collector")
+def test_a_collector_set_never_to_collect_is_left_alone() -> None:
+    gc.enable()
+    gc.set_threshold(0)  # threshold0 = 0: no automatic collection at all
+    before = gc.get_threshold()
+    with young_collections_only():
+        assert gc.get_threshold() == before
+    assert gc.get_threshold() == before and gc.isenabled()
+
+
+@pytest.mark.usefixtures("collector")
+def test_young_collections_run_during_a_pass_and_older_ones_do_not() -> None:
+    gc.enable()
+    seen: list[int] = []
+
+    def watch(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            seen.append(info["generation"])
+
+    gc.callbacks.append(watch)
+    try:
+        with young_collections_only():
+            kept = [[i] for i in range(200_000)]  # many container allocations: many young collections
+    finally:
+        gc.callbacks.remove(watch)
+    assert len(kept) == 200_000
+    assert seen and set(seen) == {0}
 
 
 @pytest.mark.usefixtures("collector")
 def test_the_collector_comes_back_after_an_exception() -> None:
     gc.enable()
-    with pytest.raises(RuntimeError), paused_gc():
+    before = gc.get_threshold()
+    with pytest.raises(RuntimeError), young_collections_only():
         raise RuntimeError("boom")
-    assert gc.isenabled()
+    assert gc.isenabled() and gc.get_threshold() == before
     with pytest.raises(ValueError):
         repair_history([{"role": "robot"}])
-    assert gc.isenabled()
+    assert gc.isenabled() and gc.get_threshold() == before
 
 
 @pytest.mark.usefixtures("collector")
-def test_concurrent_passes_share_one_pause() -> None:
+def test_concurrent_passes_share_one_setting() -> None:
     gc.enable()
+    before = gc.get_threshold()
     inside = threading.Barrier(2)
     leave = threading.Event()
     seen: list[bool] = []
 
     def worker() -> None:
-        with paused_gc():
+        with young_collections_only():
             inside.wait()
             leave.wait()
-            seen.append(gc.isenabled())
+            seen.append(only_young())
 
     first = threading.Thread(target=worker)
     second = threading.Thread(target=worker)
@@ -110,15 +159,15 @@ def test_concurrent_passes_share_one_pause() -> None:
     leave.set()
     first.join()
     second.join()
-    assert seen == [False, False]  # the first to leave did not turn it back on under the other
-    assert gc.isenabled()
-    # Many threads repairing at once: afterwards the collector is on again.
+    assert seen == [True, True]  # the first to leave did not restore the thresholds under the other
+    assert gc.get_threshold() == before
+    # Many threads repairing at once: afterwards the collector is as it was.
     threads = [threading.Thread(target=repair_history, args=(valid_history(50),)) for _ in range(8)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert gc.isenabled()
+    assert gc.isenabled() and gc.get_threshold() == before
 
 
 def test_final_ids_roll_back_to_a_mark() -> None:
@@ -153,13 +202,13 @@ def test_a_long_pass_runs_one_young_collection_first_only_when_the_collector_was
     assert len(long_history) >= PROMOTE_FROM
     gc.enable() if enabled else gc.disable()
 
-    def in_pause() -> None:
-        with paused_gc():
+    def in_pass() -> None:
+        with young_collections_only():
             promote_young()
 
-    assert young_collections_during(in_pause) == (1 if enabled else 0)
-    assert young_collections_during(promote_young) == 0  # outside a pause the collector is not ours
-    with paused_gc():  # a long pass: one collection, before its output list fills
+    assert young_collections_during(in_pass) == (1 if enabled else 0)
+    assert young_collections_during(promote_young) == 0  # outside a pass the collector is not ours
+    with young_collections_only():  # a valid long history allocates nothing: one collection, before the list fills
         assert young_collections_during(lambda: repair_history(long_history)) == (1 if enabled else 0)
         assert young_collections_during(lambda: repair_history(valid_history(3))) == 0  # a short one: none
     assert gc.isenabled() is enabled

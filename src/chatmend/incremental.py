@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from chatmend.messages import ChatMessage, coerce_history
-from chatmend.repair import IsReadOnly, RepairResult, _Mark, _Pass, paused_gc
+from chatmend.repair import IsReadOnly, RepairResult, _Mark, _Pass, young_collections_only
 
 __all__ = ["Repairer"]
 
@@ -42,7 +42,7 @@ class Repairer:
 
     def repair(self, messages: Sequence[ChatMessage | dict[str, object]] | Sequence[object]) -> RepairResult:
         """The result of `repair_history(messages, is_read_only=...)`, reusing the previous call's work."""
-        with paused_gc():
+        with young_collections_only():
             repair = self._pass
             seen = self._seen
             if repair is not None and self._extends(messages):

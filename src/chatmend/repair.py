@@ -46,9 +46,9 @@ __all__ = [
     "interrupted_result",
     "is_placeholder",
     "orphan_note",
-    "paused_gc",
     "repair_for_writers",
     "repair_history",
+    "young_collections_only",
 ]
 
 _tuple_new = tuple.__new__
@@ -135,8 +135,8 @@ def repair_for_writers(
 
 
 def _one_pass(messages: Sequence[object] | object, repair: _Pass) -> RepairResult:
-    """`repair` run over the whole history with the collector paused (a long one first promotes the young)."""
-    with paused_gc():
+    """`repair` run over the whole history, collecting only the young (a long one first promotes them)."""
+    with young_collections_only():
         history = _read(messages)
         if len(history) >= PROMOTE_FROM:
             promote_young()
@@ -156,32 +156,39 @@ def _read(messages: Sequence[object] | object) -> Sequence[ChatMessage]:
 
 _gc_lock = threading.Lock()
 _gc_depth = 0
-_gc_was_enabled = False
+_gc_saved: tuple[int, int, int] | None = None
+"""The collector's thresholds before the outermost pass, when that pass changed them (None: it did not)."""
+_NEVER = 2**31 - 1
+"""A threshold no count reaches (`gc.set_threshold` takes C ints)."""
 
 
 @contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause CPython's cyclic garbage collector while a pass runs; restore it as it was.
+def young_collections_only() -> Iterator[None]:
+    """While a pass runs, CPython's cyclic collector collects only the young generation; then it is as it was.
 
-    A pass allocates a few objects per changed message and creates no reference cycles, yet those
-    allocations trigger full collections that walk the caller's whole heap (a 100k-message history is
-    about a million objects): measured, two full collections cost more than the pass itself. Nested and
-    concurrent passes share one pause (a counter under a lock), so the collector comes back on exactly
-    when the last one ends, and only if it was on before the first.
+    A pass creates no reference cycles, yet what it allocates counts towards collections of the older
+    generations, which walk the caller's whole heap (a 100k-message history is about a million objects):
+    measured, two full collections cost more than the pass itself. Young collections keep running: each
+    walks only the few hundred objects made since the last one, while they are still in the CPU's cache
+    (deferring them all to the end of a pass walked a 100k-message body from memory: a tenth of
+    `to_request`). Nested and concurrent passes share one setting (a counter under a lock), restored exactly
+    when the last one ends; a collector that was off, or set never to collect, is left alone.
     """
-    global _gc_depth, _gc_was_enabled
+    global _gc_depth, _gc_saved
     with _gc_lock:
         if _gc_depth == 0:
-            _gc_was_enabled = gc.isenabled()
-            gc.disable()
+            thresholds = gc.get_threshold()
+            _gc_saved = thresholds if gc.isenabled() and thresholds[0] > 0 else None
+            if _gc_saved is not None:
+                gc.set_threshold(thresholds[0], _NEVER, _NEVER)  # older generations: never during the pass
         _gc_depth += 1
     try:
         yield
     finally:
         with _gc_lock:
             _gc_depth -= 1
-            if _gc_depth == 0 and _gc_was_enabled:
-                gc.enable()
+            if _gc_depth == 0 and _gc_saved is not None:
+                gc.set_threshold(*_gc_saved)
 
 
 PROMOTE_FROM = 4096
@@ -189,14 +196,15 @@ PROMOTE_FROM = 4096
 
 
 def promote_young() -> None:
-    """Inside a pause, run one young collection now if the collector was on before the pause.
+    """Inside a pass, run one young collection now if the pass set the collector to young collections only.
 
-    What exists so far (a pass's still-empty output list among it) leaves the young generation, so the
-    collection that follows the pause walks only what the pass made, not the output list's references
-    (measured: about 5% of a 100,000-message pass). It costs about as much as the caller's young objects
-    (hundreds), so passes do it for long histories only (`PROMOTE_FROM`).
+    What exists so far (a pass's still-empty output list among it) leaves the young generation, so a young
+    collection after the pass walks only what the pass made, not the output list's references (a pass over
+    an already valid history allocates nothing, so no young collection runs during it; measured: about 5%
+    of a 100,000-message pass). It costs about as much as the caller's young objects (hundreds), so passes
+    do it for long histories only (`PROMOTE_FROM`).
     """
-    if _gc_depth > 0 and _gc_was_enabled:  # paused by us, and on before: the collector is ours to run
+    if _gc_depth > 0 and _gc_saved is not None:  # set by us: the collector is ours to run
         gc.collect(0)
 
 

@@ -42,7 +42,7 @@ from chatmend.providers.base import (
     repaired,
     to_plain,
 )
-from chatmend.repair import IsReadOnly, RepairResult, paused_gc
+from chatmend.repair import IsReadOnly, RepairResult, young_collections_only
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -406,8 +406,8 @@ class _Writer:
 def _write(repair: RepairResult, system: str | None, thinking_on: bool) -> tuple[list[Block], list[WireMessage]]:
     """The top-level system blocks and the wire messages of a repaired history.
 
-    The repaired history and the writer die when this returns, while the collector is still paused: it then
-    never scans the messages repair made.
+    The repaired history and the writer die when this returns, while only young collections run: no older
+    generation's collection ever scans the messages repair made.
     """
     writer = _Writer(repair, thinking_on)
     system_blocks, start = writer.system_blocks(system)
@@ -465,7 +465,7 @@ class Anthropic(Provider):
         `max_tokens` defaults to DEFAULT_MAX_TOKENS (above the thinking budget when one is given); other
         options (`thinking`, `temperature`, `tool_choice`, ...) go into the body as they are.
         """
-        with error_context(provider=self.name), paused_gc():
+        with error_context(provider=self.name), young_collections_only():
             thinking_on = _thinking_enabled(options)
             system_blocks, messages = _write(repaired(history, is_read_only, repairer), system, thinking_on)
             body: dict[str, Any] = {"model": model, "max_tokens": options.pop("max_tokens", None)}

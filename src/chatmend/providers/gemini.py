@@ -57,7 +57,7 @@ from chatmend.providers.base import (
     parse_data_url,
     repaired,
 )
-from chatmend.repair import IsReadOnly, RepairResult, paused_gc
+from chatmend.repair import IsReadOnly, RepairResult, young_collections_only
 
 __all__ = [
     "BRIDGE_TEXT",
@@ -371,8 +371,8 @@ def _write(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The `systemInstruction` parts and the `contents` of a repaired history.
 
-    The repaired history dies when this returns, while the collector is still paused: it then never scans
-    the messages repair made.
+    The repaired history dies when this returns, while only young collections run: no older generation's
+    collection ever scans the messages repair made.
     """
     system_parts, start = _system_instruction(repair.messages, system)
     return system_parts, _contents(repair.messages, repair.final_ids, start, opts)
@@ -1024,7 +1024,7 @@ class Gemini(Provider):
             if thought_signature_fallback == _AUTO
             else thought_signature_fallback,
         )
-        with paused_gc():
+        with young_collections_only():
             system_parts, contents = _write(repaired(history, is_read_only, repairer), system, opts)
             body: dict[str, Any] = {"contents": contents}
         if system_parts:

@@ -38,7 +38,7 @@ from chatmend.providers.base import (
     repaired,
     to_plain,
 )
-from chatmend.repair import IsReadOnly, paused_gc
+from chatmend.repair import IsReadOnly, young_collections_only
 
 __all__ = [
     "ERROR_PREFIX",
@@ -158,7 +158,7 @@ class OpenAIChat(Provider):
         **options: Any,
     ) -> dict[str, Any]:
         """The Chat Completions body: one linear pass over the repaired history, plain dicts only."""
-        with paused_gc():  # the pass makes no cycles; collections would walk the caller's whole heap
+        with young_collections_only():  # no cycles made: older generations' collections would walk the whole heap
             # the writer takes ids from `final_ids`, unless the provider mints them by position
             result = repaired(history, is_read_only, repairer, final_ids=not self.ids_by_position)
             messages = self._write_messages(result.messages, system, self._id_assigner(result.final_ids))

@@ -48,7 +48,7 @@ from chatmend.providers.base import (
     repaired,
     to_plain,
 )
-from chatmend.repair import IsReadOnly, RepairResult, paused_gc
+from chatmend.repair import IsReadOnly, RepairResult, young_collections_only
 
 __all__ = [
     "ERROR_MARK",
@@ -918,7 +918,7 @@ class OpenAIResponses(Provider):
         **options: Any,
     ) -> dict[str, Any]:
         """The `responses.create` body: each step as text, calls, outputs in call order, then the steer."""
-        with paused_gc():  # one linear pass allocating no cycles: full collections would dominate it
+        with young_collections_only():  # one linear pass making no cycles: full collections would dominate it
             return self._request(repaired(history, is_read_only, repairer), model, tools, system, options)
 
     def _request(self, repair: RepairResult, model: str, tools: ToolsInput, system: str | None,
