@@ -576,6 +576,10 @@ def test_for_writers_is_repair_history_with_ids_taken_from_final_ids(history: li
     assert dumps(with_final_ids(got)) == dumps(expected.messages)
     assert (got.interrupted, got.dropped, got.moved, got.notes, got.renamed, got.final_ids) == (
         expected.interrupted, expected.dropped, expected.moved, expected.notes, expected.renamed, expected.final_ids)
+    quiet = repair_for_writers(history, renames=False)  # what the writers call: the same, renames not listed
+    assert quiet.renamed == []
+    assert (quiet.messages, quiet.interrupted, quiet.dropped, quiet.moved, quiet.notes, quiet.final_ids) == (
+        got.messages, got.interrupted, got.dropped, got.moved, got.notes, got.final_ids)
 
 
 @PROPERTY

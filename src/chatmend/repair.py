@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import islice
 from typing import NamedTuple
 
 from chatmend.ids import FinalIds
@@ -120,6 +121,7 @@ def repair_for_writers(
     *,
     is_read_only: IsReadOnly | None = None,
     final_ids: bool = True,
+    renames: bool = True,
 ) -> RepairResult:
     """`repair_history` for a provider writer, which takes every call's id from `final_ids` (the k-th call
     of the output has the k-th final id) and each result's from the calls it answers (the tool messages after
@@ -129,9 +131,11 @@ def repair_for_writers(
     they keep their original ids (Kimi's ids restart every reply: this spares two copies per call). The
     rest of the result is exactly `repair_history`'s. With `final_ids=False`, for a writer that mints every
     wire id from the call's position (Kimi's `functions.{name}:{n}`), rule 5 is left out: no final ids, no
-    renames, every call keeps its original id (pairing never depended on rule 5).
+    renames, every call keeps its original id (pairing never depended on rule 5). With `renames=False`,
+    `renamed` is left empty: a writer reads every final id from `final_ids`, and a record per renamed call
+    (Kimi's ids restart every reply: nearly every call) cost a tenth of a provider's `to_request`.
     """
-    return _one_pass(messages, _Pass(is_read_only, copies=False, final_ids=final_ids))
+    return _one_pass(messages, _Pass(is_read_only, copies=False, final_ids=final_ids, renames=renames))
 
 
 def _one_pass(messages: Sequence[object] | object, repair: _Pass) -> RepairResult:
@@ -286,14 +290,18 @@ class _Pass:
     """
 
     __slots__ = ("copies", "dropped", "final_ids", "ids", "interrupted", "is_read_only", "last_mark", "moved",
-                 "notes", "out", "renamed")
+                 "notes", "out", "renamed", "renames")
 
-    def __init__(self, is_read_only: IsReadOnly | None, *, copies: bool = True, final_ids: bool = True) -> None:
+    def __init__(
+        self, is_read_only: IsReadOnly | None, *, copies: bool = True, final_ids: bool = True, renames: bool = True
+    ) -> None:
         self.is_read_only = is_read_only
         self.copies = copies
         """False: renamed calls' messages keep their original ids (`repair_for_writers`)."""
         self.final_ids = final_ids
         """False: rule 5 is left out (`repair_for_writers` for a writer that mints ids by position)."""
+        self.renames = renames
+        """False: renamed calls are not listed in `renamed` (`repair_for_writers` for a writer)."""
         self.ids = FinalIds()
         self.out: list[ChatMessage] = []
         self.interrupted: list[ToolCall] = []
@@ -391,7 +399,7 @@ class _Pass:
         for ci, (call, found) in enumerate(zip(final_calls, results)):
             if found is None:
                 if not self.copies:
-                    call = self._final_call(start, ci, call)  # the synthetic result carries the final id
+                    call = self._final_call(ci, call, n_calls)  # the synthetic result carries the final id
                 read_only = self.is_read_only is not None and bool(self.is_read_only(call.name))
                 out.append(interrupted_result(call, read_only=read_only))
                 self.interrupted.append(call)
@@ -405,7 +413,8 @@ class _Pass:
     def _renamed_calls(self, index: int, original: tuple[ToolCall, ...], first: int) -> tuple[ToolCall, ...]:
         """Rule 5 from call `first` on, the first one whose id is empty or already used: the calls under their
         final ids (without copies, the originals: the renames are in `renamed` and `ids`)."""
-        allocate, renamed = self.ids.allocate, self.renamed
+        allocate = self.ids.allocate
+        renamed = self.renamed if self.renames else None
         calls = list(original) if self.copies else None
         for ci in range(first, len(original)):
             call = original[ci]
@@ -414,18 +423,17 @@ class _Pass:
             if final != raw:
                 if calls is not None:
                     calls[ci] = replace_field(call, "id", final)
-                renamed.append(_tuple_new(RenamedId, (index, ci, raw, final)))
+                if renamed is not None:
+                    renamed.append(_tuple_new(RenamedId, (index, ci, raw, final)))
         return original if calls is None else tuple(calls)
 
-    def _final_call(self, index: int, call_index: int, call: ToolCall) -> ToolCall:
-        """A call of the span at `index` under its final id, when the pass makes no copies (the span's renames
-        are the last ones recorded)."""
-        for rename in reversed(self.renamed):
-            if rename.message_index != index:
-                break
-            if rename.call_index == call_index:
-                return replace_field(call, "id", rename.new)
-        return call
+    def _final_call(self, call_index: int, call: ToolCall, n_calls: int) -> ToolCall:
+        """A call of the span being output under its final id, when the pass makes no copies: rule 5 gave the
+        span's `n_calls` calls the latest final ids, in order."""
+        if not self.final_ids:
+            return call
+        final = next(islice(reversed(self.ids.used), n_calls - 1 - call_index, None))
+        return call if final == call.id else replace_field(call, "id", final)
 
     def _pair_results(
         self, history: Sequence[ChatMessage], start: int, index: int, results: list[ChatMessage | None]

@@ -123,11 +123,12 @@ def repaired(
     """The repaired history (by the caller's `Repairer` when given): what every adapter encodes.
 
     Writers take each call's id from `final_ids` in order and each result's from the calls it answers, never
-    from the messages: `repair_for_writers` then spares the copies that would only carry renamed ids (and,
-    with `final_ids=False`, for a writer that mints ids by position, the final ids themselves).
+    from the messages: `repair_for_writers` then spares the copies that would only carry renamed ids, and the
+    list of renames (and, with `final_ids=False`, for a writer that mints ids by position, the final ids
+    themselves).
     """
     if repairer is None:
-        return repair_for_writers(history, is_read_only=is_read_only, final_ids=final_ids)
+        return repair_for_writers(history, is_read_only=is_read_only, final_ids=final_ids, renames=False)
     if is_read_only is not None:
         raise ValueError("give is_read_only to the Repairer (Repairer(is_read_only=...)), not to to_request")
     return repairer.repair(history)
