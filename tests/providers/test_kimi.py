@@ -1,4 +1,4 @@
-"""Kimi: functions.NAME:IDX ids, reasoning_content, named results, KI1-KI3, and a local SDK round trip."""
+"""Kimi: functions.NAME:IDX ids, reasoning_content, named results, KI1-KI4, and a local SDK round trip."""
 
 from __future__ import annotations
 
@@ -220,6 +220,18 @@ def _image_in_tool(b: dict[str, Any]) -> None:
     b["messages"][2]["content"] = [{"type": "image_url", "image_url": {"url": "https://x/y.png"}}]
 
 
+def _forced_tool(b: dict[str, Any]) -> None:
+    b["tool_choice"] = {"type": "function", "function": {"name": "search"}}
+
+
+def _required_tool(b: dict[str, Any]) -> None:
+    b["tool_choice"] = "required"
+
+
+def _own_temperature(b: dict[str, Any]) -> None:
+    b["temperature"] = 0.3
+
+
 FAULTS = [
     ("KI1", "messages[1].role", _drop_result),
     ("KI2", "messages[1].reasoning_content", _no_reasoning),
@@ -229,6 +241,9 @@ FAULTS = [
     ("OC4", "messages[3].tool_call_id", _duplicate_result),
     ("OC6", "messages[1].tool_calls[0].function.arguments", _object_arguments),
     ("OC7", "messages[2].content[0]", _image_in_tool),
+    ("KI4", "tool_choice", _forced_tool),
+    ("KI4", "tool_choice", _required_tool),
+    ("KI4", "temperature", _own_temperature),
 ]
 
 
@@ -257,6 +272,22 @@ def test_kimi_wording_and_rules_that_depend_on_options() -> None:
     assert kimi.check(body) == []
     body["messages"][1]["tool_calls"][0]["id"] = "x" * 80  # no length limit is known for Kimi
     body["messages"][2]["tool_call_id"] = "x" * 80
+    assert kimi.check(body) == []
+
+
+def test_ki4_holds_only_with_thinking_on() -> None:
+    body = valid_body()
+    body.update(tool_choice="required", temperature=0.3)
+    assert [(p.code, p.path) for p in kimi.check(body)] == [("KI4", "tool_choice"), ("KI4", "temperature")]
+    assert "tool_choice" in kimi.check(body)[0].message and "1.0" in kimi.check(body)[1].message
+    for allowed in ("auto", "none"):
+        body.update(tool_choice=allowed, temperature=1.0)
+        assert kimi.check(body) == []
+    body.update(tool_choice=0, temperature="hot")  # not even a choice or a number: reported, not raised
+    assert [p.code for p in kimi.check(body)] == ["KI4", "KI4"]
+    body.update(thinking={"type": "disabled"}, tool_choice="required", temperature=0.3)
+    assert kimi.check(body) == []  # thinking off: any tool_choice, and no fixed temperature is known for sure
+    del body["thinking"]
     assert kimi.check(body) == []
 
 

@@ -17,6 +17,10 @@ from typing import Any, ClassVar
 from chatmend.exceptions import Problem
 from chatmend.providers.openai_chat import TEXTS, IdAssigner, OpenAIChat
 
+# KI4: Kimi's own 400 texts were not captured (provider-rules §5): these say what its API reference says.
+_KI4_TOOL_CHOICE = "tool_choice {value} is not supported with thinking enabled: use 'auto' or 'none'"
+_KI4_TEMPERATURE = "temperature {value} is not supported with thinking enabled: it is fixed at 1.0"
+
 __all__ = ["PROVIDER", "Kimi", "check", "from_request", "from_response", "send", "send_async", "to_request"]
 
 
@@ -48,6 +52,23 @@ class Kimi(OpenAIChat):
             return f"functions.{name}:{count()}"
 
         return assign
+
+    def _check_messages(self, messages: list[Any], body: Mapping[str, Any]) -> list[Problem]:
+        """OpenAI's rules over the messages (with KI1-KI3), then KI4 over the options."""
+        return [*super()._check_messages(messages, body), *self._check_thinking_options(body)]
+
+    def _check_thinking_options(self, body: Mapping[str, Any]) -> list[Problem]:
+        """KI4: with thinking on, `tool_choice` is `auto` or `none` only and `temperature` is fixed at 1.0."""
+        if not _thinking_on(body):
+            return []  # thinking off: no fixed value is known for sure (provider-rules §5 gives 0.6 only as INF)
+        out = []
+        choice = body.get("tool_choice")
+        if choice is not None and choice not in ("auto", "none"):
+            out.append(self._problem("KI4", "tool_choice", _KI4_TOOL_CHOICE.format(value=repr(choice))))
+        temperature = body.get("temperature")
+        if temperature is not None and temperature != 1.0:
+            out.append(self._problem("KI4", "temperature", _KI4_TEMPERATURE.format(value=repr(temperature))))
+        return out
 
     def _check_assistant(self, message: Mapping[str, Any], i: int, body: Mapping[str, Any]) -> list[Problem]:
         """KI3: content unless the message has calls; KI2: `reasoning_content` on calls with thinking on."""
