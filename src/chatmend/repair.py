@@ -133,7 +133,7 @@ def repair_for_writers(
     wire id from the call's position (Kimi's `functions.{name}:{n}`), rule 5 is left out: no final ids, no
     renames, every call keeps its original id (pairing never depended on rule 5). With `renames=False`,
     `renamed` is left empty: a writer reads every final id from `final_ids`, and a record per renamed call
-    (Kimi's ids restart every reply: nearly every call) cost a tenth of a provider's `to_request`.
+    (Kimi's ids restart every reply: nearly every call) cost a tenth of the pass.
     """
     return _one_pass(messages, _Pass(is_read_only, copies=False, final_ids=final_ids, renames=renames))
 
