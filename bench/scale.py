@@ -59,7 +59,7 @@ def incremental(runs: int, clock: Clock) -> None:
     repairer = Repairer()
     repairer.repair(history)
     steps = []
-    for turn in range(max(runs, 5)):
+    for turn in range(max(runs * 5, 25)):  # one step takes a millisecond or two: many of them, for a steady median
         history.extend(one_turn(turn))  # the agent's list grows in place, as it would
         steps.append(best_of(lambda: repairer.repair(history), 1, clock))
     t_full = median([best_of(lambda: repair_history(history), 1, clock) for _ in range(runs)])
