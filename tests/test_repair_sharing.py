@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from chatmend import ChatMessage, ToolCall, repair_history
+from chatmend import repair as repair_module
 from chatmend.ids import FinalIds
 from chatmend.repair import PROMOTE_FROM, promote_young, young_collections_only
 
@@ -104,6 +105,17 @@ def test_a_collector_set_never_to_collect_is_left_alone() -> None:
     before = gc.get_threshold()
     with young_collections_only():
         assert gc.get_threshold() == before
+    assert gc.get_threshold() == before and gc.isenabled()
+
+
+@pytest.mark.usefixtures("collector")
+def test_a_collector_without_generations_is_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(repair_module, "_get_threshold", None)  # as where gc has no get_threshold (not CPython)
+    gc.enable()
+    before = gc.get_threshold()
+    with young_collections_only():
+        assert gc.get_threshold() == before and gc.isenabled()
+    assert repair_history(valid_history(3)).messages == valid_history(3)
     assert gc.get_threshold() == before and gc.isenabled()
 
 

@@ -164,6 +164,8 @@ _gc_saved: tuple[int, int, int] | None = None
 """The collector's thresholds before the outermost pass, when that pass changed them (None: it did not)."""
 _NEVER = 2**31 - 1
 """A threshold no count reaches (`gc.set_threshold` takes C ints)."""
+_get_threshold: Callable[[], tuple[int, int, int]] | None = getattr(gc, "get_threshold", None)
+"""None where the collector has no generations to set (not CPython's): passes then leave it alone."""
 
 
 @contextmanager
@@ -181,7 +183,7 @@ def young_collections_only() -> Iterator[None]:
     global _gc_depth, _gc_saved
     with _gc_lock:
         if _gc_depth == 0:
-            thresholds = gc.get_threshold()
+            thresholds = _get_threshold() if _get_threshold is not None else (0, 0, 0)
             _gc_saved = thresholds if gc.isenabled() and thresholds[0] > 0 else None
             if _gc_saved is not None:
                 gc.set_threshold(thresholds[0], _NEVER, _NEVER)  # older generations: never during the pass
