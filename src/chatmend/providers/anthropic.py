@@ -375,16 +375,16 @@ class _Writer:
                 return False
         return True
 
-    def results(self, start: int, wire_ids: list[str]) -> int:
-        """The tool messages from `start` on, which answer calls with `wire_ids` in order, as one user message
-        of tool_result blocks; returns the index after them.
+    def results(self, start: int, call_ids: list[str]) -> int:
+        """The tool messages from `start` on, which answer calls with wire ids `call_ids` in order, as one user
+        message of tool_result blocks; returns the index after them.
 
         A result's images stay inside its block; `is_error` only when set.
         """
         history = self.history
         blocks: list[Block] = []
         k = start
-        for wire_id in wire_ids:
+        for wire_id in call_ids:
             message = history[k]
             k += 1
             content = message.content

@@ -31,7 +31,7 @@ from chatmend.exceptions import Problem
 from chatmend.ids import normalize_tool_id, wire_ids
 from chatmend.messages import ChatMessage
 from chatmend.providers.base import HistoryInput, coerce_tools
-from chatmend.providers.openai_chat import SHAPE, IdAssigner, OpenAIChat, WireMessage
+from chatmend.providers.openai_chat import SHAPE, OpenAIChat, WireMessage
 
 __all__ = [
     "ASSISTANT_FILLER",
@@ -122,10 +122,9 @@ class Mistral(OpenAIChat):
 
     # ----------------------------------------------------------------------------------------- write
 
-    def _id_assigner(self, final_ids: Sequence[str]) -> IdAssigner:
-        """Per request: final ids to 9-character base62 ids, collision-free in first-seen order (MI1)."""
-        next_wire = iter(wire_ids(_mistral_id, final_ids, first=_first_mistral_ids)).__next__
-        return lambda _name: next_wire()
+    def _wire_ids(self, final_ids: Sequence[str]) -> Sequence[str]:
+        """Per request: final ids to 9-character base62 ids, collision-free in history order (MI1)."""
+        return wire_ids(_mistral_id, final_ids, first=_first_mistral_ids)
 
     _wire_name = staticmethod(_mistral_name)  # MI9: names as Mistral accepts them (one call, cached)
 

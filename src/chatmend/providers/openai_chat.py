@@ -1,9 +1,9 @@
 """OpenAI Chat Completions (`POST /v1/chat/completions`): write, read, check and send.
 
 Rules are those of `shared/notes/provider-rules.md` §1 (ids OC1-OC7). Kimi and Mistral speak the same shape
-and subclass `OpenAIChat`: they set the class flags and override hooks (writing: `_id_assigner`, `_wire_name`,
-`_emitter`, `_on_assistant`, `_finish`; checking: `_check_shape`, `_check_messages`, `_check_assistant`, and
-the rule codes `unanswered_code`, `image_code`).
+and subclass `OpenAIChat`: they set the class flags and override hooks (writing: `_id_assigner`, `_wire_ids`,
+`_wire_name`, `_emitter`, `_on_assistant`, `_finish`; checking: `_check_shape`, `_check_messages`,
+`_check_assistant`, and the rule codes `unanswered_code`, `image_code`).
 
 Choices where the wire has no place for something:
 - a tool result's images go in a user message right after the run of tool messages (OC7), after a line
@@ -218,11 +218,15 @@ class OpenAIChat(Provider):
         return out
 
     def _id_assigner(self, final_ids: Sequence[str]) -> IdAssigner:
-        """The wire ids of one request's calls, from the history's final ids (hook: Kimi and Mistral mint their
-        own)."""
-        max_length = self.id_max_length or 40  # OC5: at most 40 characters
-        next_wire = iter(wire_ids(_short_id_maker(max_length), final_ids, max_length)).__next__
+        """The wire ids of one request's calls, in the order they are written (hook: Kimi mints them from the
+        calls' positions and names)."""
+        next_wire = iter(self._wire_ids(final_ids)).__next__
         return lambda _name: next_wire()
+
+    def _wire_ids(self, final_ids: Sequence[str]) -> Sequence[str]:
+        """Every call's wire id, from the history's final ids (hook: Mistral has its own id rule)."""
+        max_length = self.id_max_length or 40  # OC5: at most 40 characters
+        return wire_ids(_short_id_maker(max_length), final_ids, max_length)
 
     def _wire_name(self, name: str) -> str:
         """A tool name as the provider accepts it (hook: Mistral restricts names)."""
