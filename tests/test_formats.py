@@ -6,6 +6,7 @@ import io
 import json
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -261,11 +262,31 @@ def test_a_new_file_gets_the_permissions_open_would_give_it(tmp_path: Path, umas
     try:
         atomic_write(str(target), ["{}"])
         atomic_write(str(kept), ["{}"])
-        assert os.umask(umask) == umask  # reading the umask put it back
+        assert os.umask(umask) == umask  # the umask is as it was
     finally:
         os.umask(previous)
     assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask  # not the temporary file's 0o600
     assert stat.S_IMODE(kept.stat().st_mode) == 0o640  # a replaced file keeps its own
+
+
+def test_a_private_file_is_never_readable_by_others_while_it_is_rewritten(tmp_path: Path) -> None:
+    target = tmp_path / "private.json"
+    target.write_text("old")
+    target.chmod(0o600)
+    seen: list[int] = []
+
+    def chunks() -> Iterator[str]:
+        yield "{"
+        (temporary,) = [p for p in tmp_path.iterdir() if p.name != "private.json"]
+        seen.append(stat.S_IMODE(temporary.stat().st_mode))  # the temporary file, half written
+        yield "}"
+
+    previous = os.umask(0o022)
+    try:
+        atomic_write(str(target), chunks())
+    finally:
+        os.umask(previous)
+    assert seen == [0o600] and target.read_text() == "{}" and stat.S_IMODE(target.stat().st_mode) == 0o600
 
 
 def test_a_large_neutral_file_streams(tmp_path: Path) -> None:

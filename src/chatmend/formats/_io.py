@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from typing import IO
@@ -118,47 +118,52 @@ def atomic_write(path: str, chunks: Iterable[str], *, like: str | None = None) -
 
     Until the rename the old file is untouched; any failure removes the temporary file. The new file
     takes the permission bits of `like` (or of the file it replaces); a file that did not exist gets what
-    `open` would give it (0o666 less the umask), not the temporary file's private 0o600.
+    `open` would give it (0o666 less the umask), not a temporary file's private 0o600.
     """
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    source = like if like is not None else path
+    try:
+        mode: int | None = os.stat(source).st_mode & 0o7777
+    except OSError:
+        mode = None  # a new file: the temporary one is created as open would create it, umask applied
+    fd, tmp = _temporary_beside(path, 0o600 if mode is not None else 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
             for chunk in chunks:
                 out.write(chunk)
             out.flush()
             os.fsync(out.fileno())
-        source = like if like is not None else path
-        try:
-            mode = os.stat(source).st_mode & 0o7777
-        except OSError:
-            mode = 0o666 & ~_umask()
-        with contextlib.suppress(OSError):
-            os.chmod(tmp, mode)
+        if mode is not None:
+            with contextlib.suppress(OSError):
+                os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
     with contextlib.suppress(OSError):
-        dir_fd = os.open(directory, os.O_RDONLY)
+        dir_fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
         try:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
 
 
-def _umask() -> int:
-    """The process's umask (reading it means setting it: it is put back at once)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
+def _temporary_beside(path: str, mode: int) -> tuple[int, str]:
+    """A new file in `path`'s directory under a name no file has, open for writing, created with `mode` less
+    the umask (what `tempfile.mkstemp` does, which always creates 0o600)."""
+    directory, name = os.path.split(os.path.abspath(path))
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    while True:
+        tmp = os.path.join(directory, f".{name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, flags, mode), tmp
+        except FileExistsError:
+            continue
 
 
 def atomic_copy(source: str, target: str) -> None:
     """Copy a file byte for byte (permission bits and times too) through a temporary file and a rename."""
-    directory = os.path.dirname(os.path.abspath(target))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
+    fd, tmp = _temporary_beside(target, 0o600)
     try:
         with os.fdopen(fd, "wb") as out, open(source, "rb") as src:
             shutil.copyfileobj(src, out, 1 << 20)
