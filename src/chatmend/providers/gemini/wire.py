@@ -1,0 +1,63 @@
+"""The wire vocabulary the writer, the reader and the checker share: constants, field names, model versions."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+BRIDGE_TEXT = "(continue)"
+"""The text of a user turn inserted where a turn rule needs one (GE2); `from_request` drops these turns."""
+RAW_ARGUMENTS_KEY = "_raw"
+"""The key under which call arguments that are not a JSON object travel (`args` must be an object)."""
+IMAGES_LABEL = "Images from tool result {id}:"
+"""The text before a result's images when they travel after the responses; `from_request` reads it back."""
+NAME = "gemini"
+"""The provider's name: on problems and errors, and as the key of what it keeps on calls and thoughts."""
+_GEMINI_VERSION = re.compile(r"gemini-(\d+)")
+# fmt: off
+DATA_FIELDS = ("text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode",
+               "codeExecutionResult", "toolCall", "toolResponse")
+# fmt: on
+"""The fields that hold a part's data: a part has exactly one (GE0)."""
+_BASE64 = re.compile(r"[A-Za-z0-9+/_-]*={0,2}")
+
+
+def _snake(name: str) -> str:
+    """`inlineData` as the SDK sometimes sends it, `inline_data` (the API accepts both)."""
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+
+
+_SNAKE = {
+    name: _snake(name)
+    for name in (
+        *DATA_FIELDS,
+        "thoughtSignature",
+        "mimeType",
+        "fileUri",
+        "systemInstruction",
+        "displayName",
+        "functionDeclarations",
+    )
+}
+
+
+def get(data: Mapping[str, Any], name: str) -> Any:
+    """A field by its camelCase name, or by its snake_case twin (the API and the SDK accept both)."""
+    value = data.get(name)
+    if value is None:
+        snake = _SNAKE.get(name)
+        if snake is not None:
+            value = data.get(snake)
+    return value
+
+
+def is_base64(text: object) -> bool:
+    """True when the API can decode `text` as bytes (standard or URL-safe base64, padding optional)."""
+    return isinstance(text, str) and len(text.rstrip("=")) % 4 != 1 and _BASE64.fullmatch(text) is not None
+
+
+def is_gemini3(model: str | None) -> bool:
+    """True for Gemini 3 and later: they enforce thought signatures (GE4) and take images in responses."""
+    found = _GEMINI_VERSION.match(str(model or "").rsplit("/", 1)[-1])
+    return found is not None and int(found.group(1)) >= 3
