@@ -1,0 +1,22 @@
+"""The vocabulary writing, reading and checking share: the provider's name, limits, patterns and tags."""
+
+from __future__ import annotations
+
+import re
+
+PROVIDER_NAME = "anthropic"
+"""The registry name (`Anthropic.name`), and the `provider` of the thinking Anthropic made."""
+RAW_ARGUMENTS = "_raw_arguments"
+"""The `input` key that carries arguments which are not a JSON object, verbatim."""
+ID_MAX_LENGTH = 64
+"""The longest `tool_use.id` the API accepts (AN5)."""
+MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+"""The image media types the API accepts."""
+TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")  # AN8
+"""The tool names the API accepts (AN8)."""
+THINKING = ("thinking", "redacted_thinking")
+"""The block types of thinking."""
+THINKING_OPEN, THINKING_CLOSE = "<thinking>\n", "\n</thinking>"
+"""The tags around thinking sent as text (another provider's, or unsigned)."""
+SYSTEM_OPEN, SYSTEM_CLOSE = "<system>\n", "\n</system>"
+"""The tags around a later system message sent as user text."""
