@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage
-from chatmend.providers.anthropic.check import TEXTS, Checker
+from chatmend.providers.anthropic.checker import TEXTS, Checker
 from chatmend.providers.anthropic.read import read_assistant, read_message, read_system
 from chatmend.providers.anthropic.wire import ID_MAX_LENGTH, PROVIDER_NAME, RAW_ARGUMENTS, TOOL_NAME
 from chatmend.providers.anthropic.write import _wire_id as _wire_id  # re-exported: the tests call it from here

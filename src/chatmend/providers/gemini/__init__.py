@@ -42,7 +42,7 @@ from chatmend.exceptions import Problem, ReadError, error_context
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ToolCall
 from chatmend.providers.base import HistoryInput, Provider, ToolsInput, repaired
-from chatmend.providers.gemini.check import Checker
+from chatmend.providers.gemini.checker import Checker
 from chatmend.providers.gemini.read import (
     as_list,
     as_mapping,

@@ -32,7 +32,7 @@ from chatmend.exceptions import Problem
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage
 from chatmend.providers.base import HistoryInput, Provider, ToolsInput, coerce_tools, repaired, to_plain
-from chatmend.providers.openai_responses.check import Checker, json_type
+from chatmend.providers.openai_responses.checker import Checker, json_type
 from chatmend.providers.openai_responses.read import Reader, Turn, read_error
 from chatmend.providers.openai_responses.wire import CALL_ID_MAX, ERROR_MARK, NAME
 from chatmend.providers.openai_responses.write import Writer, instructions, tool
