@@ -10,9 +10,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chatmend import normalize_tool_id
-from chatmend.ids import FinalIds, all_fit, pattern_id_maker, wire_ids
+from chatmend.ids import FinalIds, all_fit, digest, shortening_id_maker, wire_ids
 
 PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
+
+
+def pattern_id_maker(max_length: int) -> Callable[[str, int], str]:
+    """A reference `make` for `wire_ids` that changes characters: ids matching PATTERN that fit are kept,
+    others normalized, and a retry salted (as a provider with a character rule would)."""
+
+    def make(tool_id: str, attempt: int) -> str:
+        if attempt == 0:
+            return normalize_tool_id(tool_id, max_length=max_length) if tool_id else f"call_{digest('')}"
+        stem = re.sub(r"[^a-zA-Z0-9_-]", "_", tool_id)[: max_length - 11] or "call"
+        return f"{stem}_{digest(f'{tool_id}#{attempt}')}"
+
+    return make
 
 
 @pytest.mark.parametrize("tool_id", ["call_abc", "toolu_01M8nJQQMxqpv1VaPYuJKT4j", "a-b_c", "x" * 64])
@@ -120,3 +133,24 @@ def test_ids_that_all_fit_are_their_own_wire_ids(ids: list[str], max_length: int
     assert list(shortcut) == list(wire_ids(make, ids))  # what the proposals give, for less
     if all_fit(ids, max_length, SAFE_RUN):
         assert shortcut is ids
+
+
+@given(st.lists(st.text(max_size=80), unique=True, max_size=12), st.integers(12, 70))
+def test_shortening_ids_fit_keep_what_fits_and_never_collide(ids: list[str], max_length: int) -> None:
+    make = shortening_id_maker(max_length)
+    wire = list(wire_ids(make, ids))
+    assert len(set(wire)) == len(ids)
+    assert all(0 < len(w) <= max_length for w in wire)
+    assert all(w == i for i, w in zip(ids, wire) if 0 < len(i) <= max_length)  # only what does not fit changes
+    assert list(wire_ids(make, ids, max_length)) == wire  # the all-fit shortcut agrees with the proposals
+
+
+def test_a_shortened_id_keeps_its_start_and_a_retry_changes_the_digest() -> None:
+    make = shortening_id_maker(40)
+    long_id = "x" * 45
+    first, retry = make(long_id, 0), make(long_id, 1)
+    assert first == "x" * 29 + "_" + digest(long_id) and len(first) == 40
+    assert retry != first and retry.startswith("x" * 29 + "_") and len(retry) == 40
+    assert make("", 0) == "_" + digest("")  # an empty id is never a wire id
+    with pytest.raises(ValueError, match="at least 12"):
+        shortening_id_maker(11)

@@ -7,7 +7,7 @@ import re
 import secrets
 from collections.abc import Callable, Sequence
 
-__all__ = ["FinalIds", "all_fit", "digest", "normalize_tool_id", "pattern_id_maker", "wire_ids"]
+__all__ = ["FinalIds", "all_fit", "digest", "normalize_tool_id", "shortening_id_maker", "wire_ids"]
 
 _SAFE = re.compile(r"[a-zA-Z0-9_-]+")
 _UNSAFE_CHAR = re.compile(r"[^a-zA-Z0-9_-]")
@@ -135,13 +135,20 @@ def all_fit(final_ids: Sequence[str], max_length: int, allowed: re.Pattern[str] 
     return allowed is None or allowed.fullmatch("".join(final_ids)) is not None
 
 
-def pattern_id_maker(max_length: int) -> Callable[[str, int], str]:
-    """A `make` for `wire_ids`: ids kept when they match `^[a-zA-Z0-9_-]+$` and fit, else normalized and salted."""
+def shortening_id_maker(max_length: int) -> Callable[[str, int], str]:
+    """A `make` for `wire_ids` where any character may stand in an id, but at most `max_length` of them.
+
+    An id that fits stays as it is; a longer (or empty) one becomes its first characters, `_` and a stable digest
+    of the whole id; on a retry (`attempt` > 0) the digest is salted with the attempt.
+    """
+    if max_length < _HASH_LEN + 2:
+        raise ValueError(f"max_length must be at least {_HASH_LEN + 2}, got {max_length}")
+    keep = max_length - _HASH_LEN - 1  # room for "_" and the digest
 
     def make(tool_id: str, attempt: int) -> str:
-        if attempt == 0:
-            return normalize_tool_id(tool_id, max_length=max_length) if tool_id else f"call_{digest('')}"
-        stem = _UNSAFE_CHAR.sub("_", tool_id)[: max_length - _HASH_LEN - 1] or "call"
-        return f"{stem}_{digest(f'{tool_id}#{attempt}')}"
+        if attempt == 0 and 0 < len(tool_id) <= max_length:
+            return tool_id
+        salt = tool_id if attempt == 0 else f"{tool_id}#{attempt}"
+        return f"{tool_id[:keep]}_{digest(salt)}"
 
     return make

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, ReadError, error_context
-from chatmend.ids import digest, wire_ids
+from chatmend.ids import shortening_id_maker, wire_ids
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.base import (
@@ -82,18 +82,6 @@ TEXTS: dict[str, str] = {
            "message with role '{role}' contains an image URL.",
 }
 """OpenAI's 400 texts per rule (provider-rules §1), verbatim with their variable parts as fields."""
-
-
-def _short_id_maker(max_length: int) -> Callable[[str, int], str]:
-    """A `make` for `wire_ids`: ids that fit stay as they are; longer ones become a stem plus a stable digest."""
-
-    def make(tool_id: str, attempt: int) -> str:
-        if attempt == 0 and 0 < len(tool_id) <= max_length:
-            return tool_id
-        salt = tool_id if attempt == 0 else f"{tool_id}#{attempt}"
-        return f"{tool_id[: max_length - 11]}_{digest(salt, 10)}"
-
-    return make
 
 
 @contextmanager
@@ -226,7 +214,7 @@ class OpenAIChat(Provider):
     def _wire_ids(self, final_ids: Sequence[str]) -> Sequence[str]:
         """Every call's wire id, from the history's final ids (hook: Mistral has its own id rule)."""
         max_length = self.id_max_length or 40  # OC5: at most 40 characters
-        return wire_ids(_short_id_maker(max_length), final_ids, max_length)
+        return wire_ids(shortening_id_maker(max_length), final_ids, max_length)
 
     def _wire_name(self, name: str) -> str:
         """A tool name as the provider accepts it (hook: Mistral restricts names)."""

@@ -9,20 +9,13 @@ from typing import Any
 
 from typing_extensions import assert_never
 
-from chatmend.ids import digest, wire_ids
+from chatmend.ids import shortening_id_maker, wire_ids
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.base import arguments_text, image_data_url
 from chatmend.providers.openai_responses.wire import CALL_ID_MAX, ERROR_MARK, ID_PREFIX, ITEM_ID, NAME, PHASES, Json
 
-_KEEP = CALL_ID_MAX - 11  # room for "_" and a 10-character digest
-
-
-def _call_id(tool_id: str, attempt: int) -> str:
-    """A `call_id` proposal for `wire_ids`: the id itself when it fits (OR3), else a stem and a stable digest."""
-    if attempt == 0 and 0 < len(tool_id) <= CALL_ID_MAX:
-        return tool_id
-    salt = tool_id if attempt == 0 else f"{tool_id}#{attempt}"
-    return f"{tool_id[:_KEEP]}_{digest(salt)}"
+_call_id = shortening_id_maker(CALL_ID_MAX)
+"""A `call_id` proposal for `wire_ids`: the id itself when it fits (OR3), else a stem and a stable digest."""
 
 
 def _own(provider_data: Mapping[str, Any] | None) -> Mapping[str, Any]:
