@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from chatmend import ChatMessage, Repairer, providers
 from chatmend.providers.base import Provider
-from timing import in_fresh_process, interleaved, median, round_ratios, summarize
+from timing import in_fresh_process, interleaved, interpreter, median, round_ratios, summarize
 from workloads import kimi_messy, mixed_messy, one_turn
 
 WORKLOADS = {"mixed": mixed_messy, "kimi": kimi_messy}
@@ -77,8 +77,9 @@ def main() -> int:
         return 0
 
     chosen = args.workload or list(WORKLOADS)
-    print(f"{args.messages:,} messages; each cell in {args.processes} fresh processes of {args.rounds} interleaved "
-          f"rounds; ratio = to_request / json.dumps(body), median of all rounds (middle half); target <= 2.0")
+    print(f"{interpreter()}; {args.messages:,} messages; each cell in {args.processes} fresh processes of "
+          f"{args.rounds} interleaved rounds; ratio = to_request / json.dumps(body), median of all rounds "
+          f"(middle half); target <= 2.0")
     print(f"{'provider':<18}" + "".join(f"{name + ' to_request':>18}{'ratio':>18}{'with Repairer':>18}"
                                          for name in chosen))
     for name in args.provider or providers.names():

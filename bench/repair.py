@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from chatmend import ChatMessage, repair_history
 from chatmend.jsonl import message_to_dict
-from timing import CLOCKS, Ratio, in_fresh_process, interleaved, median, paired_ratio
+from timing import CLOCKS, Ratio, in_fresh_process, interleaved, interpreter, median, paired_ratio
 from workloads import kimi_messy, mixed_messy, valid_unique
 
 WORKLOADS: dict[str, Callable[[int], list[ChatMessage]]] = {
@@ -75,8 +75,8 @@ def main() -> int:
     if args.cell:
         print(json.dumps(cell(args.cell, args.messages, args.rounds, CLOCKS[args.clock])))
         return 0
-    print(f"{args.messages:,} messages; {args.rounds} interleaved rounds, medians, each row in a fresh process; "
-          f"clock: {args.clock}")
+    print(f"{interpreter()}; {args.messages:,} messages; {args.rounds} interleaved rounds, medians, each row in a "
+          f"fresh process; clock: {args.clock}")
     print(f"{'workload':36} {'repair':>9} {'json.dumps':>11} {'ratio (middle half)':>20}  {'10k->100k':>9}")
     for name in WORKLOADS:
         print(in_fresh_process(__file__, name, f"--messages={args.messages}", f"--rounds={args.rounds}",

@@ -38,7 +38,7 @@ from chatmend import ChatMessage, ImagePart, TextPart, repair_history
 from chatmend.incremental import Repairer
 from chatmend.jsonl import message_to_dict
 from repair import ratio_to_dumps
-from timing import CLOCKS, best_of, in_fresh_process, interleaved, median, paired_ratio
+from timing import CLOCKS, best_of, in_fresh_process, interleaved, interpreter, median, paired_ratio
 from workloads import kimi_messy, mixed_messy, one_turn, unique_messy, valid_unique
 
 Clock = Callable[[], float]
@@ -168,7 +168,7 @@ def main() -> int:
             sections[args.cell]()
         print(json.dumps(printed.getvalue()))
         return 0
-    print(f"{args.runs} interleaved rounds; clock: {args.clock}; each figure in a fresh process")
+    print(f"{interpreter()}; {args.runs} interleaved rounds; clock: {args.clock}; each figure in a fresh process")
     flags = [f"--runs={args.runs}", f"--clock={args.clock}", *(["--quick"] if args.quick else [])]
     for number in sections:
         print(in_fresh_process(__file__, str(number), *flags), end="", flush=True)
