@@ -130,7 +130,8 @@ def all_fit(final_ids: Sequence[str], max_length: int, allowed: re.Pattern[str] 
     """
     if not final_ids:
         return True
-    if max(map(len, final_ids)) > max_length or min(map(len, final_ids)) == 0:
+    lengths = set(map(len, final_ids))  # one pass over the ids (each is a memory access of its own), not two
+    if max(lengths) > max_length or min(lengths) == 0:
         return False
     return allowed is None or allowed.fullmatch("".join(final_ids)) is not None
 
