@@ -19,8 +19,8 @@ from chatmend.providers.anthropic.wire import (
 )
 
 
-def _wrap(text: str, opening: str, closing: str) -> str | None:
-    """The text between tag lines, or None when `text` is wrapped that way."""
+def _unwrap(text: str, opening: str, closing: str) -> str | None:
+    """The text between the tag lines `opening` and `closing`, or None when `text` is not wrapped in them."""
     if text.startswith(opening) and text.endswith(closing) and len(text) >= len(opening) + len(closing):
         return text[len(opening): len(text) - len(closing)]
     return None
@@ -70,7 +70,7 @@ def read_message(item: Any, names: dict[str, str]) -> list[ChatMessage]:
     if role != "user":
         raise ReadError(f"unsupported role {role!r}; expected user, assistant or system", path="role")
     if isinstance(content, str):
-        inner = _wrap(content, SYSTEM_OPEN, SYSTEM_CLOSE)
+        inner = _unwrap(content, SYSTEM_OPEN, SYSTEM_CLOSE)
         return [_message(role="system" if inner is not None else "user",
                          content=inner if inner is not None else content)]
     out: list[ChatMessage] = []
@@ -93,7 +93,7 @@ def _user_group(parts: list[Part]) -> ChatMessage:
     """User blocks as a user message, or as the system message they were written from."""
     first = parts[0] if parts else None
     if isinstance(first, TextPart):
-        inner = _wrap(first.text, SYSTEM_OPEN, SYSTEM_CLOSE)
+        inner = _unwrap(first.text, SYSTEM_OPEN, SYSTEM_CLOSE)
         if inner is not None:
             return _message(role="system", content=(TextPart(text=inner), *parts[1:]))
     return _message(role="user", content=tuple(parts))
@@ -141,7 +141,7 @@ def read_assistant(content: list[Any], names: dict[str, str]) -> ChatMessage:
                 parts.append(ThinkingPart(redacted=True, data=data, provider=PROVIDER_NAME))
             else:
                 part = _read_part(block, j)
-                inner = _wrap(part.text, THINKING_OPEN, THINKING_CLOSE) if isinstance(
+                inner = _unwrap(part.text, THINKING_OPEN, THINKING_CLOSE) if isinstance(
                     part, TextPart) else None
                 parts.append(ThinkingPart(text=inner) if inner is not None else part)
     return _message(role="assistant", content=tuple(parts), tool_calls=tuple(calls))
