@@ -21,6 +21,7 @@ from pydantic import TypeAdapter
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
 from chatmend.exceptions import ReadError, UnsupportedError
 from chatmend.providers import anthropic as adapter
+from chatmend.providers.anthropic.write import _wire_id
 from chatmend.repair import MAY_HAVE_RUN_WORDING, is_placeholder
 from tests.providers.common import drain, problems_after
 from tests.providers.local_server import serve
@@ -793,7 +794,7 @@ def test_check_never_raises_on_any_corruption(edits: list[tuple[tuple[Any, ...],
 def test_wire_ids_replace_each_character_outside_the_pattern(tool_id: str, attempt: int) -> None:
     # AN5: the byte-table fast path for ASCII ids agrees with the pattern, character by character.
     sanitized = re.sub(r"[^a-zA-Z0-9_-]", "_", tool_id)
-    wire = adapter._wire_id(tool_id, attempt)
+    wire = _wire_id(tool_id, attempt)
     assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", wire)
     if attempt == 0:
         assert wire == (sanitized[:64] or "call")

@@ -31,7 +31,6 @@ from chatmend.messages import ChatMessage
 from chatmend.providers.anthropic.checker import TEXTS, Checker
 from chatmend.providers.anthropic.read import read_assistant, read_message, read_system
 from chatmend.providers.anthropic.wire import ID_MAX_LENGTH, PROVIDER_NAME, RAW_ARGUMENTS, TOOL_NAME
-from chatmend.providers.anthropic.write import _wire_id as _wire_id  # re-exported: the tests call it from here
 from chatmend.providers.anthropic.write import final_turn_lacks_thinking, thinking_enabled, write_history
 from chatmend.providers.base import SHAPE, HistoryInput, Provider, ToolsInput, coerce_tools, repaired, to_plain
 from chatmend.repair import IsReadOnly, young_collections_only

@@ -36,7 +36,6 @@ from chatmend.providers.openai_responses.checker import Checker, json_type
 from chatmend.providers.openai_responses.read import Reader, Turn, read_error
 from chatmend.providers.openai_responses.wire import CALL_ID_MAX, ERROR_MARK, NAME
 from chatmend.providers.openai_responses.write import Writer, instructions, tool
-from chatmend.providers.openai_responses.write import _call_id as _call_id  # re-exported: tests call it here
 from chatmend.repair import IsReadOnly, RepairResult, young_collections_only
 
 __all__ = [
