@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 from typing import Any
 
 import pytest
@@ -184,3 +186,28 @@ def test_reset_starts_over() -> None:
     repairer.repair([U("go"), A("a")])
     repairer.reset()
     assert_same(repairer, [U("other")])
+
+
+def kimi_session() -> list[ChatMessage]:
+    """Two replies restarting their ids, the second still waiting for a result: renames, an open span."""
+    calls = (ToolCall(id="functions.read:0", name="read"), ToolCall(id="functions.read:1", name="read"))
+    return [ChatMessage(role="user", content="q"), ChatMessage(role="assistant", tool_calls=calls),
+            ChatMessage(role="tool", tool_call_id="functions.read:0", content="a"),
+            ChatMessage(role="tool", tool_call_id="functions.read:1", content="b"),
+            ChatMessage(role="assistant", tool_calls=calls[:1]),
+            ChatMessage(role="tool", tool_call_id="functions.read:0", content="c")]
+
+
+@pytest.mark.parametrize("clone", [lambda x: pickle.loads(pickle.dumps(x)), copy.deepcopy, copy.copy],
+                         ids=["pickle", "deepcopy", "copy"])
+def test_results_and_a_repairer_pickle_and_copy(clone: Any) -> None:
+    """What users keep between turns survives pickling and copying, in a compiled build too (`setup.py`)."""
+    history = kimi_session()
+    result = repair_history(history)
+    assert result.renamed and clone(result) == result
+    assert clone(result.renamed[0]) == result.renamed[0]
+    repairer = Repairer()
+    repairer.repair(history)
+    kept = clone(repairer)  # a session saved mid-way goes on exactly as the original
+    longer = [*history, ChatMessage(role="assistant", content="done")]
+    assert kept.repair(longer) == repairer.repair(longer) == repair_history(longer)

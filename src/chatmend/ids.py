@@ -6,6 +6,7 @@ import hashlib
 import re
 import secrets
 from collections.abc import Callable, Sequence
+from typing import Any
 
 __all__ = ["FinalIds", "all_fit", "digest", "normalize_tool_id", "shortening_id_maker", "wire_ids"]
 
@@ -50,6 +51,14 @@ class FinalIds:
         self.used: dict[str, None] = {}
         self._next_k: dict[str, int] = {}
         self._journal: list[tuple[str, int | None]] | None = None
+
+    def __reduce__(self) -> tuple[type[FinalIds], tuple[()], tuple[object, ...]]:
+        """Pickled (and copied) as its state: in a compiled build the class cannot be made by `__new__` alone."""
+        return (FinalIds, (), (self.used, self._next_k, self._journal))
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        """The state `__reduce__` gave."""
+        self.used, self._next_k, self._journal = state
 
     def allocate(self, raw_id: str, message_index: int, call_index: int) -> str:
         """The final id of the next call in history order, and mark it used."""

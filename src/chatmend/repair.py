@@ -23,10 +23,9 @@ import gc
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import islice
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from chatmend.ids import FinalIds
 from chatmend.messages import (
@@ -39,6 +38,7 @@ from chatmend.messages import (
     from_template,
     replace_field,
 )
+from chatmend.results import RenamedId, RepairResult
 
 __all__ = [
     "IsReadOnly",
@@ -65,43 +65,6 @@ MAY_HAVE_RUN_WORDING = (
     "Interrupted: the call to {name} was cut off before it returned a result. "
     "The tool may have partly run: check its effects before running it again."
 )
-
-
-class RenamedId(NamedTuple):
-    """A call whose id changed: the assistant message's input index, the call's index in it, old and new id."""
-
-    message_index: int
-    call_index: int
-    old: str
-    new: str
-
-
-@dataclass(frozen=True)
-class RepairResult:
-    """What `repair_history` returns: the valid history and the calls answered as interrupted.
-
-    The other fields report what changed (indices are positions in the input list), for tools like the CLI.
-    """
-
-    messages: list[ChatMessage]
-    """The repaired history."""
-    interrupted: list[ToolCall]
-    """Calls that had no result and got a synthetic one, under their final ids, in history order."""
-    dropped: list[int] = field(default_factory=list)
-    """Whitespace-only assistant messages without calls that were removed."""
-    moved: list[int] = field(default_factory=list)
-    """Results that were moved to just after their call."""
-    notes: list[int] = field(default_factory=list)
-    """Tool results with no call in their span, turned into user notes."""
-    renamed: list[RenamedId] = field(default_factory=list)
-    """Calls whose id was empty or already used."""
-    final_ids: list[str] = field(default_factory=list)
-    """The final id of every call in the repaired history, in history order (rule 5: no two alike)."""
-
-    @property
-    def changed(self) -> bool:
-        """True when the repaired history differs from the input."""
-        return bool(self.interrupted or self.dropped or self.moved or self.notes or self.renamed)
 
 
 def repair_history(
@@ -312,6 +275,17 @@ class _Pass:
         self.notes: list[int] = []
         self.renamed: list[RenamedId] = []
         self.last_mark: _Mark | None = None
+
+    def __reduce__(self) -> tuple[type[_Pass], tuple[IsReadOnly | None], tuple[object, ...]]:
+        """Pickled (and copied) as its state: in a compiled build the class cannot be made without arguments."""
+        return (_Pass, (self.is_read_only,), (self.copies, self.final_ids, self.renames, self.ids, self.out,
+                                              self.interrupted, self.dropped, self.moved, self.notes, self.renamed,
+                                              self.last_mark))
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        """The state `__reduce__` gave."""
+        (self.copies, self.final_ids, self.renames, self.ids, self.out, self.interrupted, self.dropped, self.moved,
+         self.notes, self.renamed, self.last_mark) = state
 
     def run(self, history: Sequence[ChatMessage], start: int = 0, *, mark_spans: bool = False) -> int | None:
         """Rule 2: repair `history[start:]` into `out`; returns where the last span starts if the history
