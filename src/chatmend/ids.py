@@ -6,7 +6,7 @@ import hashlib
 import re
 import secrets
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 __all__ = ["FinalIds", "all_fit", "digest", "normalize_tool_id", "shortening_id_maker", "wire_ids"]
 
@@ -37,6 +37,10 @@ def normalize_tool_id(tool_id: str, *, max_length: int = 64) -> str:
     return f"{stem}_{digest(tool_id)}"
 
 
+_FINAL_IDS_SLOTS: Final = ("_journal", "_next_k", "used")
+"""`FinalIds`' attributes: its slots, and what it pickles as."""
+
+
 class FinalIds:
     """Allocates the spec's final ids in history order (rule 5): `call_{m}_{c}` for empty, `{id}_{k}` for repeats.
 
@@ -45,7 +49,7 @@ class FinalIds:
     ordered) rather than a set so that `rollback` can forget the latest ids in O(their number).
     """
 
-    __slots__ = ("_journal", "_next_k", "used")
+    __slots__ = _FINAL_IDS_SLOTS
 
     def __init__(self) -> None:
         self.used: dict[str, None] = {}
@@ -53,12 +57,13 @@ class FinalIds:
         self._journal: list[tuple[str, int | None]] | None = None
 
     def __reduce__(self) -> tuple[type[FinalIds], tuple[()], tuple[object, ...]]:
-        """Pickled (and copied) as its state: in a compiled build the class cannot be made by `__new__` alone."""
-        return (FinalIds, (), (self.used, self._next_k, self._journal))
+        """Pickled (and copied) as its slots: in a compiled build the class cannot be made by `__new__` alone."""
+        return (FinalIds, (), tuple(getattr(self, name) for name in _FINAL_IDS_SLOTS))
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        """The state `__reduce__` gave."""
-        self.used, self._next_k, self._journal = state
+        """The slots `__reduce__` gave."""
+        for name, value in zip(_FINAL_IDS_SLOTS, state, strict=True):
+            setattr(self, name, value)
 
     def allocate(self, raw_id: str, message_index: int, call_index: int) -> str:
         """The final id of the next call in history order, and mark it used."""

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from itertools import islice
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from chatmend.ids import FinalIds
 from chatmend.messages import (
@@ -246,6 +246,11 @@ class _Mark(NamedTuple):
     ids: int
 
 
+_PASS_SLOTS: Final = ("copies", "dropped", "final_ids", "ids", "interrupted", "is_read_only", "last_mark", "moved",
+                      "notes", "out", "renamed", "renames")
+"""`_Pass`'s attributes: its slots, and what it pickles as."""
+
+
 class _Pass:
     """One repair pass over a history: the output so far, the ids used so far, and the report.
 
@@ -254,8 +259,7 @@ class _Pass:
     pass, rolls it back to the mark taken before its last span, and resumes there).
     """
 
-    __slots__ = ("copies", "dropped", "final_ids", "ids", "interrupted", "is_read_only", "last_mark", "moved",
-                 "notes", "out", "renamed", "renames")
+    __slots__ = _PASS_SLOTS
 
     def __init__(
         self, is_read_only: IsReadOnly | None, *, copies: bool = True, final_ids: bool = True, renames: bool = True
@@ -277,15 +281,13 @@ class _Pass:
         self.last_mark: _Mark | None = None
 
     def __reduce__(self) -> tuple[type[_Pass], tuple[IsReadOnly | None], tuple[object, ...]]:
-        """Pickled (and copied) as its state: in a compiled build the class cannot be made without arguments."""
-        return (_Pass, (self.is_read_only,), (self.copies, self.final_ids, self.renames, self.ids, self.out,
-                                              self.interrupted, self.dropped, self.moved, self.notes, self.renamed,
-                                              self.last_mark))
+        """Pickled (and copied) as its slots: in a compiled build the class cannot be made without arguments."""
+        return (_Pass, (self.is_read_only,), tuple(getattr(self, name) for name in _PASS_SLOTS))
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        """The state `__reduce__` gave."""
-        (self.copies, self.final_ids, self.renames, self.ids, self.out, self.interrupted, self.dropped, self.moved,
-         self.notes, self.renamed, self.last_mark) = state
+        """The slots `__reduce__` gave."""
+        for name, value in zip(_PASS_SLOTS, state, strict=True):
+            setattr(self, name, value)
 
     def run(self, history: Sequence[ChatMessage], start: int = 0, *, mark_spans: bool = False) -> int | None:
         """Rule 2: repair `history[start:]` into `out`; returns where the last span starts if the history
