@@ -329,7 +329,7 @@ class OpenAIChat(Provider):
     def from_response(self, response: Any) -> ChatMessage:
         """The reply's first choice as an assistant message: text, calls (arguments parsed), thinking."""
         with error_context(provider=self.name):
-            data = _plain(response, provider=self.name)
+            data = to_plain(response, provider=self.name)
             choices = data.get("choices")
             if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
                 raise ReadError("a response needs a non-empty 'choices' list", path="choices")
@@ -581,16 +581,6 @@ def _sdk_kwargs(create: Callable[..., Any], body: dict[str, Any]) -> dict[str, A
     if extra:
         kwargs["extra_body"] = {**extra, **kwargs.get("extra_body", {})}
     return kwargs
-
-
-def _plain(response: Any, *, provider: str) -> dict[str, Any]:
-    """`to_plain`, quiet about content the SDK types as a string but Mistral sends as chunks."""
-    dump = getattr(response, "model_dump", None)
-    if not isinstance(response, Mapping) and callable(dump):
-        data = dump(mode="json", exclude_none=True, warnings=False)
-        if isinstance(data, dict):
-            return data
-    return to_plain(response, provider=provider)
 
 
 def _json_type(value: Any) -> str:
