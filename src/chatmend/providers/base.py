@@ -18,6 +18,13 @@ from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Tool, ToolCall
 from chatmend.repair import IsReadOnly, RepairResult, repair_for_writers
 
+try:
+    from mypy_extensions import mypyc_attr as mypyc_attr  # re-exported to the adapters
+except ImportError:  # a pure-Python install need not have it: then the decorator only has to exist
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> Callable[[Any], Any]:  # type: ignore[misc]
+        """What `mypy_extensions.mypyc_attr` is to the interpreter: nothing."""
+        return lambda cls: cls
+
 __all__ = [
     "SHAPE",
     "HistoryInput",
@@ -41,6 +48,7 @@ ToolsInput = Sequence[Tool | Mapping[str, Any]] | None
 """Tools as `Tool` objects or dicts with name, description and parameters."""
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # a wheel compiles the adapters (setup.py); users subclass them
 class Provider(ABC):
     """One provider's wire format. Subclasses set the flags and implement the five verbs."""
 

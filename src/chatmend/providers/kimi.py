@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem
+from chatmend.providers.base import mypyc_attr
 from chatmend.providers.openai_chat import TEXTS, IdAssigner, OpenAIChat
 
 # KI4: Kimi's own 400 texts were not captured (provider-rules §5): these say what its API reference says.
@@ -24,6 +25,7 @@ _KI4_TEMPERATURE = "temperature {value} is not supported with thinking enabled: 
 __all__ = ["PROVIDER", "Kimi", "check", "from_request", "from_response", "send", "send_async", "to_request"]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Kimi(OpenAIChat):
     """Kimi: OpenAI Chat bodies with `functions.NAME:IDX` ids, `reasoning_content` and named tool results."""
 

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 from chatmend.exceptions import Problem
 from chatmend.ids import normalize_tool_id, wire_ids
 from chatmend.messages import ChatMessage
-from chatmend.providers.base import HistoryInput, coerce_tools
+from chatmend.providers.base import HistoryInput, coerce_tools, mypyc_attr
 from chatmend.providers.openai_chat import SHAPE, OpenAIChat, WireMessage
 
 __all__ = [
@@ -110,6 +110,7 @@ def _mistral_name(name: str) -> str:
     return name if _NAME.fullmatch(name) else normalize_tool_id(name, max_length=64)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Mistral(OpenAIChat):
     """Mistral: OpenAI Chat bodies with 9-character ids, named tool results and Mistral's role order."""
 
@@ -126,7 +127,9 @@ class Mistral(OpenAIChat):
         """Per request: final ids to 9-character base62 ids, collision-free in history order (MI1)."""
         return wire_ids(_mistral_id, final_ids, first=_first_mistral_ids)
 
-    _wire_name = staticmethod(_mistral_name)  # MI9: names as Mistral accepts them (one call, cached)
+    def _wire_name(self, name: str) -> str:
+        """MI9: names as Mistral accepts them (a method, not an alias: a compiled class dispatches methods only)."""
+        return _mistral_name(name)
 
     def _emitter(self, out: list[WireMessage]) -> Callable[[WireMessage], None]:
         """Append a user or system message keeping MI5's role order: system messages only at the top; never

@@ -34,6 +34,7 @@ from chatmend.providers.base import (
     arguments_text,
     coerce_tools,
     image_data_url,
+    mypyc_attr,
     parse_data_url,
     repaired,
     to_plain,
@@ -112,6 +113,7 @@ def _image(part: ImagePart) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": image_data_url(part)}}
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class OpenAIChat(Provider):
     """Chat Completions bodies: `messages` with `tool_calls` on the assistant and `role:"tool"` results."""
 

@@ -32,7 +32,16 @@ from chatmend.providers.anthropic.checker import TEXTS, Checker
 from chatmend.providers.anthropic.read import read_assistant, read_message, read_system
 from chatmend.providers.anthropic.wire import ID_MAX_LENGTH, PROVIDER_NAME, RAW_ARGUMENTS, TOOL_NAME
 from chatmend.providers.anthropic.write import final_turn_lacks_thinking, thinking_enabled, write_history
-from chatmend.providers.base import SHAPE, HistoryInput, Provider, ToolsInput, coerce_tools, repaired, to_plain
+from chatmend.providers.base import (
+    SHAPE,
+    HistoryInput,
+    Provider,
+    ToolsInput,
+    coerce_tools,
+    mypyc_attr,
+    repaired,
+    to_plain,
+)
 from chatmend.repair import IsReadOnly, young_collections_only
 
 __all__ = [
@@ -53,6 +62,7 @@ DEFAULT_MAX_TOKENS = 4096
 """`max_tokens` when the caller gives none (the API requires it); raised above a thinking budget."""
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Anthropic(Provider):
     """Messages bodies: top-level `system`, `tool_use` in assistant turns, `tool_result` in user turns."""
 

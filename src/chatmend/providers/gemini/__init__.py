@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 from chatmend.exceptions import Problem, ReadError, error_context
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ToolCall
-from chatmend.providers.base import HistoryInput, Provider, ToolsInput, repaired
+from chatmend.providers.base import HistoryInput, Provider, ToolsInput, mypyc_attr, repaired
 from chatmend.providers.gemini.checker import Checker
 from chatmend.providers.gemini.read import (
     as_list,
@@ -80,6 +80,7 @@ SKIP_SIGNATURE = "skip_thought_signature_validator"
 _AUTO = "auto"
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Gemini(Provider):
     """Google Gemini `generateContent`: `user` and `model` turns, function call and response parts."""
 

@@ -31,7 +31,15 @@ from typing import Any, ClassVar
 from chatmend.exceptions import Problem
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage
-from chatmend.providers.base import HistoryInput, Provider, ToolsInput, coerce_tools, repaired, to_plain
+from chatmend.providers.base import (
+    HistoryInput,
+    Provider,
+    ToolsInput,
+    coerce_tools,
+    mypyc_attr,
+    repaired,
+    to_plain,
+)
 from chatmend.providers.openai_responses.checker import Checker, json_type
 from chatmend.providers.openai_responses.read import Reader, Turn, read_error
 from chatmend.providers.openai_responses.wire import CALL_ID_MAX, ERROR_MARK, NAME
@@ -51,6 +59,7 @@ __all__ = [
 ]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class OpenAIResponses(Provider):
     """OpenAI's Responses API: `input` items, `function_call` / `function_call_output` pairs."""
 

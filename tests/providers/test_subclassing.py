@@ -1,0 +1,152 @@
+"""Users' own adapters: a subclass of a shipped adapter, or of `Provider`, written in Python, works the same in a
+pure-Python install and in a wheel where the adapters are compiled (setup.py; CI runs this file in both)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import pytest
+
+from chatmend import ChatMessage, Repairer, ToolCall
+from chatmend.exceptions import CheckError, Problem
+from chatmend.providers import kimi, mistral, openai_chat
+from chatmend.providers.anthropic import Anthropic
+from chatmend.providers.base import HistoryInput, Provider, ToolsInput
+from chatmend.providers.gemini import Gemini
+from chatmend.providers.openai_chat import OpenAIChat
+from chatmend.providers.openai_responses import OpenAIResponses
+from chatmend.repair import IsReadOnly
+
+
+def history() -> list[ChatMessage]:
+    """Two replies whose calls restart their ids (as Gemini's do), the second one cut off."""
+    return [
+        ChatMessage(role="user", content="Weather in Paris and Oslo?"),
+        ChatMessage(role="assistant", content="", tool_calls=(
+            ToolCall(id="call_0", name="weather.get", arguments={"city": "Paris"}),
+            ToolCall(id="call_1", name="weather.get", arguments={"city": "Oslo"}))),
+        ChatMessage(role="tool", tool_call_id="call_0", content="18 C"),
+        ChatMessage(role="tool", tool_call_id="call_1", content="4 C"),
+        ChatMessage(role="assistant", content="", tool_calls=(
+            ToolCall(id="call_0", name="weather.get", arguments={"city": "Rome"}),)),
+    ]
+
+
+class Compatible(OpenAIChat):
+    """An OpenAI-compatible service with its own rules, as a user would write it: ids by position, names as
+    the service spells them, and a last message of its own."""
+
+    name: ClassVar[str] = "compatible"
+
+    def _wire_ids(self, final_ids: Sequence[str]) -> Sequence[str]:
+        return [f"tc{position}" for position in range(len(final_ids))]
+
+    def _wire_name(self, name: str) -> str:
+        return name.replace(".", "__")
+
+    def _finish(self, out: list[dict[str, Any]]) -> None:
+        out.append({"role": "user", "content": "(end of history)"})
+
+
+def test_a_subclass_of_an_adapter_uses_its_own_hooks_in_the_inherited_writer() -> None:
+    body = Compatible().to_request(history(), model="m")
+    messages = body["messages"]
+    calls = [call for message in messages for call in message.get("tool_calls", ())]
+    assert [call["id"] for call in calls] == ["tc0", "tc1", "tc2"]
+    assert {call["function"]["name"] for call in calls} == {"weather__get"}
+    assert [m["tool_call_id"] for m in messages if m["role"] == "tool"] == ["tc0", "tc1", "tc2"]
+    assert messages[-1] == {"role": "user", "content": "(end of history)"}
+    assert Compatible().check(body) == []
+    # the shipped adapter is untouched by the subclass
+    shipped = openai_chat.PROVIDER.to_request(history(), model="m")["messages"]
+    assert [call["id"] for m in shipped for call in m.get("tool_calls", ())] == ["call_0", "call_1", "call_0_1"]
+
+
+@pytest.mark.parametrize("base", [OpenAIChat, type(kimi.PROVIDER), type(mistral.PROVIDER), Anthropic, Gemini,
+                                  OpenAIResponses])
+def test_every_shipped_adapter_can_be_subclassed(base: type[Provider]) -> None:
+    class Renamed(base):  # type: ignore[valid-type,misc]
+        calls_seen = 0
+
+        def to_request(self, history: HistoryInput, **kwargs: Any) -> dict[str, Any]:
+            type(self).calls_seen += 1
+            body: dict[str, Any] = super().to_request(history, **kwargs)
+            return body
+
+    adapter = Renamed()
+    body = adapter.to_request(history(), model="m")
+    assert body == base().to_request(history(), model="m")
+    assert Renamed.calls_seen == 1
+    assert adapter.check(body) == []
+
+
+class Echo(Provider):
+    """A provider written from scratch: the inherited (compiled) `check_or_raise` and `send` call its verbs."""
+
+    name: ClassVar[str] = "echo"
+
+    def to_request(self, history: HistoryInput, *, model: str, tools: ToolsInput = None, system: str | None = None,
+                   is_read_only: IsReadOnly | None = None, repairer: Repairer | None = None,
+                   **options: Any) -> dict[str, Any]:
+        return {"model": model, "n": len(history)}
+
+    def from_request(self, data: Mapping[str, Any] | Sequence[Any]) -> list[ChatMessage]:
+        return []
+
+    def from_response(self, response: Any) -> ChatMessage:
+        return ChatMessage(role="assistant", content=f"{response['n']} messages")
+
+    def check(self, body: Mapping[str, Any]) -> list[Problem]:
+        return [] if body["n"] else [Problem(code="EC1", path="n", message="empty history")]
+
+    def _create(self, client: Any, body: dict[str, Any]) -> Any:
+        return client(body)
+
+    async def _create_async(self, client: Any, body: dict[str, Any]) -> Any:
+        return client(body)
+
+
+def test_a_provider_written_from_scratch_runs_through_the_inherited_methods() -> None:
+    echo = Echo()
+    reply = echo.send(lambda body: body, history(), model="m")
+    assert reply == ChatMessage(role="assistant", content="5 messages")
+    assert asyncio.run(echo.send_async(lambda body: body, history()[:2], model="m")).content == "2 messages"
+    echo.check_or_raise({"n": 1})
+    with pytest.raises(CheckError, match="EC1"):
+        echo.check_or_raise({"n": 0})
+
+
+WITHOUT_MYPY_EXTENSIONS = """
+import sys
+
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name == "mypy_extensions":
+            raise ImportError("not installed")
+
+sys.meta_path.insert(0, Block())
+from chatmend.providers.openai_chat import OpenAIChat
+from chatmend.providers import names, get
+
+class Mine(OpenAIChat):
+    def _wire_ids(self, final_ids):
+        return [f"m{i}" for i in range(len(final_ids))]
+
+history = [{"role": "user", "content": "hi"},
+           {"role": "assistant", "content": "", "tool_calls": [{"id": "a", "name": "f", "arguments": {}}]}]
+assert Mine().to_request(history, model="m")["messages"][1]["tool_calls"][0]["id"] == "m0"
+assert all(get(name).check(get(name).to_request(history, model="m")) == [] for name in names())
+assert "mypy_extensions" not in sys.modules
+print("ok")
+"""
+
+
+def test_the_adapters_need_no_mypy_extensions_at_run_time() -> None:
+    """A plain `pip install` brings pydantic only; mypyc's decorator module comes with mypy, which it lacks."""
+    done = subprocess.run([sys.executable, "-c", WITHOUT_MYPY_EXTENSIONS], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr

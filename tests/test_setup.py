@@ -1,0 +1,142 @@
+"""setup.py: a wheel compiles chatmend's hot paths, and when compiling fails it installs pure Python instead."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import importlib.util
+import os
+import sys
+import sysconfig
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import mypyc.build
+import pytest
+from setuptools import Distribution, Extension
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def load_setup() -> ModuleType:
+    """setup.py as a module (its `setup()` call runs only as a script)."""
+    spec = importlib.util.spec_from_file_location("chatmend_setup_under_test", ROOT / "setup.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def build_command(tmp_path: Path, *, editable: bool = False) -> Any:
+    """setup.py's BuildExt, set up for a distribution with its placeholder extension, building under `tmp_path`
+    (mypyc, or what stands in for it, runs now)."""
+    setup_module = load_setup()
+    dist = Distribution({"name": "chatmend", "ext_modules": [Extension("chatmend._compiled", sources=[])]})
+    command = setup_module.BuildExt(dist)
+    command.build_lib = str(tmp_path / "lib")
+    command.build_temp = str(tmp_path / "temp")
+    command.editable_mode = editable
+    command.ensure_finalized()
+    return command
+
+
+def c_module(tmp_path: Path, name: str, body: str) -> Extension:
+    """An extension module `name` built from a C file holding `body`."""
+    source = tmp_path / f"{name}.c"
+    source.write_text(body, encoding="utf-8")
+    return Extension(name, sources=[str(source)])
+
+
+GOOD_C = """#include <Python.h>
+static struct PyModuleDef def = {PyModuleDef_HEAD_INIT, "good", NULL, -1, NULL};
+PyMODINIT_FUNC PyInit_good(void) { return PyModule_Create(&def); }
+"""
+
+
+def fake_mypycify(extensions: list[Extension]) -> Callable[..., list[Extension]]:
+    def mypycify(paths: list[str], **options: object) -> list[Extension]:
+        assert paths == load_setup().COMPILED and options == {"opt_level": "3"}
+        return extensions
+
+    return mypycify
+
+
+def test_compiled_modules_are_what_to_request_runs() -> None:
+    compiled = load_setup().COMPILED
+    assert all((ROOT / path).is_file() for path in compiled)
+    names = {Path(path).relative_to("src/chatmend").as_posix() for path in compiled}
+    assert {"repair.py", "ids.py", "providers/base.py", "providers/openai_chat.py", "providers/mistral.py",
+            "providers/kimi.py", "providers/anthropic/write.py", "providers/gemini/write.py",
+            "providers/openai_responses/write.py"} <= names
+    assert not any(name.startswith(("messages", "results", "cli")) for name in names)
+
+
+def test_compiling_is_the_default_and_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    setup_module = load_setup()
+    monkeypatch.delenv("CHATMEND_COMPILE", raising=False)
+    assert setup_module.compile_wanted()
+    monkeypatch.setenv("CHATMEND_COMPILE", "0")
+    assert not setup_module.compile_wanted()
+
+
+def test_mypyc_rejecting_the_source_installs_pure_python(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def rejecting(paths: list[str], **options: object) -> list[Extension]:
+        sys.exit("src/chatmend/repair.py:1: error: something mypyc cannot compile")
+
+    monkeypatch.setattr(mypyc.build, "mypycify", rejecting)
+    command = build_command(tmp_path)
+    assert command.extensions == []
+    command.run()
+    assert command.get_outputs() == []
+    assert "mypyc failed, installing pure Python instead (SystemExit: src/chatmend/repair.py:1" in (
+        capsys.readouterr().err)
+
+
+@pytest.mark.skipif(not Path(sysconfig.get_paths()["include"], "Python.h").is_file(), reason="no Python headers")
+def test_a_half_compiled_build_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = c_module(tmp_path, "good", GOOD_C)
+    bad = c_module(tmp_path, "bad", "this is not C;\n")
+    monkeypatch.setattr(mypyc.build, "mypycify", fake_mypycify([good, bad]))
+    command = build_command(tmp_path)
+    built = Path(command.get_ext_fullpath("good"))
+    command.run()
+    assert not built.exists()  # it was built before `bad` failed, then removed
+    assert command.extensions == []
+    assert "compiling failed, installing pure Python instead (CompileError" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not Path(sysconfig.get_paths()["include"], "Python.h").is_file(), reason="no Python headers")
+def test_a_successful_build_keeps_every_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    good = c_module(tmp_path, "good", GOOD_C)
+    monkeypatch.setattr(mypyc.build, "mypycify", fake_mypycify([good]))
+    command = build_command(tmp_path)
+    command.run()
+    assert command.get_outputs() == [command.get_ext_fullpath("good")]
+    assert Path(command.get_ext_fullpath("good")).is_file()
+
+
+def test_an_editable_install_compiles_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def never(paths: list[str], **options: object) -> list[Extension]:
+        raise AssertionError("an editable install ran mypyc")
+
+    monkeypatch.setattr(mypyc.build, "mypycify", never)
+    command = build_command(tmp_path, editable=True)
+    assert command.extensions == []
+    assert "an editable install stays pure Python" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(os.environ.get("CHATMEND_EXPECT_COMPILED") != "1", reason="CI's compiled install sets it")
+def test_every_module_of_a_wheel_is_the_compiled_one() -> None:
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    for path in load_setup().COMPILED:
+        name = Path(path).relative_to("src").with_suffix("").as_posix().replace("/", ".").removesuffix(".__init__")
+        module = importlib.import_module(name)
+        assert module.__file__ is not None and module.__file__.endswith(suffix), (name, module.__file__)
