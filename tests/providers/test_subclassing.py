@@ -66,6 +66,24 @@ def test_a_subclass_of_an_adapter_uses_its_own_hooks_in_the_inherited_writer() -
     assert [call["id"] for m in shipped for call in m.get("tool_calls", ())] == ["call_0", "call_1", "call_0_1"]
 
 
+class Flagged(OpenAIChat):
+    """A subclass that only changes class flags: the compiled writer reads them from the subclass."""
+
+    name: ClassVar[str] = "flagged"
+    id_max_length: ClassVar[int | None] = 12
+    tool_message_name: ClassVar[bool] = True
+
+
+def test_a_subclass_changing_class_flags_changes_what_the_inherited_writer_does() -> None:
+    messages = Flagged().to_request(history(), model="m")["messages"]
+    ids = [call["id"] for m in messages for call in m.get("tool_calls", ())]
+    assert len(ids) == 3 and len(set(ids)) == 3 and all(len(i) <= 12 for i in ids)
+    assert ids[0] == "call_0"  # what fits stays
+    results = [m for m in messages if m["role"] == "tool"]
+    assert [m["name"] for m in results] == ["weather.get"] * 3
+    assert [m["tool_call_id"] for m in results] == ids
+
+
 @pytest.mark.parametrize("base", [OpenAIChat, type(kimi.PROVIDER), type(mistral.PROVIDER), Anthropic, Gemini,
                                   OpenAIResponses])
 def test_every_shipped_adapter_can_be_subclassed(base: type[Provider]) -> None:
