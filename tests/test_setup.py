@@ -6,6 +6,7 @@ import importlib
 import importlib.machinery
 import importlib.util
 import os
+import subprocess
 import sys
 import sysconfig
 from collections.abc import Callable
@@ -16,6 +17,8 @@ from typing import Any
 import mypyc.build
 import pytest
 from setuptools import Distribution, Extension
+
+import chatmend
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -131,6 +134,13 @@ def test_an_editable_install_compiles_nothing(
     command = build_command(tmp_path, editable=True)
     assert command.extensions == []
     assert "an editable install stays pure Python" in capsys.readouterr().err
+
+
+def test_the_version_says_which_build_is_installed() -> None:
+    version = subprocess.run([sys.executable, "-m", "chatmend", "--version"], capture_output=True, text=True,
+                             check=True, timeout=60).stdout
+    expected = "compiled with mypyc" if os.environ.get("CHATMEND_EXPECT_COMPILED") == "1" else "pure Python"
+    assert version == f"chatmend {chatmend.__version__} ({expected})\n"
 
 
 @pytest.mark.skipif(os.environ.get("CHATMEND_EXPECT_COMPILED") != "1", reason="CI's compiled install sets it")
