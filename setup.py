@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import sys
+from importlib.machinery import EXTENSION_SUFFIXES
+from pathlib import Path
 from typing import Any
 
 from setuptools import Extension, setup
@@ -46,7 +48,7 @@ class BuildExt(build_ext):
 
     mypyc runs when the command is set up for a build, not whenever setup.py is read: reading metadata, and
     editable installs, never pay for it. If compiling fails, what was built is removed and the wheel holds the
-    Python source only.
+    Python source only; compiled modules that an earlier build left in the build directory are removed either way.
     """
 
     def finalize_options(self) -> None:
@@ -69,19 +71,25 @@ class BuildExt(build_ext):
             return []
 
     def run(self) -> None:
+        self.remove_compiled(keep=self.extensions)  # what an earlier build left here and this one does not make
         try:
             super().run()
         except Exception as error:  # no C compiler, no Python headers, ...
-            self.remove_built()
+            self.remove_compiled(keep=[])  # a half-compiled package must not be installed
             warn(f"compiling failed, installing pure Python instead ({type(error).__name__}: {error})")
             self.extensions = []
 
-    def remove_built(self) -> None:
-        """Remove every extension module this command built (a half-compiled package must not be installed)."""
-        for extension in self.extensions:
-            path = self.get_ext_fullpath(extension.name)
-            if os.path.exists(path):
-                os.remove(path)
+    def remove_compiled(self, keep: list[Any]) -> None:
+        """Remove chatmend's compiled modules from the build directory but for those of the extensions `keep`.
+
+        setuptools packs the whole directory into the wheel, so a module compiled by an earlier build of this tree
+        (another module set, a failed build) would be installed too, and shadow its newer source.
+        """
+        wanted = {os.path.abspath(self.get_ext_fullpath(extension.name)) for extension in keep}
+        root = Path(self.build_lib)
+        for path in [*root.glob("chatmend/**/*"), *root.glob("*__mypyc*")]:
+            if path.name.endswith(tuple(EXTENSION_SUFFIXES)) and os.path.abspath(path) not in wanted:
+                path.unlink()
 
 
 def main() -> None:

@@ -46,10 +46,10 @@ def build_command(tmp_path: Path, *, editable: bool = False) -> Any:
 
 
 def c_module(tmp_path: Path, name: str, body: str) -> Extension:
-    """An extension module `name` built from a C file holding `body`."""
+    """An extension module `chatmend.{name}` (where mypyc's modules go) built from a C file holding `body`."""
     source = tmp_path / f"{name}.c"
     source.write_text(body, encoding="utf-8")
-    return Extension(name, sources=[str(source)])
+    return Extension(f"chatmend.{name}", sources=[str(source)])
 
 
 GOOD_C = """#include <Python.h>
@@ -107,7 +107,7 @@ def test_a_half_compiled_build_leaves_nothing_behind(
     bad = c_module(tmp_path, "bad", "this is not C;\n")
     monkeypatch.setattr(mypyc.build, "mypycify", fake_mypycify([good, bad]))
     command = build_command(tmp_path)
-    built = Path(command.get_ext_fullpath("good"))
+    built = Path(command.get_ext_fullpath("chatmend.good"))
     command.run()
     assert not built.exists()  # it was built before `bad` failed, then removed
     assert command.extensions == []
@@ -120,8 +120,25 @@ def test_a_successful_build_keeps_every_module(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setattr(mypyc.build, "mypycify", fake_mypycify([good]))
     command = build_command(tmp_path)
     command.run()
-    assert command.get_outputs() == [command.get_ext_fullpath("good")]
-    assert Path(command.get_ext_fullpath("good")).is_file()
+    assert command.get_outputs() == [command.get_ext_fullpath("chatmend.good")]
+    assert Path(command.get_ext_fullpath("chatmend.good")).is_file()
+
+
+@pytest.mark.skipif(not Path(sysconfig.get_paths()["include"], "Python.h").is_file(), reason="no Python headers")
+def test_compiled_modules_an_earlier_build_left_are_not_packed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    lib = tmp_path / "lib"
+    stale = [lib / "chatmend" / "providers" / f"kimi{suffix}", lib / f"0123abcd__mypyc{suffix}"]
+    kept = [lib / "chatmend" / "repair.py", lib / "other" / f"theirs{suffix}"]  # not chatmend's compiled modules
+    for path in (*stale, *kept):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"")
+    monkeypatch.setattr(mypyc.build, "mypycify", fake_mypycify([c_module(tmp_path, "good", GOOD_C)]))
+    command = build_command(tmp_path)
+    command.run()
+    assert not any(path.exists() for path in stale)
+    assert all(path.exists() for path in kept)
+    assert Path(command.get_ext_fullpath("chatmend.good")).is_file()
 
 
 def test_an_editable_install_compiles_nothing(
