@@ -6,9 +6,11 @@ import importlib
 import importlib.machinery
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -167,3 +169,24 @@ def test_every_module_of_a_wheel_is_the_compiled_one() -> None:
         name = Path(path).relative_to("src").with_suffix("").as_posix().replace("/", ".").removesuffix(".__init__")
         module = importlib.import_module(name)
         assert module.__file__ is not None and module.__file__.endswith(suffix), (name, module.__file__)
+
+
+def test_a_wheel_built_without_a_working_compiler_is_pure_python(tmp_path: Path) -> None:
+    """The whole path through pip and setuptools: mypyc generates C, the compiler fails, the wheel holds the
+    Python source only (no network: the build uses this environment's setuptools, mypy and pydantic)."""
+    source = tmp_path / "source"
+    for name in ("setup.py", "pyproject.toml", "README.md", "LICENSE"):
+        if (ROOT / name).exists():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            (source / name).write_bytes((ROOT / name).read_bytes())
+    shutil.copytree(ROOT / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    env = {**os.environ, "CC": "/bin/false", "CHATMEND_COMPILE": "1"}
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "-v", "-w",
+                           str(tmp_path / "dist"), str(source)], capture_output=True, text=True, env=env,
+                          timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "chatmend: compiling failed, installing pure Python instead" in done.stdout + done.stderr
+    (wheel,) = (tmp_path / "dist").glob("chatmend-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "chatmend/repair.py" in names and "chatmend/providers/openai_chat.py" in names
+    assert not [name for name in names if name.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))]
