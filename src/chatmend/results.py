@@ -1,5 +1,6 @@
 """What a repair returns. These plain classes stay Python in a compiled build (`setup.py` compiles
-`chatmend.repair` and `chatmend.ids`), so that they pickle, copy and subclass as any dataclass does."""
+`chatmend.repair`, which makes them, and never this module), so that they pickle, copy and subclass as any
+dataclass does."""
 
 from __future__ import annotations
 
