@@ -188,6 +188,7 @@ def test_final_ids_roll_back_to_a_mark() -> None:
     mark = ids.mark()
     assert [ids.allocate("a", 2, 0), ids.allocate("", 2, 1), ids.allocate("b", 2, 2)] == ["a_2", "call_2_1", "b"]
     ids.rollback(mark)
+    assert ids.in_order == ["a", "a_1"] and ids.used == {"a", "a_1"}  # both views of the ids forget the same ones
     assert [ids.allocate("b", 3, 0), ids.allocate("a", 3, 1), ids.allocate("", 2, 1)] == ["b", "a_2", "call_2_1"]
 
 

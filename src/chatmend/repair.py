@@ -24,7 +24,6 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
-from itertools import islice
 from typing import Any, Final, NamedTuple
 
 from chatmend.ids import FinalIds
@@ -334,14 +333,16 @@ class _Pass:
         assistant = history[start]
         calls = final_calls = assistant.tool_calls
         if self.final_ids:
-            used = self.ids.used
-            before = len(used)
+            ids = self.ids
+            used, in_order = ids.used, ids.in_order
+            before = len(in_order)
             for call in calls:  # rule 5, FinalIds.allocate's common case inlined: a new, non-empty id
                 raw = call.id
                 if raw and raw not in used:
-                    used[raw] = None
+                    used.add(raw)
+                    in_order.append(raw)
                 else:
-                    final_calls = self._renamed_calls(start, calls, len(used) - before)
+                    final_calls = self._renamed_calls(start, calls, len(in_order) - before)
                     break
         out = self.out
         copies = final_calls is not calls and self.copies  # else every message stays as it is
@@ -410,7 +411,7 @@ class _Pass:
         span's `n_calls` calls the latest final ids, in order."""
         if not self.final_ids:
             return call
-        final = next(islice(reversed(self.ids.used), n_calls - 1 - call_index, None))
+        final = self.ids.in_order[call_index - n_calls]
         return call if final == call.id else replace_field(call, "id", final)
 
     def _pair_results(
@@ -477,9 +478,9 @@ class _Pass:
         if copy:
             return RepairResult(list(self.out), list(self.interrupted), dropped=list(self.dropped),
                                 moved=list(self.moved), notes=list(self.notes), renamed=list(self.renamed),
-                                final_ids=list(self.ids.used))
+                                final_ids=list(self.ids.in_order))
         return RepairResult(self.out, self.interrupted, dropped=self.dropped, moved=self.moved, notes=self.notes,
-                            renamed=self.renamed, final_ids=list(self.ids.used))
+                            renamed=self.renamed, final_ids=self.ids.in_order)
 
 
 def _next_with_same_id(calls: tuple[ToolCall, ...]) -> list[int]:
