@@ -48,9 +48,8 @@ class FinalIds:
     last search ended: a base repeated n times costs O(n) in all, not O(n²). The ids are kept twice: `used`,
     a set, answers "taken?", and `in_order` lists them as allocated (the result's final ids; `rollback`
     forgets the latest in O(their number)). One insertion-ordered dict would do both, but a lookup of a new
-    id in a large dict also reads its entry table: measured with 366k ids (a 1M-message history), a set
-    plus a list took 40% less time than the dict, the difference that made the time per message grow with the
-    history's length.
+    id in a large dict also reads its entry table, which a history of a million messages (366k ids) puts far
+    out of the CPU's cache: that made the time per message grow with the history's length (README, Speed).
     """
 
     __slots__ = _FINAL_IDS_SLOTS
