@@ -75,6 +75,29 @@ def test_final_ids_take_the_smallest_free_k_in_linear_time() -> None:
     assert "functions.search:0_99999" in many.used
 
 
+@given(st.lists(st.tuples(st.lists(st.sampled_from(["a", "a_1", "", "b", "a_2"]), max_size=4), st.booleans()),
+                max_size=12))
+def test_final_ids_stay_one_list_of_distinct_ids_through_marks_and_rollbacks(
+    steps: list[tuple[list[str], bool]],
+) -> None:
+    """Each step allocates a reply's ids after a mark, then keeps them or rolls them back (as incremental repair
+    reopens its last span): the ids given out are distinct, and the set and the ordered list agree."""
+    ids, kept = FinalIds(), list[str]()
+    for step, (raw_ids, keep) in enumerate(steps):
+        mark = ids.mark()
+        given_out = [ids.allocate(raw, step, ci) for ci, raw in enumerate(raw_ids)]
+        assert len(set(given_out)) == len(given_out) and not set(given_out) & set(kept)
+        if keep:
+            kept += given_out
+        else:
+            ids.rollback(mark)
+        assert ids.in_order == kept and ids.used == set(kept)
+    fresh = FinalIds()  # what is kept is what a run without the rolled-back steps allocates
+    replayed = [fresh.allocate(raw, step, ci) for step, (raw_ids, keep) in enumerate(steps) if keep
+                for ci, raw in enumerate(raw_ids)]
+    assert replayed == kept
+
+
 def test_wire_ids_are_stable_and_collision_free() -> None:
     first, second = wire_ids(pattern_id_maker(12), ["functions.search:0", "ok"])
     assert PATTERN.match(first) and len(first) <= 12 and second == "ok"
