@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from json.encoder import encode_basestring
 from typing import Any, ClassVar
 
 from chatmend.exceptions import CheckError, Problem, ReadError
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Tool, ToolCall
+from chatmend.providers import async_send
 from chatmend.repair import IsReadOnly, RepairResult, repair_for_writers
 
 try:
@@ -98,8 +99,8 @@ class Provider(ABC):
         """Call the official SDK client with the body and return its response."""
 
     @abstractmethod
-    async def _create_async(self, client: Any, body: dict[str, Any]) -> Any:
-        """The async twin of `_create`."""
+    def _create_async(self, client: Any, body: dict[str, Any]) -> Awaitable[Any]:
+        """The async twin of `_create`: the SDK's awaitable, not awaited (`async_send` awaits it)."""
 
     def check_or_raise(self, body: Mapping[str, Any]) -> None:
         """Raise CheckError with every problem when `check` finds any."""
@@ -109,13 +110,24 @@ class Provider(ABC):
 
     def send(self, client: Any, history: HistoryInput, **kwargs: Any) -> ChatMessage:
         """Send the history with the official SDK client and return the reply as a ChatMessage."""
-        body = self.to_request(history, **kwargs)
-        return self.from_response(self._create(client, body))
+        body = self._sdk_body(self.to_request(history, **kwargs), kwargs)
+        return self._sdk_reply(self.from_response(self._create(client, body)), kwargs)
 
-    async def send_async(self, client: Any, history: HistoryInput, **kwargs: Any) -> ChatMessage:
-        """`send` with the SDK's async client."""
-        body = self.to_request(history, **kwargs)
-        return self.from_response(await self._create_async(client, body))
+    def send_async(self, client: Any, history: HistoryInput, **kwargs: Any) -> Coroutine[Any, Any, ChatMessage]:
+        """`send` with the SDK's async client: `await provider.send_async(client, history, ...)`.
+
+        The coroutine is an interpreted one (`async_send.send`): a coroutine compiled by mypyc would turn a
+        cancellation into a DeprecationWarning on Python 3.12+ (see `async_send`).
+        """
+        return async_send.send(self, client, history, kwargs)
+
+    def _sdk_body(self, body: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """What `send` hands the SDK call for a body from `to_request` (hook: Gemini adds the model)."""
+        return body
+
+    def _sdk_reply(self, reply: ChatMessage, kwargs: dict[str, Any]) -> ChatMessage:
+        """The reply as `send` returns it (hook: Mistral gives tool names back as the caller's tools name them)."""
+        return reply
 
     def __repr__(self) -> str:
         return f"<provider {self.name}>"

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 from chatmend.exceptions import Problem
 from chatmend.ids import normalize_tool_id, wire_ids
 from chatmend.messages import ChatMessage
-from chatmend.providers.base import HistoryInput, coerce_tools, mypyc_attr
+from chatmend.providers.base import coerce_tools, mypyc_attr
 from chatmend.providers.openai_chat import SHAPE, OpenAIChat, WireMessage
 
 __all__ = [
@@ -167,17 +167,10 @@ class Mistral(OpenAIChat):
 
     # ------------------------------------------------------------------------------------------ send
 
-    def send(self, client: Any, history: HistoryInput, **kwargs: Any) -> ChatMessage:
-        """`Provider.send`, with the reply's tool names mapped back from their MI9 wire form."""
-        return self._named_back(super().send(client, history, **kwargs), kwargs.get("tools"))
-
-    async def send_async(self, client: Any, history: HistoryInput, **kwargs: Any) -> ChatMessage:
-        """`Provider.send_async`, with the reply's tool names mapped back."""
-        return self._named_back(await super().send_async(client, history, **kwargs), kwargs.get("tools"))
-
-    def _named_back(self, reply: ChatMessage, tools: Any) -> ChatMessage:
-        """The reply with each call's name as the caller's tool is named (MI9 may have changed it)."""
-        names = {self._wire_name(t.name): t.name for t in coerce_tools(tools)}
+    def _sdk_reply(self, reply: ChatMessage, kwargs: dict[str, Any]) -> ChatMessage:
+        """What `send` and `send_async` return: the reply with each call's name as the caller's tool is named
+        (MI9 may have changed it on the wire)."""
+        names = {self._wire_name(t.name): t.name for t in coerce_tools(kwargs.get("tools"))}
         if not any(c.name in names and names[c.name] != c.name for c in reply.tool_calls):
             return reply
         calls = tuple(c.model_copy(update={"name": names.get(c.name, c.name)}) for c in reply.tool_calls)

@@ -22,8 +22,8 @@ Choices where the wire has no place for something:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import Any, ClassVar, cast
 
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
 from chatmend.incremental import Repairer
@@ -160,9 +160,9 @@ class Anthropic(Provider):
         """`client.messages.create(**body)` with an `anthropic.Anthropic` client."""
         return client.messages.create(**body)
 
-    async def _create_async(self, client: Any, body: dict[str, Any]) -> Any:
-        """`await client.messages.create(**body)` with an `anthropic.AsyncAnthropic` client."""
-        return await client.messages.create(**body)
+    def _create_async(self, client: Any, body: dict[str, Any]) -> Awaitable[Any]:
+        """`client.messages.create(**body)` with an `anthropic.AsyncAnthropic` client, not awaited."""
+        return cast("Awaitable[Any]", client.messages.create(**body))
 
     # ----------------------------------------------------------------------------------------- check
 

@@ -35,8 +35,8 @@ function response for a model before Gemini 3). GE4 needs `model=`, GE8 and a mi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import Any, ClassVar, cast
 
 from chatmend.exceptions import Problem, ReadError, error_context
 from chatmend.incremental import Repairer
@@ -212,20 +212,15 @@ class Gemini(Provider):
         arguments = self.sdk_arguments(body, model=_model_of(body))
         return client.models.generate_content(**arguments)
 
-    async def _create_async(self, client: Any, body: dict[str, Any]) -> Any:
-        """`client.aio.models.generate_content`, the SDK's async twin."""
+    def _create_async(self, client: Any, body: dict[str, Any]) -> Awaitable[Any]:
+        """`client.aio.models.generate_content`, the SDK's async twin, not awaited."""
         arguments = self.sdk_arguments(body, model=_model_of(body))
-        return await client.aio.models.generate_content(**arguments)
+        return cast("Awaitable[Any]", client.aio.models.generate_content(**arguments))
 
-    def send(self, client: Any, history: HistoryInput, **kwargs: Any) -> ChatMessage:
-        """Send with a `google.genai.Client`; the model goes beside the body, not in it."""
-        body = self.to_request(history, **kwargs)
-        return self.from_response(self._create(client, {**body, "model": kwargs["model"]}))
-
-    async def send_async(self, client: Any, history: HistoryInput, **kwargs: Any) -> ChatMessage:
-        """`send` through `client.aio`."""
-        body = self.to_request(history, **kwargs)
-        return self.from_response(await self._create_async(client, {**body, "model": kwargs["model"]}))
+    def _sdk_body(self, body: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """`send` with a `google.genai.Client` (or through `client.aio`): the model goes beside the body, not
+        in it."""
+        return {**body, "model": kwargs["model"]}
 
 
 def _model_of(body: Mapping[str, Any]) -> str:

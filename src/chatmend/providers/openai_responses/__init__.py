@@ -25,8 +25,8 @@ needs is kept in the neutral model's `provider_data` under "openai_responses":
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import Any, ClassVar, cast
 
 from chatmend.exceptions import Problem
 from chatmend.incremental import Repairer
@@ -169,9 +169,9 @@ class OpenAIResponses(Provider):
         """`client.responses.create(**body)` on an `openai.OpenAI` client."""
         return client.responses.create(**body)
 
-    async def _create_async(self, client: Any, body: dict[str, Any]) -> Any:
-        """`await client.responses.create(**body)` on an `openai.AsyncOpenAI` client."""
-        return await client.responses.create(**body)
+    def _create_async(self, client: Any, body: dict[str, Any]) -> Awaitable[Any]:
+        """`client.responses.create(**body)` on an `openai.AsyncOpenAI` client, not awaited."""
+        return cast("Awaitable[Any]", client.responses.create(**body))
 
 
 PROVIDER = OpenAIResponses()

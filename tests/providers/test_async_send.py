@@ -1,0 +1,97 @@
+"""`send_async` of every provider: cancelling a send raises the cancellation, and nothing warns.
+
+A coroutine compiled by mypyc passes an exception thrown into it on in the deprecated three-argument form of
+`throw()` (mypyc/mypyc#1214): on Python 3.12+, a cancelled send through a compiled adapter warned, and under
+`-W error` failed with a DeprecationWarning. These tests hold in both builds: the coroutine is an interpreted
+one, and no coroutine of chatmend's stands between it and the SDK's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import types
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from chatmend import ChatMessage, providers
+from chatmend.providers import async_send
+
+HISTORY = [ChatMessage(role="user", content="Weather in Paris?")]
+NAMES = providers.names()
+
+
+def client_where_every_sdk_call_is(method: Callable[..., Any]) -> Any:
+    """A stand-in for any provider's async SDK client: every path an adapter calls leads to `method`."""
+    ns = types.SimpleNamespace
+    return ns(
+        chat=ns(completions=ns(create=method)),  # openai_chat, kimi, mistral (openai.AsyncOpenAI)
+        responses=ns(create=method),  # openai_responses (openai.AsyncOpenAI)
+        messages=ns(create=method),  # anthropic (anthropic.AsyncAnthropic)
+        aio=ns(models=ns(generate_content=method)),  # gemini (google.genai.Client().aio)
+    )
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_send_async_returns_an_interpreted_coroutine(name: str) -> None:
+    async def create(**kwargs: Any) -> Any:
+        raise AssertionError("not awaited in this test")
+
+    coroutine = providers.get(name).send_async(client_where_every_sdk_call_is(create), HISTORY, model="m")
+    try:
+        assert type(coroutine) is types.CoroutineType
+        assert coroutine.cr_code is async_send.send.__code__
+    finally:
+        coroutine.close()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_create_async_hands_back_the_sdks_awaitable_itself(name: str) -> None:
+    provider = providers.get(name)
+    sdk_awaitable = asyncio.Future  # any object: what matters is that it comes back untouched, unawaited
+    received: list[dict[str, Any]] = []
+
+    def create(**kwargs: Any) -> Any:
+        received.append(kwargs)
+        return sdk_awaitable
+
+    body = provider._sdk_body(provider.to_request(HISTORY, model="m"), {"model": "m"})
+    assert provider._create_async(client_where_every_sdk_call_is(create), body) is sdk_awaitable
+    assert len(received) == 1
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_cancelled_send_async_raises_the_cancellation_and_warns_nothing(name: str) -> None:
+    async def main() -> None:
+        started = asyncio.Event()
+
+        async def create(**kwargs: Any) -> Any:  # an SDK call still waiting for the server's reply
+            started.set()
+            await asyncio.Event().wait()
+
+        client = client_where_every_sdk_call_is(create)
+        task = asyncio.create_task(providers.get(name).send_async(client, HISTORY, model="m"))
+        await started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        asyncio.run(main())
+    assert [str(w.message) for w in caught] == []
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_an_error_raised_by_the_sdk_call_reaches_the_caller_as_it_is(name: str) -> None:
+    class Overloaded(Exception):
+        pass
+
+    async def create(**kwargs: Any) -> Any:
+        await asyncio.sleep(0)
+        raise Overloaded("529")
+
+    with pytest.raises(Overloaded, match="529"):
+        asyncio.run(providers.get(name).send_async(client_where_every_sdk_call_is(create), HISTORY, model="m"))
