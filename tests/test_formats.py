@@ -183,9 +183,20 @@ def test_unsure_or_wrong_input_says_what_was_expected(text: str, expected: str) 
 
 
 def test_json_document_errors_carry_line_and_column() -> None:
-    exc = error('{\n  "messages": [\n    {"role": "user", "content": "hi"},\n  ]\n}')
-    assert (exc.line, exc.column) == (4, 3)
+    exc = error('{\n  "messages": [\n    {"role": "user", "content": }\n  ]\n}')
+    assert (exc.line, exc.column) == (3, 33)
     assert exc.message.startswith("invalid JSON: Expecting value; expected a JSON request body")
+
+
+def test_json_document_errors_say_what_python_json_says_where_it_says_it() -> None:
+    # A trailing comma: Python 3.13 points at the comma itself ("Illegal trailing comma"), older ones at the
+    # bracket after it ("Expecting value"); the error carries whichever this Python's decoder gives.
+    text = '{\n  "messages": [\n    {"role": "user", "content": "hi"},\n  ]\n}'
+    with pytest.raises(json.JSONDecodeError) as decoder:
+        json.loads(text)
+    exc = error(text)
+    assert (exc.line, exc.column) == (decoder.value.lineno, decoder.value.colno)
+    assert exc.message.startswith(f"invalid JSON: {decoder.value.msg}; expected a JSON request body")
 
 
 def test_provider_jsonl_errors_carry_line_and_column() -> None:
