@@ -9,6 +9,8 @@ one, and no coroutine of chatmend's stands between it and the SDK's.
 from __future__ import annotations
 
 import asyncio
+import importlib
+import inspect
 import types
 import warnings
 from collections.abc import Callable
@@ -48,9 +50,24 @@ def test_send_async_returns_an_interpreted_coroutine(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_the_modules_send_async_is_a_coroutine_function_that_sends(name: str) -> None:
+    module = importlib.import_module(f"chatmend.providers.{name}")
+    assert inspect.iscoroutinefunction(module.send_async)  # frameworks that check before awaiting see one
+    bodies: list[dict[str, Any]] = []
+
+    async def create(**kwargs: Any) -> Any:
+        bodies.append(kwargs)
+        raise RuntimeError("no server here")
+
+    with pytest.raises(RuntimeError, match="no server here"):
+        asyncio.run(module.send_async(client_where_every_sdk_call_is(create), HISTORY, model="m"))
+    assert len(bodies) == 1 and "Weather in Paris?" in repr(bodies[0])
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_create_async_hands_back_the_sdks_awaitable_itself(name: str) -> None:
     provider = providers.get(name)
-    sdk_awaitable = asyncio.Future  # any object: what matters is that it comes back untouched, unawaited
+    sdk_awaitable: Any = object()  # what matters is that it comes back untouched, unawaited
     received: list[dict[str, Any]] = []
 
     def create(**kwargs: Any) -> Any:
@@ -62,8 +79,12 @@ def test_create_async_hands_back_the_sdks_awaitable_itself(name: str) -> None:
     assert len(received) == 1
 
 
+@pytest.mark.parametrize("via_module", [False, True], ids=["method", "module"])
 @pytest.mark.parametrize("name", NAMES)
-def test_a_cancelled_send_async_raises_the_cancellation_and_warns_nothing(name: str) -> None:
+def test_a_cancelled_send_async_raises_the_cancellation_and_warns_nothing(name: str, via_module: bool) -> None:
+    send_async = (importlib.import_module(f"chatmend.providers.{name}").send_async if via_module
+                  else providers.get(name).send_async)
+
     async def main() -> None:
         started = asyncio.Event()
 
@@ -72,7 +93,7 @@ def test_a_cancelled_send_async_raises_the_cancellation_and_warns_nothing(name: 
             await asyncio.Event().wait()
 
         client = client_where_every_sdk_call_is(create)
-        task = asyncio.create_task(providers.get(name).send_async(client, HISTORY, model="m"))
+        task = asyncio.create_task(send_async(client, HISTORY, model="m"))
         await started.wait()
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

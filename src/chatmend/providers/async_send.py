@@ -11,13 +11,14 @@ ever in the chain.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from chatmend.messages import ChatMessage
     from chatmend.providers.base import HistoryInput, Provider
 
-__all__ = ["send"]
+__all__ = ["coroutine_function", "send"]
 
 
 async def send(provider: Provider, client: Any, history: HistoryInput, kwargs: dict[str, Any]) -> ChatMessage:
@@ -25,3 +26,14 @@ async def send(provider: Provider, client: Any, history: HistoryInput, kwargs: d
     body = provider._sdk_body(provider.to_request(history, **kwargs), kwargs)
     response = await provider._create_async(client, body)
     return provider._sdk_reply(provider.from_response(response), kwargs)
+
+
+def coroutine_function(provider: Provider) -> Callable[..., Coroutine[Any, Any, ChatMessage]]:
+    """`provider.send_async` as a coroutine function: an adapter module's `send_async`. Frameworks that ask
+    `inspect.iscoroutinefunction` before awaiting a callable see one (a compiled class's method is not one)."""
+
+    async def send_async(client: Any, history: HistoryInput, **kwargs: Any) -> ChatMessage:
+        return await provider.send_async(client, history, **kwargs)
+
+    send_async.__doc__ = f"`send` to {provider.name} with the SDK's async client; await it."
+    return send_async

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem
+from chatmend.providers import async_send
 from chatmend.providers.base import mypyc_attr
 from chatmend.providers.openai_chat import TEXTS, IdAssigner, OpenAIChat
 
@@ -95,4 +96,4 @@ from_request = PROVIDER.from_request
 from_response = PROVIDER.from_response
 check = PROVIDER.check
 send = PROVIDER.send
-send_async = PROVIDER.send_async
+send_async = async_send.coroutine_function(PROVIDER)

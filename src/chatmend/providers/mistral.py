@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 from chatmend.exceptions import Problem
 from chatmend.ids import normalize_tool_id, wire_ids
 from chatmend.messages import ChatMessage
+from chatmend.providers import async_send
 from chatmend.providers.base import coerce_tools, mypyc_attr
 from chatmend.providers.openai_chat import SHAPE, OpenAIChat, WireMessage
 
@@ -292,4 +293,4 @@ from_request = PROVIDER.from_request
 from_response = PROVIDER.from_response
 check = PROVIDER.check
 send = PROVIDER.send
-send_async = PROVIDER.send_async
+send_async = async_send.coroutine_function(PROVIDER)

@@ -26,6 +26,7 @@ from chatmend.exceptions import Problem, ReadError, error_context
 from chatmend.ids import shortening_id_maker, wire_ids
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
+from chatmend.providers import async_send
 from chatmend.providers.base import (
     SHAPE,
     HistoryInput,
@@ -604,4 +605,4 @@ from_request = PROVIDER.from_request
 from_response = PROVIDER.from_response
 check = PROVIDER.check
 send = PROVIDER.send
-send_async = PROVIDER.send_async
+send_async = async_send.coroutine_function(PROVIDER)

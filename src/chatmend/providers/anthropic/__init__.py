@@ -28,6 +28,7 @@ from typing import Any, ClassVar, cast
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage
+from chatmend.providers import async_send
 from chatmend.providers.anthropic.checker import TEXTS, Checker
 from chatmend.providers.anthropic.read import read_assistant, read_message, read_system
 from chatmend.providers.anthropic.wire import ID_MAX_LENGTH, PROVIDER_NAME, RAW_ARGUMENTS, TOOL_NAME
@@ -186,4 +187,4 @@ from_request = PROVIDER.from_request
 from_response = PROVIDER.from_response
 check = PROVIDER.check
 send = PROVIDER.send
-send_async = PROVIDER.send_async
+send_async = async_send.coroutine_function(PROVIDER)

@@ -41,6 +41,7 @@ from typing import Any, ClassVar, cast
 from chatmend.exceptions import Problem, ReadError, error_context
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ToolCall
+from chatmend.providers import async_send
 from chatmend.providers.base import HistoryInput, Provider, ToolsInput, mypyc_attr, repaired
 from chatmend.providers.gemini.checker import Checker
 from chatmend.providers.gemini.read import (
@@ -237,4 +238,4 @@ from_request = PROVIDER.from_request
 from_response = PROVIDER.from_response
 check = PROVIDER.check
 send = PROVIDER.send
-send_async = PROVIDER.send_async
+send_async = async_send.coroutine_function(PROVIDER)

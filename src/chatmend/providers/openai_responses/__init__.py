@@ -31,6 +31,7 @@ from typing import Any, ClassVar, cast
 from chatmend.exceptions import Problem
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage
+from chatmend.providers import async_send
 from chatmend.providers.base import (
     HistoryInput,
     Provider,
@@ -180,4 +181,4 @@ from_request = PROVIDER.from_request
 from_response = PROVIDER.from_response
 check = PROVIDER.check
 send = PROVIDER.send
-send_async = PROVIDER.send_async
+send_async = async_send.coroutine_function(PROVIDER)
