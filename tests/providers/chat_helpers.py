@@ -167,7 +167,9 @@ def broken_bodies(draw: st.DrawFn, provider: Provider) -> dict[str, Any]:
         for key in parents:
             holder = holder[key]
         if draw(st.booleans()):
-            holder[last] = draw(JUNK)
+            # A copy: `st.just` gives the same object every time, so junk placed into junk would make a cycle, and
+            # junk damaged in one example would carry the damage into the next ones.
+            holder[last] = copy.deepcopy(draw(JUNK))
         else:
             del holder[last]
     return body
