@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.machinery
 import importlib.util
@@ -76,6 +77,20 @@ def test_compiled_modules_are_what_to_request_runs() -> None:
             "providers/kimi.py", "providers/anthropic/write.py", "providers/gemini/write.py",
             "providers/openai_responses/write.py"} <= names
     assert not any(name.startswith(("messages", "results", "cli")) for name in names)
+
+
+def test_compiled_modules_hold_no_coroutine_and_no_delegating_generator() -> None:
+    # A coroutine or `yield from` compiled by mypyc forwards an exception thrown into it (a cancellation) with the
+    # three-argument throw() that Python 3.12 deprecates (mypyc/mypyc#1214): such code belongs in an interpreted
+    # module, as `send_async`'s coroutine is in providers/async_send.py.
+    for path in load_setup().COMPILED:
+        tree = ast.parse((ROOT / path).read_text(), filename=path)
+        for node in ast.walk(tree):
+            assert not isinstance(node, (ast.AsyncFunctionDef, ast.Await, ast.YieldFrom)), (
+                f"{path}:{node.lineno}: {type(node).__name__} in a compiled module"
+            )
+    assert "providers/async_send.py" not in {Path(p).relative_to("src/chatmend").as_posix()
+                                             for p in load_setup().COMPILED}
 
 
 def test_compiling_is_the_default_and_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
