@@ -4,9 +4,9 @@ A coroutine compiled by mypyc passes an exception thrown into it (a cancellation
 cancelled, the cancel scope the SDK's HTTP stack opens to connect) on to what it awaits in the
 three-argument form of `throw()`, which Python 3.12 deprecated (mypyc/mypyc#1214). With the adapters
 compiled, a cancelled `send_async` warned, and under `-W error` (pytest's `filterwarnings = error`) it failed
-with that warning instead of the cancellation. So the one coroutine of a send is this interpreted one, and
+with that warning instead of the cancellation. So the coroutines of a send are these interpreted ones, and
 the adapters' `_create_async` hand back the SDK's awaitable without awaiting it: no compiled coroutine is
-ever in the chain.
+ever in the chain (tests/test_setup.py checks that no compiled module holds one).
 """
 
 from __future__ import annotations
