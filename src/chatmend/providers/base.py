@@ -11,7 +11,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from json.encoder import encode_basestring
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from chatmend.exceptions import CheckError, Problem, ReadError
 from chatmend.incremental import Repairer
@@ -98,9 +98,10 @@ class Provider(ABC):
     def _create(self, client: Any, body: dict[str, Any]) -> Any:
         """Call the official SDK client with the body and return its response."""
 
-    @abstractmethod
     def _create_async(self, client: Any, body: dict[str, Any]) -> Awaitable[Any]:
-        """The async twin of `_create`: the SDK's awaitable, not awaited (`async_send` awaits it)."""
+        """The async twin of `_create`: the same call on the SDK's async client, which returns an awaitable, handed
+        back unawaited (`async_send` awaits it). Gemini overrides it: its async client is `client.aio`."""
+        return cast("Awaitable[Any]", self._create(client, body))
 
     def check_or_raise(self, body: Mapping[str, Any]) -> None:
         """Raise CheckError with every problem when `check` finds any."""

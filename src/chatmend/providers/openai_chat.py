@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import inspect
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, ReadError, error_context
 from chatmend.ids import shortening_id_maker, wire_ids
@@ -558,14 +558,9 @@ class OpenAIChat(Provider):
     # ------------------------------------------------------------------------------------------ send
 
     def _create(self, client: Any, body: dict[str, Any]) -> Any:
-        """`client.chat.completions.create(**body)` with an `openai.OpenAI` client."""
+        """`client.chat.completions.create(**body)` with an `openai.OpenAI` client (or `AsyncOpenAI`)."""
         create = client.chat.completions.create
         return create(**_sdk_kwargs(create, body))
-
-    def _create_async(self, client: Any, body: dict[str, Any]) -> Awaitable[Any]:
-        """The same with an `openai.AsyncOpenAI` client, not awaited."""
-        create = client.chat.completions.create
-        return cast("Awaitable[Any]", create(**_sdk_kwargs(create, body)))
 
 
 def _sdk_kwargs(create: Callable[..., Any], body: dict[str, Any]) -> dict[str, Any]:

@@ -22,8 +22,8 @@ Choices where the wire has no place for something:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Mapping, Sequence
-from typing import Any, ClassVar, cast
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
 from chatmend.incremental import Repairer
@@ -158,12 +158,8 @@ class Anthropic(Provider):
     # ------------------------------------------------------------------------------------------ send
 
     def _create(self, client: Any, body: dict[str, Any]) -> Any:
-        """`client.messages.create(**body)` with an `anthropic.Anthropic` client."""
+        """`client.messages.create(**body)` with an `anthropic.Anthropic` client (or `AsyncAnthropic`)."""
         return client.messages.create(**body)
-
-    def _create_async(self, client: Any, body: dict[str, Any]) -> Awaitable[Any]:
-        """`client.messages.create(**body)` with an `anthropic.AsyncAnthropic` client, not awaited."""
-        return cast("Awaitable[Any]", client.messages.create(**body))
 
     # ----------------------------------------------------------------------------------------- check
 

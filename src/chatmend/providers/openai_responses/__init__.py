@@ -25,8 +25,8 @@ needs is kept in the neutral model's `provider_data` under "openai_responses":
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Mapping, Sequence
-from typing import Any, ClassVar, cast
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem
 from chatmend.incremental import Repairer
@@ -167,12 +167,8 @@ class OpenAIResponses(Provider):
             return [Problem(code="OR0", path="", provider=NAME, message=f"Unreadable body: {exc!r}")]
 
     def _create(self, client: Any, body: dict[str, Any]) -> Any:
-        """`client.responses.create(**body)` on an `openai.OpenAI` client."""
+        """`client.responses.create(**body)` on an `openai.OpenAI` client (or `AsyncOpenAI`)."""
         return client.responses.create(**body)
-
-    def _create_async(self, client: Any, body: dict[str, Any]) -> Awaitable[Any]:
-        """`client.responses.create(**body)` on an `openai.AsyncOpenAI` client, not awaited."""
-        return cast("Awaitable[Any]", client.responses.create(**body))
 
 
 PROVIDER = OpenAIResponses()
