@@ -69,10 +69,14 @@ def fake_mypycify(extensions: list[Extension]) -> Callable[..., list[Extension]]
     return mypycify
 
 
+def compiled_names() -> set[str]:
+    """The modules setup.py compiles, as paths under src/chatmend."""
+    return {Path(path).relative_to("src/chatmend").as_posix() for path in load_setup().COMPILED}
+
+
 def test_compiled_modules_are_what_to_request_runs() -> None:
-    compiled = load_setup().COMPILED
-    assert all((ROOT / path).is_file() for path in compiled)
-    names = {Path(path).relative_to("src/chatmend").as_posix() for path in compiled}
+    assert all((ROOT / path).is_file() for path in load_setup().COMPILED)
+    names = compiled_names()
     assert {"repair.py", "ids.py", "providers/base.py", "providers/openai_chat.py", "providers/mistral.py",
             "providers/kimi.py", "providers/anthropic/write.py", "providers/gemini/write.py",
             "providers/openai_responses/write.py"} <= names
@@ -83,14 +87,14 @@ def test_compiled_modules_hold_no_coroutine_and_no_delegating_generator() -> Non
     # A coroutine or `yield from` compiled by mypyc forwards an exception thrown into it (a cancellation) with the
     # three-argument throw() that Python 3.12 deprecates (mypyc/mypyc#1214): such code belongs in an interpreted
     # module, as `send_async`'s coroutine is in providers/async_send.py.
-    for path in load_setup().COMPILED:
-        tree = ast.parse((ROOT / path).read_text(), filename=path)
+    names = compiled_names()
+    for name in names:
+        tree = ast.parse((ROOT / "src/chatmend" / name).read_text(), filename=name)
         for node in ast.walk(tree):
             assert not isinstance(node, (ast.AsyncFunctionDef, ast.Await, ast.YieldFrom)), (
-                f"{path}:{node.lineno}: {type(node).__name__} in a compiled module"
+                f"{name}:{node.lineno}: {type(node).__name__} in a compiled module"
             )
-    assert "providers/async_send.py" not in {Path(p).relative_to("src/chatmend").as_posix()
-                                             for p in load_setup().COMPILED}
+    assert "providers/async_send.py" not in names
 
 
 def test_compiling_is_the_default_and_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
