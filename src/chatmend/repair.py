@@ -110,7 +110,7 @@ def _one_pass(messages: Sequence[object] | object, repair: _Pass) -> RepairResul
         return repair.result()
 
 
-def _read(messages: Sequence[object] | object) -> Sequence[ChatMessage]:
+def _read(messages: Sequence[object] | object) -> list[ChatMessage]:
     """The history as ChatMessages: the caller's own list when it holds nothing else (a pass only reads it).
 
     Checking the types costs less than copying the list would (with the copy's share of the next collection).
@@ -288,16 +288,14 @@ class _Pass:
         for name, value in zip(_PASS_SLOTS, state, strict=True):
             setattr(self, name, value)
 
-    def run(self, history: Sequence[ChatMessage], start: int = 0, *, mark_spans: bool = False) -> int | None:
+    def run(self, history: list[ChatMessage], start: int = 0, *, mark_spans: bool = False) -> int | None:
         """Rule 2: repair `history[start:]` into `out`; returns where the last span starts if the history
         ends inside it (None otherwise).
 
         With `mark_spans`, `last_mark` is the pass just before the span that started last (incremental
         repair rolls back to it to reopen that span).
         """
-        out = self.out
-        append = out.append
-        span = self.span
+        out = self.out  # (methods are called as such: compiled, a call through a local alias is a Python call)
         n = len(history)
         index, last_span = start, None
         while index < n:
@@ -307,23 +305,23 @@ class _Pass:
                 if message.tool_calls:
                     if mark_spans:
                         self.last_mark = self.mark()
-                    last_span, index = index, span(history, index)
+                    last_span, index = index, self.span(history, index)
                     continue
                 content = message.content
                 if (content and not content.isspace()) if type(content) is str else not is_placeholder(message):
                     last_span = None  # a reply: the span (if any) ended
-                    append(message)
+                    out.append(message)
                 else:
                     self.dropped.append(index)  # rule 1
             elif role == "tool":
                 self.notes.append(index)  # rule 7: nothing before it in its span waits for a result
-                append(orphan_note(message))
+                out.append(orphan_note(message))
             else:
-                append(message)
+                out.append(message)
             index += 1
         return last_span
 
-    def span(self, history: Sequence[ChatMessage], start: int) -> int:
+    def span(self, history: list[ChatMessage], start: int) -> int:
         """Rules 3 and 4 for the span that starts at `start`: output it, and return where `run` goes on.
 
         The span ends at the next assistant message that is not a placeholder, or at the end of the history.
@@ -415,7 +413,7 @@ class _Pass:
         return call if final == call.id else replace_field(call, "id", final)
 
     def _pair_results(
-        self, history: Sequence[ChatMessage], start: int, index: int, results: list[ChatMessage | None]
+        self, history: list[ChatMessage], start: int, index: int, results: list[ChatMessage | None]
     ) -> tuple[int, list[ChatMessage]]:
         """Rule 3: each tool message takes the first unanswered call with its original id; others become notes.
 

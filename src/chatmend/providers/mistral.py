@@ -135,8 +135,6 @@ class Mistral(OpenAIChat):
     def _emitter(self, out: list[WireMessage]) -> Callable[[WireMessage], None]:
         """Append a user or system message keeping MI5's role order: system messages only at the top; never
         user right after tool (assistant and tool messages are never out of order here)."""
-        append = out.append
-
         def emit(message: WireMessage) -> None:
             if out:
                 role = message["role"]
@@ -147,8 +145,8 @@ class Mistral(OpenAIChat):
                     message = {"role": "user", "content": message["content"]}
                     role = "user"
                 if role == "user" and prev == "tool":
-                    append({"role": "assistant", "content": ASSISTANT_FILLER})  # MI5 (hosted API)
-            append(message)
+                    out.append({"role": "assistant", "content": ASSISTANT_FILLER})  # MI5 (hosted API)
+            out.append(message)
 
         return emit
 

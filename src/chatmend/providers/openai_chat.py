@@ -166,10 +166,9 @@ class OpenAIChat(Provider):
         out: list[WireMessage] = []
         images: list[dict[str, Any]] = []  # OC7: image parts waiting for the run of tool messages to end
         emit = self._emitter(out)  # user and system messages (a provider may move or precede them)
-        append = out.append  # assistant and tool messages: they stand where they are written
-        write_result, write_assistant = self._write_result, self._write_assistant
-        answered, named = waiting.popleft, self.tool_message_name
-        on_assistant = self._on_assistant
+        named = self.tool_message_name
+        # Assistant and tool messages stand where they are written: `out.append`. Methods are called as such,
+        # not through local aliases: compiled, a call through an alias is a Python-level call.
         if system is not None:
             emit({"role": "system", "content": system})
         for message in messages:
@@ -180,18 +179,18 @@ class OpenAIChat(Provider):
             if role == "tool":
                 content = message.content
                 if type(content) is str and not message.is_error:  # a plain result: `_write_result`'s result
-                    call_id, wire_name = answered()
-                    append({"role": "tool", "tool_call_id": call_id, "name": wire_name, "content": content} if named
-                           else {"role": "tool", "tool_call_id": call_id, "content": content})
+                    call_id, wire_name = waiting.popleft()
+                    out.append({"role": "tool", "tool_call_id": call_id, "name": wire_name, "content": content}
+                               if named else {"role": "tool", "tool_call_id": call_id, "content": content})
                 else:
-                    append(write_result(message, waiting, images))
+                    out.append(self._write_result(message, waiting, images))
             elif role == "assistant":
-                on_assistant(out)
+                self._on_assistant(out)
                 content = message.content
                 if type(content) is str and content and not message.tool_calls:
-                    append({"role": "assistant", "content": content})  # a plain reply: `_write_assistant`'s result
+                    out.append({"role": "assistant", "content": content})  # a plain reply: `_write_assistant`'s
                 else:
-                    write_assistant(emit, message, ids, waiting, images, append)
+                    self._write_assistant(emit, message, ids, waiting, images, out)
             elif role == "user":
                 content = message.content
                 emit({"role": "user", "content": content if isinstance(content, str) else [
@@ -245,10 +244,10 @@ class OpenAIChat(Provider):
         ids: IdAssigner,
         waiting: Waiting,
         images: list[dict[str, Any]],
-        append: Callable[[WireMessage], None],
+        out: list[WireMessage],
     ) -> None:
-        """The assistant message (`append`ed), its calls with wire ids; its images queue for after the tool run
-        (a user message with its images alone is `emit`ted)."""
+        """The assistant message (appended to `out`), its calls with wire ids; its images queue for after the
+        tool run (a user message with its images alone is `emit`ted)."""
         content = message.content
         text, pics = (content, None) if isinstance(content, str) else _split(content)
         calls = message.tool_calls
@@ -266,11 +265,10 @@ class OpenAIChat(Provider):
                 # KI2: every tool-call message carries it, "" when the history has no thinking to give back
                 wire["reasoning_content"] = thinking
         if calls:
-            wire_name_of = self._wire_name
             wire_calls = []
             for call in calls:
                 name = call.name
-                wire_name = wire_name_of(name)
+                wire_name = self._wire_name(name)
                 call_id = ids(name)
                 waiting.append((call_id, wire_name))
                 wire_calls.append({
@@ -279,7 +277,7 @@ class OpenAIChat(Provider):
                     "function": {"name": wire_name, "arguments": arguments_text(call.arguments)},  # OC6
                 })
             wire["tool_calls"] = wire_calls
-        append(wire)
+        out.append(wire)
         if pics:
             label = self._labelled("the assistant", pics)
             if calls:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import mimetypes
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,7 +116,7 @@ def _json_copy(value: Any) -> Any:
 
 
 def _add_call_parts(
-    parts: list[dict[str, Any]], calls: Sequence[ToolCall], ids: Sequence[str], opts: Options
+    parts: list[dict[str, Any]], calls: tuple[ToolCall, ...], ids: list[str], opts: Options
 ) -> None:
     """Append the `functionCall` parts of one model turn, the calls' final ids `ids`, to `parts`; `args` is
     always an object."""
@@ -135,9 +135,9 @@ def _add_call_parts(
 
 def _add_responses(
     parts: list[dict[str, Any]],
-    calls: Sequence[ToolCall],
-    ids: Sequence[str],
-    results: Sequence[ChatMessage],
+    calls: tuple[ToolCall, ...],
+    ids: list[str],
+    results: list[ChatMessage],
     opts: Options,
 ) -> None:
     """Append a `functionResponse` part per call and its result, then the images that must travel outside them.
@@ -178,7 +178,7 @@ def _bridge() -> dict[str, Any]:
 
 
 def _contents(
-    messages: Sequence[ChatMessage], final_ids: Sequence[str], start: int, opts: Options
+    messages: list[ChatMessage], final_ids: list[str], start: int, opts: Options
 ) -> list[dict[str, Any]]:
     """The `contents` list: one linear pass over a repaired history from `start`, its calls' ids taken in
     order from `final_ids`."""
@@ -228,7 +228,7 @@ def _contents(
     return contents
 
 
-def _system_instruction(messages: Sequence[ChatMessage], system: str | None) -> tuple[list[dict[str, Any]], int]:
+def _system_instruction(messages: list[ChatMessage], system: str | None) -> tuple[list[dict[str, Any]], int]:
     """The `systemInstruction` parts (option, then leading system messages) and where contents start."""
     parts: list[dict[str, Any]] = [{"text": system}] if system else []
     start = 0

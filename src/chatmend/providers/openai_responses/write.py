@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -183,16 +183,16 @@ class Writer:
         self.item_ids: set[str] = set()
         self.items: list[Json] = []
 
-    def write(self, messages: Iterable[ChatMessage]) -> None:
-        """Append the items of every message (one loop with its lookups bound once: this is the hot path)."""
-        append = self.items.append
+    def write(self, messages: list[ChatMessage]) -> None:
+        """Append the items of every message (the hot path: `popleft` bound once; `items.append` and methods are
+        called as such, which compiled code calls directly)."""
+        items = self.items
         answered = self.waiting.popleft
-        plain_assistant = self.plain_assistant
         for message in messages:
             role = message.role
             if role == "tool":
                 content = message.content
-                append({
+                items.append({
                     "type": "function_call_output",
                     "call_id": answered(),
                     # the common case, a plain text that succeeded, is the output as it is
@@ -201,14 +201,14 @@ class Writer:
             elif role == "assistant":
                 content = message.content
                 if type(content) is str and content and not message.tool_calls and message.provider_data is None:
-                    append({"role": "assistant", "content": content})  # a plain reply: `plain_assistant`'s result
+                    items.append({"role": "assistant", "content": content})  # a plain reply: `plain_assistant`'s result
                 elif isinstance(content, str):  # no thinking, nothing to replay
-                    plain_assistant(message, content, ())
+                    self.plain_assistant(message, content, ())
                 else:
                     self.assistant(message, content)
             elif role == "user" or role == "system":
                 content = message.content
-                append({"role": role, "content": content} if isinstance(content, str)
+                items.append({"role": role, "content": content} if isinstance(content, str)
                        else _input_message(role, content))
             else:
                 assert_never(role)
@@ -275,11 +275,10 @@ class Writer:
             # Assistant content takes only output_text and refusal parts (OR0): images go to a user message.
             items.append({"role": "user", "content": [_image(p) for p in images]})
         next_wire, wait = self.next_wire, self.waiting.append  # `call_id`, inlined: a reply's calls are the hot path
-        append = items.append
         for call in message.tool_calls:
             call_id = next_wire()
             wait(call_id)
-            append({"type": "function_call", "call_id": call_id, "name": call.name,
+            items.append({"type": "function_call", "call_id": call_id, "name": call.name,
                     "arguments": arguments_text(call.arguments)})
 
 
