@@ -390,13 +390,13 @@ class _Pass:
     def _renamed_calls(self, index: int, original: tuple[ToolCall, ...], first: int) -> tuple[ToolCall, ...]:
         """Rule 5 from call `first` on, the first one whose id is empty or already used: the calls under their
         final ids (without copies, the originals: the renames are in `renamed` and `ids`)."""
-        allocate = self.ids.allocate
+        ids = self.ids
         renamed = self.renamed if self.renames else None
         calls = list(original) if self.copies else None
         for ci in range(first, len(original)):
             call = original[ci]
             raw = call.id
-            final = allocate(raw, index, ci)
+            final = ids.allocate(raw, index, ci)
             if final != raw:
                 if calls is not None:
                     calls[ci] = replace_field(call, "id", final)

@@ -210,8 +210,8 @@ class OpenAIChat(Provider):
     def _id_assigner(self, final_ids: Sequence[str]) -> IdAssigner:
         """The wire ids of one request's calls, in the order they are written (hook: Kimi mints them from the
         calls' positions and names)."""
-        next_wire = iter(self._wire_ids(final_ids)).__next__
-        return lambda _name: next_wire()
+        ahead = iter(self._wire_ids(final_ids))
+        return lambda _name: next(ahead)  # (`next` compiles to a C call; a bound `__next__` is a Python call)
 
     def _wire_ids(self, final_ids: Sequence[str]) -> Sequence[str]:
         """Every call's wire id, from the history's final ids (hook: Mistral has its own id rule)."""

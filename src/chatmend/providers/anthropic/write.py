@@ -125,14 +125,14 @@ def _produces(message: ChatMessage) -> bool:
 class _Writer:
     """The state of one `to_request` pass: wire ids, output, and the assistant turn being merged."""
 
-    __slots__ = ("history", "in_run", "next_wire", "out", "run_thinking", "thinking_on")
+    __slots__ = ("history", "ids_ahead", "in_run", "out", "run_thinking", "thinking_on")
 
     def __init__(self, repair: RepairResult, thinking_on: bool) -> None:
         self.history = repair.messages
         self.thinking_on = thinking_on
-        self.next_wire = iter(wire_ids(_wire_id, repair.final_ids, ID_MAX_LENGTH, _SAFE_RUN)).__next__
-        """The wire id of the next call written (AN5: ^[a-zA-Z0-9_-]+$, at most 64; calls are written in
-        history order, results by position)."""
+        self.ids_ahead = iter(wire_ids(_wire_id, repair.final_ids, ID_MAX_LENGTH, _SAFE_RUN))
+        """The wire ids of the calls still to be written, in order (AN5: ^[a-zA-Z0-9_-]+$, at most 64; calls
+        are written in history order, results by position)."""
         self.out: list[WireMessage] = []
         self.in_run = False
         """True when the last wire message is an assistant one: the next assistant message merges into it."""
@@ -234,8 +234,8 @@ class _Writer:
         if has_thinking:
             blocks = self.place_thinking(blocks, i, bool(calls), bool(images))
         if calls:
-            next_wire = self.next_wire
-            call_ids = [next_wire() for _ in calls]
+            ahead = self.ids_ahead
+            call_ids = [next(ahead) for _ in calls]
             for c, wire_id in zip(calls, call_ids):  # AN4: nothing follows the tool_use blocks in the turn.
                 arguments = c.arguments
                 blocks.append({"type": "tool_use", "id": wire_id, "name": c.name,

@@ -175,8 +175,8 @@ class Writer:
     """One linear pass from repaired messages to input items, with the request's id state."""
 
     def __init__(self, final_ids: Sequence[str]) -> None:
-        self.next_wire = iter(wire_ids(_call_id, final_ids, CALL_ID_MAX)).__next__
-        """The call_id of the next call written (OR3; calls are written in history order)."""
+        self.ids_ahead = iter(wire_ids(_call_id, final_ids, CALL_ID_MAX))
+        """The call_ids of the calls still to be written (OR3; calls are written in history order)."""
         self.waiting: deque[str] = deque()
         """The call_id of each call written whose output is still to come: the outputs after a message's calls
         answer them in order."""
@@ -240,7 +240,7 @@ class Writer:
 
     def call_id(self) -> str:
         """The call_id of the next call written, remembered for its output."""
-        call_id = self.next_wire()
+        call_id = next(self.ids_ahead)
         self.waiting.append(call_id)
         return call_id
 
@@ -274,12 +274,12 @@ class Writer:
         if images:
             # Assistant content takes only output_text and refusal parts (OR0): images go to a user message.
             items.append({"role": "user", "content": [_image(p) for p in images]})
-        next_wire, wait = self.next_wire, self.waiting.append  # `call_id`, inlined: a reply's calls are the hot path
+        ahead, wait = self.ids_ahead, self.waiting.append  # `call_id`, inlined: a reply's calls are the hot path
         for call in message.tool_calls:
-            call_id = next_wire()
+            call_id = next(ahead)
             wait(call_id)
             items.append({"type": "function_call", "call_id": call_id, "name": call.name,
-                    "arguments": arguments_text(call.arguments)})
+                          "arguments": arguments_text(call.arguments)})
 
 
 def instructions(content: str | tuple[Part, ...]) -> str | None:
