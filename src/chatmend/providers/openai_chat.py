@@ -188,7 +188,7 @@ class OpenAIChat(Provider):
                 self._on_assistant(out)
                 content = message.content
                 if type(content) is str and content and not message.tool_calls:
-                    out.append({"role": "assistant", "content": content})  # a plain reply: `_write_assistant`'s
+                    out.append({"role": "assistant", "content": content})  # as `_write_assistant` writes a reply
                 else:
                     self._write_assistant(emit, message, ids, waiting, images, out)
             elif role == "user":

@@ -201,7 +201,7 @@ class Writer:
             elif role == "assistant":
                 content = message.content
                 if type(content) is str and content and not message.tool_calls and message.provider_data is None:
-                    items.append({"role": "assistant", "content": content})  # a plain reply: `plain_assistant`'s result
+                    items.append({"role": "assistant", "content": content})  # as `plain_assistant` writes a reply
                 elif isinstance(content, str):  # no thinking, nothing to replay
                     self.plain_assistant(message, content, ())
                 else:
@@ -209,7 +209,7 @@ class Writer:
             elif role == "user" or role == "system":
                 content = message.content
                 items.append({"role": role, "content": content} if isinstance(content, str)
-                       else _input_message(role, content))
+                             else _input_message(role, content))
             else:
                 assert_never(role)
 
