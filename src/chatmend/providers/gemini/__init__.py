@@ -36,7 +36,7 @@ function response for a model before Gemini 3). GE4 needs `model=`, GE8 and a mi
 from __future__ import annotations
 
 from collections.abc import Awaitable, Mapping, Sequence
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, ReadError, error_context
 from chatmend.incremental import Repairer
@@ -214,9 +214,8 @@ class Gemini(Provider):
         return client.models.generate_content(**arguments)
 
     def _create_async(self, client: Any, body: dict[str, Any]) -> Awaitable[Any]:
-        """`client.aio.models.generate_content`, the SDK's async twin, not awaited."""
-        arguments = self.sdk_arguments(body, model=_model_of(body))
-        return cast("Awaitable[Any]", client.aio.models.generate_content(**arguments))
+        """`_create` on the SDK's async client, `client.aio` (`client.aio.models.generate_content`), not awaited."""
+        return super()._create_async(client.aio, body)
 
     def _sdk_body(self, body: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         """`send` with a `google.genai.Client` (or through `client.aio`): the model goes beside the body, not
