@@ -10,6 +10,9 @@ settings.register_profile(
     "default", deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile(
-    "fuzz", deadline=None, max_examples=20_000, suppress_health_check=[HealthCheck.too_slow]
+    "fuzz",
+    deadline=None,
+    max_examples=int(os.environ.get("CHATMEND_FUZZ_EXAMPLES", "20000")),
+    suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(os.environ.get("CHATMEND_HYPOTHESIS_PROFILE", "default"))

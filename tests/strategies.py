@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
@@ -26,6 +27,14 @@ IDS = st.sampled_from(
         "ünï",
     ]
 )
+
+
+def examples(n: int) -> settings:
+    """A property's settings: `n` examples in CI, or the profile's count when it asks for more (the fuzz profile,
+    `CHATMEND_HYPOTHESIS_PROFILE=fuzz`, with `CHATMEND_FUZZ_EXAMPLES` examples a property)."""
+    return settings(max_examples=max(n, settings().max_examples), deadline=None)
+
+
 NAMES = st.sampled_from(["search", "read_file", "write_file", "screenshot", "shell"])
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 

@@ -10,14 +10,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import chatmend.providers
 from chatmend import ChatMessage, dumps, repair_history
 from chatmend.formats import FORMATS, InputError, Progress, read, read_lines
 from chatmend.formats._io import atomic_write
-from tests.strategies import messy_histories
+from tests.strategies import examples, messy_histories
 
 ROOT = Path(__file__).resolve().parent.parent
 SESSIONS = ROOT / "examples" / "sessions"
@@ -327,7 +327,7 @@ MODELS = {
 }
 
 
-@settings(max_examples=40, deadline=None)
+@examples(40)
 @given(messy_histories(), st.sampled_from(sorted(MODELS)))
 def test_every_adapters_body_is_detected_as_its_provider(history: list[ChatMessage], provider: str) -> None:
     if not repair_history(history).messages:
@@ -338,7 +338,7 @@ def test_every_adapters_body_is_detected_as_its_provider(history: list[ChatMessa
     assert session.messages
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(messy_histories())
 def test_neutral_json_lines_are_detected_as_neutral(history: list[ChatMessage]) -> None:
     if not history:

@@ -6,11 +6,12 @@ import re
 from collections.abc import Callable
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from chatmend import normalize_tool_id
 from chatmend.ids import FinalIds, all_fit, digest, shortening_id_maker, wire_ids
+from tests.strategies import examples
 
 PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
 
@@ -56,7 +57,7 @@ def test_max_length_too_small_for_the_hash_is_refused() -> None:
         normalize_tool_id("a.b", max_length=5)
 
 
-@settings(max_examples=500, deadline=None)
+@examples(500)
 @given(st.lists(st.text(min_size=1, max_size=80), unique=True, max_size=20), st.integers(12, 64))
 def test_normalized_ids_fit_the_pattern_and_different_ids_stay_different(ids: list[str], max_length: int) -> None:
     out = [normalize_tool_id(i, max_length=max_length) for i in ids]

@@ -7,16 +7,16 @@ import pickle
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from chatmend import ChatMessage, ToolCall, dumps, loads, repair_history
 from chatmend.exceptions import HistoryError
 from chatmend.incremental import Repairer
 from chatmend.repair import RepairResult
-from tests.strategies import messy_histories
+from tests.strategies import examples, messy_histories
 
-PROPERTY = settings(max_examples=200, deadline=None)
+PROPERTY = examples(200)
 
 
 def U(text: str) -> ChatMessage:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from chatmend import ChatMessage, HistoryError, ImagePart, TextPart, ThinkingPart, ToolCall, dumps, loads
 from chatmend.jsonl import message_to_dict
-from tests.strategies import messy_histories
+from tests.strategies import examples, messy_histories
 
 
 def test_the_documented_lines_round_trip_byte_for_byte() -> None:
@@ -100,7 +100,7 @@ def test_message_to_dict_is_the_json_shape() -> None:
     assert ChatMessage.model_validate(message_to_dict(message)) == message
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(messy_histories())
 def test_loads_inverts_dumps_and_dumps_is_one_line_per_message(history: list[ChatMessage]) -> None:
     text = dumps(history)
@@ -144,7 +144,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(arguments=st.dictionaries(st.text(max_size=8), json_values, max_size=4), ascii_only=st.booleans())
 def test_any_json_arguments_read_the_same_both_ways(arguments: dict[str, object], ascii_only: bool) -> None:
     line = json.dumps({"role": "assistant", "tool_calls": [{"id": "a", "name": "t", "arguments": arguments}]},

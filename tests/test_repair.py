@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 
 from chatmend import ChatMessage, ImagePart, RepairResult, TextPart, ThinkingPart, ToolCall, dumps, repair_history
 from chatmend.repair import is_placeholder, repair_for_writers
-from tests.strategies import messy_histories, valid_histories
+from tests.strategies import examples, messy_histories, valid_histories
 
 PNG = "iVBORw0KGgo="
 MAY_HAVE_RUN = (
@@ -423,7 +423,7 @@ def test_dict_input_is_accepted_and_equal_to_model_input() -> None:
 # Decision 8: guarantees, as properties over messy histories.
 
 # 1,000 examples each in CI; more under the fuzz profile (CHATMEND_HYPOTHESIS_PROFILE=fuzz).
-PROPERTY = settings(max_examples=max(1000, settings().max_examples), deadline=None)
+PROPERTY = examples(1000)
 
 
 def check_not_mutated(history: list[ChatMessage]) -> None:

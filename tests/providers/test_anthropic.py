@@ -14,7 +14,7 @@ from typing import Any
 import anthropic
 import pytest
 from anthropic.types import MessageParam, TextBlockParam, ToolParam
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
@@ -25,7 +25,7 @@ from chatmend.providers.anthropic.write import _wire_id
 from chatmend.repair import MAY_HAVE_RUN_WORDING, is_placeholder
 from tests.providers.common import drain, problems_after
 from tests.providers.local_server import serve
-from tests.strategies import PNG, messy_histories
+from tests.strategies import PNG, examples, messy_histories
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "requests" / "anthropic.json"
 MODEL = "claude-sonnet-5"
@@ -386,7 +386,7 @@ def _texts(blocks: str | list[dict[str, Any]]) -> Iterator[str]:
             yield from _texts(block["content"])
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(messy_histories(), st.booleans())
 def test_messy_histories_are_valid_and_stable(history: list[ChatMessage], thinking: bool) -> None:
     options: dict[str, Any] = {"thinking": THINKING} if thinking else {}
@@ -442,7 +442,7 @@ def thinking_histories(draw: st.DrawFn) -> list[ChatMessage]:
     return history
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(thinking_histories(), st.booleans())
 def test_thinking_rules_hold_on_merged_turns(history: list[ChatMessage], thinking: bool) -> None:
     options: dict[str, Any] = {"thinking": THINKING} if thinking else {}
@@ -773,7 +773,7 @@ _JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_siz
                                                                                   max_size=3), max_leaves=6)
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(st.lists(st.tuples(st.sampled_from(_BODY_PATHS), _JSON), min_size=1, max_size=3))
 def test_check_never_raises_on_any_corruption(edits: list[tuple[tuple[Any, ...], Any]]) -> None:
     body = _valid_body()
@@ -789,7 +789,7 @@ def test_check_never_raises_on_any_corruption(edits: list[tuple[tuple[Any, ...],
     assert all(p.code and p.message for p in problems)
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(st.text(max_size=80), st.integers(0, 3))
 def test_wire_ids_replace_each_character_outside_the_pattern(tool_id: str, attempt: int) -> None:
     # AN5: the byte-table fast path for ASCII ids agrees with the pattern, character by character.

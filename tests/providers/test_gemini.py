@@ -17,7 +17,7 @@ import pytest
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from chatmend import ChatMessage, ImagePart, ReadError, TextPart, ThinkingPart, ToolCall, repair_history
@@ -26,7 +26,7 @@ from chatmend.providers.gemini import BRIDGE_TEXT, PROVIDER, SKIP_SIGNATURE
 from chatmend.repair import is_placeholder
 from tests.providers.common import problems_after, texts_and_images
 from tests.providers.local_server import serve
-from tests.strategies import messy_histories
+from tests.strategies import examples, messy_histories
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "requests" / "gemini.json"
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -273,7 +273,7 @@ def test_signatures_that_are_not_base64_are_not_sent() -> None:
 # --- generated histories ---------------------------------------------------------------------------------
 
 _CONTENT = types.Content.model_validate
-_SETTINGS = settings(max_examples=200, deadline=None)
+_SETTINGS = examples(200)
 
 
 def sdk_validate(body: dict[str, Any]) -> None:

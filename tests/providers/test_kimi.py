@@ -10,7 +10,7 @@ from typing import Any
 
 import openai
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from openai.types.chat import ChatCompletion
 
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall, repair_history
@@ -29,7 +29,7 @@ from tests.providers.chat_helpers import (
     weather_reply,
 )
 from tests.providers.common import problems_after, texts_and_images
-from tests.strategies import messy_histories
+from tests.strategies import examples, messy_histories
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "requests" / "kimi.json"
 KIMI_EXTRA = {"assistant": {"reasoning_content"}, "tool": {"name"}}
@@ -147,7 +147,7 @@ def test_foreign_history_gets_kimi_ids_and_thinking_text_only() -> None:
     assert "EqQBsig==" not in json.dumps(messages) and "opaque" not in json.dumps(messages)
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(messy_histories())
 def test_messy_histories_give_valid_kimi_bodies(history: list[ChatMessage]) -> None:
     body = kimi.to_request(history, model="kimi-k2.5", tools=[WEATHER_TOOL], thinking=THINKING)
@@ -171,7 +171,7 @@ def test_messy_histories_give_valid_kimi_bodies(history: list[ChatMessage]) -> N
     assert all(t in "\n".join(read_texts) for t in texts) and sorted(read_images) == sorted(images)
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(messy_histories())
 def test_wire_ids_are_prefix_stable(history: list[ChatMessage]) -> None:
     full = kimi.to_request(history, model="m")["messages"]
@@ -291,7 +291,7 @@ def test_ki4_holds_only_with_thinking_on() -> None:
     assert kimi.check(body) == []
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(broken_bodies(PROVIDER))
 def test_check_never_raises(body: dict[str, Any]) -> None:
     assert all(p.provider == "kimi" for p in kimi.check(body))

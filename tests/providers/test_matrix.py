@@ -12,14 +12,14 @@ import re
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import chatmend.ids
 from chatmend import ChatMessage, ImagePart, Repairer, TextPart, providers, repair_history
 from chatmend.ids import all_fit
 from chatmend.repair import is_placeholder
-from tests.strategies import messy_histories
+from tests.strategies import examples, messy_histories
 
 # Where each provider's body keeps its message list.
 MESSAGE_LIST = {
@@ -30,7 +30,7 @@ MESSAGE_LIST = {
     "openai_chat": "messages",
     "openai_responses": "input",
 }
-MATRIX = settings(max_examples=150, deadline=None)
+MATRIX = examples(150)
 
 
 def test_every_registered_provider_is_in_the_matrix() -> None:

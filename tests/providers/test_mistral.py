@@ -11,7 +11,7 @@ from typing import Any
 
 import openai
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from mistral_common.exceptions import MistralCommonException
 from mistral_common.protocol.instruct.request import ChatCompletionRequest
@@ -44,7 +44,7 @@ from tests.providers.chat_helpers import (
     weather_reply,
 )
 from tests.providers.common import problems_after, texts_and_images
-from tests.strategies import messy_histories
+from tests.strategies import examples, messy_histories
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "requests" / "mistral.json"
 MISTRAL_EXTRA = {"tool": {"name"}}
@@ -194,7 +194,7 @@ def test_first_ids_made_at_once_are_each_ids_first_proposal(ids: list[str]) -> N
     assert _first_mistral_ids(ids) == [_mistral_id(tool_id, 0) for tool_id in ids]
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(messy_histories(), st.sampled_from([None, "Be brief."]))
 def test_messy_histories_pass_mistral_common_and_check(history: list[ChatMessage], system: str | None) -> None:
     body = mistral.to_request(history, model="mistral-large-latest", tools=[WEATHER_TOOL], system=system)
@@ -216,7 +216,7 @@ def test_messy_histories_pass_mistral_common_and_check(history: list[ChatMessage
     assert all(t in "\n".join(read_texts) for t in texts) and sorted(read_images) == sorted(images)
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(messy_histories(), st.sampled_from([None, "Be brief."]))
 def test_wire_is_prefix_stable(history: list[ChatMessage], system: str | None) -> None:
     full = mistral.to_request(history, model="m", system=system)["messages"]
@@ -335,7 +335,7 @@ def test_malformed_bodies_are_reported_not_raised(body: Any) -> None:
     assert {p.code for p in mistral.check(body)} == {"SHAPE"}
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(broken_bodies(PROVIDER))
 def test_check_never_raises(body: dict[str, Any]) -> None:
     assert all(p.provider == "mistral" for p in mistral.check(body))

@@ -11,7 +11,7 @@ from unittest.mock import patch
 
 import openai
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion
 
@@ -31,7 +31,7 @@ from tests.providers.chat_helpers import (
     weather_reply,
 )
 from tests.providers.common import problems_after, texts_and_images
-from tests.strategies import messy_histories
+from tests.strategies import examples, messy_histories
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "requests" / "openai_chat.json"
 LONG = "toolu_01M8nJQQMxqpv1VaPYuJKT4j_and_then_some_more"
@@ -209,7 +209,7 @@ def test_thinking_only_and_image_only_assistant_messages() -> None:
     assert oc.check(body) == []
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(messy_histories())
 def test_messy_histories_give_valid_sdk_typed_bodies(history: list[ChatMessage]) -> None:
     body = oc.to_request(history, model="gpt-4.1", tools=[WEATHER_TOOL])
@@ -229,7 +229,7 @@ def test_messy_histories_give_valid_sdk_typed_bodies(history: list[ChatMessage])
     assert sorted(read_images) == sorted(images)
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(messy_histories())
 def test_wire_is_prefix_stable(history: list[ChatMessage]) -> None:
     full = oc.to_request(history, model="m")["messages"]
@@ -347,7 +347,7 @@ def test_malformed_bodies_are_reported_not_raised(body: Any) -> None:
     assert problems and {p.code for p in problems} == {"SHAPE"}
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(broken_bodies(PROVIDER))
 def test_check_never_raises(body: dict[str, Any]) -> None:
     assert all(p.provider == "openai_chat" for p in oc.check(body))
@@ -526,7 +526,7 @@ _JSON_VALUES = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(st.dictionaries(st.text(max_size=8), _JSON_SCALARS | _JSON_VALUES, max_size=4))
 def test_arguments_text_is_the_bytes_of_compact_json_dumps(arguments: dict[str, Any]) -> None:
     # The reused C encoder and its pure-Python fallback both write exactly what json.dumps writes.

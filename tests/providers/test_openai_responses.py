@@ -13,7 +13,7 @@ from typing import Any
 
 import openai
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from openai.types.responses import (
     EasyInputMessageParam,
@@ -36,7 +36,7 @@ from chatmend.providers.openai_responses.write import _call_id
 from chatmend.repair import is_placeholder
 from tests.providers.common import drain, problems_after, texts_and_images
 from tests.providers.local_server import serve
-from tests.strategies import IDS, NAMES, messy_histories, texts
+from tests.strategies import IDS, NAMES, examples, messy_histories, texts
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "requests" / "openai_responses.json"
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -323,7 +323,7 @@ JSON_VALUES = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=4))
 def test_arguments_are_the_bytes_of_arguments_json(arguments: dict[str, Any]) -> None:
     call = ToolCall(id="c", name="s", arguments=arguments)
@@ -630,7 +630,7 @@ def histories(draw: st.DrawFn) -> list[ChatMessage]:
     return history
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(histories())
 def test_generated_bodies_pass_check_and_the_sdk_types(history: list[ChatMessage]) -> None:
     body = orr.to_request(history, model="gpt-5.5", tools=[WEATHER_TOOL], store=False)
@@ -645,7 +645,7 @@ def test_generated_bodies_pass_check_and_the_sdk_types(history: list[ChatMessage
             assert len(item.get(key, "")) <= 64
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(histories())
 def test_reading_a_written_body_keeps_every_text_and_image(history: list[ChatMessage]) -> None:
     body = orr.to_request(history, model="m")
@@ -664,7 +664,7 @@ def test_reading_a_written_body_keeps_every_text_and_image(history: list[ChatMes
     assert again["input"] == body["input"]
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(histories())
 def test_the_wire_is_prefix_stable(history: list[ChatMessage]) -> None:
     full = orr.to_request(history, model="m")["input"]

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 
 from chatmend import ChatMessage, ImagePart, TextPart, repair_history
 from chatmend.formats import InputError
-from tests.strategies import PNG, messy_histories
+from tests.strategies import PNG, examples, messy_histories
 from tests.transcripts.helpers import claude_code_records, lines_of, normal, read_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -142,7 +142,7 @@ def test_not_a_record_is_a_located_error() -> None:
     )
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(messy_histories())
 def test_repaired_transcript_reads_back_as_the_repaired_history(history: list[ChatMessage]) -> None:
     records = claude_code_records(history)

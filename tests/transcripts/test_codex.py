@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import given
 
 from chatmend import ChatMessage, ThinkingPart, repair_history
-from tests.strategies import messy_histories
+from tests.strategies import examples, messy_histories
 from tests.transcripts.helpers import codex_records, lines_of, normal, read_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,7 +81,7 @@ def _no_thinking(history: list[ChatMessage]) -> list[ChatMessage]:
     return out
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(messy_histories())
 def test_repaired_rollout_reads_back_as_the_repaired_history(history: list[ChatMessage]) -> None:
     records = codex_records(_no_thinking(history))
