@@ -11,7 +11,9 @@
    layout, which differs from one process to the next).
 3. pydantic-ai's public `repair_messages` on the same 20,000-message history with unique ids, built in
    both models (target: chatmend at least 5 times faster), messy and already valid.
-4. Scaling: time per message at 10k, 100k and 1M messages (target: flat within 20%).
+4. Scaling: time per message at 10k, 100k and 1M messages (target: flat within 20%), pooled over
+   `--processes` fresh processes (a 10k-message repair takes a few milliseconds: one process's figure
+   moved with its heap and the neighbours' load).
 5. Memory: repairing an already valid 100,000-message history allocates no new message (tracemalloc)
    and returns the input's own objects.
 
@@ -124,9 +126,8 @@ def to_pydantic_ai(message: ChatMessage) -> Any:
     return pa.ModelResponse(parts=parts)
 
 
-def scaling(runs: int, clock: Clock, sizes: tuple[int, ...]) -> None:
-    """4. Time per message at growing sizes, next to json.dumps's (a linear pass over the same data)."""
-    print("4. scaling, mixed workload: time per message (target: flat within 20%)")
+def scaling_times(runs: int, clock: Clock, sizes: tuple[int, ...]) -> dict[str, dict[str, list[float]]]:
+    """4., in one process: the times of full repairs and of `json.dumps` at each size, in interleaved rounds."""
     histories = {n: mixed_messy(n) for n in sizes}
     plain = {n: [message_to_dict(m) for m in history] for n, history in histories.items()}
     candidates: dict[str, Callable[[], object]] = {}
@@ -134,14 +135,29 @@ def scaling(runs: int, clock: Clock, sizes: tuple[int, ...]) -> None:
         candidates[f"repair {n}"] = partial(repair_history, histories[n])
         candidates[f"json.dumps {n}"] = partial(json.dumps, plain[n])
     times = interleaved(candidates, runs, clock)
-    per_message = {n: median(times[f"repair {n}"]) / n for n in sizes}
-    dumps_per_message = {n: median(times[f"json.dumps {n}"]) / n for n in sizes}
+    return {what: {str(n): times[f"{what} {n}"] for n in sizes} for what in ("repair", "json.dumps")}
+
+
+def scaling(cells: list[dict[str, dict[str, list[float]]]]) -> None:
+    """4. Time per message at growing sizes, next to json.dumps's (a linear pass over the same data), pooled over
+    fresh processes: each lays out its heap differently, and a 10k-message repair (a few milliseconds) moves
+    with that and with the neighbours' load more than a 1M-message one."""
+    print("4. scaling, mixed workload: time per message (target: flat within 20%)")
+    sizes = list(cells[0]["repair"])
+
+    def per_message(what: str, cell_list: list[dict[str, dict[str, list[float]]]]) -> dict[str, float]:
+        return {n: median([t for cell in cell_list for t in cell[what][n]]) / int(n) for n in sizes}
+
+    def spread(values: dict[str, float]) -> float:
+        return max(values.values()) / min(values.values()) - 1
+
+    repair, dumps = per_message("repair", cells), per_message("json.dumps", cells)
     for n in sizes:
-        print(f"   {n:>9,} messages: repair {per_message[n] * 1e6:.3f} us per message "
-              f"(json.dumps {dumps_per_message[n] * 1e6:.3f} us)")
-    spread = max(per_message.values()) / min(per_message.values()) - 1
-    dumps_spread = max(dumps_per_message.values()) / min(dumps_per_message.values()) - 1
-    print(f"   spread of repair's time per message: {spread:.0%} (json.dumps's: {dumps_spread:.0%})", flush=True)
+        print(f"   {int(n):>9,} messages: repair {repair[n] * 1e6:.3f} us per message "
+              f"(json.dumps {dumps[n] * 1e6:.3f} us)")
+    each = ", ".join(f"{spread(per_message('repair', [cell])):.0%}" for cell in cells)
+    print(f"   spread of repair's time per message: {spread(repair):.0%} (medians of {len(cells)} processes; "
+          f"each process: {each}; json.dumps's: {spread(dumps):.0%})", flush=True)
 
 
 def memory() -> None:
@@ -169,17 +185,20 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="process")
     parser.add_argument("--quick", action="store_true", help="leave out the 1M-message history")
-    parser.add_argument("--processes", type=int, default=3, help="fresh processes pooled for figure 2")
+    parser.add_argument("--processes", type=int, default=3, help="fresh processes pooled for figures 2 and 4")
     parser.add_argument("--cell", type=int, choices=range(1, 6), help=argparse.SUPPRESS)
     args = parser.parse_args()
     clock = CLOCKS[args.clock]
+    sizes = (10_000, 100_000) if args.quick else (10_000, 100_000, 1_000_000)
     if args.cell == 2:  # the times themselves: main pools the processes'
         print(json.dumps(incremental_times(args.runs, clock)))
+        return 0
+    if args.cell == 4:
+        print(json.dumps(scaling_times(args.runs, clock, sizes)))
         return 0
     sections: dict[int, Callable[[], None]] = {
         1: partial(full_vs_dumps, args.runs, clock),
         3: partial(versus_pydantic_ai, args.runs, clock),
-        4: partial(scaling, args.runs, clock, (10_000, 100_000) if args.quick else (10_000, 100_000, 1_000_000)),
         5: memory,
     }
     if args.cell:
@@ -188,11 +207,13 @@ def main() -> int:
         print(json.dumps(printed.getvalue()))
         return 0
     print(f"{interpreter()}; {args.runs} interleaved rounds; clock: {args.clock}; each figure in a fresh process "
-          f"(figure 2 in {args.processes})")
+          f"(figures 2 and 4 in {args.processes})")
     flags = [f"--runs={args.runs}", f"--clock={args.clock}", *(["--quick"] if args.quick else [])]
     for number in (1, 2, 3, 4, 5):
         if number == 2:
             incremental([in_fresh_process(__file__, "2", *flags) for _ in range(args.processes)])
+        elif number == 4:
+            scaling([in_fresh_process(__file__, "4", *flags) for _ in range(args.processes)])
         else:
             print(in_fresh_process(__file__, str(number), *flags), end="", flush=True)
     return 0
