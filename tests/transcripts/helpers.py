@@ -6,8 +6,16 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart
+from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
 from chatmend.formats import Session, read_lines
+
+PLACEHOLDER_BEFORE_RESULT = [
+    ChatMessage(role="assistant", content="", tool_calls=(ToolCall(id="", name="search", arguments={}),)),
+    ChatMessage(role="assistant", content=""),
+    ChatMessage(role="tool", content="ok", tool_call_id=""),
+]
+"""Found by a fuzz run: a placeholder reply between a call and its result (the result names the call's tool
+whether read before or after a repair, which drops the placeholder)."""
 
 
 def normal(messages: Sequence[ChatMessage]) -> list[ChatMessage]:

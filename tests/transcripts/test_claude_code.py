@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 
 from chatmend import ChatMessage, ImagePart, TextPart, repair_history
 from chatmend.formats import InputError
 from tests.strategies import PNG, examples, messy_histories
-from tests.transcripts.helpers import claude_code_records, lines_of, normal, read_text
+from tests.transcripts.helpers import PLACEHOLDER_BEFORE_RESULT, claude_code_records, lines_of, normal, read_text
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "examples" / "sessions" / "claude_code.jsonl"
@@ -144,6 +144,7 @@ def test_not_a_record_is_a_located_error() -> None:
 
 @examples(60)
 @given(messy_histories())
+@example(PLACEHOLDER_BEFORE_RESULT)
 def test_repaired_transcript_reads_back_as_the_repaired_history(history: list[ChatMessage]) -> None:
     records = claude_code_records(history)
     if not any(r.get("type") in ("user", "assistant") for r in records):
@@ -187,3 +188,11 @@ def test_a_compaction_boundary_keeps_its_null_parent() -> None:
     assert _chain(out)[0] == "boundary"
     assert any(d.get("message", {}).get("content", [{}])[0].get("type") == "tool_result" for d in data
                if isinstance(d.get("message", {}).get("content"), list))
+
+
+def test_a_placeholder_reply_does_not_forget_the_calls_waiting_for_results() -> None:
+    records = claude_code_records(PLACEHOLDER_BEFORE_RESULT)
+    session = read_text("".join(lines_of(records)), "claude_code")
+    result = session.messages[-1]
+    assert (result.role, result.tool_name) == ("tool", "search")  # the call before the placeholder's tool
+    assert repair_history(session.messages).messages[-1].tool_name == "search"

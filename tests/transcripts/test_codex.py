@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import example, given
 
 from chatmend import ChatMessage, ThinkingPart, repair_history
 from tests.strategies import examples, messy_histories
-from tests.transcripts.helpers import codex_records, lines_of, normal, read_text
+from tests.transcripts.helpers import PLACEHOLDER_BEFORE_RESULT, codex_records, lines_of, normal, read_text
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "examples" / "sessions" / "codex_rollout.jsonl"
@@ -83,6 +83,7 @@ def _no_thinking(history: list[ChatMessage]) -> list[ChatMessage]:
 
 @examples(60)
 @given(messy_histories())
+@example(PLACEHOLDER_BEFORE_RESULT)
 def test_repaired_rollout_reads_back_as_the_repaired_history(history: list[ChatMessage]) -> None:
     records = codex_records(_no_thinking(history))
     if len(records) == 1:

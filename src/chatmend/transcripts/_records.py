@@ -16,10 +16,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from chatmend import ChatMessage, RepairResult, ToolCall, repair_history
+from chatmend import ChatMessage, RepairResult, repair_history
 from chatmend.formats._io import InputError
 from chatmend.formats._session import Session
-from chatmend.repair import IsReadOnly
+from chatmend.repair import IsReadOnly, is_placeholder
 
 __all__ = ["Origin", "Record", "TranscriptFormat", "compact_json", "parse_records"]
 
@@ -82,11 +82,17 @@ class TranscriptFormat(ABC):
 
     # --- reading -------------------------------------------------------------------------------------------
 
-    def name_calls(self, calls: list[ToolCall]) -> None:
-        """Remember the tool names of a reply's calls, for the results that follow it."""
-        self._waiting: dict[str, list[str]] = {}
-        for call in calls:
-            self._waiting.setdefault(call.id, []).append(call.name)
+    def add_reply(self, reply: ChatMessage, origins: list[Origin]) -> None:
+        """Append a reply, and remember its calls' tool names for the results that follow it.
+
+        A placeholder (spec rule 1) is dropped by repair and does not end its span: the calls before it keep
+        waiting, so a result after it is named as repair will pair it, read before or after a repair.
+        """
+        if not is_placeholder(reply):
+            self._waiting: dict[str, list[str]] = {}
+            for call in reply.tool_calls:
+                self._waiting.setdefault(call.id, []).append(call.name)
+        self.add(reply, origins)
 
     def tool_name(self, call_id: str) -> str | None:
         """The name of the first unanswered call with this id in the last reply (spec rule 3's pairing)."""

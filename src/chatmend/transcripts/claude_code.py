@@ -139,10 +139,9 @@ class ClaudeCode(TranscriptFormat):
             return
         _, parts, calls, origins = self._assistant
         self._assistant = None
-        self.name_calls(calls)
         content: str | tuple[Part, ...] = _content(tuple(parts)) if not any(
             isinstance(p, ThinkingPart) for p in parts) else tuple(parts)
-        self.add(ChatMessage(role="assistant", content=content, tool_calls=tuple(calls)), origins)
+        self.add_reply(ChatMessage(role="assistant", content=content, tool_calls=tuple(calls)), origins)
 
     def _read_user(self, k: int, record: Record) -> None:
         """A user record: each tool_result a tool message, other blocks user messages."""

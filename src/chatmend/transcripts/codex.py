@@ -132,11 +132,10 @@ class Codex(TranscriptFormat):
             return
         parts, calls, origins = self._assistant
         self._assistant = None
-        self.name_calls(calls)
         content: str | tuple[Part, ...] = tuple(parts)
         if all(isinstance(p, TextPart) for p in parts):
             content = "".join(p.text for p in parts if isinstance(p, TextPart))
-        self.add(ChatMessage(role="assistant", content=content, tool_calls=tuple(calls)), origins)
+        self.add_reply(ChatMessage(role="assistant", content=content, tool_calls=tuple(calls)), origins)
 
     # --- writing -------------------------------------------------------------------------------------------
 
