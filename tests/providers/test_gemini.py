@@ -490,6 +490,9 @@ FAULTS: list[tuple[str, str, Callable[[dict[str, Any]], None]]] = [
     ("GE0", "contents[2].parts[3].inlineData.data", _set("contents.2.parts.3.inlineData.data", "a")),
     ("GE0", "contents[2].parts[3].inlineData.mimeType", _set("contents.2.parts.3.inlineData.mimeType", ...)),
     ("GE0", "contents[0].parts[1].fileData", _set("contents.0.parts.1.fileData", {"mimeType": "image/png"})),
+    # found by corrupting real bodies (test_matrix): a MIME type or file URI that is not a string
+    ("GE0", "contents[2].parts[3].inlineData.mimeType", _set("contents.2.parts.3.inlineData.mimeType", [{}])),
+    ("GE0", "contents[0].parts[1].fileData.fileUri", _set("contents.0.parts.1.fileData.fileUri", 7)),
     ("GE0", "contents[0].parts[0]", _set("contents.0.parts.0", {"thoughtSignature": "c2ln"})),
     ("GE0", "contents[0].parts[0]", _two_kinds),
     ("GE0", "contents[0].parts[0]", _set("contents.0.parts.0", "hello")),
@@ -500,6 +503,13 @@ FAULTS: list[tuple[str, str, Callable[[dict[str, Any]], None]]] = [
 def test_each_rule_is_reported(code: str, path: str, breaks: Callable[[dict[str, Any]], None]) -> None:
     problems = problems_after(PROVIDER, _base(), breaks)
     assert (code, path) in [(p.code, p.path) for p in problems], problems
+
+
+def test_a_mime_type_that_is_not_a_string_is_a_located_read_error() -> None:
+    body = {"contents": [{"role": "user", "parts": [{"inlineData": {"mimeType": [{}], "data": "AAAA"}}]}]}
+    with pytest.raises(ReadError) as info:
+        ge.from_request(body)
+    assert info.value.path == "contents[0].parts[0].inlineData.mimeType"
 
 
 def test_model_and_vertex_rules() -> None:

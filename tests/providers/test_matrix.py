@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import chatmend.ids
-from chatmend import ChatMessage, ImagePart, Repairer, TextPart, providers, repair_history
+from chatmend import ChatMessage, ImagePart, ReadError, Repairer, TextPart, providers, repair_history
 from chatmend.ids import all_fit
 from chatmend.repair import is_placeholder
 from tests.strategies import examples, messy_histories
@@ -150,3 +150,47 @@ def test_ids_sent_as_they_are_give_the_body_the_id_map_gives(name: str, history:
         patch.setattr(chatmend.ids, "all_fit", lambda *args: False)
         mapped = to_request(name, history)
     assert shortcut == mapped
+
+
+# Any value a saved or hand-edited body might hold where a field should be.
+_ANY_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def _containers(node: Any) -> list[Any]:
+    """Every dict and list in a JSON body, the body first."""
+    if not isinstance(node, (dict, list)):
+        return []
+    return [node, *(inner for value in (node.values() if isinstance(node, dict) else node)
+                    for inner in _containers(value))]
+
+
+@pytest.mark.parametrize("name", sorted(MESSAGE_LIST))
+@examples(100)
+@given(history=messy_histories(), data=st.data())
+def test_a_corrupted_body_is_reported_or_read_never_crashes(name: str, history: list[ChatMessage],
+                                                            data: st.DataObject) -> None:
+    # Bad input gets a clear error: whatever a field holds, `check` lists problems (each with a code, a path and
+    # the provider's words) and `from_request` reads the body or raises a ReadError that says where; a body
+    # `check` finds nothing wrong with reads.
+    provider = providers.get(name)
+    body = to_request(name, history)
+    for _ in range(data.draw(st.integers(min_value=1, max_value=3))):
+        node = data.draw(st.sampled_from(_containers(body)))
+        value = data.draw(_ANY_JSON)
+        if isinstance(node, dict):
+            node[data.draw(st.sampled_from(sorted(node)) if node else st.text(max_size=5))] = value
+        elif node:
+            node[data.draw(st.integers(min_value=0, max_value=len(node) - 1))] = value
+    problems = provider.check(body)
+    assert all(p.code and p.path is not None and p.message for p in problems)
+    try:
+        read = provider.from_request(body)
+    except ReadError as error:
+        assert error.reason and error.provider == name
+        assert problems, f"check found nothing, yet reading failed: {error}"
+    else:
+        assert all(isinstance(m, ChatMessage) for m in read)

@@ -561,3 +561,35 @@ def test_arguments_text_writes_nested_values_and_keeps_broken_text_verbatim() ->
     with pytest.raises(TypeError, match="Object of type object is not JSON serializable"):
         arguments_text({"q": object()})
     assert arguments_text('{"q": "cut') == '{"q": "cut'
+
+
+# Found by corrupting real bodies (tests/providers/test_matrix.py): parts of a known type with the wrong field.
+@pytest.mark.parametrize(
+    ("part", "path"),
+    [
+        ({"type": "text", "text": {}}, "messages[0].content[0].text"),
+        ({"type": "refusal", "refusal": None}, "messages[0].content[0].refusal"),
+        ({"type": "image_url", "image_url": []}, "messages[0].content[0].image_url"),
+        ({"type": "image_url", "image_url": {"detail": "low"}}, "messages[0].content[0].image_url"),
+        ({"type": "image_url", "image_url": "https://example.com/cat.png"}, "messages[0].content[0].image_url"),
+    ],
+)
+def test_a_malformed_part_is_reported_where_it_is_and_read_as_a_located_error(part: dict[str, Any],
+                                                                              path: str) -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": [part]}]}
+    assert [(p.code, p.path) for p in oc.check(body)] == [("SHAPE", path)]
+    if part["type"] == "image_url" and isinstance(part["image_url"], str):
+        return  # the reader takes a bare URL string (Mistral's form); OpenAI's API does not
+    with pytest.raises(ReadError) as info:
+        oc.from_request(body)
+    assert info.value.path == path
+
+
+def test_mistral_takes_an_image_url_as_a_string_openai_does_not() -> None:
+    from chatmend.providers import mistral
+
+    part = {"type": "image_url", "image_url": "https://example.com/cat.png"}
+    body = {"model": "m", "messages": [{"role": "user", "content": [part]}]}
+    assert mistral.check(body) == []
+    assert [p.code for p in oc.check(body)] == ["SHAPE"]
+    assert mistral.from_request(body) == [ChatMessage(role="user", content=(ImagePart(url=part["image_url"]),))]

@@ -433,6 +433,13 @@ def test_from_request_reads_bodies_lists_and_strings() -> None:
         ChatMessage(role="tool", tool_call_id="c", tool_name="s", content="r")]
 
 
+def test_from_request_takes_a_null_input_as_none() -> None:
+    # The API takes `"input": null` as no input (instructions alone); check() agrees, so reading must too.
+    body = {"model": "m", "instructions": "be nice", "input": None}
+    assert orr.check(body) == []
+    assert orr.from_request(body) == [ChatMessage(role="system", content="be nice")]
+
+
 def test_from_request_keeps_consecutive_plain_assistant_messages_apart() -> None:
     items = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"},
              {"role": "assistant", "content": "b"}, {"type": "function_call", "call_id": "c", "name": "s",

@@ -121,6 +121,7 @@ class Mistral(OpenAIChat):
     tool_message_name: ClassVar[bool] = True
     texts: ClassVar[dict[str, str]] = _TEXTS
     image_code: ClassVar[str] = "MI11"  # image chunks only in user messages (tool messages need a v15 tokenizer)
+    image_url_as_string: ClassVar[bool] = True  # mistral-common's ImageURLChunk: an ImageURL or a string
 
     # ----------------------------------------------------------------------------------------- write
 

@@ -132,6 +132,8 @@ class OpenAIChat(Provider):
     """The rule a call left without its result breaks (Kimi words it as KI1)."""
     image_code: ClassVar[str] = "OC7"
     """The rule an image outside a user message breaks (Mistral words it as MI11)."""
+    image_url_as_string: ClassVar[bool] = False
+    """Whether an `image_url` part may hold its URL as a bare string (Mistral's may; OpenAI's needs an object)."""
     ids_by_position: ClassVar[bool] = False
     """True when `_id_assigner` mints wire ids from the calls' positions alone (Kimi): repair then skips rule 5."""
 
@@ -421,6 +423,11 @@ class OpenAIChat(Provider):
             signature = part.get("signature")
             return ThinkingPart(text=text, signature=signature if isinstance(signature, str) else None,
                                 provider=self.name)
+        if kind in ("text", "refusal"):
+            raise ReadError(f"a {kind!r} part needs a string {kind!r}", path=f"{path}.{kind}")
+        if kind == "image_url":
+            raise ReadError("an 'image_url' part needs a string 'url' (or an 'image_url' string)",
+                            path=f"{path}.image_url")
         raise ReadError(f"unsupported content part {kind!r}; expected text, refusal or image_url", path=path)
 
     # ----------------------------------------------------------------------------------------- check
@@ -457,8 +464,10 @@ class OpenAIChat(Provider):
             out.append(self._problem(SHAPE, f"{path}.content", "content must be a string, a list or null"))
         if isinstance(content, list):
             for j, part in enumerate(content):
-                if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
-                    out.append(self._problem(SHAPE, f"{path}.content[{j}]", "expected a content part object"))
+                problem = self._part_problem(part)
+                if problem is not None:
+                    field, text = problem
+                    out.append(self._problem(SHAPE, f"{path}.content[{j}]{field}", text))
         if role == "tool" and "tool_call_id" in message and not isinstance(message["tool_call_id"], str):
             out.append(self._problem(SHAPE, f"{path}.tool_call_id", "'tool_call_id' must be a string"))
         calls = message.get("tool_calls")
@@ -474,6 +483,22 @@ class OpenAIChat(Provider):
                 elif "id" in call and not isinstance(call["id"], str):
                     out.append(self._problem(SHAPE, f"{path}.tool_calls[{k}].id", "'id' must be a string"))
         return out
+
+    def _part_problem(self, part: Any) -> tuple[str, str] | None:
+        """What is malformed in one content part (the field's path below the part, and why), or None. A part
+        of a type not known here is left to the provider."""
+        if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
+            return "", "expected a content part object"
+        kind = part["type"]
+        if kind in ("text", "refusal") and not isinstance(part.get(kind), str):
+            return f".{kind}", f"a {kind!r} part needs a string {kind!r}"
+        if kind == "image_url":
+            image = part.get("image_url")
+            if isinstance(image, str) and self.image_url_as_string:
+                return None
+            if not isinstance(image, Mapping) or not isinstance(image.get("url"), str):
+                return ".image_url", "an 'image_url' part needs an 'image_url' object with a string 'url'"
+        return None
 
     def _check_messages(self, messages: list[Any], body: Mapping[str, Any]) -> list[Problem]:
         """OC1-OC7 over a well-shaped message list (hook: Mistral has its own rules)."""

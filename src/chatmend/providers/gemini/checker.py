@@ -68,6 +68,12 @@ class Checker:
                 f"Invalid value at '{_api_path(path)}' (TYPE_BYTES), Base64 decoding failed for \"{shown[:40]}\"",
             )
 
+    def string_field(self, value: Any, path: str) -> None:
+        """GE0: a string field (a MIME type, a file URI) given something else."""
+        if value is not None and not isinstance(value, str):
+            self.add("GE0", path, f"Invalid value at '{_api_path(path)}' (TYPE_STRING), "
+                                  f"{json.dumps(value, default=str)[:40]}")
+
     def struct(self, value: Any, path: str) -> bool:
         """GE0: `args` and `response` are JSON objects (protobuf Struct)."""
         if isinstance(value, Mapping):
@@ -88,6 +94,7 @@ class Checker:
                 self.add("GE0", path + ".inlineData", "Invalid JSON payload received. Expected an object.")
                 return
             self.bytes_field(inline.get("data"), path + ".inlineData.data")
+            self.string_field(get(inline, "mimeType"), path + ".inlineData.mimeType")
             if not get(inline, "mimeType"):
                 self.add(
                     "GE0",
@@ -95,6 +102,9 @@ class Checker:
                     f"* GenerateContentRequest.{_api_path(path)}.inline_data.mime_type: mime_type must be specified.",
                 )
         file = get(part, "fileData")
+        if isinstance(file, Mapping):
+            self.string_field(get(file, "fileUri"), path + ".fileData.fileUri")
+            self.string_field(get(file, "mimeType"), path + ".fileData.mimeType")
         if file is not None and not (isinstance(file, Mapping) and get(file, "fileUri")):
             self.add(
                 "GE0",

@@ -48,19 +48,30 @@ def as_list(value: Any, path: str) -> list[Any]:
     return list(value)
 
 
+def _optional_string(data: Mapping[str, Any], key: str, path: str) -> str | None:
+    """The string field `key` (either spelling), None when absent, or a ReadError saying where."""
+    value = get(data, key)
+    if value is not None and not isinstance(value, str):
+        raise ReadError(f"'{key}' must be a string, got {type(value).__name__}", path=f"{path}.{key}")
+    return value
+
+
 def _read_image(part: Mapping[str, Any], path: str) -> ImagePart | None:
     """An ImagePart from an `inlineData` or `fileData` part (None for any other part)."""
     inline = get(part, "inlineData")
     if inline is not None:
-        inline = as_mapping(inline, path + ".inlineData")
+        where = path + ".inlineData"
+        inline = as_mapping(inline, where)
         return ImagePart(
-            media_type=get(inline, "mimeType") or "application/octet-stream",
+            media_type=_optional_string(inline, "mimeType", where) or "application/octet-stream",
             data=str(inline.get("data") or ""),
         )
     file = get(part, "fileData")
     if file is not None:
-        file = as_mapping(file, path + ".fileData")
-        return ImagePart(url=str(get(file, "fileUri") or ""), media_type=get(file, "mimeType"))
+        where = path + ".fileData"
+        file = as_mapping(file, where)
+        return ImagePart(url=_optional_string(file, "fileUri", where) or "",
+                         media_type=_optional_string(file, "mimeType", where))
     return None
 
 

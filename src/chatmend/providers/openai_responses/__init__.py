@@ -118,7 +118,9 @@ class OpenAIResponses(Provider):
                 if not isinstance(instructions, str):
                     raise read_error("'instructions' must be a string", "instructions")
                 history.append(ChatMessage(role="system", content=instructions))
-            items: object = data.get("input", [])
+            items: object = data.get("input")
+            if items is None:  # no input (or `null`, which the API takes as none): instructions alone
+                items = []
             base = "input"
         else:
             items, base = data, ""
