@@ -7,6 +7,7 @@ reads back (`from_request`) without losing any of them.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from typing import Any
@@ -19,6 +20,7 @@ import chatmend.ids
 from chatmend import ChatMessage, ImagePart, ReadError, Repairer, TextPart, providers, repair_history
 from chatmend.ids import all_fit
 from chatmend.repair import is_placeholder
+from tests.providers.chat_helpers import completion
 from tests.strategies import examples, messy_histories
 
 # Where each provider's body keeps its message list.
@@ -194,3 +196,61 @@ def test_a_corrupted_body_is_reported_or_read_never_crashes(name: str, history: 
         assert problems, f"check found nothing, yet reading failed: {error}"
     else:
         assert all(isinstance(m, ChatMessage) for m in read)
+
+
+# A reply of each provider's shape: thinking (where the wire has it), text and a call.
+_CHAT_CALL = {"id": "call_1", "type": "function", "function": {"name": "search", "arguments": '{"q": "x"}'}}
+REPLIES: dict[str, dict[str, Any]] = {
+    "openai_chat": completion("m", {"role": "assistant", "content": "ok", "tool_calls": [_CHAT_CALL]}, 1),
+    "kimi": completion("m", {"role": "assistant", "content": "ok", "reasoning_content": "hmm",
+                             "tool_calls": [_CHAT_CALL]}, 1),
+    "mistral": completion("m", {"role": "assistant", "content": [{"type": "text", "text": "ok"}],
+                                "tool_calls": [_CHAT_CALL]}, 1),
+    "anthropic": {
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "m", "stop_reason": "tool_use",
+        "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1},
+        "content": [{"type": "thinking", "thinking": "hmm", "signature": "sig"}, {"type": "text", "text": "ok"},
+                    {"type": "tool_use", "id": "toolu_1", "name": "search", "input": {"q": "x"}}],
+    },
+    "gemini": {
+        "candidates": [{"index": 0, "finishReason": "STOP", "content": {"role": "model", "parts": [
+            {"text": "hmm", "thought": True}, {"text": "ok"},
+            {"functionCall": {"name": "search", "args": {"q": "x"}}, "thoughtSignature": "c2ln"}]}}],
+        "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+    },
+    "openai_responses": {
+        "id": "resp_1", "object": "response", "status": "completed", "model": "m", "output": [
+            {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "hmm"}]},
+            {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+             "content": [{"type": "output_text", "text": "ok", "annotations": []}]},
+            {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "search",
+             "arguments": '{"q": "x"}', "status": "completed"}],
+    },
+}
+
+
+def test_every_provider_has_a_reply() -> None:
+    assert sorted(REPLIES) == providers.names()
+    for name, reply in REPLIES.items():
+        message = providers.get(name).from_response(copy.deepcopy(reply))
+        assert message.role == "assistant" and [c.name for c in message.tool_calls] == ["search"]
+
+
+@pytest.mark.parametrize("name", sorted(MESSAGE_LIST))
+@examples(100)
+@given(data=st.data())
+def test_a_corrupted_reply_is_read_or_a_located_error_never_a_crash(name: str, data: st.DataObject) -> None:
+    reply = copy.deepcopy(REPLIES[name])
+    for _ in range(data.draw(st.integers(min_value=1, max_value=3))):
+        node = data.draw(st.sampled_from(_containers(reply)))
+        value = data.draw(_ANY_JSON)
+        if isinstance(node, dict):
+            node[data.draw(st.sampled_from(sorted(node)) if node else st.text(max_size=5))] = value
+        elif node:
+            node[data.draw(st.integers(min_value=0, max_value=len(node) - 1))] = value
+    try:
+        message = providers.get(name).from_response(reply)
+    except ReadError as error:
+        assert error.reason and error.provider == name
+    else:
+        assert message.role == "assistant"

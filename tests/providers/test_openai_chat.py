@@ -593,3 +593,17 @@ def test_mistral_takes_an_image_url_as_a_string_openai_does_not() -> None:
     assert mistral.check(body) == []
     assert [p.code for p in oc.check(body)] == ["SHAPE"]
     assert mistral.from_request(body) == [ChatMessage(role="user", content=(ImagePart(url=part["image_url"]),))]
+
+
+def test_a_call_with_an_empty_name_is_a_located_error_not_a_crash() -> None:
+    # Found by corrupting replies (test_matrix): the neutral model requires a name; pydantic's own error leaked.
+    call = {"id": "call_1", "type": "function", "function": {"name": "", "arguments": "{}"}}
+    with pytest.raises(ReadError) as info:
+        oc.from_response(completion("m", {"role": "assistant", "content": None, "tool_calls": [call]}, 1))
+    assert info.value.path == "choices[0].message.tool_calls[0]"
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"},
+                                       {"role": "assistant", "tool_calls": [call]}]}
+    assert [(p.code, p.path) for p in oc.check(body)] == [("SHAPE", "messages[1].tool_calls[0]")]
+    with pytest.raises(ReadError) as info:
+        oc.from_request(body)
+    assert info.value.path == "messages[1].tool_calls[0]"

@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
+from pydantic import ValidationError
+
 from chatmend.exceptions import Problem, ReadError, error_context
 from chatmend.ids import shortening_id_maker, wire_ids
 from chatmend.incremental import Repairer
@@ -88,12 +90,17 @@ TEXTS: dict[str, str] = {
 
 @contextmanager
 def _under(prefix: str) -> Iterator[None]:
-    """Prefix the path of a ReadError leaving the block (`content[0]` becomes `messages[3].content[0]`)."""
+    """Prefix the path of a ReadError leaving the block (`content[0]` becomes `messages[3].content[0]`); a value
+    the neutral model rejects becomes a ReadError there too."""
     try:
         yield
     except ReadError as exc:
         exc.path = f"{prefix}.{exc.path}" if exc.path else prefix
         raise
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        field = ".".join(str(x) for x in error["loc"])
+        raise ReadError(f"{field}: {error['msg']}" if field else error["msg"], path=prefix) from None
 
 
 def _thinking_text(parts: Sequence[Part]) -> str:
@@ -385,8 +392,8 @@ class OpenAIChat(Provider):
         """A function tool call; its JSON-text arguments become an object when they parse."""
         path = f"tool_calls[{k}]"
         function = call.get("function") if isinstance(call, Mapping) else None
-        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
-            raise ReadError("a tool call needs a 'function' with a 'name'", path=path)
+        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str) or not function["name"]:
+            raise ReadError("a tool call needs a 'function' with a non-empty 'name'", path=path)
         call_id = call.get("id")
         arguments = function.get("arguments")
         return ToolCall(id=call_id if isinstance(call_id, str) else "", name=function["name"],
@@ -477,9 +484,10 @@ class OpenAIChat(Provider):
                                             "'tool_calls' is a list on assistant messages")]
             for k, call in enumerate(calls):
                 function = call.get("function") if isinstance(call, Mapping) else None
-                if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+                if not isinstance(function, Mapping) or not isinstance(function.get("name"), str) or not function[
+                        "name"]:
                     out.append(self._problem(SHAPE, f"{path}.tool_calls[{k}]",
-                                             "a tool call needs a 'function' object with a string 'name'"))
+                                             "a tool call needs a 'function' object with a non-empty string 'name'"))
                 elif "id" in call and not isinstance(call["id"], str):
                     out.append(self._problem(SHAPE, f"{path}.tool_calls[{k}].id", "'id' must be a string"))
         return out
