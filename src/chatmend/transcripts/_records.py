@@ -13,8 +13,11 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+from pydantic import ValidationError
 
 from chatmend import ChatMessage, RepairResult, repair_history
 from chatmend.formats._io import InputError
@@ -65,6 +68,22 @@ def parse_records(lines: Iterable[str], *, what: str) -> list[Record]:
     if not records:
         raise InputError(f"empty file; expected {what}")
     return records
+
+
+@contextmanager
+def located(record: Record, what: str) -> Iterator[None]:
+    """A record whose fields hold what its reader cannot take (a list where an id goes, a number for a call's
+    input), as an InputError at its line, not a crash."""
+    try:
+        yield
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        field_name = str(error["loc"][0]) if error["loc"] else ""  # the field (not the union branch tried)
+        raise InputError(f"{field_name + ': ' if field_name else ''}{error['msg']}; expected {what}",
+                         line=record.line) from None
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise InputError(f"a field holds a value of the wrong type ({exc}); expected {what}",
+                         line=record.line) from None
 
 
 class TranscriptFormat(ABC):

@@ -15,7 +15,7 @@ from typing import Any
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
 from chatmend.formats._session import Session
 from chatmend.messages import Part
-from chatmend.transcripts._records import Origin, Record, TranscriptFormat, parse_records
+from chatmend.transcripts._records import Origin, Record, TranscriptFormat, located, parse_records
 
 __all__ = ["ClaudeCode", "read"]
 
@@ -85,8 +85,10 @@ class ClaudeCode(TranscriptFormat):
         super().__init__(records)
         self._assistant: tuple[object, list[Part], list[ToolCall], list[Origin]] | None = None
         for k, record in enumerate(records):
-            self._read(k, record)
-        self._flush()
+            with located(record, _WHAT):
+                self._read(k, record)
+        with located(records[-1], _WHAT):
+            self._flush()
 
     def _read(self, k: int, record: Record) -> None:
         """Read one record: main-chain user and assistant messages only."""
@@ -234,7 +236,8 @@ class ClaudeCode(TranscriptFormat):
             parent = current.get("parentUuid")
             new = record is None
             keep = parent is None and not new if previous is not None else True
-            if not keep and (new or (parent != previous if linear else parent not in seen)):
+            linked = parent == previous if linear else isinstance(parent, str) and parent in seen
+            if not keep and (new or not linked):
                 fixed = dict(current)
                 fixed["parentUuid"] = previous
                 out[i] = (record, fixed)

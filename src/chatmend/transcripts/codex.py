@@ -15,7 +15,7 @@ from typing import Any
 from chatmend import ChatMessage, ImagePart, TextPart, ToolCall
 from chatmend.formats._session import Session
 from chatmend.messages import Part
-from chatmend.transcripts._records import Origin, Record, TranscriptFormat, parse_records
+from chatmend.transcripts._records import Origin, Record, TranscriptFormat, located, parse_records
 
 __all__ = ["Codex", "read"]
 
@@ -79,8 +79,10 @@ class Codex(TranscriptFormat):
         self.legacy = "payload" not in records[0].data and "type" not in records[0].data
         self._assistant: tuple[list[Part], list[ToolCall], list[Origin]] | None = None
         for k, record in enumerate(records):
-            self._read(k, record)
-        self._flush()
+            with located(record, _WHAT):
+                self._read(k, record)
+        with located(records[-1], _WHAT):
+            self._flush()
 
     def _read(self, k: int, record: Record) -> None:
         """Read one record: messages, calls and outputs; everything else is kept unread."""
