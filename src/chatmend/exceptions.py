@@ -16,6 +16,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from pydantic import ValidationError
+
 __all__ = [
     "ChatmendError",
     "CheckError",
@@ -25,6 +27,7 @@ __all__ = [
     "UnknownProviderError",
     "UnsupportedError",
     "error_context",
+    "validation_reason",
 ]
 
 
@@ -177,3 +180,10 @@ def error_context(*, provider: str | None = None, path: str | None = None) -> It
         where = ": ".join(x for x in (exc.provider, exc.path) if x)
         exc.args = (f"{where}: {exc.reason}" if where else exc.reason,)
         raise
+
+
+def validation_reason(error: ValidationError) -> str:
+    """A model's refusal of a value read from outside, in a reader's words: `field: why` for its first error
+    (the field only, not the union branch pydantic tried)."""
+    first = error.errors(include_url=False)[0]
+    return f"{first['loc'][0]}: {first['msg']}" if first["loc"] else first["msg"]

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
-from chatmend.exceptions import Problem, ReadError, error_context
+from chatmend.exceptions import Problem, ReadError, error_context, validation_reason
 from chatmend.ids import shortening_id_maker, wire_ids
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
@@ -98,9 +98,7 @@ def _under(prefix: str) -> Iterator[None]:
         exc.path = f"{prefix}.{exc.path}" if exc.path else prefix
         raise
     except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
-        field = ".".join(str(x) for x in error["loc"])
-        raise ReadError(f"{field}: {error['msg']}" if field else error["msg"], path=prefix) from None
+        raise ReadError(validation_reason(exc), path=prefix) from None
 
 
 def _thinking_text(parts: Sequence[Part]) -> str:

@@ -20,11 +20,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from chatmend import ChatMessage, RepairResult, repair_history
+from chatmend.exceptions import validation_reason
 from chatmend.formats._io import InputError
 from chatmend.formats._session import Session
 from chatmend.repair import IsReadOnly, is_placeholder
 
-__all__ = ["Origin", "Record", "TranscriptFormat", "compact_json", "parse_records"]
+__all__ = ["Origin", "Record", "TranscriptFormat", "compact_json", "located", "parse_records"]
 
 Origin = tuple[int, int]
 """(record index, block index): where a block of a neutral message was read from."""
@@ -77,10 +78,7 @@ def located(record: Record, what: str) -> Iterator[None]:
     try:
         yield
     except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
-        field_name = str(error["loc"][0]) if error["loc"] else ""  # the field (not the union branch tried)
-        raise InputError(f"{field_name + ': ' if field_name else ''}{error['msg']}; expected {what}",
-                         line=record.line) from None
+        raise InputError(f"{validation_reason(exc)}; expected {what}", line=record.line) from None
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
         raise InputError(f"a field holds a value of the wrong type ({exc}); expected {what}",
                          line=record.line) from None

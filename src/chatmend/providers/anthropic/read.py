@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from chatmend.exceptions import ReadError, error_context
+from chatmend.exceptions import ReadError, error_context, validation_reason
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.anthropic.wire import (
     PROVIDER_NAME,
@@ -31,7 +31,7 @@ def _message(**fields: Any) -> ChatMessage:
     try:
         return ChatMessage(**fields)
     except ValidationError as exc:
-        raise ReadError(exc.errors(include_url=False)[0]["msg"]) from None
+        raise ReadError(validation_reason(exc)) from None
 
 
 def read_system(system: Any) -> list[ChatMessage]:
@@ -160,7 +160,7 @@ def _read_call(block: Mapping[str, Any]) -> ToolCall:
         return ToolCall(id=call_id if isinstance(call_id, str) else "", name=name,
                         arguments=arguments if isinstance(arguments, str) else dict(arguments))
     except ValidationError as exc:
-        raise ReadError(exc.errors(include_url=False)[0]["msg"]) from None
+        raise ReadError(validation_reason(exc)) from None
 
 
 def _read_part(block: Any, j: int) -> Part:

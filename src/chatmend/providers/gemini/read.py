@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from chatmend.exceptions import ReadError
+from chatmend.exceptions import ReadError, validation_reason
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.gemini.wire import BRIDGE_TEXT, IMAGES_LABEL, NAME, RAW_ARGUMENTS_KEY, get
 
@@ -256,9 +256,7 @@ def located(path: str) -> Iterator[None]:
     try:
         yield
     except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
-        field = ".".join(str(x) for x in error["loc"])
-        raise ReadError(f"{field}: {error['msg']}" if field else error["msg"], path=path) from None
+        raise ReadError(validation_reason(exc), path=path) from None
 
 
 def _is_bridge(contents: list[Any], index: int) -> bool:
