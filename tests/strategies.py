@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import settings
 from hypothesis import strategies as st
 
@@ -162,3 +164,32 @@ def valid_histories(draw: st.DrawFn, max_turns: int = 5) -> list[ChatMessage]:
         history.extend(draw(tool_messages()).model_copy(update={"tool_call_id": c.id}) for c in tool_calls)
         history.append(draw(user_messages()))
     return history
+
+
+# Any value a hand-edited file might hold where a field should be.
+ANY_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def _containers(node: Any) -> list[Any]:
+    """Every dict and list in a JSON value, the value first."""
+    if not isinstance(node, (dict, list)):
+        return []
+    return [node, *(inner for value in (node.values() if isinstance(node, dict) else node)
+                    for inner in _containers(value))]
+
+
+def corrupt(data: st.DataObject, roots: list[Any]) -> None:
+    """Replace one to three values anywhere inside `roots` (JSON objects and lists, changed in place) by random
+    JSON, or add a key with one."""
+    containers = [c for root in roots for c in _containers(root)]
+    for _ in range(data.draw(st.integers(min_value=1, max_value=3))):
+        node = data.draw(st.sampled_from(containers))
+        value = data.draw(ANY_JSON)
+        if isinstance(node, dict):
+            node[data.draw(st.sampled_from(sorted(node)) if node else st.text(max_size=5))] = value
+        elif node:
+            node[data.draw(st.integers(min_value=0, max_value=len(node) - 1))] = value

@@ -21,7 +21,7 @@ from chatmend import ChatMessage, ImagePart, ReadError, Repairer, TextPart, prov
 from chatmend.ids import all_fit
 from chatmend.repair import is_placeholder
 from tests.providers.chat_helpers import completion
-from tests.strategies import examples, messy_histories
+from tests.strategies import corrupt, examples, messy_histories
 
 # Where each provider's body keeps its message list.
 MESSAGE_LIST = {
@@ -154,22 +154,6 @@ def test_ids_sent_as_they_are_give_the_body_the_id_map_gives(name: str, history:
     assert shortcut == mapped
 
 
-# Any value a saved or hand-edited body might hold where a field should be.
-_ANY_JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-    max_leaves=6,
-)
-
-
-def _containers(node: Any) -> list[Any]:
-    """Every dict and list in a JSON body, the body first."""
-    if not isinstance(node, (dict, list)):
-        return []
-    return [node, *(inner for value in (node.values() if isinstance(node, dict) else node)
-                    for inner in _containers(value))]
-
-
 @pytest.mark.parametrize("name", sorted(MESSAGE_LIST))
 @examples(100)
 @given(history=messy_histories(), data=st.data())
@@ -180,13 +164,7 @@ def test_a_corrupted_body_is_reported_or_read_never_crashes(name: str, history: 
     # `check` finds nothing wrong with reads.
     provider = providers.get(name)
     body = to_request(name, history)
-    for _ in range(data.draw(st.integers(min_value=1, max_value=3))):
-        node = data.draw(st.sampled_from(_containers(body)))
-        value = data.draw(_ANY_JSON)
-        if isinstance(node, dict):
-            node[data.draw(st.sampled_from(sorted(node)) if node else st.text(max_size=5))] = value
-        elif node:
-            node[data.draw(st.integers(min_value=0, max_value=len(node) - 1))] = value
+    corrupt(data, [body])
     problems = provider.check(body)
     assert all(p.code and p.path is not None and p.message for p in problems)
     try:
@@ -241,13 +219,7 @@ def test_every_provider_has_a_reply() -> None:
 @given(data=st.data())
 def test_a_corrupted_reply_is_read_or_a_located_error_never_a_crash(name: str, data: st.DataObject) -> None:
     reply = copy.deepcopy(REPLIES[name])
-    for _ in range(data.draw(st.integers(min_value=1, max_value=3))):
-        node = data.draw(st.sampled_from(_containers(reply)))
-        value = data.draw(_ANY_JSON)
-        if isinstance(node, dict):
-            node[data.draw(st.sampled_from(sorted(node)) if node else st.text(max_size=5))] = value
-        elif node:
-            node[data.draw(st.integers(min_value=0, max_value=len(node) - 1))] = value
+    corrupt(data, [reply])
     try:
         message = providers.get(name).from_response(reply)
     except ReadError as error:

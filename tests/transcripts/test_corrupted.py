@@ -14,27 +14,14 @@ from hypothesis import strategies as st
 from chatmend import ChatMessage
 from chatmend.formats import InputError
 from chatmend.jsonl import message_to_dict
-from tests.strategies import examples, messy_histories
+from tests.strategies import corrupt, examples, messy_histories
 from tests.transcripts.helpers import claude_code_records, codex_records, lines_of, read_text
 
-_ANY_JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
-    max_leaves=6,
-)
 RECORDS: dict[str, Callable[[Sequence[ChatMessage]], list[dict[str, Any]]]] = {
     "chatmend": lambda history: [message_to_dict(m) for m in history],
     "claude_code": claude_code_records,
     "codex": codex_records,
 }
-
-
-def _containers(node: Any) -> list[Any]:
-    """Every dict and list in a JSON value, the value first."""
-    if not isinstance(node, (dict, list)):
-        return []
-    return [node, *(inner for value in (node.values() if isinstance(node, dict) else node)
-                    for inner in _containers(value))]
 
 
 @pytest.mark.parametrize("fmt", sorted(RECORDS))
@@ -45,13 +32,7 @@ def test_a_corrupted_session_is_read_or_a_located_input_error(fmt: str, history:
     records = RECORDS[fmt](history)
     if not records:
         return
-    for _ in range(data.draw(st.integers(min_value=1, max_value=3))):
-        node = data.draw(st.sampled_from([c for record in records for c in _containers(record)]))
-        value = data.draw(_ANY_JSON)
-        if isinstance(node, dict):
-            node[data.draw(st.sampled_from(sorted(node)) if node else st.text(max_size=5))] = value
-        elif node:
-            node[data.draw(st.integers(min_value=0, max_value=len(node) - 1))] = value
+    corrupt(data, list(records))
     text = "".join(lines_of(records))
     try:
         session = read_text(text, fmt)
