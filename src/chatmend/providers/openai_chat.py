@@ -428,11 +428,10 @@ class OpenAIChat(Provider):
             signature = part.get("signature")
             return ThinkingPart(text=text, signature=signature if isinstance(signature, str) else None,
                                 provider=self.name)
-        if kind in ("text", "refusal"):
-            raise ReadError(f"a {kind!r} part needs a string {kind!r}", path=f"{path}.{kind}")
-        if kind == "image_url":
-            raise ReadError("an 'image_url' part needs a string 'url' (or an 'image_url' string)",
-                            path=f"{path}.image_url")
+        problem = self._part_problem(part)  # a known kind with a malformed field: what `check` says of it
+        if problem is not None:
+            field, text = problem
+            raise ReadError(text, path=path + field)
         raise ReadError(f"unsupported content part {kind!r}; expected text, refusal or image_url", path=path)
 
     # ----------------------------------------------------------------------------------------- check
