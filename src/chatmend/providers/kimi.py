@@ -10,7 +10,6 @@ Send with `openai.OpenAI(base_url="https://api.moonshot.ai/v1", api_key=...)`.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -24,6 +23,21 @@ _KI4_TOOL_CHOICE = "tool_choice {value} is not supported with thinking enabled: 
 _KI4_TEMPERATURE = "temperature {value} is not supported with thinking enabled: it is fixed at 1.0"
 
 __all__ = ["PROVIDER", "Kimi", "check", "from_request", "from_response", "send", "send_async", "to_request"]
+
+
+class _PositionIds(IdAssigner):
+    """Kimi's wire ids: `functions.{name}:{n}`, `n` the call's index in the history (unique per call, so no two
+    calls share a wire id, whatever their names)."""
+
+    def __init__(self, wire_ids: Sequence[str]) -> None:
+        super().__init__(wire_ids)
+        self._count = 0
+
+    def next_id(self, name: str) -> str:
+        """The next call's id, from its position and name."""
+        n = self._count
+        self._count = n + 1
+        return f"functions.{name}:{n}"
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -49,12 +63,7 @@ class Kimi(OpenAIChat):
     def _id_assigner(self, final_ids: Sequence[str]) -> IdAssigner:
         """Kimi's `functions.{name}:{n}`, `n` counting calls from the start of the history (the final ids are
         not used, nor computed: `ids_by_position`)."""
-        count = itertools.count().__next__  # n is unique per call: no two calls share a wire id
-
-        def assign(name: str) -> str:
-            return f"functions.{name}:{count()}"
-
-        return assign
+        return _PositionIds([])
 
     def _check_messages(self, messages: list[Any], body: Mapping[str, Any]) -> list[Problem]:
         """OpenAI's rules over the messages (with KI1-KI3), then KI4 over the options."""

@@ -2,7 +2,7 @@
 
 Rules are those of `shared/notes/provider-rules.md` §1 (ids OC1-OC7). Kimi and Mistral speak the same shape
 and subclass `OpenAIChat`: they set the class flags and override hooks (writing: `_id_assigner`, `_wire_ids`,
-`_wire_name`, `_emitter`, `_on_assistant`, `_finish`; checking: `_check_shape`, `_check_messages`,
+`_wire_name`, `_emit`, `_on_assistant`, `_finish`; checking: `_check_shape`, `_check_messages`,
 `_check_assistant`, and the rule codes `unanswered_code`, `image_code`).
 
 Choices where the wire has no place for something:
@@ -63,8 +63,6 @@ __all__ = [
 
 Body = dict[str, Any]
 WireMessage = dict[str, Any]
-IdAssigner = Callable[[str], str]
-"""The wire id of the request's next call, given its tool name (calls are written in history order)."""
 Waiting = deque[tuple[str, str]]
 """(wire id, wire name) of each call written whose result is still to come, in call order."""
 
@@ -120,6 +118,24 @@ def _image(part: ImagePart) -> dict[str, Any]:
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
+class IdAssigner:
+    """Hands out one request's wire ids in the order its calls are written (history order).
+
+    A class, not a closure: compiled, `next_id` is a direct call where a closure is a call through Python's
+    calling convention, once per tool call."""
+
+    def __init__(self, wire_ids: Sequence[str]) -> None:
+        self._wire_ids: list[str] = wire_ids if isinstance(wire_ids, list) else list(wire_ids)
+        self._written = 0  # calls written so far
+
+    def next_id(self, name: str) -> str:
+        """The wire id of the next call, given its tool name (Kimi's ids carry it; these do not)."""
+        k = self._written
+        self._written = k + 1
+        return self._wire_ids[k]  # (a list read: compiled, `next(iterator)` looks `next` up in builtins per call)
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)
 class OpenAIChat(Provider):
     """Chat Completions bodies: `messages` with `tool_calls` on the assistant and `role:"tool"` results."""
 
@@ -172,16 +188,16 @@ class OpenAIChat(Provider):
         waiting: Waiting = deque()  # the tool messages after an assistant message answer its calls in order
         out: list[WireMessage] = []
         images: list[dict[str, Any]] = []  # OC7: image parts waiting for the run of tool messages to end
-        emit = self._emitter(out)  # user and system messages (a provider may move or precede them)
         named = self.tool_message_name
-        # Assistant and tool messages stand where they are written: `out.append`. Methods are called as such,
-        # not through local aliases: compiled, a call through an alias is a Python-level call.
+        # User and system messages go through `_emit` (a provider may move or precede them); assistant and tool
+        # messages stand where they are written: `out.append`. Methods are called as such, not through local
+        # aliases: compiled, a call through an alias is a Python-level call.
         if system is not None:
-            emit({"role": "system", "content": system})
+            self._emit(out, {"role": "system", "content": system})
         for message in messages:
             role = message.role
             if images and role != "tool":
-                emit({"role": "user", "content": images})
+                self._emit(out, {"role": "user", "content": images})
                 images = []
             if role == "tool":
                 content = message.content
@@ -197,28 +213,27 @@ class OpenAIChat(Provider):
                 if type(content) is str and content and not message.tool_calls:
                     out.append({"role": "assistant", "content": content})  # as `_write_assistant` writes a reply
                 else:
-                    self._write_assistant(emit, message, ids, waiting, images, out)
+                    self._write_assistant(message, ids, waiting, images, out)
             elif role == "user":
                 content = message.content
-                emit({"role": "user", "content": content if isinstance(content, str) else [
+                self._emit(out, {"role": "user", "content": content if isinstance(content, str) else [
                     _image(p) if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
                     for p in content if not isinstance(p, ThinkingPart)
                 ] or ""})  # thinking only: nothing of it can be sent
             else:
                 text, pics = _split(message.content)
-                emit({"role": "system", "content": text})
+                self._emit(out, {"role": "system", "content": text})
                 if pics:  # OC7: a system message carries no images
-                    emit({"role": "user", "content": self._labelled("the system message", pics)})
+                    self._emit(out, {"role": "user", "content": self._labelled("the system message", pics)})
         if images:
-            emit({"role": "user", "content": images})
+            self._emit(out, {"role": "user", "content": images})
         self._finish(out)
         return out
 
     def _id_assigner(self, final_ids: Sequence[str]) -> IdAssigner:
         """The wire ids of one request's calls, in the order they are written (hook: Kimi mints them from the
         calls' positions and names)."""
-        ahead = iter(self._wire_ids(final_ids))
-        return lambda _name: next(ahead)  # (`next` compiles to a C call; a bound `__next__` is a Python call)
+        return IdAssigner(self._wire_ids(final_ids))
 
     def _wire_ids(self, final_ids: Sequence[str]) -> Sequence[str]:
         """Every call's wire id, from the history's final ids (hook: Mistral has its own id rule)."""
@@ -229,10 +244,10 @@ class OpenAIChat(Provider):
         """A tool name as the provider accepts it (hook: Mistral restricts names)."""
         return name
 
-    def _emitter(self, out: list[WireMessage]) -> Callable[[WireMessage], None]:
-        """What appends a user or system message to `out` (hook: Mistral inserts turns where its role order
-        needs them, and sends a later system message as user text)."""
-        return out.append
+    def _emit(self, out: list[WireMessage], message: WireMessage) -> None:
+        """Append a user or system message to `out` (hook: Mistral inserts turns where its role order needs them,
+        and sends a later system message as user text)."""
+        out.append(message)
 
     def _on_assistant(self, out: list[WireMessage]) -> None:
         """Called before every kept assistant message, written or not (hook for Mistral's role order)."""
@@ -246,7 +261,6 @@ class OpenAIChat(Provider):
 
     def _write_assistant(
         self,
-        emit: Callable[[WireMessage], None],
         message: ChatMessage,
         ids: IdAssigner,
         waiting: Waiting,
@@ -254,13 +268,13 @@ class OpenAIChat(Provider):
         out: list[WireMessage],
     ) -> None:
         """The assistant message (appended to `out`), its calls with wire ids; its images queue for after the
-        tool run (a user message with its images alone is `emit`ted)."""
+        tool run (a user message with its images alone goes through `_emit`)."""
         content = message.content
         text, pics = (content, None) if isinstance(content, str) else _split(content)
         calls = message.tool_calls
         if not calls and not text and pics:
             # OC7: an assistant message carries no images; nothing else is left of it to send.
-            emit({"role": "user", "content": self._labelled("the assistant", pics)})
+            self._emit(out, {"role": "user", "content": self._labelled("the assistant", pics)})
             return
         if not calls and not text:
             return  # thinking only: Chat Completions has no field for it (KI3: empty is rejected)
@@ -276,7 +290,7 @@ class OpenAIChat(Provider):
             for call in calls:
                 name = call.name
                 wire_name = self._wire_name(name)
-                call_id = ids(name)
+                call_id = ids.next_id(name)
                 waiting.append((call_id, wire_name))
                 wire_calls.append({
                     "id": call_id,
@@ -290,7 +304,7 @@ class OpenAIChat(Provider):
             if calls:
                 images.extend(label)  # OC1: tool messages come right after the calls
             else:
-                emit({"role": "user", "content": label})
+                self._emit(out, {"role": "user", "content": label})
 
     def _write_result(self, message: ChatMessage, waiting: Waiting, images: list[dict[str, Any]]) -> WireMessage:
         """A `role:"tool"` message answering the first call still waiting, with text only; its images queue for a
