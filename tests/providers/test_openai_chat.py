@@ -607,3 +607,43 @@ def test_a_call_with_an_empty_name_is_a_located_error_not_a_crash() -> None:
     with pytest.raises(ReadError) as info:
         oc.from_request(body)
     assert info.value.path == "messages[1].tool_calls[0]"
+
+
+def _user_parts(*parts: dict[str, Any]) -> dict[str, Any]:
+    return {"model": "m", "messages": [{"role": "user", "content": list(parts)}]}
+
+
+@pytest.mark.parametrize("kind", ["", "foo", "thinking", "input_text", "video_url"])
+def test_a_part_type_openai_does_not_know_is_its_invalid_value_400(kind: str) -> None:
+    # OpenAI answers `Invalid value: 'image'. Supported values are: ...` with param `messages[0].content[1].type`
+    # (provider-rules evidence in the adapter: one list for every role, audio and file included).
+    body = _user_parts({"type": "text", "text": "hi"}, {"type": kind})
+    problems = oc.check(body)
+    assert [(p.code, p.path) for p in problems] == [("SHAPE", "messages[0].content[1].type")]
+    assert problems[0].message == (f"Invalid value: {kind!r}. Supported values are: 'text', 'image_url', "
+                                   "'input_audio', 'refusal', 'audio', and 'file'.")
+
+
+def test_a_part_type_openai_knows_but_the_model_cannot_hold_passes_check_and_is_a_located_read_error() -> None:
+    body = _user_parts({"type": "input_audio", "input_audio": {"data": "UklG", "format": "wav"}})
+    assert oc.check(body) == []
+    with pytest.raises(ReadError, match="unsupported content part 'input_audio'") as info:
+        oc.from_request(body)
+    assert info.value.path == "messages[0].content[0]"
+
+
+def test_kimi_reports_only_an_empty_part_type_and_mistral_its_chunk_types() -> None:
+    from chatmend.providers import kimi, mistral
+
+    # Kimi's list of part types (and its words for others) is not known: only an empty type is reported.
+    assert kimi.check(_user_parts({"type": "video_url", "video_url": {"url": "ms://f"}})) == []
+    assert [(p.code, p.path, p.message) for p in kimi.check(_user_parts({"type": ""}))] == [
+        ("SHAPE", "messages[0].content[0].type", "unknown content part type ''")]
+    # mistral-common's converter: `ValueError: 'foo' is not a valid ChunkTypes`; its own chunk types pass.
+    assert [(p.code, p.path, p.message) for p in mistral.check(_user_parts({"type": "foo"}))] == [
+        ("SHAPE", "messages[0].content[0].type", "'foo' is not a valid ChunkTypes")]
+    audio = {"type": "input_audio", "input_audio": "UklG"}
+    assert mistral.check(_user_parts({"type": "text", "text": "hi"}, audio)) == []
+    with pytest.raises(ReadError) as info:
+        mistral.from_request(_user_parts({"type": "foo"}))
+    assert info.value.path == "messages[0].content[0]" and "unsupported content part 'foo'" in info.value.reason

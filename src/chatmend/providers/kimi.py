@@ -50,6 +50,10 @@ class Kimi(OpenAIChat):
     tool_message_name: ClassVar[bool] = True  # Kimi's examples name the tool on its result
     reasoning_provider: ClassVar[str | None] = "kimi"
     ids_by_position: ClassVar[bool] = True
+    # Kimi documents text, image_url and video_url parts, but not what it says of others: only an empty type,
+    # which no API knows, is reported, in our words.
+    part_types: ClassVar[tuple[str, ...] | None] = None
+    unknown_part_text: ClassVar[str] = "unknown content part type {kind}"
     unanswered_code: ClassVar[str] = "KI1"
     texts: ClassVar[dict[str, str]] = {
         **TEXTS,

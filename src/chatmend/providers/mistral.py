@@ -140,6 +140,10 @@ class Mistral(OpenAIChat):
     texts: ClassVar[dict[str, str]] = _TEXTS
     image_code: ClassVar[str] = "MI11"  # image chunks only in user messages (tool messages need a v15 tokenizer)
     image_url_as_string: ClassVar[bool] = True  # mistral-common's ImageURLChunk: an ImageURL or a string
+    # mistral-common's chunk types (protocol/instruct/chunk.py) and the hosted API's (its OpenAPI ContentChunk)
+    part_types: ClassVar[tuple[str, ...] | None] = (
+        "text", "image", "image_url", "input_audio", "audio_url", "document_url", "reference", "file", "thinking")
+    unknown_part_text: ClassVar[str] = "{kind} is not a valid ChunkTypes"  # mistral-common's converter
 
     # ----------------------------------------------------------------------------------------- write
 

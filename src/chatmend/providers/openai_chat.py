@@ -69,6 +69,10 @@ Waiting = deque[tuple[str, str]]
 ERROR_PREFIX = "Error: "
 """Chat Completions has no error flag on a tool message: a failed result says so in its text."""
 _NO_TEXT_FOR_IMAGES = "(image result: see the next message)"
+_PART_TYPES = ("text", "image_url", "input_audio", "refusal", "audio", "file")
+"""The content part types OpenAI knows, in the order its 400 lists them (the SDK's part types of every role)."""
+_UNKNOWN_PART = ("Invalid value: {kind}. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', "
+                 "'audio', and 'file'.")
 
 TEXTS: dict[str, str] = {
     "OC1": "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
@@ -155,6 +159,10 @@ class OpenAIChat(Provider):
     """The rule an image outside a user message breaks (Mistral words it as MI11)."""
     image_url_as_string: ClassVar[bool] = False
     """Whether an `image_url` part may hold its URL as a bare string (Mistral's may; OpenAI's needs an object)."""
+    part_types: ClassVar[tuple[str, ...] | None] = _PART_TYPES
+    """The content part types the provider knows (None: not known here, any non-empty type is left to it)."""
+    unknown_part_text: ClassVar[str] = _UNKNOWN_PART
+    """The provider's words for a part of a type it does not know (`{kind}`: the type, quoted)."""
     ids_by_position: ClassVar[bool] = False
     """True when `_id_assigner` mints wire ids from the calls' positions alone (Kimi): repair then skips rule 5."""
 
@@ -442,8 +450,9 @@ class OpenAIChat(Provider):
             signature = part.get("signature")
             return ThinkingPart(text=text, signature=signature if isinstance(signature, str) else None,
                                 provider=self.name)
-        problem = self._part_problem(part)  # a known kind with a malformed field: what `check` says of it
-        if problem is not None:
+        readable = kind in ("text", "refusal", "image_url") or not isinstance(kind, str)
+        problem = self._part_problem(part) if readable else None
+        if problem is not None:  # a kind read here with a malformed field: what `check` says of it
             field, text = problem
             raise ReadError(text, path=path + field)
         raise ReadError(f"unsupported content part {kind!r}; expected text, refusal or image_url", path=path)
@@ -505,10 +514,12 @@ class OpenAIChat(Provider):
 
     def _part_problem(self, part: Any) -> tuple[str, str] | None:
         """What is malformed in one content part (the field's path below the part, and why), or None. A part
-        of a type not known here is left to the provider."""
+        of a type the provider knows but the neutral model cannot hold (audio, a file) is left to the provider."""
         if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
             return "", "expected a content part object"
         kind = part["type"]
+        if not kind or (self.part_types is not None and kind not in self.part_types):
+            return ".type", self.unknown_part_text.format(kind=repr(kind))
         if kind in ("text", "refusal") and not isinstance(part.get(kind), str):
             return f".{kind}", f"a {kind!r} part needs a string {kind!r}"
         if kind == "image_url":
