@@ -1041,3 +1041,16 @@ def test_fallback_signature_only_on_an_unsigned_first_call() -> None:
     assert [p.get("thoughtSignature") for p in turn(SIG_CALL, None)] == [SIG_CALL, None]
     assert [p.get("thoughtSignature") for p in turn(None, SIG_CALL)] == [SKIP_SIGNATURE, SIG_CALL]
     assert [p.get("thoughtSignature") for p in turn("not base64!", None)] == [SKIP_SIGNATURE, None]  # GE4
+
+
+@pytest.mark.parametrize("value", [[], 0, False, {}])
+def test_a_falsy_mime_type_or_file_uri_that_is_not_a_string_is_reported_once(value: Any) -> None:
+    # a wrong type is TYPE_STRING; "must be specified" is for a missing or empty one only
+    inline = {"contents": [{"role": "user", "parts": [{"inlineData": {"mimeType": value, "data": "AAAA"}}]}]}
+    assert [p.path for p in ge.check(inline)] == ["contents[0].parts[0].inlineData.mimeType"]
+    assert "(TYPE_STRING)" in ge.check(inline)[0].message
+    file = {"contents": [{"role": "user", "parts": [{"fileData": {"mimeType": "image/png", "fileUri": value}}]}]}
+    assert [p.path for p in ge.check(file)] == ["contents[0].parts[0].fileData.fileUri"]
+    for empty in (None, ""):
+        missing = {"contents": [{"role": "user", "parts": [{"inlineData": {"mimeType": empty, "data": "AAAA"}}]}]}
+        assert [p.message.endswith("mime_type must be specified.") for p in ge.check(missing)] == [True]

@@ -94,8 +94,9 @@ class Checker:
                 self.add("GE0", path + ".inlineData", "Invalid JSON payload received. Expected an object.")
                 return
             self.bytes_field(inline.get("data"), path + ".inlineData.data")
-            self.string_field(get(inline, "mimeType"), path + ".inlineData.mimeType")
-            if not get(inline, "mimeType"):
+            mime_type = get(inline, "mimeType")
+            self.string_field(mime_type, path + ".inlineData.mimeType")
+            if mime_type is None or mime_type == "":  # (any other non-string: `string_field` said so, once)
                 self.add(
                     "GE0",
                     path + ".inlineData.mimeType",
@@ -105,7 +106,7 @@ class Checker:
         if isinstance(file, Mapping):
             self.string_field(get(file, "fileUri"), path + ".fileData.fileUri")
             self.string_field(get(file, "mimeType"), path + ".fileData.mimeType")
-        if file is not None and not (isinstance(file, Mapping) and get(file, "fileUri")):
+        if file is not None and not (isinstance(file, Mapping) and get(file, "fileUri") not in (None, "")):
             self.add(
                 "GE0",
                 path + ".fileData",
