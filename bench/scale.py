@@ -11,9 +11,10 @@
    layout, which differs from one process to the next).
 3. pydantic-ai's public `repair_messages` on the same 20,000-message history with unique ids, built in
    both models (target: chatmend at least 5 times faster), messy and already valid.
-4. Scaling: time per message at 10k, 100k and 1M messages (target: flat within 20%), pooled over
-   `--processes` fresh processes (a 10k-message repair takes a few milliseconds: one process's figure
-   moved with its heap and the neighbours' load).
+4. Scaling: time per message at 10k, 100k and 1M messages (target: flat within 20%): in each round, each
+   size's time per message over 10k's, timed in the same round of the same process; the median of those
+   ratios over `--processes` fresh processes (a 10k-message repair takes a few milliseconds: one process's
+   figure moved with its heap and the neighbours' load).
 5. Memory: repairing an already valid 100,000-message history allocates no new message (tracemalloc)
    and returns the input's own objects.
 
@@ -42,7 +43,7 @@ from chatmend import ChatMessage, ImagePart, TextPart, repair_history
 from chatmend.incremental import Repairer
 from chatmend.jsonl import message_to_dict
 from repair import ratio_to_dumps
-from timing import CLOCKS, best_of, in_fresh_process, interleaved, interpreter, median, paired_ratio
+from timing import CLOCKS, Ratio, best_of, in_fresh_process, interleaved, interpreter, median, paired_ratio, summarize
 from workloads import kimi_messy, mixed_messy, one_turn, unique_messy, valid_unique
 
 Clock = Callable[[], float]
@@ -139,25 +140,42 @@ def scaling_times(runs: int, clock: Clock, sizes: tuple[int, ...]) -> dict[str, 
 
 
 def scaling(cells: list[dict[str, dict[str, list[float]]]]) -> None:
-    """4. Time per message at growing sizes, next to json.dumps's (a linear pass over the same data), pooled over
-    fresh processes: each lays out its heap differently, and a 10k-message repair (a few milliseconds) moves
-    with that and with the neighbours' load more than a 1M-message one."""
+    """4. Time per message at growing sizes, next to json.dumps's (a linear pass over the same data).
+
+    The figure is, as every other one, a ratio to a baseline timed beside it: in each round, a size's time per
+    message over the smallest size's, in the same round of the same process; for each size the median of those
+    ratios over the rounds of all processes, and the spread is the largest of them over the smallest. Printed
+    beside it: the medians of the absolute times pooled over the processes (their spread also holds how fast
+    each process was as a whole: its heap's layout, the neighbours' load) and each process's own spread (a
+    10k-message repair takes a few milliseconds: one process's figure moves with its heap and the load).
+    """
     print("4. scaling, mixed workload: time per message (target: flat within 20%)")
     sizes = list(cells[0]["repair"])
+    base = sizes[0]
 
     def per_message(what: str, cell_list: list[dict[str, dict[str, list[float]]]]) -> dict[str, float]:
         return {n: median([t for cell in cell_list for t in cell[what][n]]) / int(n) for n in sizes}
+
+    def relative(what: str) -> dict[str, Ratio]:
+        """Each size's time per message over the smallest size's, round by round, pooled over processes."""
+        return {n: summarize([(t / int(n)) / (b / int(base)) for cell in cells
+                              for t, b in zip(cell[what][n], cell[what][base], strict=True)]) for n in sizes}
 
     def spread(values: dict[str, float]) -> float:
         return max(values.values()) / min(values.values()) - 1
 
     repair, dumps = per_message("repair", cells), per_message("json.dumps", cells)
+    repair_relative, dumps_relative = relative("repair"), relative("json.dumps")
     for n in sizes:
-        print(f"   {int(n):>9,} messages: repair {repair[n] * 1e6:.3f} us per message "
-              f"(json.dumps {dumps[n] * 1e6:.3f} us)")
+        print(f"   {int(n):>9,} messages: repair {repair[n] * 1e6:.3f} us per message, {repair_relative[n]} of "
+              f"{int(base):,}'s (json.dumps {dumps[n] * 1e6:.3f} us, {dumps_relative[n]})")
+    figure = spread({n: r.median for n, r in repair_relative.items()})
+    dumps_figure = spread({n: r.median for n, r in dumps_relative.items()})
     each = ", ".join(f"{spread(per_message('repair', [cell])):.0%}" for cell in cells)
-    print(f"   spread of repair's time per message: {spread(repair):.0%} (medians of {len(cells)} processes; "
-          f"each process: {each}; json.dumps's: {spread(dumps):.0%})", flush=True)
+    print(f"   spread of repair's time per message: {figure:.0%} (per-round ratios to {int(base):,} messages, "
+          f"{len(cells)} processes; json.dumps's: {dumps_figure:.0%})")
+    print(f"   of the pooled absolute medians: {spread(repair):.0%} (json.dumps's: {spread(dumps):.0%}); "
+          f"each process's own: {each}", flush=True)
 
 
 def memory() -> None:
