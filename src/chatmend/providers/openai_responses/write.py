@@ -175,8 +175,12 @@ class Writer:
     """One linear pass from repaired messages to input items, with the request's id state."""
 
     def __init__(self, final_ids: Sequence[str]) -> None:
-        self.ids_ahead = iter(wire_ids(_call_id, final_ids, CALL_ID_MAX))
-        """The call_ids of the calls still to be written (OR3; calls are written in history order)."""
+        ids = wire_ids(_call_id, final_ids, CALL_ID_MAX)
+        self.wire_ids: list[str] = ids if isinstance(ids, list) else list(ids)
+        """The call_id of every call, in order (OR3; calls are written in history order), read by position
+        (compiled, `next()` looks `next` up in the builtins at every call)."""
+        self.written = 0
+        """The calls written so far."""
         self.waiting: deque[str] = deque()
         """The call_id of each call written whose output is still to come: the outputs after a message's calls
         answer them in order."""
@@ -240,7 +244,9 @@ class Writer:
 
     def call_id(self) -> str:
         """The call_id of the next call written, remembered for its output."""
-        call_id = next(self.ids_ahead)
+        k = self.written
+        self.written = k + 1
+        call_id = self.wire_ids[k]
         self.waiting.append(call_id)
         return call_id
 
@@ -274,12 +280,14 @@ class Writer:
         if images:
             # Assistant content takes only output_text and refusal parts (OR0): images go to a user message.
             items.append({"role": "user", "content": [_image(p) for p in images]})
-        ahead, wait = self.ids_ahead, self.waiting.append  # `call_id`, inlined: a reply's calls are the hot path
+        wire, k, wait = self.wire_ids, self.written, self.waiting.append  # `call_id`, inlined: the hot path
         for call in message.tool_calls:
-            call_id = next(ahead)
+            call_id = wire[k]
+            k += 1
             wait(call_id)
             items.append({"type": "function_call", "call_id": call_id, "name": call.name,
                           "arguments": arguments_text(call.arguments)})
+        self.written = k
 
 
 def instructions(content: str | tuple[Part, ...]) -> str | None:
