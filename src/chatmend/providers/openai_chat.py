@@ -70,7 +70,8 @@ ERROR_PREFIX = "Error: "
 """Chat Completions has no error flag on a tool message: a failed result says so in its text."""
 _NO_TEXT_FOR_IMAGES = "(image result: see the next message)"
 _PART_TYPES = ("text", "image_url", "input_audio", "refusal", "audio", "file")
-"""The content part types OpenAI knows, in the order its 400 lists them (the SDK's part types of every role)."""
+"""The content part types OpenAI knows, as its 400 for another type lists them: the SDK's part types of every
+role (text, image_url, input_audio, file; refusal on the assistant), and `audio`."""
 _UNKNOWN_PART = ("Invalid value: {kind}. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', "
                  "'audio', and 'file'.")
 
