@@ -17,7 +17,7 @@ from chatmend.providers import kimi, mistral, openai_chat
 from chatmend.providers.anthropic import Anthropic
 from chatmend.providers.base import HistoryInput, Provider, ToolsInput
 from chatmend.providers.gemini import Gemini
-from chatmend.providers.openai_chat import OpenAIChat
+from chatmend.providers.openai_chat import IdAssigner, OpenAIChat
 from chatmend.providers.openai_responses import OpenAIResponses
 from chatmend.repair import IsReadOnly
 
@@ -64,6 +64,41 @@ def test_a_subclass_of_an_adapter_uses_its_own_hooks_in_the_inherited_writer() -
     # the shipped adapter is untouched by the subclass
     shipped = openai_chat.PROVIDER.to_request(history(), model="m")["messages"]
     assert [call["id"] for m in shipped for call in m.get("tool_calls", ())] == ["call_0", "call_1", "call_0_1"]
+
+
+class _Named(IdAssigner):
+    """A user's own id minting, in Python, over the compiled `IdAssigner`: the tool's name and a count."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+        self.count = 0
+
+    def next_id(self, name: str) -> str:
+        self.count += 1
+        return f"{name}-{self.count}"
+
+
+class Minting(OpenAIChat):
+    """A subclass minting its own ids from the calls' positions and names, and marking the user's turns."""
+
+    name: ClassVar[str] = "minting"
+    ids_by_position: ClassVar[bool] = True
+
+    def _id_assigner(self, final_ids: Sequence[str]) -> IdAssigner:
+        return _Named()
+
+    def _emit(self, out: list[dict[str, Any]], message: dict[str, Any]) -> None:
+        if message["role"] == "user" and isinstance(message["content"], str):
+            message = {**message, "content": f"[user] {message['content']}"}
+        out.append(message)
+
+
+def test_a_subclass_mints_ids_with_its_own_id_assigner_and_places_user_turns_with_its_own_emit() -> None:
+    messages = Minting().to_request(history(), model="m")["messages"]
+    ids = [call["id"] for m in messages for call in m.get("tool_calls", ())]
+    assert ids == ["weather.get-1", "weather.get-2", "weather.get-3"]
+    assert [m["tool_call_id"] for m in messages if m["role"] == "tool"] == ids
+    assert messages[0] == {"role": "user", "content": "[user] Weather in Paris and Oslo?"}
 
 
 class Flagged(OpenAIChat):
@@ -147,7 +182,7 @@ class Block:
             raise ImportError("not installed")
 
 sys.meta_path.insert(0, Block())
-from chatmend.providers.openai_chat import OpenAIChat
+from chatmend.providers.openai_chat import IdAssigner, OpenAIChat
 from chatmend.providers import names, get
 
 class Mine(OpenAIChat):
