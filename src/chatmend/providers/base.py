@@ -29,6 +29,7 @@ except ImportError:  # a pure-Python install need not have it: then the decorato
 __all__ = [
     "SHAPE",
     "HistoryInput",
+    "IdAssigner",
     "Provider",
     "ToolsInput",
     "arguments_json",
@@ -47,6 +48,24 @@ HistoryInput = Sequence[ChatMessage | Mapping[str, Any]]
 """What `to_request` accepts: ChatMessage objects or dicts of the neutral JSON shape."""
 ToolsInput = Sequence[Tool | Mapping[str, Any]] | None
 """Tools as `Tool` objects or dicts with name, description and parameters."""
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)
+class IdAssigner:
+    """Hands out one request's wire ids in the order its calls are written (history order): every writer's.
+
+    A class, not a closure: compiled, `next_id` is a direct call where a closure is a call through Python's
+    calling convention, once per tool call."""
+
+    def __init__(self, wire_ids: Sequence[str]) -> None:
+        self._wire_ids: list[str] = wire_ids if isinstance(wire_ids, list) else list(wire_ids)
+        self._written = 0  # calls written so far
+
+    def next_id(self, name: str) -> str:
+        """The wire id of the next call, given its tool name (Kimi's ids carry it; these do not)."""
+        k = self._written
+        self._written = k + 1
+        return self._wire_ids[k]  # (a list read: compiled, `next(iterator)` looks `next` up in builtins per call)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # a wheel compiles the adapters (setup.py); users subclass them

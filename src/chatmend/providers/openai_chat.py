@@ -32,6 +32,7 @@ from chatmend.providers import async_send
 from chatmend.providers.base import (
     SHAPE,
     HistoryInput,
+    IdAssigner,
     Provider,
     ToolsInput,
     arguments_text,
@@ -120,24 +121,6 @@ def _split(content: str | tuple[Part, ...]) -> tuple[str, list[ImagePart]]:
 def _image(part: ImagePart) -> dict[str, Any]:
     """An `image_url` content part."""
     return {"type": "image_url", "image_url": {"url": image_data_url(part)}}
-
-
-@mypyc_attr(allow_interpreted_subclasses=True)
-class IdAssigner:
-    """Hands out one request's wire ids in the order its calls are written (history order).
-
-    A class, not a closure: compiled, `next_id` is a direct call where a closure is a call through Python's
-    calling convention, once per tool call."""
-
-    def __init__(self, wire_ids: Sequence[str]) -> None:
-        self._wire_ids: list[str] = wire_ids if isinstance(wire_ids, list) else list(wire_ids)
-        self._written = 0  # calls written so far
-
-    def next_id(self, name: str) -> str:
-        """The wire id of the next call, given its tool name (Kimi's ids carry it; these do not)."""
-        k = self._written
-        self._written = k + 1
-        return self._wire_ids[k]  # (a list read: compiled, `next(iterator)` looks `next` up in builtins per call)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)

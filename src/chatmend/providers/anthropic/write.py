@@ -20,7 +20,7 @@ from chatmend.providers.anthropic.wire import (
     THINKING_CLOSE,
     THINKING_OPEN,
 )
-from chatmend.providers.base import parse_data_url
+from chatmend.providers.base import IdAssigner, parse_data_url
 from chatmend.repair import RepairResult
 
 Block = dict[str, Any]
@@ -125,17 +125,14 @@ def _produces(message: ChatMessage) -> bool:
 class _Writer:
     """The state of one `to_request` pass: wire ids, output, and the assistant turn being merged."""
 
-    __slots__ = ("history", "in_run", "out", "run_thinking", "thinking_on", "wire_ids", "written")
+    __slots__ = ("history", "ids", "in_run", "out", "run_thinking", "thinking_on")
 
     def __init__(self, repair: RepairResult, thinking_on: bool) -> None:
         self.history = repair.messages
         self.thinking_on = thinking_on
-        ids = wire_ids(_wire_id, repair.final_ids, ID_MAX_LENGTH, _SAFE_RUN)
-        self.wire_ids: list[str] = ids if isinstance(ids, list) else list(ids)
-        """The wire id of every call, in order (AN5: ^[a-zA-Z0-9_-]+$, at most 64; calls are written in history
-        order, results by position); a slice per reply (compiled, `next()` looks `next` up at every call)."""
-        self.written = 0
-        """The calls written so far."""
+        self.ids = IdAssigner(wire_ids(_wire_id, repair.final_ids, ID_MAX_LENGTH, _SAFE_RUN))
+        """The wire ids of the calls, in order (AN5: ^[a-zA-Z0-9_-]+$, at most 64; calls are written in history
+        order, results by position)."""
         self.out: list[WireMessage] = []
         self.in_run = False
         """True when the last wire message is an assistant one: the next assistant message merges into it."""
@@ -237,9 +234,8 @@ class _Writer:
         if has_thinking:
             blocks = self.place_thinking(blocks, i, bool(calls), bool(images))
         if calls:
-            start = self.written
-            self.written = start + len(calls)
-            call_ids = self.wire_ids[start : start + len(calls)]
+            ids = self.ids
+            call_ids = [ids.next_id(c.name) for c in calls]
             for c, wire_id in zip(calls, call_ids):  # AN4: nothing follows the tool_use blocks in the turn.
                 arguments = c.arguments
                 blocks.append({"type": "tool_use", "id": wire_id, "name": c.name,

@@ -11,7 +11,7 @@ from typing_extensions import assert_never
 
 from chatmend.ids import shortening_id_maker, wire_ids
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
-from chatmend.providers.base import arguments_text, image_data_url
+from chatmend.providers.base import IdAssigner, arguments_text, image_data_url
 from chatmend.providers.openai_responses.wire import CALL_ID_MAX, ERROR_MARK, ID_PREFIX, ITEM_ID, NAME, PHASES, Json
 
 _call_id = shortening_id_maker(CALL_ID_MAX)
@@ -175,12 +175,8 @@ class Writer:
     """One linear pass from repaired messages to input items, with the request's id state."""
 
     def __init__(self, final_ids: Sequence[str]) -> None:
-        ids = wire_ids(_call_id, final_ids, CALL_ID_MAX)
-        self.wire_ids: list[str] = ids if isinstance(ids, list) else list(ids)
-        """The call_id of every call, in order (OR3; calls are written in history order), read by position
-        (compiled, `next()` looks `next` up in the builtins at every call)."""
-        self.written = 0
-        """The calls written so far."""
+        self.ids = IdAssigner(wire_ids(_call_id, final_ids, CALL_ID_MAX))
+        """The call_ids of the calls, in order (OR3; calls are written in history order)."""
         self.waiting: deque[str] = deque()
         """The call_id of each call written whose output is still to come: the outputs after a message's calls
         answer them in order."""
@@ -239,14 +235,12 @@ class Writer:
                 self.items.append(item)
             else:
                 call: ToolCall = step[1]
-                self.items.append({"type": "function_call", "id": step[2], "call_id": self.call_id(),
+                self.items.append({"type": "function_call", "id": step[2], "call_id": self.call_id(call.name),
                                    "name": call.name, "arguments": arguments_text(call.arguments)})
 
-    def call_id(self) -> str:
-        """The call_id of the next call written, remembered for its output."""
-        k = self.written
-        self.written = k + 1
-        call_id = self.wire_ids[k]
+    def call_id(self, name: str) -> str:
+        """The call_id of the next call written (a call of tool `name`), remembered for its output."""
+        call_id = self.ids.next_id(name)
         self.waiting.append(call_id)
         return call_id
 
@@ -280,14 +274,13 @@ class Writer:
         if images:
             # Assistant content takes only output_text and refusal parts (OR0): images go to a user message.
             items.append({"role": "user", "content": [_image(p) for p in images]})
-        wire, k, wait = self.wire_ids, self.written, self.waiting.append  # `call_id`, inlined: the hot path
+        ids, wait = self.ids, self.waiting.append  # `call_id`, inlined: a reply's calls are the hot path
         for call in message.tool_calls:
-            call_id = wire[k]
-            k += 1
+            name = call.name
+            call_id = ids.next_id(name)
             wait(call_id)
-            items.append({"type": "function_call", "call_id": call_id, "name": call.name,
+            items.append({"type": "function_call", "call_id": call_id, "name": name,
                           "arguments": arguments_text(call.arguments)})
-        self.written = k
 
 
 def instructions(content: str | tuple[Part, ...]) -> str | None:
