@@ -105,6 +105,15 @@ def _under(prefix: str) -> Iterator[None]:
         raise ReadError(validation_reason(exc), path=prefix) from None
 
 
+def _named_function(call: Any) -> Mapping[str, Any] | None:
+    """A tool call's `function` object when it names its tool (a non-empty string), else None: what reading and
+    checking a call both need first."""
+    function = call.get("function") if isinstance(call, Mapping) else None
+    if isinstance(function, Mapping) and isinstance(function.get("name"), str) and function["name"]:
+        return function
+    return None
+
+
 def _thinking_text(parts: Sequence[Part]) -> str:
     """The readable text of a message's thinking parts, joined (redacted thinking has none)."""
     return "\n".join(p.text for p in parts if isinstance(p, ThinkingPart) and p.text)
@@ -395,8 +404,8 @@ class OpenAIChat(Provider):
     def _read_call(self, call: Any, k: int) -> ToolCall:
         """A function tool call; its JSON-text arguments become an object when they parse."""
         path = f"tool_calls[{k}]"
-        function = call.get("function") if isinstance(call, Mapping) else None
-        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str) or not function["name"]:
+        function = _named_function(call)
+        if function is None:
             raise ReadError("a tool call needs a 'function' with a non-empty 'name'", path=path)
         call_id = call.get("id")
         arguments = function.get("arguments")
@@ -487,9 +496,7 @@ class OpenAIChat(Provider):
                 return [*out, self._problem(SHAPE, f"{path}.tool_calls",
                                             "'tool_calls' is a list on assistant messages")]
             for k, call in enumerate(calls):
-                function = call.get("function") if isinstance(call, Mapping) else None
-                if not isinstance(function, Mapping) or not isinstance(function.get("name"), str) or not function[
-                        "name"]:
+                if _named_function(call) is None:
                     out.append(self._problem(SHAPE, f"{path}.tool_calls[{k}]",
                                              "a tool call needs a 'function' object with a non-empty string 'name'"))
                 elif "id" in call and not isinstance(call["id"], str):
