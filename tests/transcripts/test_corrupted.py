@@ -53,16 +53,65 @@ def test_a_codex_item_type_that_is_not_a_string_is_a_located_error() -> None:
             '{"timestamp":"t1","type":"response_item","payload":{"type":[],"role":"assistant","content":[]}}\n')
     with pytest.raises(InputError) as info:
         read_text(text, "codex")
-    assert info.value.line == 2 and "expected one Codex session record a line" in info.value.message
+    assert info.value.line == 2
+    assert info.value.message == "payload.type: expected a string (the item's type), got a list"
 
 
-def test_a_claude_code_call_input_that_is_not_an_object_is_a_located_error() -> None:
-    record = {"type": "assistant", "uuid": "u1", "parentUuid": None, "sessionId": "s",
-              "message": {"role": "assistant", "id": "m1", "content": [
-                  {"type": "tool_use", "id": "toolu_1", "name": "search", "input": True}]}}
+# A field the reader cannot take is named by its path in the record, with what was expected and what was found.
+def _claude_code_reply(*blocks: dict[str, Any]) -> str:
+    record = {"type": "assistant", "uuid": "u2", "parentUuid": "u1", "sessionId": "s",
+              "message": {"role": "assistant", "id": "m1", "content": [{"type": "text", "text": "Let me look."},
+                                                                       *blocks]}}
+    first = {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s",
+             "message": {"role": "user", "content": "hi"}}
+    return "".join(lines_of([first, record]))
+
+
+@pytest.mark.parametrize(("value", "got"), [(True, "a boolean"), ([1, 2], "a list"), (3, "a number")])
+def test_a_claude_code_call_input_that_is_not_an_object_names_its_field(value: object, got: str) -> None:
+    text = _claude_code_reply({"type": "tool_use", "id": "toolu_1", "name": "search", "input": value})
     with pytest.raises(InputError) as info:
-        read_text("".join(lines_of([record])), "claude_code")
-    assert info.value.line == 1 and info.value.message.startswith("arguments: ")
+        read_text(text, "claude_code")
+    assert info.value.line == 2
+    assert info.value.message == f"message.content[1].input: expected an object (the tool's input), got {got}"
+
+
+def test_a_claude_code_thinking_signature_that_is_not_a_string_names_its_field() -> None:
+    text = _claude_code_reply({"type": "thinking", "thinking": "hm", "signature": {"sig": 1}})
+    with pytest.raises(InputError) as info:
+        read_text(text, "claude_code")
+    assert (info.value.line, info.value.message) == (
+        2, "message.content[1].signature: expected a string, got an object")
+
+
+@pytest.mark.parametrize(("item", "path"), [
+    ({"type": "function_call", "name": "shell", "call_id": "c1", "arguments": 5}, "payload.arguments"),
+    ({"type": "custom_tool_call", "name": "apply_patch", "call_id": "c1", "input": [1]}, "payload.input"),
+    ({"type": "local_shell_call", "call_id": "c1", "action": True}, "payload.action"),
+])
+def test_a_codex_call_whose_arguments_are_not_text_or_an_object_names_its_field(item: dict[str, Any],
+                                                                                path: str) -> None:
+    text = ('{"timestamp":"t0","type":"session_meta","payload":{"id":"s"}}\n'
+            + json.dumps({"timestamp": "t1", "type": "response_item", "payload": item}) + "\n")
+    with pytest.raises(InputError) as info:
+        read_text(text, "codex")
+    assert info.value.line == 2
+    assert info.value.message.startswith(f"{path}: expected a string (the call's JSON arguments) or an object, got ")
+
+
+def test_an_older_codex_rollout_names_the_field_without_an_envelope() -> None:
+    lines = lines_of([{"id": "s", "timestamp": "t0"},
+                      {"type": "function_call", "name": "shell", "call_id": "c1", "arguments": [1]},
+                      {"type": ["message"], "role": "user", "content": "kept unread"},
+                      {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hello?"}]}])
+    with pytest.raises(InputError) as info:
+        read_text("".join(lines), "codex")
+    assert (info.value.line, info.value.message) == (
+        2, "arguments: expected a string (the call's JSON arguments) or an object, got a list")
+    # a bare record whose type is not a string is not an item: it stays in the file, unread
+    session = read_text("".join([lines[0], lines[2], lines[3]]), "codex")
+    assert [m.content for m in session.messages] == ["hello?"]
+    assert "".join(session.repaired(None)[1]) == "".join([lines[0], lines[2], lines[3]])
 
 
 def test_a_claude_code_parent_that_is_not_a_string_is_relinked_not_a_crash() -> None:

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from chatmend.formats._io import InputError
+from chatmend.formats._io import InputError, json_kind
 
 __all__ = ["detect_document", "detect_records", "model_family"]
 
@@ -74,19 +74,10 @@ def detect_document(value: object) -> str:
             raise InputError("an empty list; expected a list of messages")
         for i, item in enumerate(value):
             if not isinstance(item, Mapping):
-                raise InputError(f"[{i}]: expected a message (a JSON object), got {_kind(item)}")
+                raise InputError(f"[{i}]: expected a message (a JSON object), got {json_kind(item)}")
         return _classify_items(value, allow_neutral=True, plain="openai_chat")
-    raise InputError(f"the file holds {_kind(value)}; expected a request body (a JSON object) or a list of "
+    raise InputError(f"the file holds {json_kind(value)}; expected a request body (a JSON object) or a list of "
                      "messages")
-
-
-def _kind(value: object) -> str:
-    """A JSON value's type, in words."""
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "an object"
-    return {str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
 
 
 def detect_records(records: Sequence[object]) -> str:

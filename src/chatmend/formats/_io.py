@@ -12,10 +12,10 @@ import secrets
 import shutil
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import IO
 
-__all__ = ["InputError", "Progress", "atomic_copy", "atomic_write", "decoded_lines", "open_input"]
+__all__ = ["InputError", "Progress", "atomic_copy", "atomic_write", "decoded_lines", "json_kind", "open_input"]
 
 
 class InputError(Exception):
@@ -35,6 +35,15 @@ class InputError(Exception):
             if self.column is not None:
                 where += f":{self.column}"
         return f"{where}: {self.message}"
+
+
+def json_kind(value: object) -> str:
+    """A JSON value's type, in words (what an InputError says it got)."""
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return {str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
 
 
 class Progress:

@@ -21,11 +21,11 @@ from pydantic import ValidationError
 
 from chatmend import ChatMessage, RepairResult, repair_history
 from chatmend.exceptions import validation_reason
-from chatmend.formats._io import InputError
+from chatmend.formats._io import InputError, json_kind
 from chatmend.formats._session import Session
 from chatmend.repair import IsReadOnly, is_placeholder
 
-__all__ = ["Origin", "Record", "TranscriptFormat", "compact_json", "located", "parse_records"]
+__all__ = ["Origin", "Record", "TranscriptFormat", "compact_json", "expect", "located", "parse_records"]
 
 Origin = tuple[int, int]
 """(record index, block index): where a block of a neutral message was read from."""
@@ -71,10 +71,17 @@ def parse_records(lines: Iterable[str], *, what: str) -> list[Record]:
     return records
 
 
+def expect(record: Record, path: str, value: object, types: tuple[type, ...], expected: str) -> None:
+    """A field the reader cannot take (a list for a call's input) as an InputError naming its line and path in
+    the record, what was expected there and what was found."""
+    if not isinstance(value, types):
+        raise InputError(f"{path}: expected {expected}, got {json_kind(value)}", line=record.line)
+
+
 @contextmanager
 def located(record: Record, what: str) -> Iterator[None]:
-    """A record whose fields hold what its reader cannot take (a list where an id goes, a number for a call's
-    input), as an InputError at its line, not a crash."""
+    """The net under `expect`: whatever else in a record its reader cannot take, as an InputError at its line,
+    not a crash."""
     try:
         yield
     except ValidationError as exc:

@@ -15,7 +15,7 @@ from typing import Any
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
 from chatmend.formats._session import Session
 from chatmend.messages import Part
-from chatmend.transcripts._records import Origin, Record, TranscriptFormat, located, parse_records
+from chatmend.transcripts._records import Origin, Record, TranscriptFormat, expect, located, parse_records
 
 __all__ = ["ClaudeCode", "read"]
 
@@ -125,15 +125,19 @@ class ClaudeCode(TranscriptFormat):
             if kind == "text" and isinstance(block.get("text"), str):
                 parts.append(TextPart(text=block["text"]))
             elif kind == "thinking":
+                signature = block.get("signature")
+                expect(record, f"message.content[{b}].signature", signature, (str, type(None)), "a string")
                 parts.append(ThinkingPart(text=str(block.get("thinking") or ""),
-                                          signature=block.get("signature"), provider="anthropic"))
+                                          signature=signature, provider="anthropic"))
             elif kind == "redacted_thinking":
                 data = str(block.get("data") or "")
                 parts.append(ThinkingPart(redacted=True, data=data, provider="anthropic"))
             elif kind == "tool_use":
                 name = str(block.get("name") or "tool")
                 call_id = str(block.get("id") or "")
-                calls.append(ToolCall(id=call_id, name=name, arguments=block.get("input") or {}))
+                arguments = block.get("input") or {}
+                expect(record, f"message.content[{b}].input", arguments, (dict, str), "an object (the tool's input)")
+                calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
 
     def _flush(self) -> None:
         """Emit the reply being read, if any."""

@@ -15,7 +15,7 @@ from typing import Any
 from chatmend import ChatMessage, ImagePart, TextPart, ToolCall
 from chatmend.formats._session import Session
 from chatmend.messages import Part
-from chatmend.transcripts._records import Origin, Record, TranscriptFormat, located, parse_records
+from chatmend.transcripts._records import Origin, Record, TranscriptFormat, expect, located, parse_records
 
 __all__ = ["Codex", "read"]
 
@@ -91,11 +91,12 @@ class Codex(TranscriptFormat):
         if data.get("type") == "turn_context" and isinstance(payload, Mapping) \
                 and isinstance(payload.get("model"), str):
             self.model = payload["model"]
-        if self.legacy and "payload" not in data and data.get("type") in _ITEM_TYPES:
+        if self.legacy and "payload" not in data and isinstance(data.get("type"), str) and data["type"] in _ITEM_TYPES:
             payload = data  # the bare item of an older rollout
         elif data.get("type") != "response_item" or not isinstance(payload, Mapping):
             return
         kind = payload.get("type")
+        expect(record, "type" if payload is data else "payload.type", kind, (str,), "a string (the item's type)")
         if kind == "message":
             role = payload.get("role")
             if role == "assistant":
@@ -116,9 +117,11 @@ class Codex(TranscriptFormat):
                 self._assistant = ([], [], [])
             call_id = str(payload.get("call_id") or payload.get("id") or "")
             name = str(payload.get("name") or ("local_shell" if kind == "local_shell_call" else "tool"))
-            arguments: Any = payload.get("arguments") if kind == "function_call" else (
-                payload.get("input") if kind == "custom_tool_call" else payload.get("action"))
-            self._assistant[1].append(ToolCall(id=call_id, name=name, arguments=arguments or {}))
+            field = "arguments" if kind == "function_call" else ("input" if kind == "custom_tool_call" else "action")
+            arguments = payload.get(field) or {}
+            expect(record, f"{'' if payload is data else 'payload.'}{field}", arguments, (dict, str),
+                   "a string (the call's JSON arguments) or an object")
+            self._assistant[1].append(ToolCall(id=call_id, name=name, arguments=arguments))
             self._assistant[2].append((k, 0))
         elif kind in _RESULTS:
             self._flush()
