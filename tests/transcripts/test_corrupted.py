@@ -57,6 +57,15 @@ def test_a_codex_item_type_that_is_not_a_string_is_a_located_error() -> None:
     assert info.value.message == "payload.type: expected a string (the item's type), got a list"
 
 
+def test_a_codex_item_without_a_type_is_kept_unread() -> None:
+    lines = ['{"timestamp":"t0","type":"session_meta","payload":{"id":"s"}}\n',
+             '{"timestamp":"t1","type":"response_item","payload":{"role":"user","content":"?"}}\n',
+             '{"timestamp":"t2","type":"response_item","payload":{"type":"message","role":"user","content":"hi"}}\n']
+    session = read_text("".join(lines), "codex")
+    assert [m.content for m in session.messages] == ["hi"]
+    assert "".join(session.repaired(None)[1]) == "".join(lines)
+
+
 # A field the reader cannot take is named by its path in the record, with what was expected and what was found.
 def _claude_code_reply(*blocks: dict[str, Any]) -> str:
     record = {"type": "assistant", "uuid": "u2", "parentUuid": "u1", "sessionId": "s",

@@ -96,7 +96,9 @@ class Codex(TranscriptFormat):
         elif data.get("type") != "response_item" or not isinstance(payload, Mapping):
             return
         kind = payload.get("type")
-        expect(record, "type" if payload is data else "payload.type", kind, (str,), "a string (the item's type)")
+        where = "" if payload is data else "payload."  # (an older rollout's items have no envelope)
+        # an item without a type is not one chatmend reads: kept as it is, as any other
+        expect(record, f"{where}type", kind, (str, type(None)), "a string (the item's type)")
         if kind == "message":
             role = payload.get("role")
             if role == "assistant":
@@ -119,7 +121,7 @@ class Codex(TranscriptFormat):
             name = str(payload.get("name") or ("local_shell" if kind == "local_shell_call" else "tool"))
             field = "arguments" if kind == "function_call" else ("input" if kind == "custom_tool_call" else "action")
             arguments = payload.get(field) or {}
-            expect(record, f"{'' if payload is data else 'payload.'}{field}", arguments, (dict, str),
+            expect(record, f"{where}{field}", arguments, (dict, str),
                    "a string (the call's JSON arguments) or an object")
             self._assistant[1].append(ToolCall(id=call_id, name=name, arguments=arguments))
             self._assistant[2].append((k, 0))
