@@ -93,6 +93,45 @@ def test_a_claude_code_thinking_signature_that_is_not_a_string_names_its_field()
         2, "message.content[1].signature: expected a string, got an object")
 
 
+@pytest.mark.parametrize(("block", "path", "got"), [
+    ({"type": "tool_use", "id": ["toolu_1"], "name": "search", "input": {}}, "id", "a list"),
+    ({"type": "tool_use", "id": "toolu_1", "name": {"n": 1}, "input": {}}, "name", "an object"),
+    ({"type": "thinking", "thinking": ["hm"], "signature": "sig"}, "thinking", "a list"),
+    ({"type": "redacted_thinking", "data": 7}, "data", "a number"),
+])
+def test_a_claude_code_text_field_of_another_type_names_its_field(block: dict[str, Any], path: str,
+                                                                   got: str) -> None:
+    # read as text (`str()`), `["toolu_1"]` would have become the id "['toolu_1']", sent to the provider
+    with pytest.raises(InputError) as info:
+        read_text(_claude_code_reply(block), "claude_code")
+    assert (info.value.line, info.value.message) == (2, f"message.content[1].{path}: expected a string, got {got}")
+
+
+def test_a_claude_code_result_id_of_another_type_names_its_field() -> None:
+    result = {"type": "user", "uuid": "u3", "parentUuid": "u2", "sessionId": "s", "message": {
+        "role": "user", "content": [{"type": "tool_result", "tool_use_id": 1, "content": "ok"}]}}
+    text = _claude_code_reply({"type": "tool_use", "id": "toolu_1", "name": "search", "input": {}})
+    with pytest.raises(InputError) as info:
+        read_text(text + "".join(lines_of([result])), "claude_code")
+    assert (info.value.line, info.value.message) == (
+        3, "message.content[0].tool_use_id: expected a string, got a number")
+
+
+@pytest.mark.parametrize(("item", "path"), [
+    ({"type": "function_call", "name": "shell", "call_id": 5, "arguments": "{}"}, "payload.call_id"),
+    ({"type": "function_call", "name": ["shell"], "call_id": "c1", "arguments": "{}"}, "payload.name"),
+    ({"type": "local_shell_call", "id": {"i": 1}, "action": {}}, "payload.id"),
+    ({"type": "function_call_output", "call_id": [], "output": "ok"}, "payload.call_id"),
+])
+def test_a_codex_id_or_name_of_another_type_names_its_field(item: dict[str, Any], path: str) -> None:
+    text = ('{"timestamp":"t0","type":"session_meta","payload":{"id":"s"}}\n'
+            + json.dumps({"timestamp": "t1", "type": "response_item", "payload": item}) + "\n")
+    with pytest.raises(InputError) as info:
+        read_text(text, "codex")
+    assert info.value.line == 2
+    assert info.value.message.startswith(f"{path}: expected a string, got ")
+
+
 @pytest.mark.parametrize(("item", "path"), [
     ({"type": "function_call", "name": "shell", "call_id": "c1", "arguments": 5}, "payload.arguments"),
     ({"type": "custom_tool_call", "name": "apply_patch", "call_id": "c1", "input": [1]}, "payload.input"),

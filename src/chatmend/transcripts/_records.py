@@ -25,7 +25,9 @@ from chatmend.formats._io import InputError, json_kind
 from chatmend.formats._session import Session
 from chatmend.repair import IsReadOnly, is_placeholder
 
-__all__ = ["Origin", "Record", "TranscriptFormat", "compact_json", "expect", "located", "parse_records"]
+__all__ = [
+    "Origin", "Record", "TranscriptFormat", "compact_json", "expect", "located", "optional_text", "parse_records",
+]
 
 Origin = tuple[int, int]
 """(record index, block index): where a block of a neutral message was read from."""
@@ -76,6 +78,16 @@ def expect(record: Record, path: str, value: object, types: tuple[type, ...], ex
     the record, what was expected there and what was found."""
     if not isinstance(value, types):
         raise InputError(f"{path}: expected {expected}, got {json_kind(value)}", line=record.line)
+
+
+def optional_text(record: Record, path: str, value: object) -> str:
+    """A field that holds text or nothing (absent, null): the text, "" for nothing; another JSON type is an
+    InputError at it (an id of `[1]` read as the text "[1]" would send a made-up id)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    raise InputError(f"{path}: expected a string, got {json_kind(value)}", line=record.line)
 
 
 @contextmanager

@@ -15,7 +15,15 @@ from typing import Any
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
 from chatmend.formats._session import Session
 from chatmend.messages import Part
-from chatmend.transcripts._records import Origin, Record, TranscriptFormat, expect, located, parse_records
+from chatmend.transcripts._records import (
+    Origin,
+    Record,
+    TranscriptFormat,
+    expect,
+    located,
+    optional_text,
+    parse_records,
+)
 
 __all__ = ["ClaudeCode", "read"]
 
@@ -122,21 +130,22 @@ class ClaudeCode(TranscriptFormat):
             if not isinstance(block, Mapping):
                 continue
             kind = block.get("type")
+            at = f"message.content[{b}]"
             if kind == "text" and isinstance(block.get("text"), str):
                 parts.append(TextPart(text=block["text"]))
             elif kind == "thinking":
                 signature = block.get("signature")
-                expect(record, f"message.content[{b}].signature", signature, (str, type(None)), "a string")
-                parts.append(ThinkingPart(text=str(block.get("thinking") or ""),
+                expect(record, f"{at}.signature", signature, (str, type(None)), "a string")
+                parts.append(ThinkingPart(text=optional_text(record, f"{at}.thinking", block.get("thinking")),
                                           signature=signature, provider="anthropic"))
             elif kind == "redacted_thinking":
-                data = str(block.get("data") or "")
+                data = optional_text(record, f"{at}.data", block.get("data"))
                 parts.append(ThinkingPart(redacted=True, data=data, provider="anthropic"))
             elif kind == "tool_use":
-                name = str(block.get("name") or "tool")
-                call_id = str(block.get("id") or "")
+                name = optional_text(record, f"{at}.name", block.get("name")) or "tool"
+                call_id = optional_text(record, f"{at}.id", block.get("id"))
                 arguments = block.get("input") or {}
-                expect(record, f"message.content[{b}].input", arguments, (dict, str), "an object (the tool's input)")
+                expect(record, f"{at}.input", arguments, (dict, str), "an object (the tool's input)")
                 calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
 
     def _flush(self) -> None:
@@ -162,7 +171,7 @@ class ClaudeCode(TranscriptFormat):
         for b, block in enumerate(record.blocks):
             if isinstance(block, Mapping) and block.get("type") == "tool_result":
                 close_group()
-                call_id = str(block.get("tool_use_id") or "")
+                call_id = optional_text(record, f"message.content[{b}].tool_use_id", block.get("tool_use_id"))
                 inner = block.get("content")
                 parts = _parts(_blocks(inner))
                 self.add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=self.tool_name(call_id),

@@ -15,7 +15,15 @@ from typing import Any
 from chatmend import ChatMessage, ImagePart, TextPart, ToolCall
 from chatmend.formats._session import Session
 from chatmend.messages import Part
-from chatmend.transcripts._records import Origin, Record, TranscriptFormat, expect, located, parse_records
+from chatmend.transcripts._records import (
+    Origin,
+    Record,
+    TranscriptFormat,
+    expect,
+    located,
+    optional_text,
+    parse_records,
+)
 
 __all__ = ["Codex", "read"]
 
@@ -117,8 +125,10 @@ class Codex(TranscriptFormat):
             record.blocks = [payload]
             if self._assistant is None:
                 self._assistant = ([], [], [])
-            call_id = str(payload.get("call_id") or payload.get("id") or "")
-            name = str(payload.get("name") or ("local_shell" if kind == "local_shell_call" else "tool"))
+            call_id = (optional_text(record, f"{where}call_id", payload.get("call_id"))
+                       or optional_text(record, f"{where}id", payload.get("id")))
+            name = optional_text(record, f"{where}name", payload.get("name")) or (
+                "local_shell" if kind == "local_shell_call" else "tool")
             field = "arguments" if kind == "function_call" else ("input" if kind == "custom_tool_call" else "action")
             arguments = payload.get(field) or {}
             expect(record, f"{where}{field}", arguments, (dict, str),
@@ -128,7 +138,7 @@ class Codex(TranscriptFormat):
         elif kind in _RESULTS:
             self._flush()
             record.blocks = [payload]
-            call_id = str(payload.get("call_id") or "")
+            call_id = optional_text(record, f"{where}call_id", payload.get("call_id"))
             content, failed = _output(payload)
             self.add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=self.tool_name(call_id),
                                  is_error=failed, content=content), [(k, 0)])
