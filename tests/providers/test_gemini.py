@@ -512,6 +512,38 @@ def test_a_mime_type_that_is_not_a_string_is_a_located_read_error() -> None:
     assert info.value.path == "contents[0].parts[0].inlineData.mimeType"
 
 
+@pytest.mark.parametrize(("contents", "path"), [
+    ([{"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}, "id": 5}}]}],
+     "contents[0].parts[0].functionCall.id"),
+    ([{"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}, "id": "c1"}}]},
+      {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {}, "id": ["c1"]}}]}],
+     "contents[1].parts[0].functionResponse.id"),
+])
+def test_a_call_or_response_id_that_is_not_a_string_is_reported_and_a_located_read_error(
+        contents: list[dict[str, Any]], path: str) -> None:
+    # read as text, ["c1"] would have been the id "['c1']"
+    problems = [p for p in ge.check({"contents": contents}) if p.path == path]
+    api_path = path.replace("functionCall", "function_call").replace("functionResponse", "function_response")
+    assert [(p.code, p.message.split(",")[0]) for p in problems] == [
+        ("GE0", f"Invalid value at '{api_path}' (TYPE_STRING)")]
+    with pytest.raises(ReadError) as info:
+        ge.from_request({"contents": contents})
+    assert info.value.path == path
+
+
+@pytest.mark.parametrize(("part", "path"), [
+    ({"thought": True, "text": ["hm"]}, "contents[0].parts[0].text"),
+    ({"inlineData": {"mimeType": "image/png", "data": 7}}, "contents[0].parts[0].inlineData.data"),
+])
+def test_thought_text_or_image_data_that_is_not_a_string_is_a_located_read_error(part: dict[str, Any],
+                                                                                 path: str) -> None:
+    body = {"contents": [{"role": "model", "parts": [part]}]}
+    assert path in [p.path for p in ge.check(body)]
+    with pytest.raises(ReadError) as info:
+        ge.from_request(body)
+    assert info.value.path == path
+
+
 def test_model_and_vertex_rules() -> None:
     pro = ge.to_request(agent_history(), model=PRO3)
     pro["contents"][1]["parts"][1].pop("thoughtSignature")  # before the current turn: not validated

@@ -169,6 +169,8 @@ class Checker:
                 path + ".id",
                 f"Invalid JSON payload received. Unknown name \"id\" at '{_api_path(path)}': Cannot find field.",
             )
+        elif "id" in checked:
+            self.string_field(checked["id"], path + ".id")
         return checked
 
     def function_call(self, fc: Any, path: str, turn: _Turn, signed: bool) -> None:

@@ -64,7 +64,7 @@ def _read_image(part: Mapping[str, Any], path: str) -> ImagePart | None:
         inline = as_mapping(inline, where)
         return ImagePart(
             media_type=_optional_string(inline, "mimeType", where) or "application/octet-stream",
-            data=str(inline.get("data") or ""),
+            data=_optional_string(inline, "data", where) or "",
         )
     file = get(part, "fileData")
     if file is not None:
@@ -136,7 +136,7 @@ def read_model(parts: list[Any], path: str) -> ChatMessage:
                 raise ReadError("a functionCall needs a name", path=where + ".functionCall.name")
             calls.append(
                 ToolCall(
-                    id=str(fc.get("id") or ""),
+                    id=_optional_string(fc, "id", where + ".functionCall") or "",
                     name=name,
                     arguments=_unwrap_args(fc.get("args")),
                     provider_data={NAME: {"thoughtSignature": signature}} if signature else None,
@@ -145,7 +145,8 @@ def read_model(parts: list[Any], path: str) -> ChatMessage:
             continue
         text = part.get("text")
         if part.get("thought"):
-            content.append(ThinkingPart(text=str(text or ""), signature=signature, provider=NAME))
+            content.append(ThinkingPart(text=_optional_string(part, "text", where) or "", signature=signature,
+                                        provider=NAME))
             continue
         item: Part | None = _read_image(part, where)
         if item is None and isinstance(text, str) and text:
@@ -187,7 +188,8 @@ def _read_user(parts: list[Any], path: str, calls: Sequence[ToolCall]) -> list[C
         if fr is not None:
             fr = as_mapping(fr, where + ".functionResponse")
             k = len(results)
-            call_id = str(fr.get("id") or (calls[k].id if k < len(calls) else ""))  # GE1: no ids: by order
+            call_id = _optional_string(fr, "id", where + ".functionResponse") or (
+                calls[k].id if k < len(calls) else "")  # GE1: no ids: by order
             by_id.setdefault(call_id, k)
             results.append(
                 {
