@@ -169,14 +169,17 @@ class UnknownProviderError(ChatmendError, KeyError):
 
 @contextmanager
 def error_context(*, provider: str | None = None, path: str | None = None) -> Iterator[None]:
-    """Fill in the provider (and path, when missing) of a ReadError or UnsupportedError leaving the block."""
+    """Fill in the provider of a ReadError or UnsupportedError leaving the block, and put `path` before its path
+    (`content[0].source` inside `messages[3]` is `messages[3].content[0].source`; a path of its own starting with
+    `[` is an index: `[2]` inside `system` is `system[2]`)."""
     try:
         yield
     except (ReadError, UnsupportedError) as exc:
         if exc.provider is None and provider is not None:
             exc.provider = provider
-        if exc.path is None and path is not None:
-            exc.path = path
+        if path is not None:
+            exc.path = path if not exc.path else f"{path}{exc.path}" if exc.path.startswith("[") else \
+                f"{path}.{exc.path}"
         where = ": ".join(x for x in (exc.provider, exc.path) if x)
         exc.args = (f"{where}: {exc.reason}" if where else exc.reason,)
         raise

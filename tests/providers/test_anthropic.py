@@ -496,6 +496,37 @@ def test_from_request_errors_are_located(data: Any) -> None:
         adapter.from_request(data)
 
 
+def test_an_image_media_type_that_is_not_a_string_is_reported_and_a_located_read_error() -> None:
+    # read as text, ["image/png"] would have been the media type "['image/png']"
+    image = {"type": "image", "source": {"type": "base64", "media_type": ["image/png"], "data": "AAAA"}}
+    body = {"model": MODEL, "max_tokens": 64, "messages": [{"role": "user", "content": [image]}]}
+    path = "messages[0].content[0].source.media_type"
+    assert path in [p.path for p in adapter.check(body)]
+    with pytest.raises(ReadError) as info:
+        adapter.from_request(body)
+    assert info.value.path == path and "'media_type' must be a string, got list" in str(info.value)
+
+
+@pytest.mark.parametrize(("body", "path"), [
+    ({"messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": [{"type": "image", "source": {}}]}]},
+     "messages[1].content[0].source"),
+    ({"system": [{"type": "text", "text": "a"}, 5], "messages": []}, "system[1]"),
+    ({"messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "a"}, {"type": "video"}]}]}]},
+     "messages[1].content[0].content[1]"),
+    ({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [
+        {"type": "text", "text": "a"}, {"type": "foo"}]}]}, "messages[1].content[1]"),
+    ({"messages": [{"role": "system", "content": [{"type": "text", "text": "a"}, {"type": "foo"}]}]},
+     "messages[0].content[1]"),
+])
+def test_a_read_error_inside_a_message_says_which_message_and_block(body: dict[str, Any], path: str) -> None:
+    # (a block's own path replaced the message's before: `content[0].source`, in which message?)
+    with pytest.raises(ReadError) as info:
+        adapter.from_request(body)
+    assert info.value.path == path
+    assert str(info.value).startswith(f"anthropic: {path}: ")
+
+
 def _reply_json(content: list[dict[str, Any]], n: int = 1) -> dict[str, Any]:
     stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
     return {"id": f"msg_{n:02d}", "type": "message", "role": "assistant", "model": MODEL, "content": content,

@@ -46,7 +46,7 @@ def read_system(system: Any) -> list[ChatMessage]:
     for j, block in enumerate(system):
         if not isinstance(block, Mapping) or block.get("type") != "text" or not isinstance(
                 block.get("text"), str):
-            raise ReadError("the system prompt takes text blocks only", path=f"system[{j}]")
+            raise ReadError("the system prompt takes text blocks only", path=f"[{j}]")
         out.append(_message(role="system", content=block["text"]))
     return out
 
@@ -66,7 +66,7 @@ def read_message(item: Any, names: dict[str, str]) -> list[ChatMessage]:
     if role == "system":
         if isinstance(content, str):
             return [_message(role="system", content=content)]
-        return [_message(role="system", content=tuple(_read_part(b, j) for j, b in enumerate(content)))]
+        return [_message(role="system", content=_read_parts(content))]
     if role != "user":
         raise ReadError(f"unsupported role {role!r}; expected user, assistant or system", path="role")
     if isinstance(content, str):
@@ -83,7 +83,8 @@ def read_message(item: Any, names: dict[str, str]) -> list[ChatMessage]:
             with error_context(path=f"content[{j}]"):
                 out.append(_read_result(block, names))
         else:
-            group.append(_read_part(block, j))
+            with error_context(path=f"content[{j}]"):
+                group.append(_read_part(block))
     if group or not out:
         out.append(_user_group(group))
     return out
@@ -111,7 +112,7 @@ def _read_result(block: Mapping[str, Any], names: dict[str, str]) -> ChatMessage
     elif isinstance(raw, str):
         content = raw
     elif isinstance(raw, list):
-        content = tuple(_read_part(b, j) for j, b in enumerate(raw))
+        content = _read_parts(raw)
     else:
         raise ReadError("tool_result content must be a string or a list of blocks", path="content")
     return _message(role="tool", tool_call_id=call_id, tool_name=names.get(call_id),
@@ -140,7 +141,7 @@ def read_assistant(content: list[Any], names: dict[str, str]) -> ChatMessage:
                     raise ReadError("a redacted_thinking block needs its 'data'")
                 parts.append(ThinkingPart(redacted=True, data=data, provider=PROVIDER_NAME))
             else:
-                part = _read_part(block, j)
+                part = _read_part(block)
                 inner = _unwrap(part.text, THINKING_OPEN, THINKING_CLOSE) if isinstance(
                     part, TextPart) else None
                 parts.append(ThinkingPart(text=inner) if inner is not None else part)
@@ -163,8 +164,17 @@ def _read_call(block: Mapping[str, Any]) -> ToolCall:
         raise ReadError(validation_reason(exc)) from None
 
 
-def _read_part(block: Any, j: int) -> Part:
-    """A text or image block."""
+def _read_parts(blocks: list[Any]) -> tuple[Part, ...]:
+    """Text and image blocks, each error at its block (`content[j]`)."""
+    parts = []
+    for j, block in enumerate(blocks):
+        with error_context(path=f"content[{j}]"):
+            parts.append(_read_part(block))
+    return tuple(parts)
+
+
+def _read_part(block: Any) -> Part:
+    """A text or image block (an error's path is within the block)."""
     kind = block.get("type") if isinstance(block, Mapping) else None
     if kind == "text" and isinstance(block.get("text"), str):
         return TextPart(text=block["text"])
@@ -172,10 +182,13 @@ def _read_part(block: Any, j: int) -> Part:
         source = block.get("source")
         if isinstance(source, Mapping):
             if source.get("type") == "base64" and isinstance(source.get("data"), str):
-                return ImagePart(media_type=str(source.get("media_type") or "image/png"), data=source["data"])
+                media_type = source.get("media_type")
+                if media_type is not None and not isinstance(media_type, str):  # (`check`: SHAPE)
+                    raise ReadError(f"'media_type' must be a string, got {type(media_type).__name__}",
+                                    path="source.media_type")
+                return ImagePart(media_type=media_type or "image/png", data=source["data"])
             if source.get("type") == "url" and isinstance(source.get("url"), str):
                 return ImagePart(url=source["url"])
-        raise ReadError("an image needs a base64 or url source", path=f"content[{j}].source")
-    raise ReadError(f"unsupported block {kind!r}; expected text, image, thinking, tool_use or tool_result",
-                    path=f"content[{j}]")
+        raise ReadError("an image needs a base64 or url source", path="source")
+    raise ReadError(f"unsupported block {kind!r}; expected text, image, thinking, tool_use or tool_result")
 
