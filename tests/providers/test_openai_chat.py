@@ -609,6 +609,23 @@ def test_a_call_with_an_empty_name_is_a_located_error_not_a_crash() -> None:
     assert info.value.path == "messages[1].tool_calls[0]"
 
 
+@pytest.mark.parametrize(("call", "path", "code", "reason"), [
+    ({"id": 5, "type": "function", "function": {"name": "f", "arguments": "{}"}},
+     "messages[1].tool_calls[0].id", "SHAPE", "'id' must be a string, got int"),
+    ({"id": "c1", "type": "function", "function": {"name": "f", "arguments": [1, 2]}},
+     "messages[1].tool_calls[0].function.arguments", "OC6", "'arguments' must be JSON text (or an object), got list"),
+])
+def test_a_call_id_or_arguments_of_another_type_is_reported_and_a_located_read_error(
+        call: dict[str, Any], path: str, code: str, reason: str) -> None:
+    # read leniently, the id 5 became "" and the arguments [1, 2] became {}: both lost
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"},
+                                       {"role": "assistant", "content": None, "tool_calls": [call]}]}
+    assert (code, path) in [(p.code, p.path) for p in oc.check(body)]
+    with pytest.raises(ReadError) as info:
+        oc.from_request(body)
+    assert (info.value.path, info.value.reason) == (path, reason)
+
+
 def _user_parts(*parts: dict[str, Any]) -> dict[str, Any]:
     return {"model": "m", "messages": [{"role": "user", "content": list(parts)}]}
 

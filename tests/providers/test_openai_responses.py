@@ -825,3 +825,18 @@ def test_a_replayed_message_after_its_calls_reads_back_as_one_turn() -> None:
     back = orr.from_request(body)
     assert [m.role for m in back] == ["user", "assistant", "tool"]
     assert orr.to_request(back, model="m")["input"] == body["input"]
+
+
+@pytest.mark.parametrize(("image", "path", "reason"), [
+    ({"type": "input_image", "image_url": 5}, "input[1].output[0].image_url", "'image_url' must be a string, got int"),
+    ({"type": "input_image", "file_id": "file-1"}, "input[1].output[0]",
+     "only images given by 'image_url' can be read (not by 'file_id')"),
+])
+def test_an_image_without_a_readable_url_is_a_read_error_that_says_which(image: dict[str, Any], path: str,
+                                                                        reason: str) -> None:
+    # an image_url of the wrong type was reported as an image given by file_id
+    body = {"input": [{"role": "user", "content": "hi"},
+                      {"type": "function_call_output", "call_id": "c", "output": [image]}]}
+    with pytest.raises(ReadError) as info:
+        orr.from_request(body)
+    assert (info.value.path, info.value.reason) == (path, reason)

@@ -408,9 +408,13 @@ class OpenAIChat(Provider):
         if function is None:
             raise ReadError("a tool call needs a 'function' with a non-empty 'name'", path=path)
         call_id = call.get("id")
+        if call_id is not None and not isinstance(call_id, str):  # (`check`: SHAPE)
+            raise ReadError(f"'id' must be a string, got {type(call_id).__name__}", path=f"{path}.id")
         arguments = function.get("arguments")
-        return ToolCall(id=call_id if isinstance(call_id, str) else "", name=function["name"],
-                        arguments=arguments if isinstance(arguments, (str, dict)) else {})
+        if arguments is not None and not isinstance(arguments, (str, dict)):  # (`check`: OC6)
+            raise ReadError(f"'arguments' must be JSON text (or an object), got {type(arguments).__name__}",
+                            path=f"{path}.function.arguments")
+        return ToolCall(id=call_id or "", name=function["name"], arguments=arguments if arguments is not None else {})
 
     def _read_content(self, content: Any) -> str | tuple[Part, ...]:
         """A string, null, or a list of text, refusal, image and (Mistral) thinking parts."""

@@ -32,8 +32,10 @@ def _read_part(part: object, path: str) -> TextPart | ImagePart | None:
         return TextPart(text=refusal) if isinstance(refusal, str) else None
     if kind == "input_image":
         url = part.get("image_url")
-        if not isinstance(url, str):
+        if url is None:
             raise read_error("only images given by 'image_url' can be read (not by 'file_id')", path)
+        if not isinstance(url, str):
+            raise read_error(f"'image_url' must be a string, got {type(url).__name__}", f"{path}.image_url")
         return parse_data_url(url)
     raise read_error(f"unsupported content part type {kind!r}", path)
 
