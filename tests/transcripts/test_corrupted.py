@@ -117,34 +117,26 @@ def test_a_claude_code_result_id_of_another_type_names_its_field() -> None:
         3, "message.content[0].tool_use_id: expected a string, got a number")
 
 
-@pytest.mark.parametrize(("item", "path"), [
-    ({"type": "function_call", "name": "shell", "call_id": 5, "arguments": "{}"}, "payload.call_id"),
-    ({"type": "function_call", "name": ["shell"], "call_id": "c1", "arguments": "{}"}, "payload.name"),
-    ({"type": "local_shell_call", "id": {"i": 1}, "action": {}}, "payload.id"),
-    ({"type": "function_call_output", "call_id": [], "output": "ok"}, "payload.call_id"),
+_TEXT = "a string"
+_ARGUMENTS = "a string (the call's JSON arguments) or an object"
+
+
+@pytest.mark.parametrize(("item", "path", "expected"), [
+    ({"type": "function_call", "name": "shell", "call_id": 5, "arguments": "{}"}, "payload.call_id", _TEXT),
+    ({"type": "function_call", "name": ["shell"], "call_id": "c1", "arguments": "{}"}, "payload.name", _TEXT),
+    ({"type": "local_shell_call", "id": {"i": 1}, "action": {}}, "payload.id", _TEXT),
+    ({"type": "function_call_output", "call_id": [], "output": "ok"}, "payload.call_id", _TEXT),
+    ({"type": "function_call", "name": "shell", "call_id": "c1", "arguments": 5}, "payload.arguments", _ARGUMENTS),
+    ({"type": "custom_tool_call", "name": "apply_patch", "call_id": "c1", "input": [1]}, "payload.input", _ARGUMENTS),
+    ({"type": "local_shell_call", "call_id": "c1", "action": True}, "payload.action", _ARGUMENTS),
 ])
-def test_a_codex_id_or_name_of_another_type_names_its_field(item: dict[str, Any], path: str) -> None:
+def test_a_codex_field_of_another_type_names_its_field(item: dict[str, Any], path: str, expected: str) -> None:
     text = ('{"timestamp":"t0","type":"session_meta","payload":{"id":"s"}}\n'
             + json.dumps({"timestamp": "t1", "type": "response_item", "payload": item}) + "\n")
     with pytest.raises(InputError) as info:
         read_text(text, "codex")
     assert info.value.line == 2
-    assert info.value.message.startswith(f"{path}: expected a string, got ")
-
-
-@pytest.mark.parametrize(("item", "path"), [
-    ({"type": "function_call", "name": "shell", "call_id": "c1", "arguments": 5}, "payload.arguments"),
-    ({"type": "custom_tool_call", "name": "apply_patch", "call_id": "c1", "input": [1]}, "payload.input"),
-    ({"type": "local_shell_call", "call_id": "c1", "action": True}, "payload.action"),
-])
-def test_a_codex_call_whose_arguments_are_not_text_or_an_object_names_its_field(item: dict[str, Any],
-                                                                                path: str) -> None:
-    text = ('{"timestamp":"t0","type":"session_meta","payload":{"id":"s"}}\n'
-            + json.dumps({"timestamp": "t1", "type": "response_item", "payload": item}) + "\n")
-    with pytest.raises(InputError) as info:
-        read_text(text, "codex")
-    assert info.value.line == 2
-    assert info.value.message.startswith(f"{path}: expected a string (the call's JSON arguments) or an object, got ")
+    assert info.value.message.startswith(f"{path}: expected {expected}, got ")
 
 
 def test_an_older_codex_rollout_names_the_field_without_an_envelope() -> None:
