@@ -83,11 +83,8 @@ def expect(record: Record, path: str, value: object, types: tuple[type, ...], ex
 def optional_text(record: Record, path: str, value: object) -> str:
     """A field that holds text or nothing (absent, null): the text, "" for nothing; another JSON type is an
     InputError at it (an id of `[1]` read as the text "[1]" would send a made-up id)."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    raise InputError(f"{path}: expected a string, got {json_kind(value)}", line=record.line)
+    expect(record, path, value, (str, type(None)), "a string")
+    return value if isinstance(value, str) else ""
 
 
 @contextmanager
