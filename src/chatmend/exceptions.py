@@ -167,6 +167,14 @@ class UnknownProviderError(ChatmendError, KeyError):
         return (UnknownProviderError, (self.name, self.known))
 
 
+def _joined(outer: str, inner: str | None) -> str:
+    """`inner`, a path within `outer`, as one path: `messages[3]` and `content[0]` make `messages[3].content[0]`,
+    `system` and `[2]` make `system[2]`."""
+    if not inner:
+        return outer
+    return f"{outer}{inner}" if inner.startswith("[") else f"{outer}.{inner}"
+
+
 @contextmanager
 def error_context(*, provider: str | None = None, path: str | None = None) -> Iterator[None]:
     """Fill in the provider of a ReadError or UnsupportedError leaving the block, and put `path` before its path
@@ -178,8 +186,7 @@ def error_context(*, provider: str | None = None, path: str | None = None) -> It
         if exc.provider is None and provider is not None:
             exc.provider = provider
         if path is not None:
-            exc.path = path if not exc.path else f"{path}{exc.path}" if exc.path.startswith("[") else \
-                f"{path}.{exc.path}"
+            exc.path = _joined(path, exc.path)
         where = ": ".join(x for x in (exc.provider, exc.path) if x)
         exc.args = (f"{where}: {exc.reason}" if where else exc.reason,)
         raise

@@ -96,13 +96,11 @@ TEXTS: dict[str, str] = {
 def _under(prefix: str) -> Iterator[None]:
     """Prefix the path of a ReadError leaving the block (`content[0]` becomes `messages[3].content[0]`); a value
     the neutral model rejects becomes a ReadError there too."""
-    try:
-        yield
-    except ReadError as exc:
-        exc.path = f"{prefix}.{exc.path}" if exc.path else prefix
-        raise
-    except ValidationError as exc:
-        raise ReadError(validation_reason(exc), path=prefix) from None
+    with error_context(path=prefix):
+        try:
+            yield
+        except ValidationError as exc:
+            raise ReadError(validation_reason(exc)) from None
 
 
 def _named_function(call: Any) -> Mapping[str, Any] | None:
