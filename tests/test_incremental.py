@@ -201,7 +201,7 @@ def kimi_session() -> list[ChatMessage]:
 @pytest.mark.parametrize("clone", [lambda x: pickle.loads(pickle.dumps(x)), copy.deepcopy, copy.copy],
                          ids=["pickle", "deepcopy", "copy"])
 def test_results_and_a_repairer_pickle_and_copy(clone: Any) -> None:
-    """What users keep between turns survives pickling and copying, in a compiled build too (`setup.py`)."""
+    """What users keep between turns survives pickling and copying."""
     history = kimi_session()
     result = repair_history(history)
     assert result.renamed and clone(result) == result

@@ -79,16 +79,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _build() -> str:
-    """Which build is installed: a wheel's compiled hot paths, or pure Python (editable, CHATMEND_COMPILE=0, or a
-    wheel whose compile failed: setup.py's warning is easy to miss under `pip -q`)."""
-    from importlib.machinery import EXTENSION_SUFFIXES
-
-    from chatmend import repair
-
-    return "compiled with mypyc" if repair.__file__.endswith(tuple(EXTENSION_SUFFIXES)) else "pure Python"
-
-
 def _parser() -> argparse.ArgumentParser:
     """The argument parser: one subcommand a verb, each with its own help."""
     parser = argparse.ArgumentParser(
@@ -97,7 +87,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"chatmend {__version__} ({_build()})")
+    parser.add_argument("--version", action="version", version=f"chatmend {__version__}")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
     formats = ["auto", *FORMATS]
     targets = ["chatmend", *PROVIDER_FORMATS]

@@ -6,7 +6,6 @@ import hashlib
 import re
 import secrets
 from collections.abc import Callable, Sequence
-from typing import Any, Final
 
 __all__ = ["FinalIds", "all_fit", "digest", "normalize_tool_id", "shortening_id_maker", "wire_ids"]
 
@@ -37,10 +36,6 @@ def normalize_tool_id(tool_id: str, *, max_length: int = 64) -> str:
     return f"{stem}_{digest(tool_id)}"
 
 
-_FINAL_IDS_SLOTS: Final = ("_journal", "_next_k", "in_order", "used")
-"""`FinalIds`' attributes: its slots, and what it pickles as."""
-
-
 class FinalIds:
     """Allocates the spec's final ids in history order (rule 5): `call_{m}_{c}` for empty, `{id}_{k}` for repeats.
 
@@ -52,22 +47,13 @@ class FinalIds:
     out of the CPU's cache: that made the time per message grow with the history's length (README, Speed).
     """
 
-    __slots__ = _FINAL_IDS_SLOTS
+    __slots__ = ("_journal", "_next_k", "in_order", "used")
 
     def __init__(self) -> None:
         self.used: set[str] = set()
         self.in_order: list[str] = []
         self._next_k: dict[str, int] = {}
         self._journal: list[tuple[str, int | None]] | None = None
-
-    def __reduce__(self) -> tuple[type[FinalIds], tuple[()], tuple[object, ...]]:
-        """Pickled (and copied) as its slots: in a compiled build the class cannot be made by `__new__` alone."""
-        return (FinalIds, (), tuple(getattr(self, name) for name in _FINAL_IDS_SLOTS))
-
-    def __setstate__(self, state: tuple[Any, ...]) -> None:
-        """The slots `__reduce__` gave."""
-        for name, value in zip(_FINAL_IDS_SLOTS, state, strict=True):
-            setattr(self, name, value)
 
     def allocate(self, raw_id: str, message_index: int, call_index: int) -> str:
         """The final id of the next call in history order, and mark it used."""
@@ -145,7 +131,7 @@ def wire_ids(
 def all_fit(final_ids: Sequence[str], max_length: int, allowed: re.Pattern[str] | None = None) -> bool:
     """True when every final id already is a wire id: 1 to `max_length` characters, all of them `allowed`.
 
-    `allowed` matches a run of allowed characters; it is tried once on all the ids joined (C-level passes
+    `allowed` matches a run of allowed characters; it is tried once on all the ids joined (one regex pass
     instead of a proposal and a set entry per call).
     """
     if not final_ids:

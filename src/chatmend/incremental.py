@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from chatmend.messages import ChatMessage, coerce_history
-from chatmend.repair import IsReadOnly, RepairResult, _Mark, _Pass, young_collections_only
+from chatmend.repair import IsReadOnly, RepairResult, _Mark, _Pass
 
 __all__ = ["Repairer"]
 
@@ -21,7 +21,7 @@ class Repairer:
 
     `repair(history)` on a history that extends the one seen last (the same messages, or equal ones, then
     more) reopens only the last span of the previous history; any other history starts over. A call then
-    costs O(new messages), plus one C-level comparison of the old prefix (identity first) and copies of the
+    costs O(new messages), plus one list comparison of the old prefix (identity first) and copies of the
     output lists (a pointer copy each, so that the caller may keep or change what it gets). Equal but not
     identical earlier messages count as the same: the output keeps the objects seen first. `is_read_only`
     is asked once per interrupted call, so it should depend on the tool's name only. Not thread-safe: use
@@ -42,29 +42,28 @@ class Repairer:
 
     def repair(self, messages: Sequence[ChatMessage | dict[str, object]] | Sequence[object]) -> RepairResult:
         """The result of `repair_history(messages, is_read_only=...)`, reusing the previous call's work."""
-        with young_collections_only():
-            repair = self._pass
-            seen = self._seen
-            if repair is not None and self._extends(messages):
-                new = coerce_history(messages, start=len(seen))  # bad input raises before anything changes
-                if self._mark is not None:
-                    repair.rollback(self._mark)
-                seen.extend(new)
+        repair = self._pass
+        seen = self._seen
+        if repair is not None and self._extends(messages):
+            new = coerce_history(messages, start=len(seen))  # bad input raises before anything changes
+            if self._mark is not None:
+                repair.rollback(self._mark)
+            seen.extend(new)
+        else:
+            seen = self._seen = coerce_history(messages)
+            repair = self._pass = _Pass(self._is_read_only)
+            self._resume = 0
+        self._mark = None
+        try:
+            last = repair.run(seen, self._resume, mark_spans=True)
+            if last is None:
+                self._resume = len(seen)
             else:
-                seen = self._seen = coerce_history(messages)
-                repair = self._pass = _Pass(self._is_read_only)
-                self._resume = 0
-            self._mark = None
-            try:
-                last = repair.run(seen, self._resume, mark_spans=True)
-                if last is None:
-                    self._resume = len(seen)
-                else:
-                    self._resume, self._mark = last, repair.last_mark
-            except BaseException:  # e.g. from is_read_only: the pass is half done, so forget it
-                self.reset()
-                raise
-            return repair.result(copy=True)
+                self._resume, self._mark = last, repair.last_mark
+        except BaseException:  # e.g. from is_read_only: the pass is half done, so forget it
+            self.reset()
+            raise
+        return repair.result(copy=True)
 
     def reset(self) -> None:
         """Forget the last history: the next call starts over."""

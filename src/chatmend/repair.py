@@ -19,12 +19,9 @@ are copied without validation (`replace_field`). `chatmend.incremental.Repairer`
 
 from __future__ import annotations
 
-import gc
-import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Any, Final, NamedTuple
+from typing import NamedTuple
 
 from chatmend.ids import FinalIds
 from chatmend.messages import (
@@ -48,10 +45,7 @@ __all__ = [
     "orphan_note",
     "repair_for_writers",
     "repair_history",
-    "young_collections_only",
 ]
-
-_tuple_new = tuple.__new__
 
 IsReadOnly = Callable[[str], bool]
 """Tells whether a tool only reads (safe to run again) from its name."""
@@ -101,13 +95,9 @@ def repair_for_writers(
 
 
 def _one_pass(messages: Sequence[object] | object, repair: _Pass) -> RepairResult:
-    """`repair` run over the whole history, collecting only the young (a long one first promotes them)."""
-    with young_collections_only():
-        history = _read(messages)
-        if len(history) >= PROMOTE_FROM:
-            promote_young()
-        repair.run(history)
-        return repair.result()
+    """`repair` run over the whole history."""
+    repair.run(_read(messages))
+    return repair.result()
 
 
 def _read(messages: Sequence[object] | object) -> list[ChatMessage]:
@@ -115,65 +105,9 @@ def _read(messages: Sequence[object] | object) -> list[ChatMessage]:
 
     Checking the types costs less than copying the list would (with the copy's share of the next collection).
     """
-    if type(messages) is list and list(map(type, messages)).count(ChatMessage) == len(messages):  # C-level loops
+    if type(messages) is list and list(map(type, messages)).count(ChatMessage) == len(messages):
         return messages
     return coerce_history(messages)
-
-
-_gc_lock = threading.Lock()
-_gc_depth = 0
-_gc_saved: tuple[int, int, int] | None = None
-"""The collector's thresholds before the outermost pass, when that pass changed them (None: it did not)."""
-_NEVER = 2**31 - 1
-"""A threshold no count reaches (`gc.set_threshold` takes C ints)."""
-_get_threshold: Callable[[], tuple[int, int, int]] | None = getattr(gc, "get_threshold", None)
-"""None where the collector has no generations to set (not CPython's): passes then leave it alone."""
-
-
-@contextmanager
-def young_collections_only() -> Iterator[None]:
-    """While a pass runs, CPython's cyclic collector collects only the young generation; then it is as it was.
-
-    A pass creates no reference cycles, yet what it allocates counts towards collections of the older
-    generations, which walk the caller's whole heap (a 100k-message history is about a million objects):
-    measured, two full collections cost more than the pass itself. Young collections keep running: each
-    walks only the few hundred objects made since the last one, while they are still in the CPU's cache
-    (deferring them all to the end of a pass walked a 100k-message body from memory: a tenth of
-    `to_request`). Nested and concurrent passes share one setting (a counter under a lock), restored exactly
-    when the last one ends; a collector that was off, or set never to collect, is left alone.
-    """
-    global _gc_depth, _gc_saved
-    with _gc_lock:
-        if _gc_depth == 0:
-            thresholds = _get_threshold() if _get_threshold is not None else (0, 0, 0)
-            _gc_saved = thresholds if gc.isenabled() and thresholds[0] > 0 else None
-            if _gc_saved is not None:
-                gc.set_threshold(thresholds[0], _NEVER, _NEVER)  # older generations: never during the pass
-        _gc_depth += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_depth -= 1
-            if _gc_depth == 0 and _gc_saved is not None:
-                gc.set_threshold(*_gc_saved)
-
-
-PROMOTE_FROM = 4096
-"""From this many messages on, a pass moves the young objects out of the young generation before it starts."""
-
-
-def promote_young() -> None:
-    """Inside a pass, run one young collection now if the pass set the collector to young collections only.
-
-    What exists so far (a pass's still-empty output list among it) leaves the young generation, so a young
-    collection after the pass walks only what the pass made, not the output list's references (a pass over
-    an already valid history allocates nothing, so no young collection runs during it; measured: about 5%
-    of a 100,000-message pass). It costs about as much as the caller's young objects (hundreds), so passes
-    do it for long histories only (`PROMOTE_FROM`).
-    """
-    if _gc_depth > 0 and _gc_saved is not None:  # set by us: the collector is ours to run
-        gc.collect(0)
 
 
 def is_placeholder(message: ChatMessage) -> bool:
@@ -245,11 +179,6 @@ class _Mark(NamedTuple):
     ids: int
 
 
-_PASS_SLOTS: Final = ("copies", "dropped", "final_ids", "ids", "interrupted", "is_read_only", "last_mark", "moved",
-                      "notes", "out", "renamed", "renames")
-"""`_Pass`'s attributes: its slots, and what it pickles as."""
-
-
 class _Pass:
     """One repair pass over a history: the output so far, the ids used so far, and the report.
 
@@ -258,7 +187,8 @@ class _Pass:
     pass, rolls it back to the mark taken before its last span, and resumes there).
     """
 
-    __slots__ = _PASS_SLOTS
+    __slots__ = ("copies", "dropped", "final_ids", "ids", "interrupted", "is_read_only", "last_mark", "moved",
+                 "notes", "out", "renamed", "renames")
 
     def __init__(
         self, is_read_only: IsReadOnly | None, *, copies: bool = True, final_ids: bool = True, renames: bool = True
@@ -279,15 +209,6 @@ class _Pass:
         self.renamed: list[RenamedId] = []
         self.last_mark: _Mark | None = None
 
-    def __reduce__(self) -> tuple[type[_Pass], tuple[IsReadOnly | None], tuple[object, ...]]:
-        """Pickled (and copied) as its slots: in a compiled build the class cannot be made without arguments."""
-        return (_Pass, (self.is_read_only,), tuple(getattr(self, name) for name in _PASS_SLOTS))
-
-    def __setstate__(self, state: tuple[Any, ...]) -> None:
-        """The slots `__reduce__` gave."""
-        for name, value in zip(_PASS_SLOTS, state, strict=True):
-            setattr(self, name, value)
-
     def run(self, history: list[ChatMessage], start: int = 0, *, mark_spans: bool = False) -> int | None:
         """Rule 2: repair `history[start:]` into `out`; returns where the last span starts if the history
         ends inside it (None otherwise).
@@ -295,7 +216,7 @@ class _Pass:
         With `mark_spans`, `last_mark` is the pass just before the span that started last (incremental
         repair rolls back to it to reopen that span).
         """
-        out = self.out  # (methods are called as such: compiled, a call through a local alias is a Python call)
+        out = self.out
         n = len(history)
         index, last_span = start, None
         while index < n:
@@ -401,7 +322,7 @@ class _Pass:
                 if calls is not None:
                     calls[ci] = replace_field(call, "id", final)
                 if renamed is not None:
-                    renamed.append(_tuple_new(RenamedId, (index, ci, raw, final)))
+                    renamed.append(RenamedId(index, ci, raw, final))
         return original if calls is None else tuple(calls)
 
     def _final_call(self, call_index: int, call: ToolCall, n_calls: int) -> ToolCall:

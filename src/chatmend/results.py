@@ -1,6 +1,4 @@
-"""What a repair returns. These plain classes stay Python in a compiled build (`setup.py` compiles
-`chatmend.repair`, which makes them, and never this module), so that they pickle, copy and subclass as any
-dataclass does."""
+"""What a repair returns: plain values that pickle, copy and subclass as any dataclass does."""
 
 from __future__ import annotations
 

@@ -9,22 +9,14 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from json.encoder import encode_basestring
 from typing import Any, ClassVar, cast
 
 from chatmend.exceptions import CheckError, Problem, ReadError
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Tool, ToolCall
-from chatmend.providers import async_send
 from chatmend.repair import IsReadOnly, RepairResult, repair_for_writers
-
-try:
-    from mypy_extensions import mypyc_attr as mypyc_attr  # re-exported to the adapters
-except ImportError:  # a pure-Python install need not have it: then the decorator only has to exist
-    def mypyc_attr(*attrs: str, **kwattrs: object) -> Callable[[Any], Any]:  # type: ignore[misc]
-        """What `mypy_extensions.mypyc_attr` is to the interpreter: nothing."""
-        return lambda cls: cls
 
 __all__ = [
     "SHAPE",
@@ -50,12 +42,8 @@ ToolsInput = Sequence[Tool | Mapping[str, Any]] | None
 """Tools as `Tool` objects or dicts with name, description and parameters."""
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)
 class IdAssigner:
-    """Hands out one request's wire ids in the order its calls are written (history order): every writer's.
-
-    A class, not a closure: compiled, `next_id` is a direct call where a closure is a call through Python's
-    calling convention, once per tool call."""
+    """Hands out one request's wire ids in the order its calls are written (history order): every writer's."""
 
     def __init__(self, wire_ids: Sequence[str]) -> None:
         self._wire_ids: list[str] = wire_ids if isinstance(wire_ids, list) else list(wire_ids)
@@ -65,10 +53,9 @@ class IdAssigner:
         """The wire id of the next call, given its tool name (Kimi's ids carry it; these do not)."""
         k = self._written
         self._written = k + 1
-        return self._wire_ids[k]  # (a list read: compiled, `next(iterator)` looks `next` up in builtins per call)
+        return self._wire_ids[k]
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)  # a wheel compiles the adapters (setup.py); users subclass them
 class Provider(ABC):
     """One provider's wire format. Subclasses set the flags and implement the five verbs."""
 
@@ -119,7 +106,7 @@ class Provider(ABC):
 
     def _create_async(self, client: Any, body: dict[str, Any]) -> Awaitable[Any]:
         """The async twin of `_create`: the same call on the SDK's async client, which returns an awaitable, handed
-        back unawaited (`async_send` awaits it). Gemini overrides it: its async client is `client.aio`."""
+        back unawaited (`send_async` awaits it). Gemini overrides it: its async client is `client.aio`."""
         return cast("Awaitable[Any]", self._create(client, body))
 
     def check_or_raise(self, body: Mapping[str, Any]) -> None:
@@ -133,13 +120,11 @@ class Provider(ABC):
         body = self._sdk_body(self.to_request(history, **kwargs), kwargs)
         return self._sdk_reply(self.from_response(self._create(client, body)), kwargs)
 
-    def send_async(self, client: Any, history: HistoryInput, **kwargs: Any) -> Coroutine[Any, Any, ChatMessage]:
-        """`send` with the SDK's async client: `await provider.send_async(client, history, ...)`.
-
-        The coroutine is an interpreted one (`async_send.send`): a coroutine compiled by mypyc would turn a
-        cancellation into a DeprecationWarning on Python 3.12+ (see `async_send`).
-        """
-        return async_send.send(self, client, history, kwargs)
+    async def send_async(self, client: Any, history: HistoryInput, **kwargs: Any) -> ChatMessage:
+        """`send` with the SDK's async client: `await provider.send_async(client, history, ...)`."""
+        body = self._sdk_body(self.to_request(history, **kwargs), kwargs)
+        response = await self._create_async(client, body)
+        return self._sdk_reply(self.from_response(response), kwargs)
 
     def _sdk_body(self, body: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         """What `send` hands the SDK call for a body from `to_request` (hook: Gemini adds the model)."""

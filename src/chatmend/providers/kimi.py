@@ -14,8 +14,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem
-from chatmend.providers import async_send
-from chatmend.providers.base import mypyc_attr
 from chatmend.providers.openai_chat import TEXTS, IdAssigner, OpenAIChat
 
 # KI4: Kimi's own 400 texts were not captured (provider-rules §5): these say what its API reference says.
@@ -40,7 +38,6 @@ class _PositionIds(IdAssigner):
         return f"functions.{name}:{n}"
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)
 class Kimi(OpenAIChat):
     """Kimi: OpenAI Chat bodies with `functions.NAME:IDX` ids, `reasoning_content` and named tool results."""
 
@@ -109,4 +106,4 @@ from_request = PROVIDER.from_request
 from_response = PROVIDER.from_response
 check = PROVIDER.check
 send = PROVIDER.send
-send_async = async_send.coroutine_function(PROVIDER)
+send_async = PROVIDER.send_async

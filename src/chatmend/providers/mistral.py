@@ -29,8 +29,7 @@ from typing import Any, ClassVar, Final
 from chatmend.exceptions import Problem
 from chatmend.ids import normalize_tool_id, wire_ids
 from chatmend.messages import ChatMessage
-from chatmend.providers import async_send
-from chatmend.providers.base import coerce_tools, mypyc_attr
+from chatmend.providers.base import coerce_tools
 from chatmend.providers.openai_chat import SHAPE, OpenAIChat, WireMessage
 
 __all__ = [
@@ -109,7 +108,7 @@ def _open_end(out: list[WireMessage]) -> bool:
     """MI6: a body of more than one message may not end here (on an assistant or system message)."""
     if len(out) < 2:
         return False
-    role: str = out[-1]["role"]  # (typed: compiled, a str comparison instead of a generic one)
+    role: str = out[-1]["role"]
     return role == "assistant" or role == "system"
 
 
@@ -129,7 +128,6 @@ def _mistral_name(name: str) -> str:
     return wire
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)
 class Mistral(OpenAIChat):
     """Mistral: OpenAI Chat bodies with 9-character ids, named tool results and Mistral's role order."""
 
@@ -152,7 +150,7 @@ class Mistral(OpenAIChat):
         return wire_ids(_mistral_id, final_ids, first=_first_mistral_ids)
 
     def _wire_name(self, name: str) -> str:
-        """MI9: names as Mistral accepts them (a method, not an alias: a compiled class dispatches methods only)."""
+        """MI9: names as Mistral accepts them."""
         return _mistral_name(name)
 
     def _emit(self, out: list[WireMessage], message: WireMessage) -> None:
@@ -311,4 +309,4 @@ from_request = PROVIDER.from_request
 from_response = PROVIDER.from_response
 check = PROVIDER.check
 send = PROVIDER.send
-send_async = async_send.coroutine_function(PROVIDER)
+send_async = PROVIDER.send_async

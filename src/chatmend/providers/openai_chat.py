@@ -28,7 +28,6 @@ from chatmend.exceptions import Problem, ReadError, error_context, validation_re
 from chatmend.ids import shortening_id_maker, wire_ids
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
-from chatmend.providers import async_send
 from chatmend.providers.base import (
     SHAPE,
     HistoryInput,
@@ -38,12 +37,11 @@ from chatmend.providers.base import (
     arguments_text,
     coerce_tools,
     image_data_url,
-    mypyc_attr,
     parse_data_url,
     repaired,
     to_plain,
 )
-from chatmend.repair import IsReadOnly, young_collections_only
+from chatmend.repair import IsReadOnly
 
 __all__ = [
     "ERROR_PREFIX",
@@ -130,7 +128,6 @@ def _image(part: ImagePart) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": image_data_url(part)}}
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)
 class OpenAIChat(Provider):
     """Chat Completions bodies: `messages` with `tool_calls` on the assistant and `role:"tool"` results."""
 
@@ -171,10 +168,9 @@ class OpenAIChat(Provider):
         **options: Any,
     ) -> dict[str, Any]:
         """The Chat Completions body: one linear pass over the repaired history, plain dicts only."""
-        with young_collections_only():  # no cycles made: older generations' collections would walk the whole heap
-            # the writer takes ids from `final_ids`, unless the provider mints them by position
-            result = repaired(history, is_read_only, repairer, final_ids=not self.ids_by_position)
-            messages = self._write_messages(result.messages, system, self._id_assigner(result.final_ids))
+        # the writer takes ids from `final_ids`, unless the provider mints them by position
+        result = repaired(history, is_read_only, repairer, final_ids=not self.ids_by_position)
+        messages = self._write_messages(result.messages, system, self._id_assigner(result.final_ids))
         body: Body = {"model": model, "messages": messages}
         tool_list = coerce_tools(tools)
         if tool_list:
@@ -189,8 +185,7 @@ class OpenAIChat(Provider):
         images: list[dict[str, Any]] = []  # OC7: image parts waiting for the run of tool messages to end
         named = self.tool_message_name
         # User and system messages go through `_emit` (a provider may move or precede them); assistant and tool
-        # messages stand where they are written: `out.append`. Methods are called as such, not through local
-        # aliases: compiled, a call through an alias is a Python-level call.
+        # messages stand where they are written: `out.append`.
         if system is not None:
             self._emit(out, {"role": "system", "content": system})
         for message in messages:
@@ -646,4 +641,4 @@ from_request = PROVIDER.from_request
 from_response = PROVIDER.from_response
 check = PROVIDER.check
 send = PROVIDER.send
-send_async = async_send.coroutine_function(PROVIDER)
+send_async = PROVIDER.send_async

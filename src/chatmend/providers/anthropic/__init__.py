@@ -28,7 +28,6 @@ from typing import Any, ClassVar
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage
-from chatmend.providers import async_send
 from chatmend.providers.anthropic.checker import TEXTS, Checker
 from chatmend.providers.anthropic.read import read_assistant, read_message, read_system
 from chatmend.providers.anthropic.wire import ID_MAX_LENGTH, PROVIDER_NAME, RAW_ARGUMENTS, TOOL_NAME
@@ -39,11 +38,10 @@ from chatmend.providers.base import (
     Provider,
     ToolsInput,
     coerce_tools,
-    mypyc_attr,
     repaired,
     to_plain,
 )
-from chatmend.repair import IsReadOnly, young_collections_only
+from chatmend.repair import IsReadOnly
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -63,7 +61,6 @@ DEFAULT_MAX_TOKENS = 4096
 """`max_tokens` when the caller gives none (the API requires it); raised above a thinking budget."""
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)
 class Anthropic(Provider):
     """Messages bodies: top-level `system`, `tool_use` in assistant turns, `tool_result` in user turns."""
 
@@ -92,7 +89,7 @@ class Anthropic(Provider):
         `max_tokens` defaults to DEFAULT_MAX_TOKENS (above the thinking budget when one is given); other
         options (`thinking`, `temperature`, `tool_choice`, ...) go into the body as they are.
         """
-        with error_context(provider=self.name), young_collections_only():
+        with error_context(provider=self.name):
             thinking_on = thinking_enabled(options)
             system_blocks, messages = write_history(repaired(history, is_read_only, repairer), system, thinking_on)
             body: dict[str, Any] = {"model": model, "max_tokens": options.pop("max_tokens", None)}
@@ -183,4 +180,4 @@ from_request = PROVIDER.from_request
 from_response = PROVIDER.from_response
 check = PROVIDER.check
 send = PROVIDER.send
-send_async = async_send.coroutine_function(PROVIDER)
+send_async = PROVIDER.send_async

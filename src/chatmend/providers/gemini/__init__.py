@@ -41,8 +41,7 @@ from typing import Any, ClassVar
 from chatmend.exceptions import Problem, ReadError, error_context
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ToolCall
-from chatmend.providers import async_send
-from chatmend.providers.base import HistoryInput, Provider, ToolsInput, mypyc_attr, repaired
+from chatmend.providers.base import HistoryInput, Provider, ToolsInput, repaired
 from chatmend.providers.gemini.checker import Checker
 from chatmend.providers.gemini.read import (
     as_list,
@@ -59,7 +58,7 @@ from chatmend.providers.gemini.wire import is_base64 as is_base64
 from chatmend.providers.gemini.wire import is_gemini3 as is_gemini3
 from chatmend.providers.gemini.write import Options, split_options, tool_declarations, write_history
 from chatmend.providers.gemini.write import call_signature as call_signature
-from chatmend.repair import IsReadOnly, young_collections_only
+from chatmend.repair import IsReadOnly
 
 __all__ = [
     "BRIDGE_TEXT",
@@ -81,7 +80,6 @@ SKIP_SIGNATURE = "skip_thought_signature_validator"
 _AUTO = "auto"
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)
 class Gemini(Provider):
     """Google Gemini `generateContent`: `user` and `model` turns, function call and response parts."""
 
@@ -122,9 +120,8 @@ class Gemini(Provider):
             if thought_signature_fallback == _AUTO
             else thought_signature_fallback,
         )
-        with young_collections_only():
-            system_parts, contents = write_history(repaired(history, is_read_only, repairer), system, opts)
-            body: dict[str, Any] = {"contents": contents}
+        system_parts, contents = write_history(repaired(history, is_read_only, repairer), system, opts)
+        body: dict[str, Any] = {"contents": contents}
         if system_parts:
             body["systemInstruction"] = {"parts": system_parts}
         declarations = tool_declarations(tools)
@@ -237,4 +234,4 @@ from_request = PROVIDER.from_request
 from_response = PROVIDER.from_response
 check = PROVIDER.check
 send = PROVIDER.send
-send_async = async_send.coroutine_function(PROVIDER)
+send_async = PROVIDER.send_async

@@ -31,13 +31,11 @@ from typing import Any, ClassVar
 from chatmend.exceptions import Problem
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage
-from chatmend.providers import async_send
 from chatmend.providers.base import (
     HistoryInput,
     Provider,
     ToolsInput,
     coerce_tools,
-    mypyc_attr,
     repaired,
     to_plain,
 )
@@ -45,7 +43,7 @@ from chatmend.providers.openai_responses.checker import Checker, json_type
 from chatmend.providers.openai_responses.read import Reader, Turn, read_error
 from chatmend.providers.openai_responses.wire import CALL_ID_MAX, ERROR_MARK, NAME
 from chatmend.providers.openai_responses.write import Writer, instructions, tool
-from chatmend.repair import IsReadOnly, RepairResult, young_collections_only
+from chatmend.repair import IsReadOnly, RepairResult
 
 __all__ = [
     "ERROR_MARK",
@@ -60,7 +58,6 @@ __all__ = [
 ]
 
 
-@mypyc_attr(allow_interpreted_subclasses=True)
 class OpenAIResponses(Provider):
     """OpenAI's Responses API: `input` items, `function_call` / `function_call_output` pairs."""
 
@@ -81,8 +78,7 @@ class OpenAIResponses(Provider):
         **options: Any,
     ) -> dict[str, Any]:
         """The `responses.create` body: each step as text, calls, outputs in call order, then the steer."""
-        with young_collections_only():  # one linear pass making no cycles: full collections would dominate it
-            return self._request(repaired(history, is_read_only, repairer), model, tools, system, options)
+        return self._request(repaired(history, is_read_only, repairer), model, tools, system, options)
 
     def _request(self, repair: RepairResult, model: str, tools: ToolsInput, system: str | None,
                  options: dict[str, Any]) -> dict[str, Any]:
@@ -179,4 +175,4 @@ from_request = PROVIDER.from_request
 from_response = PROVIDER.from_response
 check = PROVIDER.check
 send = PROVIDER.send
-send_async = async_send.coroutine_function(PROVIDER)
+send_async = PROVIDER.send_async

@@ -184,8 +184,7 @@ class Writer:
         self.items: list[Json] = []
 
     def write(self, messages: list[ChatMessage]) -> None:
-        """Append the items of every message (the hot path: `popleft` bound once; `items.append` and methods are
-        called as such, which compiled code calls directly)."""
+        """Append the items of every message (the hot path)."""
         items = self.items
         answered = self.waiting.popleft
         for message in messages:
