@@ -636,7 +636,6 @@ def test_a_registered_provider_is_one_the_command_line_reads_writes_and_checks(
         id_max_length: ClassVar[int | None] = 12
         model_prefixes: ClassVar[tuple[str, ...]] = ("toy-",)
         shape_of: ClassVar[str | None] = "openai_chat"
-        plain_default: ClassVar[bool] = False
 
     monkeypatch.setitem(providers._LOADED, "toy", Toy())
     history = tmp_path / "h.jsonl"

@@ -162,7 +162,7 @@ def _classify_messages(
         role = message.get("role")
         for other in others:
             # a tool message bearing another shape's signs (or the neutral one's) rules out no shape
-            if role not in other.roles and not (role == "tool" and (here or signed)):
+            if other.roles and role not in other.roles and not (role == "tool" and (here or signed)):
                 ruled_out.add(other.name)
         for call in message.get("tool_calls") or ():
             if isinstance(call, Mapping) and isinstance(call.get("id"), str):

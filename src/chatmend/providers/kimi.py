@@ -51,7 +51,6 @@ class Kimi(OpenAIChat):
     description: ClassVar[str] = "Moonshot Kimi (OpenAI Chat shaped, functions.NAME:N ids)"
     model_prefixes: ClassVar[tuple[str, ...]] = ("kimi", "moonshot")
     shape_of: ClassVar[str | None] = "openai_chat"
-    plain_default: ClassVar[bool] = False
     tool_message_name: ClassVar[bool] = True  # Kimi's examples name the tool on its result
     reasoning_provider: ClassVar[str | None] = "kimi"
     ids_by_position: ClassVar[bool] = True
