@@ -556,3 +556,99 @@ def test_repair_of_any_neutral_file_is_repair_history(
     assert [c["id"] for c in report["interrupted"]] == [c.id for c in result.interrupted]
     assert len(report["renamed"]) == len(result.renamed)
     assert [m["at"] for m in report["moved"]] == [f"line {i + 1}" for i in result.moved]
+
+
+# --- one provider contract: check's context, --provider on a shared shape, a provider added by registering --
+
+
+def _gemini3_body_without_signatures() -> dict[str, object]:
+    """A Gemini body whose current call turn has no thought signature: fine for Gemini 2, GE4 for Gemini 3."""
+    from chatmend import ChatMessage, ToolCall
+    from chatmend.providers import gemini
+
+    history = [ChatMessage(role="user", content="read a"),
+               ChatMessage(role="assistant", tool_calls=(ToolCall(id="c1", name="read", arguments={"p": "a"}),)),
+               ChatMessage(role="tool", tool_call_id="c1", content="text of a")]
+    return gemini.to_request(history, model="gemini-3-pro-preview", thought_signature_fallback=None)
+
+
+def test_check_model_reports_what_check_with_that_model_reports(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from chatmend.providers import gemini
+
+    body = _gemini3_body_without_signatures()
+    expected = gemini.check(body, model="gemini-3-pro-preview")
+    assert [p.code for p in expected] == ["GE4"]
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps(body))
+    code, out, _ = call(capsys, "check", str(path), "--model", "gemini-3-pro-preview")
+    assert code == 1
+    assert out.splitlines() == [f"{p.path}: {p.code}: {p.message}" for p in expected]
+    assert call(capsys, "check", str(path))[0] == 0  # without the model, GE4 cannot be told
+    # a model the body names serves when --model is not given
+    path.write_text(json.dumps({"model": "gemini-3-pro-preview", **body}))
+    assert call(capsys, "check", str(path))[1] == out
+
+
+def test_check_platform_passes_the_platform_to_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps(_gemini3_body_without_signatures()))
+    code, out, _ = call(capsys, "check", str(path), "--platform", "vertex")
+    assert code == 1 and {line.split(": ")[1] for line in out.splitlines()} == {"GE8"}  # Vertex takes no ids
+    # converting for Gemini on Vertex writes no ids
+    history = tmp_path / "h.jsonl"
+    history.write_text(chatmend.dumps([chatmend.ChatMessage(role="user", content="hi")]))
+    assert call(capsys, "check", str(history), "--provider", "gemini", "--platform", "vertex")[0] == 0
+    code, _, err = call(capsys, "check", str(history), "--provider", "openai_chat", "--platform", "vertex")
+    assert code == 2 and "--platform vertex is not a platform of openai_chat" in err
+
+
+def test_check_provider_reads_a_shape_it_shares_as_its_own(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps({"model": "m", "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]}))
+    assert call(capsys, "check", str(path))[0] == 2  # plain text: OpenAI Chat or Anthropic Messages
+    code, out, err = call(capsys, "check", str(path), "--provider", "anthropic")
+    assert (code, out) == (0, "")
+    assert err == f"{path}: no problems (anthropic)\n"
+    # an OpenAI Chat body checked for Kimi is read as Kimi's (KI3: an empty assistant message)
+    path.write_text(json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"},
+                                                           {"role": "assistant", "content": ""}]}))
+    code, out, _ = call(capsys, "check", str(path), "--provider", "kimi")
+    assert code == 1 and out.splitlines() == [
+        "messages[1].content: KI3: Invalid request: the message at position 1 with role 'assistant' must not be "
+        "empty"]
+
+
+def test_a_registered_provider_is_one_the_command_line_reads_writes_and_checks(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from typing import ClassVar
+
+    from chatmend import providers
+    from chatmend.providers.openai_chat import OpenAIChat
+
+    class Toy(OpenAIChat):
+        """A new OpenAI-compatible service: one class, one registration, nothing in formats/ or the CLI."""
+
+        name: ClassVar[str] = "toy"
+        title: ClassVar[str] = "Toy"
+        description: ClassVar[str] = "Toy (OpenAI Chat shaped, 12-character ids)"
+        id_max_length: ClassVar[int | None] = 12
+        model_prefixes: ClassVar[tuple[str, ...]] = ("toy-",)
+        shape_of: ClassVar[str | None] = "openai_chat"
+
+    monkeypatch.setitem(providers._LOADED, "toy", Toy())
+    history = tmp_path / "h.jsonl"
+    history.write_text(chatmend.dumps([
+        chatmend.ChatMessage(role="user", content="go"),
+        chatmend.ChatMessage(role="assistant", tool_calls=(chatmend.ToolCall(id="a-very-long-call-id", name="f"),)),
+    ]))
+    code, out, _ = call(capsys, "convert", str(history), "--to", "toy", "--model", "toy-1")
+    assert code == 0
+    body = json.loads(out)
+    assert body["model"] == "toy-1" and len(body["messages"][1]["tool_calls"][0]["id"]) <= 12
+    path = tmp_path / "body.json"
+    path.write_text(out)
+    code, _, err = call(capsys, "check", str(path))  # detected by its model's name
+    assert (code, err) == (0, f"{path}: no problems (toy)\n")
+    assert "Toy (OpenAI Chat shaped" in call(capsys, "check", "--help")[1]

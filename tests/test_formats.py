@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import chatmend.providers
 from chatmend import ChatMessage, dumps, repair_history
-from chatmend.formats import FORMATS, InputError, Progress, read, read_lines
+from chatmend.formats import InputError, Progress, formats, read, read_lines
 from chatmend.formats._io import atomic_write
 from tests.strategies import examples, messy_histories
 
@@ -60,7 +60,7 @@ def test_every_sample_session_is_detected_from_its_content(name: str, fmt: str, 
 
 def test_every_format_has_a_sample_session() -> None:
     samples = {read(str(p)).format for p in SESSIONS.iterdir()}
-    assert samples | {"chatmend"} == set(FORMATS)
+    assert samples | {"chatmend"} == set(formats())
 
 
 CALL = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
@@ -168,7 +168,7 @@ def test_detection(text: str, fmt: str) -> None:
         ),
         (
             '{"model": "x"}',
-            "a JSON object with no 'messages', 'input' or 'contents' list; expected a request "
+            "a JSON object with no 'messages', 'contents' or 'input' list; expected a request "
             "body or a list of messages",
         ),
         ("42", "the file holds a number; expected a request body (a JSON object) or a list of messages"),

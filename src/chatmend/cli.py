@@ -18,30 +18,31 @@ from typing import Any, TextIO
 
 from chatmend import ChatmendError, ChatMessage, RepairResult, UnsupportedError, __version__, repair_history
 from chatmend.formats import (
-    FORMATS,
-    PROVIDER_FORMATS,
+    NEUTRAL,
     TRANSCRIPT_FORMATS,
     InputError,
     Session,
     adapter,
     atomic_copy,
     atomic_write,
+    formats,
     neutral,
+    provider_formats,
     read,
     wire_json,
 )
-from chatmend.formats._detect import model_family
 from chatmend.repair import IsReadOnly
 
 __all__ = ["main"]
 
 OK, PROBLEMS, BAD_INPUT = 0, 1, 2
 
-_EPILOG = """\
-formats (--from, detected from content when not given):
-""" + "".join(f"  {name:<17} {text}\n" for name, text in FORMATS.items()) + """
-exit codes: 0 ok, 1 problems found (check), 2 bad input or usage.
-"""
+
+def _epilog() -> str:
+    """The formats every command reads (the registered providers' among them), and the exit codes."""
+    return ("formats (--from, detected from content when not given):\n"
+            + "".join(f"  {name:<17} {text}\n" for name, text in formats().items())
+            + "\nexit codes: 0 ok, 1 problems found (check), 2 bad input or usage.\n")
 
 
 class UsageError(Exception):
@@ -81,22 +82,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     """The argument parser: one subcommand a verb, each with its own help."""
+    epilog = _epilog()
     parser = argparse.ArgumentParser(
         prog="chatmend",
         description="Make a saved tool-calling chat session valid to send again.",
-        epilog=_EPILOG,
+        epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"chatmend {__version__}")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
-    formats = ["auto", *FORMATS]
-    targets = ["chatmend", *PROVIDER_FORMATS]
+    readable = ["auto", *formats()]
+    names = list(provider_formats())
+    targets = [NEUTRAL, *names]
+    platforms = sorted({p for name in names for p in adapter(name).platforms})
 
     def command(name: str, help: str, description: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help, description=textwrap.fill(description, 100), epilog=_EPILOG,
+        p = sub.add_parser(name, help=help, description=textwrap.fill(description, 100), epilog=epilog,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         p.add_argument("file", metavar="FILE", help="the session file, or - for stdin")
-        p.add_argument("--from", dest="fmt", metavar="FORMAT", default="auto", choices=formats,
+        p.add_argument("--from", dest="fmt", metavar="FORMAT", default="auto", choices=readable,
                        help="the format of FILE (default: detected from its content)")
         return p
 
@@ -128,9 +132,13 @@ def _parser() -> argparse.ArgumentParser:
     check = command("check", "list the problems a provider would answer with a 400",
                     "Print the problems a provider would reject the session with, one a line: "
                     "PATH: CODE: message. Exit 1 when there is any.")
-    check.add_argument("--provider", metavar="PROVIDER", choices=list(PROVIDER_FORMATS),
-                       help="check against this provider (default: the format read decides)")
-    check.add_argument("--model", metavar="M", help="the model, when converting for --provider")
+    check.add_argument("--provider", metavar="PROVIDER", choices=names,
+                       help="check against this provider (default: the format read decides); a shape it "
+                            "shares with another provider is read as its own")
+    check.add_argument("--model", metavar="M",
+                       help="the model the body goes to, for rules that depend on it (default: the body's own)")
+    check.add_argument("--platform", metavar="PLATFORM", choices=platforms,
+                       help=f"where the body is sent, when not the provider's own API: one of {', '.join(platforms)}")
     check.set_defaults(run=_check)
 
     show = command("show", "print a readable timeline, marking what repair would change",
@@ -206,12 +214,11 @@ def _model(to: str, session: Session, model: str | None) -> str:
     """The model for a body written for `to`: the one given, or the file's own when it belongs to `to`."""
     if model:
         return model
-    family = model_family(session.model)
-    if session.model and (session.format == to or family == to
-                          or (family == "openai_chat" and to == "openai_responses")):
+    target = adapter(to)
+    if session.model and (session.format == to or target.serves(session.model)):
         return session.model
-    if to == "gemini":
-        return ""  # Gemini's model is in the URL, not the body
+    if not target.model_in_body:
+        return ""  # the model is not in the body (Gemini's is in the URL)
     raise UsageError(f"a request body for {to} names its model: give it with --model")
 
 
@@ -219,7 +226,7 @@ def _writer(to: str, session: Session, model: str | None) -> Callable[[Sequence[
     """How to write a history as `to`: the file's own writer, neutral JSON Lines, or a new request body."""
     if to == session.format:
         return session.write
-    if to == "chatmend":
+    if to == NEUTRAL:
         return neutral.write
     if to in TRANSCRIPT_FORMATS:
         raise UsageError(f"cannot write a {to} transcript from {session.format}; "
@@ -332,7 +339,7 @@ def _print_report(report: dict[str, Any], style: str, out: TextIO) -> None:
 def _convert(args: argparse.Namespace) -> int:
     """`chatmend convert`: the provider's request body (repaired, id-mapped) or neutral JSON Lines."""
     session = read(args.file, args.fmt)
-    if args.to == "chatmend":
+    if args.to == NEUTRAL:
         # As read: `repair` is the command that changes a history.
         chunks: Iterator[str] = neutral.write(session.messages)
     else:
@@ -342,7 +349,7 @@ def _convert(args: argparse.Namespace) -> int:
         chunks = iter([wire_json(body, indent=True)])
     _emit(chunks, args.output)
     result = repair_history(session.messages)
-    if result.changed and args.to != "chatmend":
+    if result.changed and args.to != NEUTRAL:
         report = _report(session, result, args.file)
         lines = report_lines(report)
         lines[0] = f"{report['file']}: repaired on the way to {args.to} ({session.format})"
@@ -362,22 +369,27 @@ def _print_report_lines(lines: list[str]) -> None:
 
 def _check(args: argparse.Namespace) -> int:
     """`chatmend check`: `PATH: CODE: message` for each problem; exit 1 when there is any."""
-    session = read(args.file, args.fmt)
+    session = read(args.file, args.fmt, prefer=args.provider)
     provider = args.provider or session.provider
+    if args.platform is not None and (provider is None or args.platform not in adapter(provider).platforms):
+        raise UsageError(f"--platform {args.platform} is not a platform of {provider or 'the neutral rules'}")
+    context = {"model": args.model, "platform": args.platform}
     lines: list[str] = []
     if provider is not None and provider == session.provider and session.body is not None:
         lines = [f"{p.path}: {p.code}: {p.message}{_item_line(session, p.path)}"
-                 for p in adapter(provider).check(session.body)]
+                 for p in adapter(provider).check(session.body, **context)]
     else:
         lines = neutral_problems(session)
         if provider is not None:
+            # the platform's writing rules too (Gemini on Vertex sends no call ids)
+            options = {"platform": args.platform} if args.platform else {}
             try:
                 model = _model(provider, session, args.model or "unknown-model")
-                body = adapter(provider).to_request(session.messages, model=model)
+                body = adapter(provider).to_request(session.messages, model=model, **options)
             except UnsupportedError as exc:
                 lines.append(f"{exc.path or 'messages'}: UNSUPPORTED: {exc.reason}")
             else:
-                lines += [f"{p.path}: {p.code}: {p.message}" for p in adapter(provider).check(body)]
+                lines += [f"{p.path}: {p.code}: {p.message}" for p in adapter(provider).check(body, **context)]
     for line in lines:
         sys.stdout.write(line + "\n")
     sys.stdout.flush()

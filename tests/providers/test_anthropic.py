@@ -21,7 +21,7 @@ from pydantic import TypeAdapter
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
 from chatmend.exceptions import ReadError, UnsupportedError
 from chatmend.providers import anthropic as adapter
-from chatmend.providers.anthropic.write import _wire_id
+from chatmend.providers.base import sanitizing_id_maker
 from chatmend.repair import MAY_HAVE_RUN_WORDING, is_placeholder
 from tests.providers.common import drain, problems_after
 from tests.providers.local_server import serve
@@ -784,7 +784,7 @@ def test_registry_and_module_aliases() -> None:
 
     assert providers.get("anthropic") is adapter.PROVIDER
     assert adapter.check == adapter.PROVIDER.check
-    assert adapter.PROVIDER.images_in_tool_results and not adapter.PROVIDER.arguments_as_string
+    assert (adapter.PROVIDER.id_max_length, adapter.PROVIDER.id_alphabet) == (64, "a-zA-Z0-9_-")  # AN5
 
 
 def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
@@ -825,7 +825,7 @@ def test_check_never_raises_on_any_corruption(edits: list[tuple[tuple[Any, ...],
 def test_wire_ids_replace_each_character_outside_the_pattern(tool_id: str, attempt: int) -> None:
     # AN5: the byte-table fast path for ASCII ids agrees with the pattern, character by character.
     sanitized = re.sub(r"[^a-zA-Z0-9_-]", "_", tool_id)
-    wire = _wire_id(tool_id, attempt)
+    wire = sanitizing_id_maker(64, adapter.PROVIDER.id_alphabet or "")(tool_id, attempt)
     assert re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", wire)
     if attempt == 0:
         assert wire == (sanitized[:64] or "call")

@@ -205,9 +205,9 @@ def test_options_choose_multimodal_responses_and_vertex_drops_ids() -> None:
         for part in content["parts"]:
             for key in ("functionCall", "functionResponse"):
                 assert "id" not in part.get(key, {})  # GE8
-    assert ge.check(body, vertex=True) == []
+    assert ge.check(body, platform="vertex") == []
     with_ids = ge.to_request(agent_history(), model=FLASH)
-    assert {p.code for p in ge.check(with_ids, vertex=True)} == {"GE8"}
+    assert {p.code for p in ge.check(with_ids, platform="vertex")} == {"GE8"}
 
 
 def test_bridge_turns_keep_turn_rules_without_merging() -> None:
@@ -313,7 +313,7 @@ def test_messy_histories_give_valid_sdk_typed_bodies(
 ) -> None:
     body = ge.to_request(history, **opts)
     model = None if "multimodal_function_response" in opts else opts["model"]  # forced on a 2.5 model
-    assert ge.check(body, model=model, vertex=opts.get("vertex", False)) == []
+    assert ge.check(body, model=model, platform="vertex" if opts.get("vertex") else None) == []
     assert json.loads(json.dumps(body)) == body
     assert ge.to_request(history, **opts) == body
     sdk_validate(body)
@@ -559,7 +559,7 @@ def test_model_and_vertex_rules() -> None:
     assert [p.code for p in ge.check(old, model=FLASH)] == ["GE10"]
     vertex = ge.to_request(agent_history(), model=FLASH, vertex=True)
     del vertex["contents"][0]["role"]
-    assert [(p.code, p.path) for p in ge.check(vertex, vertex=True)] == [("GE7", "contents[0].role")]
+    assert [(p.code, p.path) for p in ge.check(vertex, platform="vertex")] == [("GE7", "contents[0].role")]
     assert ge.check(vertex) == []  # the Developer API defaults a missing role to user
 
 
@@ -960,7 +960,7 @@ def test_broken_bodies_never_crash_check_or_from_request(mutations: list[tuple[i
         slots = _nodes(body, [])
         container, key = slots[where % len(slots)]
         container[key] = value
-    for problem in ge.check(body, model=PRO3, vertex=True):
+    for problem in ge.check(body, model=PRO3, platform="vertex"):
         assert problem.code.startswith("GE") and problem.message
     try:
         ge.from_request(body)

@@ -29,10 +29,11 @@ from pydantic import ConfigDict, TypeAdapter
 
 from chatmend import ChatMessage, ImagePart, ReadError, TextPart, ThinkingPart, ToolCall
 from chatmend.exceptions import Problem
+from chatmend.ids import shortening_id_maker
 from chatmend.providers import openai_responses as orr
 from chatmend.providers.base import arguments_json, repaired
 from chatmend.providers.openai_responses import ERROR_MARK, PROVIDER
-from chatmend.providers.openai_responses.write import _call_id
+from chatmend.providers.openai_responses.wire import CALL_ID_MAX
 from chatmend.repair import is_placeholder
 from tests.providers.common import drain, problems_after, texts_and_images
 from tests.providers.local_server import serve
@@ -302,7 +303,7 @@ def test_thinking_of_other_providers_is_not_sent() -> None:
 
 def test_long_ids_fit_64_characters_and_never_collide() -> None:
     long_a, long_b = "x" * 70, "x" * 70 + "y"
-    shortened = _call_id(long_a, 0)
+    shortened = shortening_id_maker(CALL_ID_MAX)(long_a, 0)
     calls = (ToolCall(id=long_a, name="search"), ToolCall(id=long_b, name="search"),
              ToolCall(id=shortened, name="search"))
     history = [ChatMessage(role="user", content="q"), ChatMessage(role="assistant", tool_calls=calls),

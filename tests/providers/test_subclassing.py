@@ -9,15 +9,14 @@ from typing import Any, ClassVar
 
 import pytest
 
-from chatmend import ChatMessage, Repairer, ToolCall
+from chatmend import ChatMessage, RepairResult, Tool, ToolCall
 from chatmend.exceptions import CheckError, Problem
 from chatmend.providers import kimi, mistral, openai_chat
 from chatmend.providers.anthropic import Anthropic
-from chatmend.providers.base import HistoryInput, Provider, ToolsInput
+from chatmend.providers.base import CheckContext, HistoryInput, Provider
 from chatmend.providers.gemini import Gemini
 from chatmend.providers.openai_chat import IdAssigner, OpenAIChat
 from chatmend.providers.openai_responses import OpenAIResponses
-from chatmend.repair import IsReadOnly
 
 
 def history() -> list[ChatMessage]:
@@ -136,14 +135,13 @@ def test_every_shipped_adapter_can_be_subclassed(base: type[Provider]) -> None:
 
 
 class Echo(Provider):
-    """A provider written from scratch: the inherited `check_or_raise` and `send` call its verbs."""
+    """A provider written from scratch: the inherited `to_request`, `check_or_raise` and `send` call its hooks."""
 
     name: ClassVar[str] = "echo"
 
-    def to_request(self, history: HistoryInput, *, model: str, tools: ToolsInput = None, system: str | None = None,
-                   is_read_only: IsReadOnly | None = None, repairer: Repairer | None = None,
-                   **options: Any) -> dict[str, Any]:
-        return {"model": model, "n": len(history)}
+    def _write_body(self, result: RepairResult, ids: IdAssigner, model: str, tools: list[Tool],
+                    system: str | None, options: dict[str, Any]) -> dict[str, Any]:
+        return {"model": model, "n": len(result.messages)}
 
     def from_request(self, data: Mapping[str, Any] | Sequence[Any]) -> list[ChatMessage]:
         return []
@@ -151,7 +149,7 @@ class Echo(Provider):
     def from_response(self, response: Any) -> ChatMessage:
         return ChatMessage(role="assistant", content=f"{response['n']} messages")
 
-    def check(self, body: Mapping[str, Any]) -> list[Problem]:
+    def _check(self, body: Any, context: CheckContext) -> list[Problem]:
         return [] if body["n"] else [Problem(code="EC1", path="n", message="empty history")]
 
     def _create(self, client: Any, body: dict[str, Any]) -> Any:
@@ -164,8 +162,8 @@ class Echo(Provider):
 def test_a_provider_written_from_scratch_runs_through_the_inherited_methods() -> None:
     echo = Echo()
     reply = echo.send(lambda body: body, history(), model="m")
-    assert reply == ChatMessage(role="assistant", content="5 messages")
-    assert asyncio.run(echo.send_async(lambda body: body, history()[:2], model="m")).content == "2 messages"
+    assert reply == ChatMessage(role="assistant", content="6 messages")  # repaired: the cut-off call answered
+    assert asyncio.run(echo.send_async(lambda body: body, history()[:2], model="m")).content == "4 messages"
     echo.check_or_raise({"n": 1})
     with pytest.raises(CheckError, match="EC1"):
         echo.check_or_raise({"n": 0})

@@ -9,36 +9,42 @@ from typing import Any
 
 from chatmend import ChatMessage, HistoryError
 from chatmend.formats import neutral
-from chatmend.formats._detect import detect_document, detect_records
+from chatmend.formats._detect import NEUTRAL, detect_document, detect_records
 from chatmend.formats._io import InputError, Progress, decoded_lines, open_input
-from chatmend.formats._providers import LIST_KEY, PROVIDER_FORMATS, read_provider, wire_json
+from chatmend.formats._providers import adapter, provider_formats, read_provider, wire_json
 from chatmend.formats._session import Session
 from chatmend.jsonl import message_to_dict
 
-__all__ = ["FORMATS", "TRANSCRIPT_FORMATS", "detect", "read", "read_lines"]
+__all__ = ["TRANSCRIPT_FORMATS", "detect", "formats", "read", "read_lines"]
 
 TRANSCRIPT_FORMATS = {
     "claude_code": "Claude Code session transcripts (~/.claude/projects/*/*.jsonl)",
     "codex": "Codex CLI session files (~/.codex/sessions/**/rollout-*.jsonl)",
 }
-FORMATS: dict[str, str] = {
-    "chatmend": "the neutral JSON Lines, one message a line",
-    **PROVIDER_FORMATS,
-    **TRANSCRIPT_FORMATS,
-}
-"""Every format `--from` accepts, with a one-line description."""
+
+
+def formats() -> dict[str, str]:
+    """Every format `--from` accepts (the registered providers' among them), with a one-line description."""
+    return {NEUTRAL: "the neutral JSON Lines, one message a line", **provider_formats(), **TRANSCRIPT_FORMATS}
+
+
 _SAMPLE = 200
 _NOT_JSON = object()
 
 
-def read(path: str, fmt: str = "auto", *, progress: bool | None = None) -> Session:
-    """Read `path` (`-` for stdin) as `fmt` (or detect it); raise InputError on bad input."""
-    if fmt != "auto" and fmt not in FORMATS:
-        raise InputError(f"unknown format {fmt!r}; expected one of: auto, {', '.join(FORMATS)}")
+def read(path: str, fmt: str = "auto", *, progress: bool | None = None, prefer: str | None = None) -> Session:
+    """Read `path` (`-` for stdin) as `fmt` (or detect it); raise InputError on bad input.
+
+    `prefer`, a provider's name, is what detection reads a shape as when that provider shares it (plain text
+    messages, an OpenAI Chat body for Kimi).
+    """
+    known = formats()
+    if fmt != "auto" and fmt not in known:
+        raise InputError(f"unknown format {fmt!r}; expected one of: auto, {', '.join(known)}")
     with open_input(path) as (handle, size):
         meter = Progress(path, size, enabled=progress)
         try:
-            return read_lines(decoded_lines(handle, meter), fmt)
+            return read_lines(decoded_lines(handle, meter), fmt, prefer)
         finally:
             meter.close()
 
@@ -56,7 +62,7 @@ def _first_json(line: str) -> object:
         return _NOT_JSON
 
 
-def read_lines(lines: Iterable[str], fmt: str) -> Session:
+def read_lines(lines: Iterable[str], fmt: str, prefer: str | None = None) -> Session:
     """A Session from the file's lines (numbered from 1): JSON Lines, or one JSON document."""
     it = iter(lines)
     head: list[str] = []
@@ -70,11 +76,11 @@ def read_lines(lines: Iterable[str], fmt: str) -> Session:
     stream = itertools.chain(head, it)
     if isinstance(first, Mapping):
         # A first line that is a whole JSON object: JSON Lines (a one-line body is one record).
-        return _read_jsonl(stream, fmt)
-    return _read_document("".join(stream), fmt)
+        return _read_jsonl(stream, fmt, prefer)
+    return _read_document("".join(stream), fmt, prefer)
 
 
-def _read_jsonl(stream: Iterator[str], fmt: str) -> Session:
+def _read_jsonl(stream: Iterator[str], fmt: str, prefer: str | None) -> Session:
     """JSON Lines: detect from the first records, then stream every line to the format's reader."""
     buffered: list[str] = []
     if fmt == "auto":
@@ -89,9 +95,9 @@ def _read_jsonl(stream: Iterator[str], fmt: str) -> Session:
             records.append(value)
             if len(records) >= _SAMPLE:
                 break
-        fmt = detect_records(records)
+        fmt = detect_records(records, prefer)
     lines = itertools.chain(buffered, stream)
-    if fmt == "chatmend":
+    if fmt == NEUTRAL:
         return neutral.read(lines)
     if fmt == "claude_code":
         from chatmend.transcripts import claude_code
@@ -103,7 +109,7 @@ def _read_jsonl(stream: Iterator[str], fmt: str) -> Session:
         session: Session = codex.read(lines)
         return session
     items, numbers = parse_records(lines, what=f"one {fmt} message a line")
-    key = LIST_KEY[fmt]
+    key = adapter(fmt).list_key
     if len(items) == 1 and isinstance(items[0], Mapping) and key in items[0]:
         return read_provider(fmt, items[0], shape="body", locations=_body_locations(items[0], key))
     return read_provider(fmt, items, shape="jsonl", locations=[f"line {n}" for n in numbers])
@@ -133,7 +139,7 @@ def _body_locations(body: Mapping[str, Any], key: str) -> list[str]:
     return [f"{key}[{i}]" for i in range(len(items))] if isinstance(items, list) else []
 
 
-def _read_document(text: str, fmt: str) -> Session:
+def _read_document(text: str, fmt: str, prefer: str | None) -> Session:
     """One JSON document: a request body or a list of messages."""
     try:
         value = json.loads(text)
@@ -141,14 +147,14 @@ def _read_document(text: str, fmt: str) -> Session:
         raise InputError(f"invalid JSON: {exc.msg}; expected a JSON request body, a JSON list of messages, "
                          "or JSON Lines", line=exc.lineno, column=exc.colno) from None
     if fmt == "auto":
-        fmt = detect_document(value)
-    if fmt in ("claude_code", "codex"):
+        fmt = detect_document(value, prefer)
+    if fmt in TRANSCRIPT_FORMATS:
         raise InputError(f"a single JSON document; {fmt} sessions are JSON Lines (one record a line)")
     indent = "\n" in text.strip()
-    if fmt == "chatmend":
+    if fmt == NEUTRAL:
         return _read_neutral_list(value, indent=indent)
     if isinstance(value, Mapping):
-        return read_provider(fmt, value, shape="body", locations=_body_locations(value, LIST_KEY[fmt]),
+        return read_provider(fmt, value, shape="body", locations=_body_locations(value, adapter(fmt).list_key),
                              indent=indent)
     if isinstance(value, list):
         return read_provider(fmt, value, shape="list", locations=[f"[{i}]" for i in range(len(value))],
@@ -175,7 +181,7 @@ def _read_neutral_list(value: object, *, indent: bool) -> Session:
     def write(history: Iterable[ChatMessage]) -> Iterator[str]:
         yield wire_json([message_to_dict(m) for m in history], indent=indent)
 
-    return Session(format="chatmend", messages=messages, where=[f"[{i}]" for i in range(len(messages))],
+    return Session(format=NEUTRAL, messages=messages, where=[f"[{i}]" for i in range(len(messages))],
                    write=write)
 
 

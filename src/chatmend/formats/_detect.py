@@ -6,68 +6,80 @@ envelope); when the signs conflict or there are none that matter, detection says
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from chatmend import providers
 from chatmend.formats._io import InputError, json_kind
+from chatmend.providers.base import Provider
 
-__all__ = ["detect_document", "detect_records", "model_family"]
+__all__ = ["NEUTRAL", "detect_document", "detect_records"]
 
 CLAUDE_CODE_TYPES = frozenset({"user", "assistant", "summary", "system", "file-history-snapshot",
                                "queue-operation", "attachment", "progress"})
 CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
-RESPONSES_ITEM_TYPES = frozenset({
+CODEX_ITEM_TYPES = frozenset({
     "message", "function_call", "function_call_output", "reasoning", "custom_tool_call",
     "custom_tool_call_output", "local_shell_call", "local_shell_call_output", "computer_call",
     "computer_call_output", "web_search_call", "file_search_call", "item_reference", "mcp_call",
 })
-RESPONSES_PART_TYPES = frozenset({"input_text", "output_text", "input_image", "input_file", "refusal"})
-ANTHROPIC_BLOCK_TYPES = frozenset({"tool_use", "tool_result", "redacted_thinking", "document",
-                                   "server_tool_use", "web_search_tool_result", "search_result"})
-OPENAI_PART_TYPES = frozenset({"image_url", "input_audio", "file"})
-# Kimi's own ids: `functions.NAME:IDX` (provider-rules §5).
-KIMI_ID = re.compile(r"functions\.[\w.-]+:\d+")
-
-_FAMILIES = (
-    ("anthropic", ("claude",)),
-    ("kimi", ("kimi", "moonshot")),
-    ("mistral", ("mistral", "magistral", "codestral", "devstral", "ministral", "pixtral")),
-    ("gemini", ("gemini",)),
-    ("openai_chat", ("gpt-", "gpt4", "o1", "o3", "o4", "chatgpt")),
-)
+"""The item types a Codex rollout from before the `payload` envelope records bare."""
 SAMPLE = 200
 """How many records or messages detection looks at."""
+NEUTRAL = "chatmend"
+"""The neutral format's name."""
 
 
-def model_family(model: object) -> str | None:
-    """The provider a model name belongs to (`claude-...` is anthropic), or None."""
-    if not isinstance(model, str):
-        return None
-    name = model.lower().rsplit("/", 1)[-1]
-    for family, prefixes in _FAMILIES:
-        if name.startswith(prefixes):
-            return family
-    return None
+def _adapters() -> list[Provider]:
+    """Every registered provider, in the registry's order."""
+    return [providers.get(name) for name in providers.names()]
 
 
-def _unsure(what: str, candidates: Sequence[str]) -> InputError:
-    """The error that says detection is unsure and which `--from` to give."""
+def _own_lists(adapters: Sequence[Provider]) -> list[Provider]:
+    """The providers whose list key no other provider shares: their bodies and items tell themselves apart."""
+    keys = [p.list_key for p in adapters]
+    return [p for p in adapters if keys.count(p.list_key) == 1]
+
+
+def _chat_shapes(adapters: Sequence[Provider]) -> list[Provider]:
+    """The other providers that speak a shape of their own, the one plain text is read as first."""
+    own = set(map(id, _own_lists(adapters)))
+    shapes = [p for p in adapters if id(p) not in own and p.shape_of is None]
+    return sorted(shapes, key=lambda p: not p.plain_default)
+
+
+def _family(owner: Provider, adapters: Sequence[Provider]) -> list[Provider]:
+    """A shape's provider and the providers that speak its shape."""
+    return [p for p in adapters if p is owner or p.shape_of == owner.name]
+
+
+def _title(name: str) -> str:
+    """How messages name a format."""
+    return "neutral" if name == NEUTRAL else providers.get(name).title
+
+
+def _unsure(what: str, candidates: Sequence[str], prefer: str | None) -> str:
+    """`prefer` when it is among the candidates; else the error that says detection is unsure and which `--from`
+    to give."""
+    if prefer is not None and prefer in candidates:
+        return prefer
     options = " or ".join(f"--from {c}" for c in candidates)
-    return InputError(f"cannot tell the format: {what}; say which with {options}")
+    raise InputError(f"cannot tell the format: {what}; say which with {options}")
 
 
-def detect_document(value: object) -> str:
-    """The format of a whole JSON document: a request body or a message/item/content list."""
+def detect_document(value: object, prefer: str | None = None) -> str:
+    """The format of a whole JSON document: a request body or a message/item/content list (`prefer`, a
+    provider's name: the one read as when the shape is shared)."""
+    adapters = _adapters()
     if isinstance(value, Mapping):
-        if isinstance(value.get("contents"), list):
-            return "gemini"
-        if "input" in value and isinstance(value.get("input"), (list, str)):
-            return "openai_responses"
+        for provider in _own_lists(adapters):
+            if provider.holds_history(value):
+                return provider.name
         messages = value.get("messages")
         if isinstance(messages, list):
-            return _classify_messages(messages, value, allow_neutral=False, plain=None)
-        raise InputError("a JSON object with no 'messages', 'input' or 'contents' list; expected a request "
+            return _classify_messages(messages, value, adapters, allow_neutral=False, plain=None, prefer=prefer)
+        keys = sorted({f"'{p.list_key}'" for p in adapters}, key=lambda k: (k != "'messages'", k))
+        raise InputError(f"a JSON object with no {', '.join(keys[:-1])} or {keys[-1]} list; expected a request "
                          "body or a list of messages")
     if isinstance(value, list):
         if not value:
@@ -75,16 +87,17 @@ def detect_document(value: object) -> str:
         for i, item in enumerate(value):
             if not isinstance(item, Mapping):
                 raise InputError(f"[{i}]: expected a message (a JSON object), got {json_kind(item)}")
-        return _classify_items(value, allow_neutral=True, plain="openai_chat")
+        plain = _chat_shapes(adapters)[0].name
+        return _classify_items(value, adapters, allow_neutral=True, plain=plain, prefer=prefer)
     raise InputError(f"the file holds {json_kind(value)}; expected a request body (a JSON object) or a list of "
                      "messages")
 
 
-def detect_records(records: Sequence[object]) -> str:
+def detect_records(records: Sequence[object], prefer: str | None = None) -> str:
     """The format of JSON Lines from its first records."""
     objects = [r for r in records[:SAMPLE] if isinstance(r, Mapping)]
     if not objects:
-        return "chatmend"  # let the neutral reader say what is wrong with the first line
+        return NEUTRAL  # let the neutral reader say what is wrong with the first line
     if any(r.get("type") in CODEX_TYPES and isinstance(r.get("payload"), Mapping) for r in objects):
         return "codex"
     if _legacy_codex(objects):
@@ -92,8 +105,8 @@ def detect_records(records: Sequence[object]) -> str:
     if any(r.get("type") in CLAUDE_CODE_TYPES and ("uuid" in r or "sessionId" in r) for r in objects):
         return "claude_code"
     if len(records) == 1 and not isinstance(objects[0].get("role"), str):
-        return detect_document(objects[0])
-    return _classify_items(objects, allow_neutral=True, plain="chatmend")
+        return detect_document(objects[0], prefer)
+    return _classify_items(objects, _adapters(), allow_neutral=True, plain=NEUTRAL, prefer=prefer)
 
 
 def _legacy_codex(records: Sequence[Mapping[str, Any]]) -> bool:
@@ -101,96 +114,94 @@ def _legacy_codex(records: Sequence[Mapping[str, Any]]) -> bool:
     first = records[0]
     return (
         "id" in first and "timestamp" in first and "type" not in first and "role" not in first
-        and any(r.get("type") in RESPONSES_ITEM_TYPES or r.get("record_type") == "state" for r in records[1:])
+        and any(r.get("type") in CODEX_ITEM_TYPES or r.get("record_type") == "state" for r in records[1:])
     )
 
 
-def _classify_items(items: Sequence[Any], *, allow_neutral: bool, plain: str) -> str:
-    """Gemini contents, Responses items, or chat messages of some flavour."""
+def _classify_items(items: Sequence[Any], adapters: Sequence[Provider], *, allow_neutral: bool, plain: str,
+                    prefer: str | None) -> str:
+    """Items of a provider's own list shape (Gemini contents, Responses items), or chat messages of some shape."""
     sample = [i for i in items[:SAMPLE] if isinstance(i, Mapping)]
-    if any(isinstance(i.get("parts"), list) for i in sample):
-        return "gemini"
-    if any((i.get("type") in RESPONSES_ITEM_TYPES and "role" not in i)
-           or _part_types(i) & RESPONSES_PART_TYPES for i in sample):
-        return "openai_responses"
-    return _classify_messages(sample, None, allow_neutral=allow_neutral, plain=plain)
+    for provider in _own_lists(adapters):
+        if any(provider.marks(i) for i in sample):
+            return provider.name
+    return _classify_messages(sample, None, adapters, allow_neutral=allow_neutral, plain=plain, prefer=prefer)
 
 
-def _part_types(message: Mapping[str, Any]) -> set[str]:
-    """The `type` of each part of a message's content."""
-    content = message.get("content")
-    if not isinstance(content, list):
-        return set()
-    return {str(p.get("type")) for p in content if isinstance(p, Mapping) and isinstance(p.get("type"), str)}
-
-
-def _signs(message: Mapping[str, Any]) -> set[str]:
-    """Which formats this one message could only come from."""
-    signs: set[str] = set()
-    parts = _part_types(message)
-    content = message.get("content")
-    if parts & ANTHROPIC_BLOCK_TYPES or (
-        isinstance(content, list)
-        and any(isinstance(p, Mapping) and p.get("type") == "image" and "source" in p for p in content)
-    ):
-        signs.add("anthropic")
-    if parts & OPENAI_PART_TYPES or message.get("role") in ("developer", "function") \
-            or "reasoning_content" in message or "refusal" in message or "name" in message:
-        signs.add("openai")
+def _neutral_signs(message: Mapping[str, Any]) -> bool:
+    """True when a message has fields or parts only the neutral form has."""
     calls = message.get("tool_calls")
-    if isinstance(calls, list) and calls:
-        if all(isinstance(c, Mapping) and "function" in c for c in calls):
-            signs.add("openai")
-        elif all(isinstance(c, Mapping) and "name" in c and "function" not in c for c in calls):
-            signs.add("chatmend")
-    if "tool_name" in message or "is_error" in message or "provider_data" in message or (
+    if isinstance(calls, list) and calls and all(
+            isinstance(c, Mapping) and "name" in c and "function" not in c for c in calls):
+        return True
+    content = message.get("content")
+    return "tool_name" in message or "is_error" in message or "provider_data" in message or (
         isinstance(content, list)
         and any(isinstance(p, Mapping) and p.get("type") == "image" and "media_type" in p for p in content)
-    ):
-        signs.add("chatmend")
-    if message.get("role") == "tool" and "anthropic" not in signs and "chatmend" not in signs:
-        signs.add("chat")  # a tool role: OpenAI Chat or neutral, never Anthropic
-    if message.get("role") == "system":
-        signs.add("chat")
-    return signs
+    )
 
 
 def _classify_messages(
-    messages: Sequence[Any], body: Mapping[str, Any] | None, *, allow_neutral: bool, plain: str | None
+    messages: Sequence[Any], body: Mapping[str, Any] | None, adapters: Sequence[Provider], *, allow_neutral: bool,
+    plain: str | None, prefer: str | None,
 ) -> str:
-    """OpenAI Chat (or Kimi, Mistral), Anthropic Messages, or the neutral form."""
-    signs: set[str] = set()
+    """Which chat shape (then which provider speaking it), or the neutral form."""
+    shapes = _chat_shapes(adapters)
+    default, others = shapes[0], shapes[1:]
+    marked: set[str] = set()  # shapes whose own signs some message bears
+    ruled_out: set[str] = set()  # shapes without the role of some message
+    neutral = False
     ids: list[str] = []
     for message in messages[:SAMPLE]:
         if not isinstance(message, Mapping):
             continue
-        signs |= _signs(message)
+        here = {p.name for p in shapes if p.marks(message)}
+        signed = _neutral_signs(message)
+        marked |= here
+        neutral = neutral or signed
+        role = message.get("role")
+        for other in others:
+            # a tool message bearing another shape's signs (or the neutral one's) rules out no shape
+            if other.roles and role not in other.roles and not (role == "tool" and (here or signed)):
+                ruled_out.add(other.name)
         for call in message.get("tool_calls") or ():
             if isinstance(call, Mapping) and isinstance(call.get("id"), str):
                 ids.append(call["id"])
-    if body is not None and ("system" in body or ("max_tokens" in body and "anthropic" in signs)):
-        signs.add("anthropic")
-    family = model_family(body.get("model")) if body is not None else None
-    if "anthropic" in signs and signs & {"openai", "chat", "chatmend"}:
-        raise _unsure("the messages mix OpenAI Chat and Anthropic Messages shapes",
-                      ["openai_chat", "anthropic"])
-    if "anthropic" in signs:
-        return "anthropic"
-    if "chatmend" in signs and allow_neutral:
-        if "openai" in signs:
-            raise _unsure("the messages mix neutral and OpenAI Chat shapes", ["chatmend", "openai_chat"])
-        return "chatmend"
-    if "chat" in signs and plain == "chatmend" and "openai" not in signs:
+    if body is not None:
+        marked |= {p.name for p in shapes if p.marks_body(body)}
+    model = body.get("model") if body is not None else None
+    for other in others:
+        if other.name in marked and (default.name in marked or other.name in ruled_out or neutral):
+            return _unsure(f"the messages mix {default.title} and {other.title} shapes",
+                           [default.name, other.name], prefer)
+        if other.name in marked:
+            return _pick(other, adapters, model, ids, prefer)
+    if neutral and allow_neutral:
+        if default.name in marked:
+            return _unsure(f"the messages mix neutral and {default.title} shapes", [NEUTRAL, default.name],
+                           prefer)
+        return NEUTRAL
+    if ruled_out and plain == NEUTRAL and default.name not in marked:
         return plain  # tool and system roles read the same in the neutral form
-    if signs & {"openai", "chat"} or family in ("openai_chat", "kimi", "mistral"):
-        if family in ("openai_chat", "kimi", "mistral"):
-            return family  # the body names its model: that decides between the OpenAI Chat shapes
-        if ids and all(KIMI_ID.fullmatch(i) for i in ids):
-            return "kimi"
-        return "openai_chat"
-    if family == "anthropic":
-        return "anthropic"
+    if default.name in marked or ruled_out or any(p.serves(model) for p in _family(default, adapters)):
+        return _pick(default, adapters, model, ids, prefer)
+    for other in others:
+        if any(p.serves(model) for p in _family(other, adapters)):
+            return _pick(other, adapters, model, ids, prefer)
+    if prefer in {p.name for shape in shapes for p in _family(shape, adapters)}:
+        assert prefer is not None
+        return prefer  # plain text: the shape the caller names
     if plain is not None:
         return plain  # plain text messages read the same in every chat shape
-    raise _unsure("the messages hold only plain text, which OpenAI Chat and Anthropic Messages share",
-                  ["openai_chat", "anthropic"])
+    titles = " and ".join(p.title for p in shapes)
+    return _unsure(f"the messages hold only plain text, which {titles} share", [p.name for p in shapes], prefer)
+
+
+def _pick(owner: Provider, adapters: Sequence[Provider], model: object, ids: Sequence[str],
+          prefer: str | None) -> str:
+    """The provider of a shape's family: the one preferred, the body's model's, the one whose ids these are,
+    or the shape's own."""
+    family = _family(owner, adapters)
+    chosen = (next((p for p in family if p.name == prefer), None) or next((p for p in family if p.serves(model)), None)
+              or next((p for p in family if p.claims_ids(ids)), owner))
+    return chosen.name

@@ -16,31 +16,20 @@ from chatmend.formats._io import InputError
 from chatmend.formats._session import Session, Writer
 from chatmend.providers.base import Provider
 
-__all__ = ["CONVERSATION_KEYS", "LIST_KEY", "PROVIDER_FORMATS", "adapter", "body_for_check", "read_provider",
-           "wire_json"]
+__all__ = ["adapter", "body_for_check", "provider_formats", "read_provider", "wire_json"]
 
-LIST_KEY = {
-    "openai_chat": "messages", "kimi": "messages", "mistral": "messages", "anthropic": "messages",
-    "openai_responses": "input", "gemini": "contents",
-}
-"""The key of the body that holds the conversation list."""
-CONVERSATION_KEYS = {
-    "openai_chat": ("messages",), "kimi": ("messages",), "mistral": ("messages",),
-    "anthropic": ("messages", "system"),
-    "openai_responses": ("input", "instructions"),
-    "gemini": ("contents", "systemInstruction", "system_instruction"),
-}
-"""The keys `to_request` writes from the history; every other key of a saved body is kept as it was."""
-PROVIDER_FORMATS = {
-    "openai_chat": "OpenAI Chat Completions: a body, its messages list, or JSON Lines of messages",
-    "kimi": "Moonshot Kimi (OpenAI Chat shaped, functions.NAME:N ids)",
-    "mistral": "Mistral (OpenAI Chat shaped, 9-character ids)",
-    "anthropic": "Anthropic Messages: a body or its messages list",
-    "openai_responses": "OpenAI Responses: a body or its input items",
-    "gemini": "Gemini generateContent: a body or its contents list",
-}
 _PLACEHOLDER_MODEL = "unknown-model"
-_PATH_INDEX = re.compile(r"^(?:messages|input|contents)\[(\d+)\](.*)$")
+
+
+def provider_formats() -> dict[str, str]:
+    """Every registered provider's format, with its one-line description."""
+    return {name: adapter(name).description for name in providers.names()}
+
+
+def _path_index() -> re.Pattern[str]:
+    """`messages[3].content` as the index into a body's list and the rest of the path, for every list key."""
+    keys = sorted({re.escape(adapter(name).list_key) for name in providers.names()})
+    return re.compile(rf"^(?:{'|'.join(keys)})\[(\d+)\](.*)$")
 
 
 def adapter(name: str) -> Provider:
@@ -63,8 +52,7 @@ def read_provider(
 ) -> Session:
     """A Session from a provider body (`shape` body), its list (`list`) or JSON Lines of it (`jsonl`)."""
     provider = adapter(fmt)
-    key = LIST_KEY[fmt]
-    items = value.get(key) if isinstance(value, Mapping) else value
+    items = value.get(provider.list_key) if isinstance(value, Mapping) else value
     try:
         messages = provider.from_request(value)
     except ChatmendError as exc:
@@ -95,14 +83,14 @@ def read_provider(
 
 
 def body_for_check(fmt: str, value: Any) -> dict[str, Any]:
-    """The saved body as `check` takes it: a bare list gets the few fields every body has."""
+    """The saved body as `check` takes it: a bare list gets the fields every body of its provider has."""
     if isinstance(value, Mapping):
         return dict(value)
-    body: dict[str, Any] = {LIST_KEY[fmt]: value}
-    if fmt != "gemini":
+    provider = adapter(fmt)
+    body: dict[str, Any] = {provider.list_key: value}
+    if provider.model_in_body:
         body = {"model": _PLACEHOLDER_MODEL, **body}
-    if fmt == "anthropic":
-        body["max_tokens"] = 1024
+    body.update(provider.required_fields)
     return body
 
 
@@ -111,7 +99,7 @@ def _located(exc: ChatmendError, fmt: str, locations: Sequence[str]) -> InputErr
     path = getattr(exc, "path", None)
     reason = getattr(exc, "reason", str(exc))
     if isinstance(path, str):
-        match = _PATH_INDEX.match(path)
+        match = _path_index().match(path)
         if match and int(match.group(1)) < len(locations) and locations[0].startswith("line "):
             line = int(locations[int(match.group(1))][5:])
             rest = match.group(2).lstrip(".")
@@ -128,18 +116,18 @@ def _writer(fmt: str, shape: str, body: dict[str, Any] | None, indent: bool) -> 
         model = body.get("model") if body is not None else None
         name = model if isinstance(model, str) else _PLACEHOLDER_MODEL
         wire = provider.to_request(list(messages), model=name)
+        list_key = provider.list_key
         if shape == "body":
             assert body is not None
             out = dict(body)
-            list_key = LIST_KEY[fmt]
             out[list_key] = wire[list_key]
-            for key in CONVERSATION_KEYS[fmt]:
+            for key in provider.history_keys:
                 # Repair never changes system text: a saved system prompt stays exactly as it was.
                 if key != list_key and key not in body and key in wire:
                     out[key] = wire[key]
             yield wire_json(out, indent=indent)
             return
-        items = wire[LIST_KEY[fmt]]
+        items = wire[list_key]
         if shape == "list":
             yield wire_json(items, indent=indent)
             return

@@ -3,23 +3,36 @@
 A provider module owns everything about one wire format: writing a neutral history as the exact request
 body (`to_request`), reading bodies and replies back (`from_request`, `from_response`), predicting the
 provider's 400s offline (`check`), and sending through the official SDK client (`send`, `send_async`).
+
+`Provider` owns the templates; an adapter fills in hooks and declares what the rest of chatmend needs to
+know about its wire format:
+- `to_request` repairs once, maps ids by `id_max_length`, `id_alphabet` and `ids_by_position` (`_wire_ids`,
+  `_id_assigner`), then calls the adapter's `_write_body`;
+- `check(body, model=..., platform=...)` builds one `CheckContext` and calls the adapter's `_check`;
+- the class attributes under "declarations" (`list_key`, `history_keys`, `model_prefixes`, `marks`, ...)
+  are how the command line and `chatmend.formats` read, detect and fill in bodies without naming a provider.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
 from json.encoder import encode_basestring
 from typing import Any, ClassVar, cast
 
-from chatmend.exceptions import CheckError, Problem, ReadError
+from chatmend.exceptions import CheckError, Problem, ReadError, error_context
+from chatmend.ids import digest, shortening_id_maker, wire_ids
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Tool, ToolCall
 from chatmend.repair import IsReadOnly, RepairResult, repair_for_writers
 
 __all__ = [
     "SHAPE",
+    "CheckContext",
     "HistoryInput",
     "IdAssigner",
     "Provider",
@@ -30,6 +43,7 @@ __all__ = [
     "image_data_url",
     "parse_data_url",
     "repaired",
+    "sanitizing_id_maker",
     "to_plain",
 ]
 
@@ -55,22 +69,92 @@ class IdAssigner:
         self._written = k + 1
         return self._wire_ids[k]
 
+    def next_ids(self, calls: Sequence[ToolCall]) -> list[str]:
+        """The wire ids of one message's calls, in order."""
+        next_id = self.next_id
+        return [next_id(call.name) for call in calls]
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What a body's 400s depend on beyond the body itself: the model it goes to and where it is sent."""
+
+    model: str | None = None
+    """The model (some rules depend on it: Gemini 3's thought signatures, GE4). `check` falls back on the
+    body's own `model` field when the caller gives none."""
+    platform: str | None = None
+    """Where the body is sent when not to the provider's own API: one of the provider's `platforms`."""
+
 
 class Provider(ABC):
-    """One provider's wire format. Subclasses set the flags and implement the five verbs."""
+    """One provider's wire format. Subclasses set the flags and declarations, and implement the hooks
+    (`_write_body`, `_check`, `_create`) and the readers (`from_request`, `from_response`)."""
 
     name: ClassVar[str]
     """The registry name, equal to the module name (`openai_chat`, `anthropic`, ...)."""
+
+    # ---------------------------------------------------------------------------- flags `to_request` reads
+
     id_max_length: ClassVar[int | None] = None
     """The longest tool call id the provider accepts (None: no known limit)."""
-    id_pattern: ClassVar[str | None] = None
-    """The regular expression every tool call id must match on the wire (None: any)."""
-    arguments_as_string: ClassVar[bool] = True
-    """True when call arguments travel as a JSON string, False when as an object."""
-    images_in_tool_results: ClassVar[bool] = False
-    """True when a tool result may carry images; otherwise they move to a user message after it."""
+    id_alphabet: ClassVar[str | None] = None
+    """The characters a tool call id may hold, as the inside of a regex class (`a-zA-Z0-9_-`; None: any)."""
+    ids_by_position: ClassVar[bool] = False
+    """True when `_id_assigner` mints wire ids from the calls' positions alone (Kimi): repair then skips rule 5."""
 
-    @abstractmethod
+    # ---------------------------------------------------------------------------------------- declarations
+
+    title: ClassVar[str] = ""
+    """The wire format's name in messages (`OpenAI Chat`, `Anthropic Messages`)."""
+    description: ClassVar[str] = ""
+    """One line on the files read as this provider's, for the command line's help."""
+    list_key: ClassVar[str] = "messages"
+    """The body's key holding the conversation list (`messages`, `input`, `contents`)."""
+    history_keys: ClassVar[tuple[str, ...]] = ("messages",)
+    """Every key `to_request` writes from the history; the other keys of a saved body are the caller's."""
+    model_in_body: ClassVar[bool] = True
+    """True when the body names its model (`"model"`); False when the model goes elsewhere (Gemini's is in
+    the URL): a bare list then needs no model to be checked, and a body written for it names none."""
+    required_fields: ClassVar[Mapping[str, Any]] = {}
+    """Fields every body needs besides the model and the list, with the value `to_request` fills in when the
+    caller gives none (Anthropic's `max_tokens`): what a bare list gets to be checked as a body."""
+    model_prefixes: ClassVar[tuple[str, ...]] = ()
+    """How the provider's model names start (`claude`, `gemini`): a body naming one is this provider's."""
+    platforms: ClassVar[tuple[str, ...]] = ()
+    """The other platforms serving this API whose rules `check` knows (`CheckContext.platform`)."""
+    roles: ClassVar[frozenset[str]] = frozenset()
+    """The roles of the items of this provider's conversation list (empty: items have no roles to tell by)."""
+    shape_of: ClassVar[str | None] = None
+    """The provider whose wire shape this one speaks (Kimi's and Mistral's are `openai_chat`'s): detection
+    tells them apart by model name and `claims_ids`, never by shape. None: its own."""
+    plain_default: ClassVar[bool] = False
+    """True for the one shape a list of plain text messages is read as when nothing else tells."""
+
+    def marks(self, item: Mapping[str, Any]) -> bool:
+        """True when a list item has a shape only this provider's wire format has (a `tool_use` block, a
+        `functionCall` part): what format detection goes by."""
+        return False
+
+    def marks_body(self, body: Mapping[str, Any]) -> bool:
+        """True when a body's own fields (beside its list) are of a shape only this provider's has."""
+        return False
+
+    def holds_history(self, body: Mapping[str, Any]) -> bool:
+        """True when `body` holds a conversation under this provider's `list_key`."""
+        return isinstance(body.get(self.list_key), list)
+
+    def claims_ids(self, ids: Sequence[str]) -> bool:
+        """True when these call ids are of a shape only this provider makes (Kimi's `functions.NAME:N`)."""
+        return False
+
+    def serves(self, model: object) -> bool:
+        """True when the model name is one of this provider's (`model_prefixes`), after any `vendor/`."""
+        if not isinstance(model, str) or not self.model_prefixes:
+            return False
+        return model.lower().rsplit("/", 1)[-1].startswith(self.model_prefixes)
+
+    # ---------------------------------------------------------------------------------------------- write
+
     def to_request(
         self,
         history: HistoryInput,
@@ -85,8 +169,37 @@ class Provider(ABC):
         """The exact JSON request body for this provider, after `repair_history` and id mapping.
 
         With a `repairer` (one per session, kept by the caller), the repair reuses the previous call's work:
-        the same body, but the repair costs only what is new.
+        the same body, but the repair costs only what is new. Other options go into the body (each adapter
+        says where); an option named like the conversation list (`list_key`) is a ValueError: the history is
+        the first argument.
         """
+        if self.list_key in options:
+            raise ValueError(f"{self.list_key!r} is written from the history: pass the conversation as "
+                             "to_request's first argument, not as an option")
+        with error_context(provider=self.name):
+            # the writer takes ids from `final_ids`, unless the provider mints them by position
+            result = repaired(history, is_read_only, repairer, final_ids=not self.ids_by_position)
+            ids = self._id_assigner(result.final_ids)
+            return self._write_body(result, ids, model, coerce_tools(tools), system, options)
+
+    @abstractmethod
+    def _write_body(self, result: RepairResult, ids: IdAssigner, model: str, tools: list[Tool],
+                    system: str | None, options: dict[str, Any]) -> dict[str, Any]:
+        """The request body of a repaired history, its calls' wire ids given by `ids` in history order."""
+
+    def _id_assigner(self, final_ids: Sequence[str]) -> IdAssigner:
+        """The wire ids of one request's calls, in the order they are written (hook: Kimi mints them from the
+        calls' positions and names)."""
+        return IdAssigner(self._wire_ids(final_ids))
+
+    def _wire_ids(self, final_ids: Sequence[str]) -> Sequence[str]:
+        """Every call's wire id from the history's final ids, by `id_max_length` and `id_alphabet` (hook:
+        Mistral has its own id rule)."""
+        limit, alphabet = self.id_max_length, self.id_alphabet
+        if limit is None and alphabet is None:
+            return final_ids  # final ids are unique: any of them is a wire id
+        make, allowed = _id_rule(limit, alphabet)
+        return wire_ids(make, final_ids, limit, allowed)
 
     @abstractmethod
     def from_request(self, data: Mapping[str, Any] | Sequence[Any]) -> list[ChatMessage]:
@@ -96,9 +209,26 @@ class Provider(ABC):
     def from_response(self, response: Any) -> ChatMessage:
         """The assistant message of a reply (a JSON dict or the official SDK's response object)."""
 
+    # ---------------------------------------------------------------------------------------------- check
+
+    def check(self, body: Mapping[str, Any], *, model: str | None = None,
+              platform: str | None = None) -> list[Problem]:
+        """The 400s this provider would answer `body` with, predicted offline (empty when none).
+
+        `model` is the model the body goes to (default: the body's own `model`, if any); `platform` one of
+        the provider's `platforms` (`"vertex"` for Gemini on Vertex AI), None for its own API.
+        """
+        if platform is not None and platform not in self.platforms:
+            known = ", ".join(self.platforms) or "none"
+            raise ValueError(f"{self.name} knows no platform {platform!r} (known: {known})")
+        if model is None and isinstance(body, Mapping):
+            named = body.get("model")
+            model = named if isinstance(named, str) else None
+        return self._check(body, CheckContext(model=model, platform=platform))
+
     @abstractmethod
-    def check(self, body: Mapping[str, Any]) -> list[Problem]:
-        """The 400s this provider would answer `body` with, predicted offline (empty when none)."""
+    def _check(self, body: Any, context: CheckContext) -> list[Problem]:
+        """`check`'s problems of `body` (any JSON value: a malformed one is reported, never raised)."""
 
     @abstractmethod
     def _create(self, client: Any, body: dict[str, Any]) -> Any:
@@ -109,9 +239,10 @@ class Provider(ABC):
         back unawaited (`send_async` awaits it). Gemini overrides it: its async client is `client.aio`."""
         return cast("Awaitable[Any]", self._create(client, body))
 
-    def check_or_raise(self, body: Mapping[str, Any]) -> None:
+    def check_or_raise(self, body: Mapping[str, Any], *, model: str | None = None,
+                       platform: str | None = None) -> None:
         """Raise CheckError with every problem when `check` finds any."""
-        problems = self.check(body)
+        problems = self.check(body, model=model, platform=platform)
         if problems:
             raise CheckError(problems, provider=self.name)
 
@@ -157,6 +288,37 @@ def repaired(
     if is_read_only is not None:
         raise ValueError("give is_read_only to the Repairer (Repairer(is_read_only=...)), not to to_request")
     return repairer.repair(history)
+
+
+@cache
+def _id_rule(limit: int | None, alphabet: str | None) -> tuple[Callable[[str, int], str], re.Pattern[str] | None]:
+    """The `make` for `wire_ids` and the run of allowed characters, for one id length and alphabet."""
+    if alphabet is None:
+        assert limit is not None
+        return shortening_id_maker(limit), None
+    return sanitizing_id_maker(limit, alphabet), re.compile(f"[{alphabet}]*")
+
+
+def sanitizing_id_maker(max_length: int | None, alphabet: str) -> Callable[[str, int], str]:
+    """A `make` for `wire_ids` where only `alphabet`'s characters may stand in an id: each other one becomes
+    `_`, and the id is cut to `max_length`. On a retry (`attempt` > 0) a digest of the id tells them apart.
+
+    A valid id comes back as it is. The common case costs one byte translation (a table for ASCII ids, a
+    regex for others), no hashing.
+    """
+    allowed = re.compile(f"[{alphabet}]")
+    unsafe = re.compile(f"[^{alphabet}]")
+    ascii_safe = bytes(c if allowed.fullmatch(chr(c)) else ord("_") for c in range(128)) + bytes(128)
+    limit = max_length if max_length is not None else 1 << 62
+    keep = limit - 11  # room for "_" and the digest
+
+    def make(tool_id: str, attempt: int) -> str:
+        safe = tool_id.encode().translate(ascii_safe).decode() if tool_id.isascii() else unsafe.sub("_", tool_id)
+        if attempt == 0:
+            return safe[:limit] or "call"
+        return f"{safe[:keep] or 'call'}_{digest(f'{tool_id}#{attempt}', 10)}"
+
+    return make
 
 
 def coerce_tools(tools: ToolsInput) -> list[Tool]:

@@ -10,6 +10,7 @@ Send with `openai.OpenAI(base_url="https://api.moonshot.ai/v1", api_key=...)`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -43,7 +44,13 @@ class Kimi(OpenAIChat):
 
     name: ClassVar[str] = "kimi"
     id_max_length: ClassVar[int | None] = None  # no length limit is known (provider-rules §5)
-    id_pattern: ClassVar[str | None] = r"^functions\..+:\d+$"
+    id_shape: ClassVar[re.Pattern[str]] = re.compile(r"functions\..+:\d+")
+    """Kimi's own ids, `functions.NAME:IDX` (provider-rules §5): what `_PositionIds` mints, and what tells a
+    Kimi body from another Chat Completions body."""
+    title: ClassVar[str] = "Kimi"
+    description: ClassVar[str] = "Moonshot Kimi (OpenAI Chat shaped, functions.NAME:N ids)"
+    model_prefixes: ClassVar[tuple[str, ...]] = ("kimi", "moonshot")
+    shape_of: ClassVar[str | None] = "openai_chat"
     tool_message_name: ClassVar[bool] = True  # Kimi's examples name the tool on its result
     reasoning_provider: ClassVar[str | None] = "kimi"
     ids_by_position: ClassVar[bool] = True
@@ -65,6 +72,11 @@ class Kimi(OpenAIChat):
         """Kimi's `functions.{name}:{n}`, `n` counting calls from the start of the history (the final ids are
         not used, nor computed: `ids_by_position`)."""
         return _PositionIds([])
+
+    def claims_ids(self, ids: Sequence[str]) -> bool:
+        """True when every id is Kimi's own `functions.NAME:IDX`."""
+        fullmatch = self.id_shape.fullmatch
+        return bool(ids) and all(fullmatch(i) for i in ids)
 
     def _check_messages(self, messages: list[Any], body: Mapping[str, Any]) -> list[Problem]:
         """OpenAI's rules over the messages (with KI1-KI3), then KI4 over the options."""

@@ -133,7 +133,11 @@ class Mistral(OpenAIChat):
 
     name: ClassVar[str] = "mistral"
     id_max_length: ClassVar[int | None] = 9  # MI1
-    id_pattern: ClassVar[str | None] = r"^[a-zA-Z0-9]{9}$"  # MI1
+    title: ClassVar[str] = "Mistral"
+    description: ClassVar[str] = "Mistral (OpenAI Chat shaped, 9-character ids)"
+    model_prefixes: ClassVar[tuple[str, ...]] = (
+        "mistral", "magistral", "codestral", "devstral", "ministral", "pixtral")
+    shape_of: ClassVar[str | None] = "openai_chat"
     tool_message_name: ClassVar[bool] = True
     texts: ClassVar[dict[str, str]] = _TEXTS
     image_code: ClassVar[str] = "MI11"  # image chunks only in user messages (tool messages need a v15 tokenizer)

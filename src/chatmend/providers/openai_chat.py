@@ -1,9 +1,9 @@
 """OpenAI Chat Completions (`POST /v1/chat/completions`): write, read, check and send.
 
 Rules are those of `shared/notes/provider-rules.md` §1 (ids OC1-OC7). Kimi and Mistral speak the same shape
-and subclass `OpenAIChat`: they set the class flags and override hooks (writing: `_id_assigner`, `_wire_ids`,
-`_wire_name`, `_emit`, `_on_assistant`, `_finish`; checking: `_check_shape`, `_check_messages`,
-`_check_assistant`, and the rule codes `unanswered_code`, `image_code`).
+and subclass `OpenAIChat`: they set the class flags and override hooks (writing: `_id_assigner`, `_wire_ids`
+of the base, and `_wire_name`, `_emit`, `_on_assistant`, `_finish`; checking: `_check_shape`,
+`_check_messages`, `_check_assistant`, and the rule codes `unanswered_code`, `image_code`).
 
 Choices where the wire has no place for something:
 - a tool result's images go in a user message right after the run of tool messages (OC7), after a line
@@ -25,23 +25,18 @@ from typing import Any, ClassVar
 from pydantic import ValidationError
 
 from chatmend.exceptions import Problem, ReadError, error_context, validation_reason
-from chatmend.ids import shortening_id_maker, wire_ids
-from chatmend.incremental import Repairer
-from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
+from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, Tool, ToolCall
 from chatmend.providers.base import (
     SHAPE,
-    HistoryInput,
+    CheckContext,
     IdAssigner,
     Provider,
-    ToolsInput,
     arguments_text,
-    coerce_tools,
     image_data_url,
     parse_data_url,
-    repaired,
     to_plain,
 )
-from chatmend.repair import IsReadOnly
+from chatmend.repair import RepairResult
 
 __all__ = [
     "ERROR_PREFIX",
@@ -71,6 +66,10 @@ _NO_TEXT_FOR_IMAGES = "(image result: see the next message)"
 _PART_TYPES = ("text", "image_url", "input_audio", "refusal", "audio", "file")
 """The content part types OpenAI knows, as its 400 for another type lists them: the SDK's part types of every
 role (text, image_url, input_audio, file; refusal on the assistant), and `audio`."""
+_OWN_PART_TYPES = frozenset({"image_url", "input_audio", "file"})
+"""Part types of Chat Completions that no other chat shape has (detection)."""
+_OWN_FIELDS = frozenset({"reasoning_content", "refusal", "name"})
+"""Message fields of Chat Completions (and the providers speaking it) that no other chat shape has."""
 _UNKNOWN_PART = ("Invalid value: {kind}. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', "
                  "'audio', and 'file'.")
 
@@ -133,8 +132,11 @@ class OpenAIChat(Provider):
 
     name: ClassVar[str] = "openai_chat"
     id_max_length: ClassVar[int | None] = 40  # OC5
-    arguments_as_string: ClassVar[bool] = True  # OC6
-    images_in_tool_results: ClassVar[bool] = False  # OC7
+    title: ClassVar[str] = "OpenAI Chat"
+    description: ClassVar[str] = "OpenAI Chat Completions: a body, its messages list, or JSON Lines of messages"
+    model_prefixes: ClassVar[tuple[str, ...]] = ("gpt-", "gpt4", "o1", "o3", "o4", "chatgpt")
+    roles: ClassVar[frozenset[str]] = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
+    plain_default: ClassVar[bool] = True
     tool_message_name: ClassVar[bool] = False
     """True when tool messages carry the tool's `name` (not a field of OpenAI's own type)."""
     reasoning_provider: ClassVar[str | None] = None
@@ -151,30 +153,30 @@ class OpenAIChat(Provider):
     """The content part types the provider knows (None: not known here, any non-empty type is left to it)."""
     unknown_part_text: ClassVar[str] = _UNKNOWN_PART
     """The provider's words for a part of a type it does not know (`{kind}`: the type, quoted)."""
-    ids_by_position: ClassVar[bool] = False
-    """True when `_id_assigner` mints wire ids from the calls' positions alone (Kimi): repair then skips rule 5."""
+
+    # ---------------------------------------------------------------------------------------- detect
+
+    def marks(self, item: Mapping[str, Any]) -> bool:
+        """Signs only a Chat Completions message has: OpenAI's own part types, roles and fields, and calls
+        with a `function` object."""
+        content = item.get("content")
+        if isinstance(content, list) and any(
+                isinstance(p, Mapping) and p.get("type") in _OWN_PART_TYPES for p in content):
+            return True
+        if item.get("role") in ("developer", "function") or not _OWN_FIELDS.isdisjoint(item):
+            return True
+        calls = item.get("tool_calls")
+        return isinstance(calls, list) and bool(calls) and all(
+            isinstance(c, Mapping) and "function" in c for c in calls)
 
     # ----------------------------------------------------------------------------------------- write
 
-    def to_request(
-        self,
-        history: HistoryInput,
-        *,
-        model: str,
-        tools: ToolsInput = None,
-        system: str | None = None,
-        is_read_only: IsReadOnly | None = None,
-        repairer: Repairer | None = None,
-        **options: Any,
-    ) -> dict[str, Any]:
+    def _write_body(self, result: RepairResult, ids: IdAssigner, model: str, tools: list[Tool],
+                    system: str | None, options: dict[str, Any]) -> dict[str, Any]:
         """The Chat Completions body: one linear pass over the repaired history, plain dicts only."""
-        # the writer takes ids from `final_ids`, unless the provider mints them by position
-        result = repaired(history, is_read_only, repairer, final_ids=not self.ids_by_position)
-        messages = self._write_messages(result.messages, system, self._id_assigner(result.final_ids))
-        body: Body = {"model": model, "messages": messages}
-        tool_list = coerce_tools(tools)
-        if tool_list:
-            body["tools"] = [self._write_tool(t.name, t.description, t.parameters) for t in tool_list]
+        body: Body = {"model": model, "messages": self._write_messages(result.messages, system, ids)}
+        if tools:
+            body["tools"] = [self._write_tool(t.name, t.description, t.parameters) for t in tools]
         body.update(options)
         return body
 
@@ -223,16 +225,6 @@ class OpenAIChat(Provider):
             self._emit(out, {"role": "user", "content": images})
         self._finish(out)
         return out
-
-    def _id_assigner(self, final_ids: Sequence[str]) -> IdAssigner:
-        """The wire ids of one request's calls, in the order they are written (hook: Kimi mints them from the
-        calls' positions and names)."""
-        return IdAssigner(self._wire_ids(final_ids))
-
-    def _wire_ids(self, final_ids: Sequence[str]) -> Sequence[str]:
-        """Every call's wire id, from the history's final ids (hook: Mistral has its own id rule)."""
-        max_length = self.id_max_length or 40  # OC5: at most 40 characters
-        return wire_ids(shortening_id_maker(max_length), final_ids, max_length)
 
     def _wire_name(self, name: str) -> str:
         """A tool name as the provider accepts it (hook: Mistral restricts names)."""
@@ -449,7 +441,7 @@ class OpenAIChat(Provider):
 
     # ----------------------------------------------------------------------------------------- check
 
-    def check(self, body: Mapping[str, Any]) -> list[Problem]:
+    def _check(self, body: Any, context: CheckContext) -> list[Problem]:
         """The 400s the provider would answer with; a malformed body is reported, never raised."""
         if not isinstance(body, Mapping):
             return [self._problem(SHAPE, "", f"expected a JSON object body, got {type(body).__name__}")]

@@ -26,22 +26,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
-from chatmend.incremental import Repairer
-from chatmend.messages import ChatMessage
+from chatmend.messages import ChatMessage, Tool
 from chatmend.providers.anthropic.checker import TEXTS, Checker
 from chatmend.providers.anthropic.read import read_assistant, read_message, read_system
-from chatmend.providers.anthropic.wire import ID_MAX_LENGTH, PROVIDER_NAME, RAW_ARGUMENTS, TOOL_NAME
-from chatmend.providers.anthropic.write import final_turn_lacks_thinking, thinking_enabled, write_history
-from chatmend.providers.base import (
-    SHAPE,
-    HistoryInput,
-    Provider,
-    ToolsInput,
-    coerce_tools,
-    repaired,
-    to_plain,
+from chatmend.providers.anthropic.wire import (
+    ID_ALPHABET,
+    ID_MAX_LENGTH,
+    PROVIDER_NAME,
+    RAW_ARGUMENTS,
+    TOOL_NAME,
 )
-from chatmend.repair import IsReadOnly
+from chatmend.providers.anthropic.write import final_turn_lacks_thinking, thinking_enabled, write_history
+from chatmend.providers.base import SHAPE, CheckContext, IdAssigner, Provider, to_plain
+from chatmend.repair import RepairResult
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -61,52 +58,64 @@ DEFAULT_MAX_TOKENS = 4096
 """`max_tokens` when the caller gives none (the API requires it); raised above a thinking budget."""
 
 
+_OWN_BLOCK_TYPES = frozenset({"tool_use", "tool_result", "redacted_thinking", "document", "server_tool_use",
+                              "web_search_tool_result", "search_result"})
+"""Content block types of Messages that no other chat shape has (detection)."""
+
+
 class Anthropic(Provider):
     """Messages bodies: top-level `system`, `tool_use` in assistant turns, `tool_result` in user turns."""
 
     name: ClassVar[str] = PROVIDER_NAME
-    id_max_length: ClassVar[int | None] = ID_MAX_LENGTH
-    id_pattern: ClassVar[str | None] = r"^[a-zA-Z0-9_-]+$"  # AN5
-    arguments_as_string: ClassVar[bool] = False  # `input` is an object
-    images_in_tool_results: ClassVar[bool] = True
+    id_max_length: ClassVar[int | None] = ID_MAX_LENGTH  # AN5
+    id_alphabet: ClassVar[str | None] = ID_ALPHABET  # AN5
     texts: ClassVar[dict[str, str]] = TEXTS
+    title: ClassVar[str] = "Anthropic Messages"
+    description: ClassVar[str] = "Anthropic Messages: a body or its messages list"
+    history_keys: ClassVar[tuple[str, ...]] = ("messages", "system")
+    required_fields: ClassVar[Mapping[str, Any]] = {"max_tokens": DEFAULT_MAX_TOKENS}
+    model_prefixes: ClassVar[tuple[str, ...]] = ("claude",)
+    roles: ClassVar[frozenset[str]] = frozenset({"user", "assistant"})
+
+    # ---------------------------------------------------------------------------------------- detect
+
+    def marks(self, item: Mapping[str, Any]) -> bool:
+        """Signs only a Messages turn has: Anthropic's own block types, and images with a `source`."""
+        content = item.get("content")
+        return isinstance(content, list) and any(
+            isinstance(p, Mapping) and (p.get("type") in _OWN_BLOCK_TYPES or (p.get("type") == "image"
+                                                                              and "source" in p))
+            for p in content)
+
+    def marks_body(self, body: Mapping[str, Any]) -> bool:
+        """A top-level `system` (Chat Completions puts system text in a message)."""
+        return "system" in body
 
     # ----------------------------------------------------------------------------------------- write
 
-    def to_request(
-        self,
-        history: HistoryInput,
-        *,
-        model: str,
-        tools: ToolsInput = None,
-        system: str | None = None,
-        is_read_only: IsReadOnly | None = None,
-        repairer: Repairer | None = None,
-        **options: Any,
-    ) -> dict[str, Any]:
+    def _write_body(self, result: RepairResult, ids: IdAssigner, model: str, tools: list[Tool],
+                    system: str | None, options: dict[str, Any]) -> dict[str, Any]:
         """The Messages body: one linear pass over the repaired history, plain dicts only.
 
         `max_tokens` defaults to DEFAULT_MAX_TOKENS (above the thinking budget when one is given); other
         options (`thinking`, `temperature`, `tool_choice`, ...) go into the body as they are.
         """
-        with error_context(provider=self.name):
-            thinking_on = thinking_enabled(options)
-            system_blocks, messages = write_history(repaired(history, is_read_only, repairer), system, thinking_on)
-            body: dict[str, Any] = {"model": model, "max_tokens": options.pop("max_tokens", None)}
-            if body["max_tokens"] is None:
-                body["max_tokens"] = _default_max_tokens(options)
-            if system_blocks:
-                body["system"] = system_blocks
-            body["messages"] = messages
-            tool_list = coerce_tools(tools)
-            if tool_list:
-                body["tools"] = [self._write_tool(t.name, t.description, t.parameters) for t in tool_list]
-                if len({t.name for t in tool_list}) < len(tool_list):
-                    raise UnsupportedError("tool names must be unique", feature="tool name")  # AN8
-            body.update(options)
-            if thinking_on and final_turn_lacks_thinking(messages):
-                del body["thinking"]  # AT1: the tool loop has no thinking to continue from
-            return body
+        thinking_on = thinking_enabled(options)
+        system_blocks, messages = write_history(result, ids, system, thinking_on)
+        body: dict[str, Any] = {"model": model, "max_tokens": options.pop("max_tokens", None)}
+        if body["max_tokens"] is None:
+            body["max_tokens"] = _default_max_tokens(options)
+        if system_blocks:
+            body["system"] = system_blocks
+        body["messages"] = messages
+        if tools:
+            body["tools"] = [self._write_tool(t.name, t.description, t.parameters) for t in tools]
+            if len({t.name for t in tools}) < len(tools):
+                raise UnsupportedError("tool names must be unique", feature="tool name")  # AN8
+        body.update(options)
+        if thinking_on and final_turn_lacks_thinking(messages):
+            del body["thinking"]  # AT1: the tool loop has no thinking to continue from
+        return body
 
     def _write_tool(self, name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
         """A custom tool definition; a name the API refuses (AN8) is an error here, not a 400 later."""
@@ -160,7 +169,7 @@ class Anthropic(Provider):
 
     # ----------------------------------------------------------------------------------------- check
 
-    def check(self, body: Mapping[str, Any]) -> list[Problem]:
+    def _check(self, body: Any, context: CheckContext) -> list[Problem]:
         """The 400s Anthropic would answer with, judged on merged turns; a malformed body is reported."""
         return Checker(self.name).run(body)
 

@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chatmend.exceptions import Problem
-from chatmend.providers.anthropic.wire import MEDIA_TYPES, THINKING, TOOL_NAME
+from chatmend.providers.anthropic.wire import ID_ALPHABET, MEDIA_TYPES, THINKING, TOOL_NAME
 from chatmend.providers.base import SHAPE
 
-_ID = re.compile(r"[a-zA-Z0-9_-]+")  # AN5
+_ID = re.compile(f"[{ID_ALPHABET}]+")  # AN5
 _RESULT_CONTENT = ("text", "image", "document", "search_result", "tool_reference", "browser_state")
 
 TEXTS: dict[str, str] = {

@@ -10,6 +10,8 @@ RAW_ARGUMENTS = "_raw_arguments"
 """The `input` key that carries arguments which are not a JSON object, verbatim."""
 ID_MAX_LENGTH = 64
 """The longest `tool_use.id` the API accepts (AN5)."""
+ID_ALPHABET = "a-zA-Z0-9_-"
+"""The characters of a `tool_use.id` (AN5: `^[a-zA-Z0-9_-]+$`), as the inside of a regex class."""
 MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 """The image media types the API accepts."""
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")  # AN8

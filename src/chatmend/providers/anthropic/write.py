@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chatmend.exceptions import UnsupportedError
-from chatmend.ids import digest, wire_ids
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart
 from chatmend.providers.anthropic.wire import (
-    ID_MAX_LENGTH,
     MEDIA_TYPES,
     PROVIDER_NAME,
     RAW_ARGUMENTS,
@@ -27,10 +24,6 @@ Block = dict[str, Any]
 WireMessage = dict[str, Any]
 
 _MEDIA_ALIASES = {"image/jpg": "image/jpeg"}
-_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
-_SAFE_RUN = re.compile(r"[a-zA-Z0-9_-]*")
-_ASCII_SAFE = bytes(c if chr(c).isalnum() or chr(c) in "_-" else ord("_") for c in range(128)) + bytes(128)
-"""A bytes.translate table for ASCII ids: AN5's characters kept, every other one `_` (bytes >= 128 never occur)."""
 _ASSISTANT_IMAGES = "Images from the assistant:"
 
 
@@ -92,20 +85,6 @@ def _input(arguments: dict[str, Any] | str) -> dict[str, Any]:
     return {} if _blank(arguments) else {RAW_ARGUMENTS: arguments}
 
 
-def _wire_id(tool_id: str, attempt: int) -> str:
-    """A `make` for `wire_ids` (AN5): each character outside [a-zA-Z0-9_-] replaced by `_`, cut to 64.
-
-    A valid id comes back as it is. `wire_ids` asks again (attempt > 0) when that id is taken; then a digest of
-    the id tells them apart. The common case costs one byte translation (a table for ASCII ids, a regex for
-    others), no hashing.
-    """
-    safe = tool_id.encode().translate(_ASCII_SAFE).decode() if tool_id.isascii() else _UNSAFE.sub("_", tool_id)
-    if attempt == 0:
-        return safe[:ID_MAX_LENGTH] or "call"
-    stem = safe[: ID_MAX_LENGTH - 11] or "call"
-    return f"{stem}_{digest(f'{tool_id}#{attempt}', 10)}"
-
-
 def _produces(message: ChatMessage) -> bool:
     """True when a message puts at least one block on the wire.
 
@@ -127,11 +106,11 @@ class _Writer:
 
     __slots__ = ("history", "ids", "in_run", "out", "run_thinking", "thinking_on")
 
-    def __init__(self, repair: RepairResult, thinking_on: bool) -> None:
+    def __init__(self, repair: RepairResult, ids: IdAssigner, thinking_on: bool) -> None:
         self.history = repair.messages
         self.thinking_on = thinking_on
-        self.ids = IdAssigner(wire_ids(_wire_id, repair.final_ids, ID_MAX_LENGTH, _SAFE_RUN))
-        """The wire ids of the calls, in order (AN5: ^[a-zA-Z0-9_-]+$, at most 64; calls are written in history
+        self.ids = ids
+        """The wire ids of the calls, in order (AN5, mapped by `Provider._wire_ids`; calls are written in history
         order, results by position)."""
         self.out: list[WireMessage] = []
         self.in_run = False
@@ -315,13 +294,14 @@ class _Writer:
         return k
 
 
-def write_history(repair: RepairResult, system: str | None, thinking_on: bool) -> tuple[list[Block], list[WireMessage]]:
+def write_history(repair: RepairResult, ids: IdAssigner, system: str | None,
+                  thinking_on: bool) -> tuple[list[Block], list[WireMessage]]:
     """The top-level system blocks and the wire messages of a repaired history.
 
     The repaired history and the writer die when this returns, while only young collections run: no older
     generation's collection ever scans the messages repair made.
     """
-    writer = _Writer(repair, thinking_on)
+    writer = _Writer(repair, ids, thinking_on)
     system_blocks, start = writer.system_blocks(system)
     writer.run(start)
     return system_blocks, writer.out

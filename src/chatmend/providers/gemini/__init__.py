@@ -30,7 +30,7 @@ Choices, each made so that a saved body reads back into the same history:
 
 `check` knows GE1-GE9 of the provider-rules notes, plus GE0 (the body does not parse: a part with no or two
 kinds of data, `args` or `response` not an object, bytes that are not base64) and GE10 (INF: images in a
-function response for a model before Gemini 3). GE4 needs `model=`, GE8 and a missing role need `vertex=True`.
+function response for a model before Gemini 3). GE4 needs `model=`, GE8 and a missing role `platform="vertex"`.
 """
 
 from __future__ import annotations
@@ -39,9 +39,8 @@ from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, ReadError, error_context
-from chatmend.incremental import Repairer
-from chatmend.messages import ChatMessage, ToolCall
-from chatmend.providers.base import HistoryInput, Provider, ToolsInput, repaired
+from chatmend.messages import ChatMessage, Tool, ToolCall
+from chatmend.providers.base import CheckContext, IdAssigner, Provider
 from chatmend.providers.gemini.checker import Checker
 from chatmend.providers.gemini.read import (
     as_list,
@@ -58,7 +57,7 @@ from chatmend.providers.gemini.wire import is_base64 as is_base64
 from chatmend.providers.gemini.wire import is_gemini3 as is_gemini3
 from chatmend.providers.gemini.write import Options, split_options, tool_declarations, write_history
 from chatmend.providers.gemini.write import call_signature as call_signature
-from chatmend.repair import IsReadOnly
+from chatmend.repair import RepairResult
 
 __all__ = [
     "BRIDGE_TEXT",
@@ -81,46 +80,46 @@ _AUTO = "auto"
 
 
 class Gemini(Provider):
-    """Google Gemini `generateContent`: `user` and `model` turns, function call and response parts."""
+    """Google Gemini `generateContent`: `user` and `model` turns, function call and response parts.
+
+    `to_request` takes three options of Gemini's own: `vertex=True` (or `platform="vertex"`, as `check` names
+    it) leaves call ids out (GE8);
+    `multimodal_function_response` puts tool-result images into `functionResponse.parts` (default: for Gemini 3
+    models), otherwise they follow the responses as user parts; `thought_signature_fallback` goes on the first
+    call of a turn that has no signature (default: `SKIP_SIGNATURE` for Gemini 3, which rejects such turns, else
+    nothing). Generation options (`temperature`, `max_output_tokens`, `thinking_config`, or a whole
+    `generation_config`) go into `generationConfig`; other options become top-level camelCase fields
+    (`tool_config` -> `toolConfig`).
+    """
 
     name: ClassVar[str] = NAME
     id_max_length: ClassVar[int | None] = None  # ids are free text; Vertex takes none (GE8)
-    id_pattern: ClassVar[str | None] = None
-    arguments_as_string: ClassVar[bool] = False  # `args` is an object
-    images_in_tool_results: ClassVar[bool] = False  # only Gemini 3, with multimodal_function_response
+    title: ClassVar[str] = "Gemini generateContent"
+    description: ClassVar[str] = "Gemini generateContent: a body or its contents list"
+    list_key: ClassVar[str] = "contents"
+    history_keys: ClassVar[tuple[str, ...]] = ("contents", "systemInstruction", "system_instruction")
+    model_in_body: ClassVar[bool] = False  # the model is in the URL
+    model_prefixes: ClassVar[tuple[str, ...]] = ("gemini",)
+    platforms: ClassVar[tuple[str, ...]] = ("vertex",)  # Vertex AI: no call ids (GE8), a role on every content
+    roles: ClassVar[frozenset[str]] = frozenset({"user", "model"})
 
-    def to_request(
-        self,
-        history: HistoryInput,
-        *,
-        model: str,
-        tools: ToolsInput = None,
-        system: str | None = None,
-        is_read_only: IsReadOnly | None = None,
-        repairer: Repairer | None = None,
-        vertex: bool = False,
-        multimodal_function_response: bool | None = None,
-        thought_signature_fallback: str | None = _AUTO,
-        **options: Any,
-    ) -> dict[str, Any]:
-        """The REST body of `models/{model}:generateContent` (the model is in the URL, not the body).
+    def marks(self, item: Mapping[str, Any]) -> bool:
+        """A content with a `parts` list."""
+        return isinstance(item.get("parts"), list)
 
-        `vertex=True` leaves call ids out (GE8). `multimodal_function_response` puts tool-result images into
-        `functionResponse.parts` (default: for Gemini 3 models); otherwise they follow the responses as user
-        parts. `thought_signature_fallback` goes on the first call of a turn that has no signature (default:
-        `SKIP_SIGNATURE` for Gemini 3, which rejects such turns, else nothing). Generation options
-        (`temperature`, `max_output_tokens`, `thinking_config`, or a whole `generation_config`) go into
-        `generationConfig`; other options become top-level camelCase fields (`tool_config` -> `toolConfig`).
-        """
+    def _write_body(self, result: RepairResult, ids: IdAssigner, model: str, tools: list[Tool],
+                    system: str | None, options: dict[str, Any]) -> dict[str, Any]:
+        """The REST body of `models/{model}:generateContent` (the model is in the URL, not the body), with
+        Gemini's own options (the class's docstring) taken out of `options`."""
         gemini3 = is_gemini3(model)
+        multimodal = options.pop("multimodal_function_response", None)
+        fallback = options.pop("thought_signature_fallback", _AUTO)
         opts = Options(
-            vertex=vertex,
-            multimodal=gemini3 if multimodal_function_response is None else multimodal_function_response,
-            fallback=(SKIP_SIGNATURE if gemini3 else None)
-            if thought_signature_fallback == _AUTO
-            else thought_signature_fallback,
+            vertex=bool(options.pop("vertex", False)) or options.pop("platform", None) == "vertex",
+            multimodal=gemini3 if multimodal is None else multimodal,
+            fallback=(SKIP_SIGNATURE if gemini3 else None) if fallback == _AUTO else fallback,
         )
-        system_parts, contents = write_history(repaired(history, is_read_only, repairer), system, opts)
+        system_parts, contents = write_history(result, ids, system, opts)
         body: dict[str, Any] = {"contents": contents}
         if system_parts:
             body["systemInstruction"] = {"parts": system_parts}
@@ -188,12 +187,10 @@ class Gemini(Provider):
                     as_list(content.get("parts"), "candidates[0].content.parts"), "candidates[0].content"
                 )
 
-    def check(self, body: Mapping[str, Any], *, model: str | None = None, vertex: bool = False) -> list[Problem]:
-        """The 400s Gemini would answer, predicted offline (GE0-GE10; GE4 needs `model`, GE8 `vertex=True`).
-
-        Field names may be camelCase or snake_case, as the API accepts both.
-        """
-        return Checker(model, vertex).body(body)
+    def _check(self, body: Any, context: CheckContext) -> list[Problem]:
+        """The 400s Gemini would answer, predicted offline (GE0-GE10; GE4 needs the model, GE8 the platform
+        `vertex`). Field names may be camelCase or snake_case, as the API accepts both."""
+        return Checker(context.model, context.platform == "vertex").body(body)
 
     def sdk_arguments(self, body: Mapping[str, Any], *, model: str) -> dict[str, Any]:
         """The keyword arguments of `client.models.generate_content` for a body from `to_request`."""

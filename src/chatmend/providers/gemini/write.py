@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from chatmend.messages import ChatMessage, ImagePart, Part, ThinkingPart, ToolCall
-from chatmend.providers.base import ToolsInput, coerce_tools, parse_data_url
+from chatmend.messages import ChatMessage, ImagePart, Part, ThinkingPart, Tool, ToolCall
+from chatmend.providers.base import IdAssigner, parse_data_url
 from chatmend.providers.gemini.wire import BRIDGE_TEXT, IMAGES_LABEL, NAME, RAW_ARGUMENTS_KEY, is_base64
 from chatmend.repair import RepairResult
 
@@ -178,12 +178,11 @@ def _bridge() -> dict[str, Any]:
 
 
 def _contents(
-    messages: list[ChatMessage], final_ids: list[str], start: int, opts: Options
+    messages: list[ChatMessage], wire_ids: IdAssigner, start: int, opts: Options
 ) -> list[dict[str, Any]]:
     """The `contents` list: one linear pass over a repaired history from `start`, its calls' ids taken in
-    order from `final_ids`."""
+    order from `wire_ids`."""
     contents: list[dict[str, Any]] = []
-    written = 0  # calls written so far: the next call's id is final_ids[written]
     open_user: list[dict[str, Any]] | None = None  # parts of the user turn still taking messages
     i, n = start, len(messages)
     while i < n:
@@ -214,8 +213,7 @@ def _contents(
             continue
         if contents[-1]["role"] != "user":
             contents.append(_bridge())  # GE2: a call turn follows a user or response turn
-        ids = final_ids[written : written + len(calls)]
-        written += len(calls)
+        ids = wire_ids.next_ids(calls)
         _add_call_parts(parts, calls, ids, opts)
         contents.append({"role": "model", "parts": parts})
         # GE1/GE3: repair put exactly one result per call right after it, in call order.
@@ -243,7 +241,7 @@ def _system_instruction(messages: list[ChatMessage], system: str | None) -> tupl
 
 
 def write_history(
-    repair: RepairResult, system: str | None, opts: Options
+    repair: RepairResult, ids: IdAssigner, system: str | None, opts: Options
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The `systemInstruction` parts and the `contents` of a repaired history.
 
@@ -251,7 +249,7 @@ def write_history(
     collection ever scans the messages repair made.
     """
     system_parts, start = _system_instruction(repair.messages, system)
-    return system_parts, _contents(repair.messages, repair.final_ids, start, opts)
+    return system_parts, _contents(repair.messages, ids, start, opts)
 
 
 def split_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -269,10 +267,10 @@ def split_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str,
     return generation, top
 
 
-def tool_declarations(tools: ToolsInput) -> list[dict[str, Any]]:
+def tool_declarations(tools: list[Tool]) -> list[dict[str, Any]]:
     """Tools as one `functionDeclarations` entry; the schema goes as full JSON Schema."""
     declarations = []
-    for tool in coerce_tools(tools):
+    for tool in tools:
         decl: dict[str, Any] = {"name": tool.name}
         if tool.description:
             decl["description"] = tool.description

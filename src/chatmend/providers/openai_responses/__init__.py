@@ -29,21 +29,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem
-from chatmend.incremental import Repairer
-from chatmend.messages import ChatMessage
-from chatmend.providers.base import (
-    HistoryInput,
-    Provider,
-    ToolsInput,
-    coerce_tools,
-    repaired,
-    to_plain,
-)
+from chatmend.messages import ChatMessage, Tool
+from chatmend.providers.base import CheckContext, IdAssigner, Provider, to_plain
 from chatmend.providers.openai_responses.checker import Checker, json_type
 from chatmend.providers.openai_responses.read import Reader, Turn, read_error
-from chatmend.providers.openai_responses.wire import CALL_ID_MAX, ERROR_MARK, NAME
+from chatmend.providers.openai_responses.wire import (
+    CALL_ID_MAX,
+    ERROR_MARK,
+    NAME,
+    OWN_PART_TYPES,
+    RESPONSES_ITEM_TYPES,
+)
 from chatmend.providers.openai_responses.write import Writer, instructions, tool
-from chatmend.repair import IsReadOnly, RepairResult
+from chatmend.repair import RepairResult
 
 __all__ = [
     "ERROR_MARK",
@@ -62,28 +60,29 @@ class OpenAIResponses(Provider):
     """OpenAI's Responses API: `input` items, `function_call` / `function_call_output` pairs."""
 
     name: ClassVar[str] = NAME
-    id_max_length: ClassVar[int | None] = CALL_ID_MAX
-    arguments_as_string: ClassVar[bool] = True
-    images_in_tool_results: ClassVar[bool] = True
+    id_max_length: ClassVar[int | None] = CALL_ID_MAX  # OR3
+    title: ClassVar[str] = "OpenAI Responses"
+    description: ClassVar[str] = "OpenAI Responses: a body or its input items"
+    list_key: ClassVar[str] = "input"
+    history_keys: ClassVar[tuple[str, ...]] = ("input", "instructions")
+    model_prefixes: ClassVar[tuple[str, ...]] = ("gpt-", "gpt4", "o1", "o3", "o4", "chatgpt")  # OpenAI's models
 
-    def to_request(
-        self,
-        history: HistoryInput,
-        *,
-        model: str,
-        tools: ToolsInput = None,
-        system: str | None = None,
-        is_read_only: IsReadOnly | None = None,
-        repairer: Repairer | None = None,
-        **options: Any,
-    ) -> dict[str, Any]:
+    def marks(self, item: Mapping[str, Any]) -> bool:
+        """An item of a type only Responses has (with no role), or a message with Responses' part types."""
+        if item.get("type") in RESPONSES_ITEM_TYPES and "role" not in item:
+            return True
+        content = item.get("content")
+        return isinstance(content, list) and any(
+            isinstance(p, Mapping) and p.get("type") in OWN_PART_TYPES for p in content)
+
+    def holds_history(self, body: Mapping[str, Any]) -> bool:
+        """An `input` list, or an `input` string (one user message)."""
+        return isinstance(body.get("input"), (list, str))
+
+    def _write_body(self, result: RepairResult, ids: IdAssigner, model: str, tools: list[Tool],
+                    system: str | None, options: dict[str, Any]) -> dict[str, Any]:
         """The `responses.create` body: each step as text, calls, outputs in call order, then the steer."""
-        return self._request(repaired(history, is_read_only, repairer), model, tools, system, options)
-
-    def _request(self, repair: RepairResult, model: str, tools: ToolsInput, system: str | None,
-                 options: dict[str, Any]) -> dict[str, Any]:
-        """The body of `to_request` for the repaired history."""
-        messages = repair.messages
+        messages = result.messages
         if system is None and isinstance(options.get("instructions"), str):
             system = options.pop("instructions")
         start = 0
@@ -91,18 +90,15 @@ class OpenAIResponses(Provider):
             # The leading system message becomes `instructions`; later ones stay system items in place.
             system = instructions(messages[0].content)
             start = 1 if system is not None else 0
-        writer = Writer(repair.final_ids)
+        writer = Writer(ids)
         writer.write(messages[start:] if start else messages)
         body: dict[str, Any] = {"model": model}
         if system is not None:
             body["instructions"] = system
         body["input"] = writer.items
-        tool_list = coerce_tools(tools)
-        if tool_list:
-            body["tools"] = [tool(t.name, t.description, t.parameters) for t in tool_list]
-        for key, value in options.items():
-            if key not in body:
-                body[key] = value
+        if tools:
+            body["tools"] = [tool(t.name, t.description, t.parameters) for t in tools]
+        body.update(options)
         return body
 
     def from_request(self, data: Mapping[str, Any] | Sequence[Any]) -> list[ChatMessage]:
@@ -153,7 +149,7 @@ class OpenAIResponses(Provider):
             # Other items (web_search_call, ...) are server-side tools the API runs and replays itself.
         return turn.message()
 
-    def check(self, body: Mapping[str, Any]) -> list[Problem]:
+    def _check(self, body: Any, context: CheckContext) -> list[Problem]:
         """The 400s the Responses API would answer this body with (OR0-OR11)."""
         if not isinstance(body, Mapping):
             got = json_type(body)

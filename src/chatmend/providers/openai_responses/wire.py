@@ -21,3 +21,11 @@ ROLES = ("user", "assistant", "system", "developer")
 """The roles a message item may have."""
 Json = dict[str, Any]
 """A JSON object, as written and read."""
+RESPONSES_ITEM_TYPES = frozenset({
+    "message", "function_call", "function_call_output", "reasoning", "custom_tool_call",
+    "custom_tool_call_output", "local_shell_call", "local_shell_call_output", "computer_call",
+    "computer_call_output", "web_search_call", "file_search_call", "item_reference", "mcp_call",
+})
+"""The input item types of the Responses API (and of Codex rollouts, which record them)."""
+OWN_PART_TYPES = frozenset({"input_text", "output_text", "input_image", "input_file", "refusal"})
+"""The content part types of Responses messages (detection: no chat shape has them)."""

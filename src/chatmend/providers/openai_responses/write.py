@@ -9,13 +9,9 @@ from typing import Any
 
 from typing_extensions import assert_never
 
-from chatmend.ids import shortening_id_maker, wire_ids
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.base import IdAssigner, arguments_text, image_data_url
-from chatmend.providers.openai_responses.wire import CALL_ID_MAX, ERROR_MARK, ID_PREFIX, ITEM_ID, NAME, PHASES, Json
-
-_call_id = shortening_id_maker(CALL_ID_MAX)
-"""A `call_id` proposal for `wire_ids`: the id itself when it fits (OR3), else a stem and a stable digest."""
+from chatmend.providers.openai_responses.wire import ERROR_MARK, ID_PREFIX, ITEM_ID, NAME, PHASES, Json
 
 
 def _own(provider_data: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -174,9 +170,10 @@ def _recorded_layout(message: ChatMessage, split: _Split, items: object) -> list
 class Writer:
     """One linear pass from repaired messages to input items, with the request's id state."""
 
-    def __init__(self, final_ids: Sequence[str]) -> None:
-        self.ids = IdAssigner(wire_ids(_call_id, final_ids, CALL_ID_MAX))
-        """The call_ids of the calls, in order (OR3; calls are written in history order)."""
+    def __init__(self, ids: IdAssigner) -> None:
+        self.ids = ids
+        """The call_ids of the calls, in order (OR3, mapped by `Provider._wire_ids`; calls are written in history
+        order)."""
         self.waiting: deque[str] = deque()
         """The call_id of each call written whose output is still to come: the outputs after a message's calls
         answer them in order."""

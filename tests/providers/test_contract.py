@@ -1,0 +1,53 @@
+"""The one provider contract: every adapter fills the base's templates and reads the flags the base declares."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chatmend import ChatMessage, providers
+from chatmend.providers.base import Provider
+
+
+@pytest.mark.parametrize("name", providers.names())
+def test_an_option_named_like_the_conversation_list_is_refused_by_every_adapter(name: str) -> None:
+    adapter = providers.get(name)
+    history = [ChatMessage(role="user", content="hi")]
+    with pytest.raises(ValueError, match="first argument"):
+        options: dict[str, Any] = {adapter.list_key: []}
+        adapter.to_request(history, model="m", **options)
+
+
+def test_the_flags_no_code_read_are_gone() -> None:
+    for flag in ("id_pattern", "arguments_as_string", "images_in_tool_results"):
+        assert not hasattr(Provider, flag)
+        assert all(not hasattr(type(providers.get(n)), flag) for n in providers.names())
+
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "chatmend"
+
+
+def test_formats_and_the_command_line_name_no_provider() -> None:
+    # Everything they need to know about a provider is declared on its class (list key, signs, fields).
+    files = [*sorted((SRC / "formats").glob("*.py")), SRC / "cli.py"]
+    for name in providers.names():
+        for file in files:
+            text = file.read_text()
+            assert f'"{name}"' not in text and f"'{name}'" not in text, f"{file.name} names {name}"
+
+
+def _declared(cls: type) -> list[str]:
+    """The class attributes a class declares (annotated), not inherited."""
+    return [name for name in vars(cls).get("__annotations__", {}) if not name.startswith("_")]
+
+
+def test_every_provider_flag_and_declaration_is_read_outside_its_definition() -> None:
+    source = "\n".join(p.read_text() for p in SRC.rglob("*.py"))
+    for flag in _declared(Provider):
+        if flag == "name":
+            continue
+        reads = re.findall(rf"\.{flag}\b", source)
+        assert reads, f"Provider.{flag} is read by no code"
