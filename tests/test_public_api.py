@@ -7,7 +7,18 @@ import pickle
 import pytest
 
 import chatmend
-from chatmend import CheckError, HistoryError, Problem, ReadError, UnknownProviderError, UnsupportedError, providers
+from chatmend import (
+    ChatmendError,
+    CheckError,
+    HistoryError,
+    InputError,
+    Problem,
+    ReadError,
+    UnknownProviderError,
+    UnsupportedError,
+    formats,
+    providers,
+)
 
 
 def test_all_is_sorted_and_importable() -> None:
@@ -29,6 +40,7 @@ def test_package_is_typed() -> None:
     "error",
     [
         HistoryError("expected a message", index=3, field="role", line=4),
+        InputError("invalid JSON", line=2, column=16),
         ReadError("bad block", provider="anthropic", path="messages[2].content[0]"),
         UnsupportedError("no video", provider="gemini", path="contents[1]", feature="video"),
         CheckError([Problem("AN1", "messages[1]", "tool_use ids were found", "anthropic")], provider="anthropic"),
@@ -40,6 +52,15 @@ def test_errors_pickle_and_keep_their_context(error: Exception) -> None:
     assert type(back) is type(error)
     assert str(back) == str(error)
     assert vars(back) == vars(error)
+
+
+def test_every_error_raised_on_purpose_is_a_chatmend_error() -> None:
+    # `except ChatmendError` catches file errors too (formats re-exports the one class)
+    assert formats.InputError is InputError
+    for error in (HistoryError, InputError, ReadError, UnsupportedError, CheckError, UnknownProviderError):
+        assert issubclass(error, ChatmendError), error
+    assert InputError("no such file").in_file("a.jsonl") == "a.jsonl: no such file"
+    assert InputError("bad", line=3, column=4).in_file("a.jsonl") == "a.jsonl:3:4: bad"
 
 
 def test_history_error_says_where() -> None:

@@ -61,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return command(args)
     except InputError as exc:
         # `FILE:LINE:COL: what is wrong`, the shape editors and CI logs link to.
-        sys.stderr.write(exc.located(_display(args.file)) + "\n")
+        sys.stderr.write(exc.in_file(_display(args.file)) + "\n")
         return BAD_INPUT
     except (UsageError, UnsupportedError) as exc:
         _error(str(exc))

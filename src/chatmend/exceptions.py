@@ -4,6 +4,7 @@ The tree::
 
     ChatmendError
     ├── HistoryError (ValueError)       bad neutral input: .index, .field, .line, .column
+    ├── InputError (ValueError)         a file or stream the command line cannot read: .line, .column
     ├── ReadError (ValueError)          a provider body, response or transcript that cannot be read
     ├── UnsupportedError                neutral content a provider cannot carry
     ├── CheckError (ValueError)         problems found, raised only when asked for
@@ -22,11 +23,13 @@ __all__ = [
     "ChatmendError",
     "CheckError",
     "HistoryError",
+    "InputError",
     "Problem",
     "ReadError",
     "UnknownProviderError",
     "UnsupportedError",
     "error_context",
+    "model_rejections_at",
     "validation_reason",
 ]
 
@@ -72,6 +75,32 @@ def _rebuild_history_error(
     reason: str, index: int | None, field: str | None, line: int | None, column: int | None
 ) -> HistoryError:
     return HistoryError(reason, index=index, field=field, line=line, column=column)
+
+
+class InputError(ChatmendError, ValueError):
+    """Input that cannot be read (a file, stdin): where (line, column) and what was expected."""
+
+    def __init__(self, message: str, *, line: int | None = None, column: int | None = None) -> None:
+        self.message = message
+        self.line = line
+        self.column = column
+        super().__init__(self.in_file("<input>"))
+
+    def in_file(self, file: str) -> str:
+        """`FILE:LINE:COL: message`, leaving out what is unknown."""
+        where = file
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        return f"{where}: {self.message}"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild_input_error, (self.message, self.line, self.column))
+
+
+def _rebuild_input_error(message: str, line: int | None, column: int | None) -> InputError:
+    return InputError(message, line=line, column=column)
 
 
 class ReadError(ChatmendError, ValueError):
@@ -179,9 +208,12 @@ def _joined(outer: str, inner: str | None) -> str:
 def error_context(*, provider: str | None = None, path: str | None = None) -> Iterator[None]:
     """Fill in the provider of a ReadError or UnsupportedError leaving the block, and put `path` before its path
     (`content[0].source` inside `messages[3]` is `messages[3].content[0].source`; a path of its own starting with
-    `[` is an index: `[2]` inside `system` is `system[2]`)."""
+    `[` is an index: `[2]` inside `system` is `system[2]`). A value the neutral model rejects becomes a ReadError
+    at `path`."""
     try:
         yield
+    except ValidationError as exc:
+        raise ReadError(validation_reason(exc), provider=provider, path=path) from None
     except (ReadError, UnsupportedError) as exc:
         if exc.provider is None and provider is not None:
             exc.provider = provider
@@ -190,6 +222,16 @@ def error_context(*, provider: str | None = None, path: str | None = None) -> It
         where = ": ".join(x for x in (exc.provider, exc.path) if x)
         exc.args = (f"{where}: {exc.reason}" if where else exc.reason,)
         raise
+
+
+@contextmanager
+def model_rejections_at(path: str) -> Iterator[None]:
+    """A value the neutral model rejects (a number where a name goes) as a ReadError at `path`, for readers that
+    raise their own errors with whole paths (which `error_context(path=...)` would prefix again)."""
+    try:
+        yield
+    except ValidationError as exc:
+        raise ReadError(validation_reason(exc), path=path) from None
 
 
 def validation_reason(error: ValidationError) -> str:

@@ -238,7 +238,7 @@ def coerce_message(item: object, index: int) -> ChatMessage:
     try:
         return ChatMessage.model_validate(item)
     except ValidationError as exc:
-        raise _located(exc, item, index) from None
+        raise _history_error(exc, item, index) from None
 
 
 def coerce_history(messages: Sequence[object] | object, *, start: int = 0) -> list[ChatMessage]:
@@ -249,7 +249,7 @@ def coerce_history(messages: Sequence[object] | object, *, start: int = 0) -> li
     return [item if type(item) is ChatMessage else coerce_message(item, i) for i, item in enumerate(items, start)]
 
 
-def _located(exc: ValidationError, item: Mapping[Any, Any], index: int) -> HistoryError:
+def _history_error(exc: ValidationError, item: Mapping[Any, Any], index: int) -> HistoryError:
     """The first pydantic error as a HistoryError with the message index and a dotted field path."""
     # In a union (content: str | list of parts) the deepest error is the one about what was meant.
     errors = exc.errors(include_url=False)

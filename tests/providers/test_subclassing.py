@@ -84,13 +84,13 @@ class Minting(OpenAIChat):
     def _id_assigner(self, final_ids: Sequence[str]) -> IdAssigner:
         return _Named()
 
-    def _emit(self, out: list[dict[str, Any]], message: dict[str, Any]) -> None:
+    def _append_turn(self, out: list[dict[str, Any]], message: dict[str, Any]) -> None:
         if message["role"] == "user" and isinstance(message["content"], str):
             message = {**message, "content": f"[user] {message['content']}"}
         out.append(message)
 
 
-def test_a_subclass_mints_ids_with_its_own_id_assigner_and_places_user_turns_with_its_own_emit() -> None:
+def test_a_subclass_mints_ids_with_its_own_id_assigner_and_places_user_turns_with_its_own_append_turn() -> None:
     messages = Minting().to_request(history(), model="m")["messages"]
     ids = [call["id"] for m in messages for call in m.get("tool_calls", ())]
     assert ids == ["weather.get-1", "weather.get-2", "weather.get-3"]

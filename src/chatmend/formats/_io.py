@@ -15,26 +15,9 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO
 
+from chatmend.exceptions import InputError
+
 __all__ = ["InputError", "Progress", "atomic_copy", "atomic_write", "decoded_lines", "json_kind", "open_input"]
-
-
-class InputError(Exception):
-    """Input that cannot be read: where (line, column) and what was expected."""
-
-    def __init__(self, message: str, *, line: int | None = None, column: int | None = None) -> None:
-        self.message = message
-        self.line = line
-        self.column = column
-        super().__init__(self.located("<input>"))
-
-    def located(self, file: str) -> str:
-        """`FILE:LINE:COL: message`, leaving out what is unknown."""
-        where = file
-        if self.line is not None:
-            where += f":{self.line}"
-            if self.column is not None:
-                where += f":{self.column}"
-        return f"{where}: {self.message}"
 
 
 def json_kind(value: object) -> str:

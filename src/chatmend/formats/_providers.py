@@ -56,7 +56,7 @@ def read_provider(
     try:
         messages = provider.from_request(value)
     except ChatmendError as exc:
-        raise _located(exc, fmt, locations) from None
+        raise _at_file_line(exc, fmt, locations) from None
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise InputError(f"cannot read this as {fmt}: {exc}") from None
     if not messages:
@@ -94,7 +94,7 @@ def body_for_check(fmt: str, value: Any) -> dict[str, Any]:
     return body
 
 
-def _located(exc: ChatmendError, fmt: str, locations: Sequence[str]) -> InputError:
+def _at_file_line(exc: ChatmendError, fmt: str, locations: Sequence[str]) -> InputError:
     """A ReadError, with its `messages[i]` path turned into the file line of item i when it is known."""
     path = getattr(exc, "path", None)
     reason = getattr(exc, "reason", str(exc))

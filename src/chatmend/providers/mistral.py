@@ -157,7 +157,7 @@ class Mistral(OpenAIChat):
         """MI9: names as Mistral accepts them."""
         return _mistral_name(name)
 
-    def _emit(self, out: list[WireMessage], message: WireMessage) -> None:
+    def _append_turn(self, out: list[WireMessage], message: WireMessage) -> None:
         """Append a user or system message keeping MI5's role order: system messages only at the top; never
         user right after tool (assistant and tool messages are never out of order here)."""
         if out:

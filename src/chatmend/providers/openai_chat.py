@@ -2,7 +2,7 @@
 
 Rules are those of `shared/notes/provider-rules.md` §1 (ids OC1-OC7). Kimi and Mistral speak the same shape
 and subclass `OpenAIChat`: they set the class flags and override hooks (writing: `_id_assigner`, `_wire_ids`
-of the base, and `_wire_name`, `_emit`, `_on_assistant`, `_finish`; checking: `_check_shape`,
+of the base, and `_wire_name`, `_append_turn`, `_on_assistant`, `_finish`; checking: `_check_shape`,
 `_check_messages`, `_check_assistant`, and the rule codes `unanswered_code`, `image_code`).
 
 Choices where the wire has no place for something:
@@ -18,13 +18,10 @@ from __future__ import annotations
 
 import inspect
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from pydantic import ValidationError
-
-from chatmend.exceptions import Problem, ReadError, error_context, validation_reason
+from chatmend.exceptions import Problem, ReadError, error_context
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, Tool, ToolCall
 from chatmend.providers.base import (
     SHAPE,
@@ -87,17 +84,6 @@ TEXTS: dict[str, str] = {
            "message with role '{role}' contains an image URL.",
 }
 """OpenAI's 400 texts per rule (provider-rules §1), verbatim with their variable parts as fields."""
-
-
-@contextmanager
-def _under(prefix: str) -> Iterator[None]:
-    """Prefix the path of a ReadError leaving the block (`content[0]` becomes `messages[3].content[0]`); a value
-    the neutral model rejects becomes a ReadError there too."""
-    with error_context(path=prefix):
-        try:
-            yield
-        except ValidationError as exc:
-            raise ReadError(validation_reason(exc)) from None
 
 
 def _named_function(call: Any) -> Mapping[str, Any] | None:
@@ -186,14 +172,14 @@ class OpenAIChat(Provider):
         out: list[WireMessage] = []
         images: list[dict[str, Any]] = []  # OC7: image parts waiting for the run of tool messages to end
         named = self.tool_message_name
-        # User and system messages go through `_emit` (a provider may move or precede them); assistant and tool
+        # User and system messages go through `_append_turn` (a provider may move or precede them); assistant and tool
         # messages stand where they are written: `out.append`.
         if system is not None:
-            self._emit(out, {"role": "system", "content": system})
+            self._append_turn(out, {"role": "system", "content": system})
         for message in messages:
             role = message.role
             if images and role != "tool":
-                self._emit(out, {"role": "user", "content": images})
+                self._append_turn(out, {"role": "user", "content": images})
                 images = []
             if role == "tool":
                 content = message.content
@@ -212,17 +198,17 @@ class OpenAIChat(Provider):
                     self._write_assistant(message, ids, waiting, images, out)
             elif role == "user":
                 content = message.content
-                self._emit(out, {"role": "user", "content": content if isinstance(content, str) else [
+                self._append_turn(out, {"role": "user", "content": content if isinstance(content, str) else [
                     _image(p) if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
                     for p in content if not isinstance(p, ThinkingPart)
                 ] or ""})  # thinking only: nothing of it can be sent
             else:
                 text, pics = _split(message.content)
-                self._emit(out, {"role": "system", "content": text})
+                self._append_turn(out, {"role": "system", "content": text})
                 if pics:  # OC7: a system message carries no images
-                    self._emit(out, {"role": "user", "content": self._labelled("the system message", pics)})
+                    self._append_turn(out, {"role": "user", "content": self._labelled("the system message", pics)})
         if images:
-            self._emit(out, {"role": "user", "content": images})
+            self._append_turn(out, {"role": "user", "content": images})
         self._finish(out)
         return out
 
@@ -230,7 +216,7 @@ class OpenAIChat(Provider):
         """A tool name as the provider accepts it (hook: Mistral restricts names)."""
         return name
 
-    def _emit(self, out: list[WireMessage], message: WireMessage) -> None:
+    def _append_turn(self, out: list[WireMessage], message: WireMessage) -> None:
         """Append a user or system message to `out` (hook: Mistral inserts turns where its role order needs them,
         and sends a later system message as user text)."""
         out.append(message)
@@ -254,13 +240,13 @@ class OpenAIChat(Provider):
         out: list[WireMessage],
     ) -> None:
         """The assistant message (appended to `out`), its calls with wire ids; its images queue for after the
-        tool run (a user message with its images alone goes through `_emit`)."""
+        tool run (a user message with its images alone goes through `_append_turn`)."""
         content = message.content
         text, pics = (content, None) if isinstance(content, str) else _split(content)
         calls = message.tool_calls
         if not calls and not text and pics:
             # OC7: an assistant message carries no images; nothing else is left of it to send.
-            self._emit(out, {"role": "user", "content": self._labelled("the assistant", pics)})
+            self._append_turn(out, {"role": "user", "content": self._labelled("the assistant", pics)})
             return
         if not calls and not text:
             return  # thinking only: Chat Completions has no field for it (KI3: empty is rejected)
@@ -290,7 +276,7 @@ class OpenAIChat(Provider):
             if calls:
                 images.extend(label)  # OC1: tool messages come right after the calls
             else:
-                self._emit(out, {"role": "user", "content": label})
+                self._append_turn(out, {"role": "user", "content": label})
 
     def _write_result(self, message: ChatMessage, waiting: Waiting, images: list[dict[str, Any]]) -> WireMessage:
         """A `role:"tool"` message answering the first call still waiting, with text only; its images queue for a
@@ -330,7 +316,7 @@ class OpenAIChat(Provider):
                 raise ReadError(f"expected a request body or a message list, got {type(data).__name__}")
             history = []
             for i, item in enumerate(items):
-                with _under(f"messages[{i}]"):
+                with error_context(path=f"messages[{i}]"):
                     history.append(self._read_message(item))
             return history
 
@@ -344,7 +330,7 @@ class OpenAIChat(Provider):
             message = choices[0].get("message")
             if not isinstance(message, Mapping):
                 raise ReadError("the first choice has no 'message'", path="choices[0].message")
-            with _under("choices[0].message"):
+            with error_context(path="choices[0].message"):
                 return self._read_assistant(message)
 
     def _read_message(self, item: Any) -> ChatMessage:

@@ -26,7 +26,8 @@ from chatmend.formats._session import Session
 from chatmend.repair import IsReadOnly, is_placeholder
 
 __all__ = [
-    "Origin", "Record", "TranscriptFormat", "compact_json", "expect", "located", "optional_text", "parse_records",
+    "Origin", "Record", "TranscriptFormat", "compact_json", "errors_at_line", "expect", "optional_text",
+    "parse_records",
 ]
 
 Origin = tuple[int, int]
@@ -88,11 +89,13 @@ def optional_text(record: Record, path: str, value: object) -> str:
 
 
 @contextmanager
-def located(record: Record, what: str) -> Iterator[None]:
+def errors_at_line(record: Record, what: str) -> Iterator[None]:
     """The net under `expect`: whatever else in a record its reader cannot take, as an InputError at its line,
     not a crash."""
     try:
         yield
+    except InputError:
+        raise  # already located by `expect`
     except ValidationError as exc:
         raise InputError(f"{validation_reason(exc)}; expected {what}", line=record.line) from None
     except (TypeError, ValueError, KeyError, AttributeError) as exc:

@@ -19,8 +19,8 @@ from chatmend.transcripts._records import (
     Origin,
     Record,
     TranscriptFormat,
+    errors_at_line,
     expect,
-    located,
     optional_text,
     parse_records,
 )
@@ -93,9 +93,9 @@ class ClaudeCode(TranscriptFormat):
         super().__init__(records)
         self._assistant: tuple[object, list[Part], list[ToolCall], list[Origin]] | None = None
         for k, record in enumerate(records):
-            with located(record, _WHAT):
+            with errors_at_line(record, _WHAT):
                 self._read(k, record)
-        with located(records[-1], _WHAT):
+        with errors_at_line(records[-1], _WHAT):
             self._flush()
 
     def _read(self, k: int, record: Record) -> None:

@@ -38,14 +38,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from chatmend.exceptions import Problem, ReadError, error_context
+from chatmend.exceptions import Problem, ReadError, error_context, model_rejections_at
 from chatmend.messages import ChatMessage, Tool, ToolCall
 from chatmend.providers.base import CheckContext, IdAssigner, Provider
 from chatmend.providers.gemini.checker import Checker
 from chatmend.providers.gemini.read import (
     as_list,
     as_mapping,
-    located,
     neutral,
     plain,
     read_content,
@@ -149,14 +148,14 @@ class Gemini(Provider):
                             f"systemInstruction.parts[{j}]",
                         )
                         if item is not None:
-                            with located(f"systemInstruction.parts[{j}]"):
+                            with model_rejections_at(f"systemInstruction.parts[{j}]"):
                                 out.append(ChatMessage(role="system", content=neutral([item])))
                 contents = as_list(data["contents"], "contents")
             else:
                 contents = as_list(data, "contents")
             calls: Sequence[ToolCall] = ()
             for i in range(len(contents)):
-                with located(f"contents[{i}]"):
+                with model_rejections_at(f"contents[{i}]"):
                     read, calls = read_content(contents, i, calls)
                 out.extend(read)
             return out
@@ -182,7 +181,7 @@ class Gemini(Provider):
             candidate = as_mapping(candidates[0], "candidates[0]")
             content = candidate.get("content") or {}
             content = as_mapping(content, "candidates[0].content")
-            with located("candidates[0].content"):
+            with model_rejections_at("candidates[0].content"):
                 return read_model(
                     as_list(content.get("parts"), "candidates[0].content.parts"), "candidates[0].content"
                 )

@@ -5,13 +5,10 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import ValidationError
-
-from chatmend.exceptions import ReadError, validation_reason
+from chatmend.exceptions import ReadError
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.gemini.wire import BRIDGE_TEXT, IMAGES_LABEL, NAME, RAW_ARGUMENTS_KEY, get
 
@@ -250,15 +247,6 @@ def read_content(
     if role == "system":  # not valid on the wire (GE7), but its meaning is plain
         read = [ChatMessage(role="system", content=m.content) if m.role == "user" else m for m in read]
     return read, ()
-
-
-@contextmanager
-def located(path: str) -> Iterator[None]:
-    """A value the neutral model rejects (a number where a name goes) as a ReadError saying where."""
-    try:
-        yield
-    except ValidationError as exc:
-        raise ReadError(validation_reason(exc), path=path) from None
 
 
 def _is_bridge(contents: list[Any], index: int) -> bool:
