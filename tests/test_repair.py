@@ -585,7 +585,7 @@ def test_a_valid_history_comes_back_equal_and_shared(history: list[ChatMessage])
     assert all(a is b for a, b in zip(result.messages, history))
     assert not result.changed
     assert result.origins() == [Origin("input", i) for i in range(len(history))]
-    assert result.origin_runs == [(0, 0)]  # one run: recording the origins of a valid history costs nothing
+    assert result.origin_runs == [0, 0]  # one run: recording the origins of a valid history costs nothing
 
 
 # Decision 8: deterministic bytes in every process.

@@ -205,9 +205,10 @@ class _Pass:
         """False: renamed calls are not listed in `renamed` (`repair_for_writers` for a writer)."""
         self.ids = FinalIds()
         self.out: list[ChatMessage] = []
-        self.runs: list[tuple[int, int]] = [(0, 0)]
-        """`RepairResult.origin_runs`; its last run always says where the next message of `out` comes from if it
-        is the next one of the history (`_from` starts a new run where that is not so)."""
+        self.runs: list[int] = [0, 0]
+        """`RepairResult.origin_runs` (flat ints: no tuple for the garbage collector to count); its last run
+        always says where the next message of `out` comes from if it is the next one of the history (`_from`
+        starts a new run where that is not so)."""
         self.interrupted: list[ToolCall] = []
         self.interrupted_at: list[tuple[int, int]] = []
         self.dropped: list[int] = []
@@ -313,41 +314,41 @@ class _Pass:
                 if not self.copies:
                     call = self._final_call(ci, call, n_calls)  # the synthetic result carries the final id
                 read_only = self.is_read_only is not None and bool(self.is_read_only(call.name))
-                runs.append((len(out), SYNTHETIC_SOURCE))
+                runs += len(out), SYNTHETIC_SOURCE
                 follows = -1
                 out.append(interrupted_result(call, read_only=read_only))
                 self.interrupted.append(call)
                 self.interrupted_at.append((start, ci))
                 continue
             if at != follows:
-                runs.append((len(out), at))
+                runs += len(out), at
             follows = at + 1
             found = history[at]
             out.append(replace_field(found, "tool_call_id", call.id) if copies and found.tool_call_id != call.id
                        else found)
         for at in rest:
             if at < 0:
-                runs.append((len(out), NOTE_SOURCE))
+                runs += len(out), NOTE_SOURCE
                 follows = -1
                 out.append(orphan_note(history[-1 - at]))
                 continue
             if at != follows:
-                runs.append((len(out), at))
+                runs += len(out), at
             follows = at + 1
             out.append(history[at])
         if index != follows:
-            runs.append((len(out), index))  # what `run` outputs next as it stands
+            runs += len(out), index  # what `run` outputs next as it stands
         return index
 
     def _from(self, position: int, source: int) -> None:
         """Output message `position` comes from `source` (an input index, or a marker for one note or synthetic
         result) and, with an input index, what follows it from the input messages after it."""
         runs = self.runs
-        start, first = runs[-1]
+        start, first = runs[-2], runs[-1]
         if start == position:
-            runs[-1] = (position, source)  # the last run holds no message yet
+            runs[-1] = source  # the last run holds no message yet
         elif first < 0 or first + position - start != source:
-            runs.append((position, source))
+            runs += position, source
 
     def _renamed_calls(self, index: int, original: tuple[ToolCall, ...], first: int) -> tuple[ToolCall, ...]:
         """Rule 5 from call `first` on, the first one whose id is empty or already used: the calls under their

@@ -62,11 +62,12 @@ class RepairResult:
     """The final id of every call in the repaired history, in history order (rule 5: no two alike)."""
     interrupted_at: list[tuple[int, int]] = field(default_factory=list)
     """Where each call of `interrupted` stands in the input: (assistant message index, call index)."""
-    origin_runs: list[tuple[int, int]] = field(default_factory=lambda: [(0, 0)])
+    origin_runs: list[int] = field(default_factory=lambda: [0, 0])
     """Where the output messages came from, compactly (`origins()` spells it out): (output position, input index)
-    pairs in order, each saying that from that position on, up to the next pair's, every output message is the
-    next input message (itself, or a copy under final ids); `NOTE_SOURCE` or `SYNTHETIC_SOURCE` in place of the
-    index marks one note or synthetic result. Most histories keep long runs: this costs little to record."""
+    pairs, flattened, in order, each saying that from that position on, up to the next pair's, every output
+    message is the next input message (itself, or a copy under final ids); `NOTE_SOURCE` or `SYNTHETIC_SOURCE` in
+    place of the index marks one note or synthetic result. Most histories keep long runs: this costs little to
+    record."""
 
     @property
     def changed(self) -> bool:
@@ -77,10 +78,10 @@ class RepairResult:
         """The origin of every output message, in output order (built from `origin_runs` on each call)."""
         notes, calls = iter(self.notes), iter(self.interrupted_at)
         runs = self.origin_runs
-        ends = [position for position, _ in runs[1:]]
+        ends = runs[2::2]
         ends.append(len(self.messages))
         out: list[Origin] = []
-        for (start, source), end in zip(runs, ends):
+        for start, source, end in zip(runs[::2], runs[1::2], ends):
             if source >= 0:
                 out.extend(Origin("input", i) for i in range(source, source + end - start))
             elif source == NOTE_SOURCE:
