@@ -24,10 +24,9 @@ class Repairer:
     costs O(new messages), plus one list comparison of the old prefix (identity first) and copies of the
     output lists (a pointer copy each, so that the caller may keep or change what it gets). The same history
     again (nothing appended) runs no pass at all: `repairer.repair(history)` then `to_request(history,
-    repairer=repairer)` repairs once. Equal but not
-    identical earlier messages count as the same: the output keeps the objects seen first. `is_read_only`
-    is asked once per interrupted call, so it should depend on the tool's name only. Not thread-safe: use
-    one Repairer per session.
+    repairer=repairer)` repairs once. Equal but not identical earlier messages count as the same: the output
+    keeps the objects seen first. `is_read_only` is asked once per interrupted call, so it should depend on
+    the tool's name only. Not thread-safe: use one Repairer per session.
     """
 
     __slots__ = ("_is_read_only", "_mark", "_pass", "_resume", "_seen")
