@@ -8,11 +8,13 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 import chatmend
+import chatmend.repair
 from chatmend import dumps, loads, repair_history
 from chatmend.cli import main
 from tests.strategies import messy_histories
@@ -652,3 +654,41 @@ def test_a_registered_provider_is_one_the_command_line_reads_writes_and_checks(
     code, _, err = call(capsys, "check", str(path))  # detected by its model's name
     assert (code, err) == (0, f"{path}: no problems (toy)\n")
     assert "Toy (OpenAI Chat shaped" in call(capsys, "check", "--help")[1]
+
+
+# --- one repair per command ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["repair", "{s}/claude_code.jsonl"],
+        ["repair", "{s}/codex_rollout.jsonl", "--report", "json"],
+        ["repair", "{s}/openai_chat_body.json"],
+        ["repair", "{s}/kimi_body.json"],
+        ["repair", "{s}/anthropic_body.json", "--to", "gemini", "--read-only", "Read"],
+        ["repair", "{s}/claude_code.jsonl", "--to", "chatmend"],
+        ["repair", "{e}/ctrl_c_during_tools.jsonl"],
+        ["repair", "{e}/kimi_repeated_ids.jsonl", "--to", "openai_responses", "--model", "gpt-5"],
+        ["convert", "{s}/codex_rollout.jsonl", "--to", "anthropic", "--model", "claude-sonnet-4-5"],
+        ["convert", "{s}/openai_chat_messages.jsonl", "--to", "kimi", "--model", "kimi-k2"],
+        ["check", "{e}/steer_during_tools.jsonl"],
+        ["check", "{e}/ctrl_c_during_tools.jsonl", "--provider", "mistral"],
+        ["show", "{s}/claude_code.jsonl"],
+    ],
+    ids=lambda args: " ".join(a.rsplit("/", 1)[-1] for a in args),
+)
+def test_each_command_runs_the_repair_pass_once(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    runs: list[int] = []
+    run_pass = chatmend.repair._Pass.run
+
+    def counted(self: chatmend.repair._Pass, *args: Any, **kwargs: Any) -> int | None:
+        runs.append(1)
+        return run_pass(self, *args, **kwargs)
+
+    monkeypatch.setattr(chatmend.repair._Pass, "run", counted)
+    code, _, _ = call(capsys, *(a.format(s=SESSIONS, e=EXAMPLES) for a in args))
+    assert code in (0, 1)
+    assert len(runs) == 1

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from chatmend import ChatMessage, ToolCall, dumps, loads, repair_history
 from chatmend.exceptions import HistoryError
 from chatmend.incremental import Repairer
-from chatmend.repair import RepairResult
+from chatmend.repair import RepairResult, _Pass
 from tests.strategies import examples, messy_histories
 
 PROPERTY = examples(200)
@@ -33,7 +33,7 @@ def T(call_id: str, content: str = "ok") -> ChatMessage:
 
 def fields(result: RepairResult) -> tuple[Any, ...]:
     return (result.messages, result.interrupted, result.dropped, result.moved, result.notes, result.renamed,
-            result.final_ids)
+            result.final_ids, result.interrupted_at, result.origin_runs, result.origins())
 
 
 def assert_same(repairer: Repairer, history: list[ChatMessage], **kwargs: Any) -> RepairResult:
@@ -179,6 +179,29 @@ def test_dict_messages_and_tuples_are_accepted() -> None:
 def test_not_a_list_is_bad_input() -> None:
     with pytest.raises(HistoryError):
         Repairer().repair("hello")
+
+
+def test_the_same_history_again_runs_no_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    runs: list[int] = []
+    run = _Pass.run
+
+    def counted(self: _Pass, *args: Any, **kwargs: Any) -> int | None:
+        runs.append(1)
+        return run(self, *args, **kwargs)
+
+    monkeypatch.setattr(_Pass, "run", counted)
+    history = [U("go"), A("a", "b"), T("b")]  # the last span is open: a's result may still come
+    repairer = Repairer()
+    first = repairer.repair(history)
+    again = repairer.repair(list(history))
+    assert len(runs) == 1
+    assert fields(again) == fields(first) == fields(repair_history(history))
+    again.messages.clear()  # the caller's copy: the repairer keeps its own
+    history.append(T("a"))
+    runs.clear()
+    repairer.repair(history)
+    assert len(runs) == 1  # something new: the last span reopened
+    assert_same(repairer, history)
 
 
 def test_reset_starts_over() -> None:

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 
 from chatmend import ChatMessage, ImagePart, RepairResult, TextPart, ThinkingPart, ToolCall, dumps, repair_history
-from chatmend.repair import is_placeholder, repair_for_writers
+from chatmend.repair import Origin, is_placeholder, repair_for_writers
 from tests.strategies import examples, messy_histories, valid_histories
 
 PNG = "iVBORw0KGgo="
@@ -420,6 +420,26 @@ def test_dict_input_is_accepted_and_equal_to_model_input() -> None:
     assert repaired(dicts) == repaired(models) == models
 
 
+# Provenance: where each output message came from.
+
+
+def test_every_output_message_says_where_it_came_from() -> None:
+    history = [U("go"), A(("a", "s"), ("b", "s")), U("steer"), T("b"), A(content=" "), T("x"), A(content="done"),
+               A(("a", "s")), T("a")]
+    result = repair_history(history)
+    assert [m.role for m in result.messages] == ["user", "assistant", "tool", "tool", "user", "user", "assistant",
+                                                 "assistant", "tool"]
+    assert result.origins() == [
+        Origin("input", 0), Origin("input", 1),
+        Origin("synthetic", 1, 0),  # the call a, interrupted
+        Origin("input", 3), Origin("input", 2),  # b's result moved before the steer
+        Origin("note", 5),  # the placeholder (4) is dropped, x answers nothing in the span
+        Origin("input", 6), Origin("input", 7), Origin("input", 8),  # the second a, renamed a_1 with its result
+    ]
+    assert result.interrupted_at == [(1, 0)] and [c.id for c in result.interrupted] == ["a"]
+    assert result.messages[7].tool_calls[0].id == result.messages[8].tool_call_id == "a_1"
+
+
 # Decision 8: guarantees, as properties over messy histories.
 
 # 1,000 examples each in CI; more under the fuzz profile (CHATMEND_HYPOTHESIS_PROFILE=fuzz).
@@ -440,14 +460,17 @@ def check_idempotent(once: list[ChatMessage]) -> None:
     assert twice.messages == once
     assert twice.interrupted == []
     assert not twice.changed
+    assert twice.origins() == [Origin("input", i) for i in range(len(once))]
 
 
-def check_prefix_stable(history: list[ChatMessage], full: list[ChatMessage]) -> None:
-    """For every kept assistant message at i, repair(input[:i]) is a prefix of repair(input)."""
+def check_prefix_stable(history: list[ChatMessage], full: RepairResult) -> None:
+    """For every kept assistant message at i, repair(input[:i]) is a prefix of repair(input), origins too."""
+    origins = full.origins()
     for i, message in enumerate(history):
         if message.role == "assistant" and not is_placeholder(message):
-            prefix = repair_history(history[:i]).messages
-            assert full[: len(prefix)] == prefix, f"prefix {i}"
+            prefix = repair_history(history[:i])
+            assert full.messages[: len(prefix.messages)] == prefix.messages, f"prefix {i}"
+            assert origins[: len(prefix.messages)] == prefix.origins(), f"prefix {i}"
 
 
 def check_valid(msgs: list[ChatMessage]) -> None:
@@ -490,6 +513,50 @@ def check_interrupted(result: RepairResult) -> None:
     assert [c.id for c in result.interrupted] == synthetic
 
 
+def _texts(message: ChatMessage) -> list[str]:
+    content = message.content
+    return [content] if isinstance(content, str) else [p.text for p in content if isinstance(p, TextPart)]
+
+
+def check_origins(history: list[ChatMessage], result: RepairResult) -> None:
+    """Each output message's origin is right; every input message not dropped appears once (itself, copied
+    under final ids, or as a note)."""
+    origins = result.origins()
+    assert len(origins) == len(result.messages)
+    final: dict[tuple[int, int], str] = {}  # the final id of each call output so far, by its input position
+    placed: list[int] = []
+    for message, origin in zip(result.messages, origins):
+        source = history[origin.message_index]
+        if origin.kind == "input":
+            placed.append(origin.message_index)
+            assert origin.call_index is None
+            assert message is source or message != source  # unchanged messages are the input's own objects
+            if message.role == "assistant":
+                assert len(message.tool_calls) == len(source.tool_calls)
+                assert message.model_copy(update={"tool_calls": source.tool_calls}) == source
+                for ci, (call, original) in enumerate(zip(message.tool_calls, source.tool_calls)):
+                    assert call.model_copy(update={"id": original.id}) == original
+                    final[(origin.message_index, ci)] = call.id
+            elif message.role == "tool":
+                assert message.model_copy(update={"tool_call_id": source.tool_call_id}) == source
+            else:
+                assert message is source
+        elif origin.kind == "synthetic":
+            assert origin.call_index is not None
+            call = source.tool_calls[origin.call_index]
+            assert message.tool_call_id == final[(origin.message_index, origin.call_index)]
+            assert message.tool_name == call.name and message.role == "tool"
+        else:
+            placed.append(origin.message_index)
+            assert source.role == "tool" and message.role == "user" and origin.call_index is None
+            note_text = _texts(message)[0]
+            assert all(text in note_text for text in _texts(source))
+    assert sorted(placed) == sorted(set(range(len(history))) - set(result.dropped))  # each at most once
+    synthetic = [(o.message_index, o.call_index) for o in origins if o.kind == "synthetic"]
+    assert synthetic == result.interrupted_at and len(result.interrupted_at) == len(result.interrupted)
+    assert [o.message_index for o in origins if o.kind == "note"] == result.notes
+
+
 def check_final_ids(result: RepairResult) -> None:
     """`final_ids` lists the id of every call of the output, in order (all different, by rule 5)."""
     assert result.final_ids == [c.id for m in result.messages for c in m.tool_calls]
@@ -503,10 +570,11 @@ def test_decision_8_guarantees_on_messy_histories(history: list[ChatMessage]) ->
     check_not_mutated(history)
     check_valid(result.messages)
     check_idempotent(result.messages)
-    check_prefix_stable(history, result.messages)
+    check_prefix_stable(history, result)
     check_nothing_lost(history, result.messages)
     check_interrupted(result)
     check_final_ids(result)
+    check_origins(history, result)
 
 
 @PROPERTY
@@ -516,6 +584,8 @@ def test_a_valid_history_comes_back_equal_and_shared(history: list[ChatMessage])
     assert result.messages == history
     assert all(a is b for a, b in zip(result.messages, history))
     assert not result.changed
+    assert result.origins() == [Origin("input", i) for i in range(len(history))]
+    assert result.origin_runs == [0, 0]  # one run: recording the origins of a valid history costs nothing
 
 
 # Decision 8: deterministic bytes in every process.
@@ -574,8 +644,8 @@ def test_for_writers_is_repair_history_with_ids_taken_from_final_ids(history: li
     got = repair_for_writers(history)
     assert with_final_ids(got) == expected.messages
     assert dumps(with_final_ids(got)) == dumps(expected.messages)
-    assert (got.interrupted, got.dropped, got.moved, got.notes, got.renamed, got.final_ids) == (
-        expected.interrupted, expected.dropped, expected.moved, expected.notes, expected.renamed, expected.final_ids)
+    report = ("interrupted", "dropped", "moved", "notes", "renamed", "final_ids", "interrupted_at", "origin_runs")
+    assert [getattr(got, name) for name in report] == [getattr(expected, name) for name in report]
     quiet = repair_for_writers(history, renames=False)  # what the writers call: the same, renames not listed
     assert quiet.renamed == []
     assert (quiet.messages, quiet.interrupted, quiet.dropped, quiet.moved, quiet.notes, quiet.final_ids) == (
@@ -588,7 +658,8 @@ def test_for_writers_without_final_ids_leaves_rule_5_out_and_nothing_else(histor
     full = repair_for_writers(history)
     bare = repair_for_writers(history, final_ids=False)  # for a writer that mints ids by position (Kimi)
     assert bare.final_ids == [] and bare.renamed == []
-    assert (bare.dropped, bare.moved, bare.notes) == (full.dropped, full.moved, full.notes)
+    assert (bare.dropped, bare.moved, bare.notes, bare.interrupted_at, bare.origin_runs) == (
+        full.dropped, full.moved, full.notes, full.interrupted_at, full.origin_runs)
     assert len(bare.messages) == len(full.messages)
     for mine, theirs in zip(bare.messages, full.messages):
         # The same messages; a synthetic result carries its call's original id instead of the final one.

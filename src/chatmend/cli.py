@@ -16,7 +16,7 @@ import textwrap
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TextIO
 
-from chatmend import ChatmendError, ChatMessage, RepairResult, UnsupportedError, __version__, repair_history
+from chatmend import ChatmendError, Repairer, RepairResult, UnsupportedError, __version__, repair_history
 from chatmend.formats import (
     NEUTRAL,
     TRANSCRIPT_FORMATS,
@@ -31,7 +31,7 @@ from chatmend.formats import (
     read,
     wire_json,
 )
-from chatmend.repair import IsReadOnly
+from chatmend.repair import IsReadOnly, Origin
 
 __all__ = ["main"]
 
@@ -172,8 +172,9 @@ def _repair(args: argparse.Namespace) -> int:
     if target == session.format:
         result, chunks = session.repaired(is_read_only)
     else:
-        result = repair_history(session.messages, is_read_only=is_read_only)
-        chunks = _writer(target, session, args.model)(result.messages)
+        repairer = Repairer(is_read_only=is_read_only)
+        result = repairer.repair(session.messages)
+        chunks = _converted(target, session, args.model, repairer)
     report = _report(session, result, args.file)
     if session.body is not None and session.provider is not None and target == session.format:
         # Problems of the saved body that writing it through the adapter fixes (ids Mistral rejects...).
@@ -222,21 +223,20 @@ def _model(to: str, session: Session, model: str | None) -> str:
     raise UsageError(f"a request body for {to} names its model: give it with --model")
 
 
-def _writer(to: str, session: Session, model: str | None) -> Callable[[Sequence[ChatMessage]], Iterator[str]]:
-    """How to write a history as `to`: the file's own writer, neutral JSON Lines, or a new request body."""
-    if to == session.format:
-        return session.write
+def _converted(to: str, session: Session, model: str | None, repairer: Repairer) -> Iterator[str]:
+    """The session repaired by `repairer` (which has repaired it: asking again is free) as neutral JSON Lines or
+    a new request body for `to`."""
     if to == NEUTRAL:
-        return neutral.write
+        return neutral.write(repairer.repair(session.messages).messages)
     if to in TRANSCRIPT_FORMATS:
         raise UsageError(f"cannot write a {to} transcript from {session.format}; "
                          "choose chatmend or a provider")
 
-    def write(messages: Sequence[ChatMessage]) -> Iterator[str]:
-        body = adapter(to).to_request(list(messages), model=_model(to, session, model))
+    def write() -> Iterator[str]:
+        body = adapter(to).to_request(session.messages, model=_model(to, session, model), repairer=repairer)
         yield wire_json(body, indent=True)
 
-    return write
+    return write()
 
 
 def _emit(chunks: Iterable[str], output: str | None) -> None:
@@ -340,16 +340,14 @@ def _convert(args: argparse.Namespace) -> int:
     """`chatmend convert`: the provider's request body (repaired, id-mapped) or neutral JSON Lines."""
     session = read(args.file, args.fmt)
     if args.to == NEUTRAL:
-        # As read: `repair` is the command that changes a history.
-        chunks: Iterator[str] = neutral.write(session.messages)
-    else:
-        model = _model(args.to, session, args.model)
-        is_read_only = _read_only(args.read_only)
-        body = adapter(args.to).to_request(session.messages, model=model, is_read_only=is_read_only)
-        chunks = iter([wire_json(body, indent=True)])
-    _emit(chunks, args.output)
-    result = repair_history(session.messages)
-    if result.changed and args.to != NEUTRAL:
+        _emit(neutral.write(session.messages), args.output)  # as read: `repair` is the command that changes one
+        return OK
+    model = _model(args.to, session, args.model)
+    repairer = Repairer(is_read_only=_read_only(args.read_only))
+    result = repairer.repair(session.messages)  # the report's, and the body's: to_request finds it done
+    body = adapter(args.to).to_request(session.messages, model=model, repairer=repairer)
+    _emit(iter([wire_json(body, indent=True)]), args.output)
+    if result.changed:
         report = _report(session, result, args.file)
         lines = report_lines(report)
         lines[0] = f"{report['file']}: repaired on the way to {args.to} ({session.format})"
@@ -379,13 +377,14 @@ def _check(args: argparse.Namespace) -> int:
         lines = [f"{p.path}: {p.code}: {p.message}{_item_line(session, p.path)}"
                  for p in adapter(provider).check(session.body, **context)]
     else:
-        lines = neutral_problems(session)
+        repairer = Repairer()
+        lines = neutral_problems(session, repairer.repair(session.messages))
         if provider is not None:
             # the platform's writing rules too (Gemini on Vertex sends no call ids)
             options = {"platform": args.platform} if args.platform else {}
             try:
                 model = _model(provider, session, args.model or "unknown-model")
-                body = adapter(provider).to_request(session.messages, model=model, **options)
+                body = adapter(provider).to_request(session.messages, model=model, repairer=repairer, **options)
             except UnsupportedError as exc:
                 lines.append(f"{exc.path or 'messages'}: UNSUPPORTED: {exc.reason}")
             else:
@@ -413,21 +412,10 @@ def _item_line(session: Session, path: str) -> str:
     return f" (line {session.item_lines[int(match.group(1))]})"
 
 
-def call_positions(messages: Sequence[ChatMessage], result: RepairResult) -> dict[str, tuple[int, int]]:
-    """For each final call id, the (message index, call index) of the call in the input."""
-    renamed = {(r.message_index, r.call_index): r.new for r in result.renamed}
-    positions: dict[str, tuple[int, int]] = {}
-    for mi, message in enumerate(messages):
-        for ci, call in enumerate(message.tool_calls):
-            positions.setdefault(renamed.get((mi, ci), call.id), (mi, ci))
-    return positions
-
-
-def neutral_problems(session: Session) -> list[str]:
-    """What repair would change, as problems: each would make any provider answer with a 400."""
+def neutral_problems(session: Session, result: RepairResult) -> list[str]:
+    """What repair would change (`result`, the session's repair), as problems: each would make any provider
+    answer with a 400."""
     messages = session.messages
-    result = repair_history(messages)
-    positions = call_positions(messages, result)
     found: list[tuple[int, int, str]] = []
 
     def line(index: int) -> str:
@@ -449,8 +437,7 @@ def neutral_problems(session: Session) -> list[str]:
         found.append((r.message_index, r.call_index,
                       f"messages[{r.message_index}].tool_calls[{r.call_index}]: R5: the call id "
                       f"{r.old!r} {why}{line(r.message_index)}"))
-    for call in result.interrupted:
-        mi, ci = positions.get(call.id, (0, 0))
+    for call, (mi, ci) in zip(result.interrupted, result.interrupted_at):
         found.append((mi, ci, f"messages[{mi}].tool_calls[{ci}]: R6: the call {call.id} ({call.name}) has no "
                               f"result{line(mi)}"))
     return [text for _, _, text in sorted(found)]
@@ -502,41 +489,24 @@ def _summary(content: str | tuple[Any, ...]) -> str:
     return " ".join(bits)
 
 
-def _pair_results(messages: Sequence[ChatMessage]) -> dict[tuple[int, int], int]:
-    """Which input message answers each call, by the spec's pairing (first unanswered call, same span)."""
-    pairs: dict[tuple[int, int], int] = {}
-    span: int | None = None
-    waiting: dict[str, list[int]] = {}
-    for i, message in enumerate(messages):
-        if message.role == "assistant":
-            if not message.tool_calls and _is_placeholder(message):
-                continue
-            span = i if message.tool_calls else None
-            waiting = {}
-            for ci, call in enumerate(message.tool_calls):
-                waiting.setdefault(call.id, []).append(ci)
-        elif message.role == "tool" and span is not None:
-            queue = waiting.get(message.tool_call_id or "")
-            if queue:
-                pairs[(span, queue.pop(0))] = i
-    return pairs
-
-
-def _is_placeholder(message: ChatMessage) -> bool:
-    """Spec rule 1: an assistant message with only whitespace text (it ends no span)."""
-    return not _summary(message.content).strip() and all(
-        getattr(p, "type", "") == "text" for p in message.content if not isinstance(message.content, str))
+def _answers(result: RepairResult) -> dict[tuple[int, int], Origin]:
+    """For each call, by its (message index, call index) in the input, the origin of the result repair gives it:
+    an input message that answers it, or a synthetic one (in the output, each call's result follows it)."""
+    origins = result.origins()
+    answers: dict[tuple[int, int], Origin] = {}
+    for k, (message, origin) in enumerate(zip(result.messages, origins)):
+        for ci in range(len(message.tool_calls)):
+            answers[(origin.message_index, ci)] = origins[k + 1 + ci]
+    return answers
 
 
 def timeline(session: Session, name: str, *, color: bool, width: int) -> list[str]:
     """The lines of `chatmend show`."""
     messages = session.messages
     result = repair_history(messages)
-    positions = call_positions(messages, result)
-    interrupted = {positions[c.id] for c in result.interrupted if c.id in positions}
     renamed = {(r.message_index, r.call_index): r.new for r in result.renamed}
     moved, notes, dropped = set(result.moved), set(result.notes), set(result.dropped)
-    pairs = _pair_results(messages)
+    answers = _answers(result)
     label_width = max((len(w) for w in session.where), default=4)
     out = [_paint(f"{name} ({session.format}, {_plural(len(messages), 'message', 'messages')})",
                   "dim", color)]
@@ -564,11 +534,12 @@ def timeline(session: Session, name: str, *, color: bool, width: int) -> list[st
             if (i, ci) in renamed:
                 out.append(indent + "   " + _paint(f"id used before: repair renames it {renamed[(i, ci)]}",
                                                    "mark", color))
-            answer = pairs.get((i, ci))
-            if answer is not None:
-                at = session.where[answer] if answer < len(session.where) else f"message {answer}"
+            answer = answers[(i, ci)]
+            if answer.kind == "input":
+                index = answer.message_index
+                at = session.where[index] if index < len(session.where) else f"message {index}"
                 out.append(indent + "   " + _paint(f"<- result at {at}", "dim", color))
-            elif (i, ci) in interrupted:
+            else:
                 missing = "no result: repair answers it as interrupted"
                 out.append(indent + "   " + _paint(missing, "bad", color))
     lines = report_lines(_report(session, result, name))

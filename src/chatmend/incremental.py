@@ -22,10 +22,11 @@ class Repairer:
     `repair(history)` on a history that extends the one seen last (the same messages, or equal ones, then
     more) reopens only the last span of the previous history; any other history starts over. A call then
     costs O(new messages), plus one list comparison of the old prefix (identity first) and copies of the
-    output lists (a pointer copy each, so that the caller may keep or change what it gets). Equal but not
-    identical earlier messages count as the same: the output keeps the objects seen first. `is_read_only`
-    is asked once per interrupted call, so it should depend on the tool's name only. Not thread-safe: use
-    one Repairer per session.
+    output lists (a pointer copy each, so that the caller may keep or change what it gets). The same history
+    again (nothing appended) runs no pass at all: `repairer.repair(history)` then `to_request(history,
+    repairer=repairer)` repairs once. Equal but not identical earlier messages count as the same: the output
+    keeps the objects seen first. `is_read_only` is asked once per interrupted call, so it should depend on
+    the tool's name only. Not thread-safe: use one Repairer per session.
     """
 
     __slots__ = ("_is_read_only", "_mark", "_pass", "_resume", "_seen")
@@ -45,6 +46,8 @@ class Repairer:
         repair = self._pass
         seen = self._seen
         if repair is not None and self._extends(messages):
+            if len(messages) == len(seen):
+                return repair.result(copy=True)  # nothing new: the pass already holds this history's repair
             new = coerce_history(messages, start=len(seen))  # bad input raises before anything changes
             if self._mark is not None:
                 repair.rollback(self._mark)

@@ -13,7 +13,8 @@ The specification is `shared/spec/repair_history.md`; each rule of its Part 2 ha
 9. bad input .............. `chatmend.messages.coerce_history`
 
 One pass over the history; messages that need no change are the input's own objects, and changed ones
-are copied without validation (`replace_field`). `chatmend.incremental.Repairer` resumes a pass;
+are copied without validation (`replace_field`). Each output message records where it came from
+(`RepairResult.origin_runs`). `chatmend.incremental.Repairer` resumes a pass;
 `repair_for_writers` is the same pass for provider writers, which take ids from `final_ids`.
 """
 
@@ -34,10 +35,11 @@ from chatmend.messages import (
     from_template,
     replace_field,
 )
-from chatmend.results import RenamedId, RepairResult
+from chatmend.results import NOTE_SOURCE, SYNTHETIC_SOURCE, Origin, RenamedId, RepairResult
 
 __all__ = [
     "IsReadOnly",
+    "Origin",
     "RenamedId",
     "RepairResult",
     "interrupted_result",
@@ -171,6 +173,7 @@ class _Mark(NamedTuple):
     """How far a pass had got: the lengths of its output lists and the mark of its ids."""
 
     out: int
+    runs: int
     interrupted: int
     dropped: int
     moved: int
@@ -187,8 +190,8 @@ class _Pass:
     pass, rolls it back to the mark taken before its last span, and resumes there).
     """
 
-    __slots__ = ("copies", "dropped", "final_ids", "ids", "interrupted", "is_read_only", "last_mark", "moved",
-                 "notes", "out", "renamed", "renames")
+    __slots__ = ("copies", "dropped", "final_ids", "ids", "interrupted", "interrupted_at", "is_read_only",
+                 "last_mark", "moved", "notes", "out", "renamed", "renames", "runs")
 
     def __init__(
         self, is_read_only: IsReadOnly | None, *, copies: bool = True, final_ids: bool = True, renames: bool = True
@@ -202,7 +205,12 @@ class _Pass:
         """False: renamed calls are not listed in `renamed` (`repair_for_writers` for a writer)."""
         self.ids = FinalIds()
         self.out: list[ChatMessage] = []
+        self.runs: list[int] = [0, 0]
+        """`RepairResult.origin_runs` (flat ints: no tuple for the garbage collector to count); its last run
+        always says where the next message of `out` comes from if it is the next one of the history (`_from`
+        starts a new run where that is not so)."""
         self.interrupted: list[ToolCall] = []
+        self.interrupted_at: list[tuple[int, int]] = []
         self.dropped: list[int] = []
         self.moved: list[int] = []
         self.notes: list[int] = []
@@ -234,9 +242,12 @@ class _Pass:
                     out.append(message)
                 else:
                     self.dropped.append(index)  # rule 1
+                    self._from(len(out), index + 1)
             elif role == "tool":
                 self.notes.append(index)  # rule 7: nothing before it in its span waits for a result
+                self._from(len(out), NOTE_SOURCE)
                 out.append(orphan_note(message))
+                self._from(len(out), index + 1)
             else:
                 out.append(message)
             index += 1
@@ -286,27 +297,58 @@ class _Pass:
                     out.append(result if result.tool_call_id == call.id else
                                replace_field(result, "tool_call_id", call.id))
             return index  # what follows (steers, orphans, placeholders) `run` reads as it reads any message
-        results: list[ChatMessage | None] = [*history[first:index], *[None] * (n_calls - in_place)]
-        rest: list[ChatMessage] = []
+        # The input index of each call's result (-1: none yet).
+        results = [*range(first, index), *[-1] * (n_calls - in_place)]
+        rest: list[int] = []
         if index < n:
             following = history[index]
             if following.role != "assistant" or (not following.tool_calls and _is_blank(following)):
                 index, rest = self._pair_results(history, start, index, results)
         # (else the span ends right after the calls answered in place, as when a session was cut off while the
         # other calls ran: those never got a result)
-        for ci, (call, found) in enumerate(zip(final_calls, results)):
-            if found is None:
+        # `_from` inlined: a run starts wherever an output message is not the input message after the last one.
+        runs = self.runs
+        follows = start + 1  # the input index the last run gives the next output message (-1: none)
+        for ci, (call, at) in enumerate(zip(final_calls, results)):
+            if at < 0:
                 if not self.copies:
                     call = self._final_call(ci, call, n_calls)  # the synthetic result carries the final id
                 read_only = self.is_read_only is not None and bool(self.is_read_only(call.name))
+                runs += len(out), SYNTHETIC_SOURCE
+                follows = -1
                 out.append(interrupted_result(call, read_only=read_only))
                 self.interrupted.append(call)
-            elif copies and found.tool_call_id != call.id:
-                out.append(replace_field(found, "tool_call_id", call.id))
-            else:
-                out.append(found)
-        out.extend(rest)
+                self.interrupted_at.append((start, ci))
+                continue
+            if at != follows:
+                runs += len(out), at
+            follows = at + 1
+            found = history[at]
+            out.append(replace_field(found, "tool_call_id", call.id) if copies and found.tool_call_id != call.id
+                       else found)
+        for at in rest:
+            if at < 0:
+                runs += len(out), NOTE_SOURCE
+                follows = -1
+                out.append(orphan_note(history[-1 - at]))
+                continue
+            if at != follows:
+                runs += len(out), at
+            follows = at + 1
+            out.append(history[at])
+        if index != follows:
+            runs += len(out), index  # what `run` outputs next as it stands
         return index
+
+    def _from(self, position: int, source: int) -> None:
+        """Output message `position` comes from `source` (an input index, or a marker for one note or synthetic
+        result) and, with an input index, what follows it from the input messages after it."""
+        runs = self.runs
+        start, first = runs[-2], runs[-1]
+        if start == position:
+            runs[-1] = source  # the last run holds no message yet
+        elif first < 0 or first + position - start != source:
+            runs += position, source
 
     def _renamed_calls(self, index: int, original: tuple[ToolCall, ...], first: int) -> tuple[ToolCall, ...]:
         """Rule 5 from call `first` on, the first one whose id is empty or already used: the calls under their
@@ -334,22 +376,23 @@ class _Pass:
         return call if final == call.id else replace_field(call, "id", final)
 
     def _pair_results(
-        self, history: list[ChatMessage], start: int, index: int, results: list[ChatMessage | None]
-    ) -> tuple[int, list[ChatMessage]]:
+        self, history: list[ChatMessage], start: int, index: int, results: list[int]
+    ) -> tuple[int, list[int]]:
         """Rule 3: each tool message takes the first unanswered call with its original id; others become notes.
 
-        `results` holds the calls answered in place so far (then None); walks the span on from `index` and
-        returns where it ends, and the span's other messages (steers, notes) in their order.
+        `results` holds the input index of each call's result, those answered in place so far (then -1); walks
+        the span on from `index` and returns where it ends, and the span's other messages in their order: the
+        index of each steer, `-1 - index` of each tool message that becomes a note.
         """
         calls = history[start].tool_calls
-        n, first_open = len(calls), results.index(None)
+        n, first_open = len(calls), results.index(-1)
         # The first unanswered call of each original id (filled backwards, so the first index wins), and when
         # a reply repeats an id (Gemini's call_0 twice), after each call the next one with its id.
         waiting: dict[str, int] = {}
         for ci in range(n - 1, first_open - 1, -1):
             waiting[calls[ci].id] = ci
         later = _next_with_same_id(calls) if len(waiting) < n - first_open else None
-        rest: list[ChatMessage] = []
+        rest: list[int] = []
         in_place, last = True, first_open - 1
         end = len(history)
         while index < end:
@@ -359,7 +402,7 @@ class _Pass:
                 call_id = message.tool_call_id or ""
                 ci = waiting.pop(call_id, -1)
                 if ci >= 0:
-                    results[ci] = message
+                    results[ci] = index
                     if later is not None and later[ci] >= 0:
                         waiting[call_id] = later[ci]
                     if in_place and ci > last:
@@ -369,26 +412,31 @@ class _Pass:
                     index += 1
                     continue
                 self.notes.append(index)
-                message = orphan_note(message)
-            elif role == "assistant":
+                rest.append(-1 - index)
+                in_place = False
+                index += 1
+                continue
+            if role == "assistant":
                 if message.tool_calls or not _is_blank(message):
                     break  # the next span, or a reply: this span ends here
                 self.dropped.append(index)  # a placeholder (rule 1)
                 index += 1
                 continue
             in_place = False
-            rest.append(message)
+            rest.append(index)
             index += 1
         return index, rest
 
     def mark(self) -> _Mark:
         """Where the pass is now, to roll back to (incremental repair reopens its last span)."""
-        return _Mark(len(self.out), len(self.interrupted), len(self.dropped), len(self.moved), len(self.notes),
-                     len(self.renamed), self.ids.mark())
+        return _Mark(len(self.out), len(self.runs), len(self.interrupted), len(self.dropped), len(self.moved),
+                     len(self.notes), len(self.renamed), self.ids.mark())
 
     def rollback(self, mark: _Mark) -> None:
-        """Forget everything the pass did after `mark`."""
-        del self.out[mark.out:], self.interrupted[mark.interrupted:], self.dropped[mark.dropped:]
+        """Forget everything the pass did after `mark`: a mark is taken where `run` reads the next message, and
+        from there on the pass only appends runs (`interrupted_at` is parallel to `interrupted`)."""
+        del self.out[mark.out:], self.runs[mark.runs:], self.interrupted[mark.interrupted:]
+        del self.interrupted_at[mark.interrupted:], self.dropped[mark.dropped:]
         del self.moved[mark.moved:], self.notes[mark.notes:], self.renamed[mark.renamed:]
         self.ids.rollback(mark.ids)
 
@@ -397,9 +445,11 @@ class _Pass:
         if copy:
             return RepairResult(list(self.out), list(self.interrupted), dropped=list(self.dropped),
                                 moved=list(self.moved), notes=list(self.notes), renamed=list(self.renamed),
-                                final_ids=list(self.ids.in_order))
+                                final_ids=list(self.ids.in_order), interrupted_at=list(self.interrupted_at),
+                                origin_runs=list(self.runs))
         return RepairResult(self.out, self.interrupted, dropped=self.dropped, moved=self.moved, notes=self.notes,
-                            renamed=self.renamed, final_ids=self.ids.in_order)
+                            renamed=self.renamed, final_ids=self.ids.in_order, interrupted_at=self.interrupted_at,
+                            origin_runs=self.runs)
 
 
 def _next_with_same_id(calls: tuple[ToolCall, ...]) -> list[int]:

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from chatmend.messages import ChatMessage, ToolCall
 
-__all__ = ["RenamedId", "RepairResult"]
+__all__ = ["NOTE_SOURCE", "SYNTHETIC_SOURCE", "Origin", "RenamedId", "RepairResult"]
+
+NOTE_SOURCE = -1
+"""In `RepairResult.origin_runs`: one user note, made from the tool message of the next index of `notes`."""
+SYNTHETIC_SOURCE = -2
+"""In `RepairResult.origin_runs`: one synthetic result, for the call of the next index of `interrupted_at`."""
 
 
 class RenamedId(NamedTuple):
@@ -17,6 +22,21 @@ class RenamedId(NamedTuple):
     call_index: int
     old: str
     new: str
+
+
+class Origin(NamedTuple):
+    """Where one output message came from (`RepairResult.origins`).
+
+    - `input`: it is the input message at `message_index`: the same object, or a copy under final ids (rule 5);
+    - `synthetic`: the synthetic result (rule 6) of call `call_index` of the assistant message at `message_index`;
+    - `note`: the user note (rule 7) made from the tool message at `message_index`.
+    """
+
+    kind: Literal["input", "synthetic", "note"]
+    message_index: int
+    """A position in the input list."""
+    call_index: int | None = None
+    """For `synthetic`: the position of the call answered in its assistant message (None otherwise)."""
 
 
 @dataclass(frozen=True)
@@ -35,13 +55,37 @@ class RepairResult:
     moved: list[int] = field(default_factory=list)
     """Results that were moved to just after their call."""
     notes: list[int] = field(default_factory=list)
-    """Tool results with no call in their span, turned into user notes."""
+    """Tool results with no call in their span, turned into user notes (in output order, as in input order)."""
     renamed: list[RenamedId] = field(default_factory=list)
     """Calls whose id was empty or already used."""
     final_ids: list[str] = field(default_factory=list)
     """The final id of every call in the repaired history, in history order (rule 5: no two alike)."""
+    interrupted_at: list[tuple[int, int]] = field(default_factory=list)
+    """Where each call of `interrupted` stands in the input: (assistant message index, call index)."""
+    origin_runs: list[int] = field(default_factory=lambda: [0, 0])
+    """Where the output messages came from, compactly (`origins()` spells it out): (output position, input index)
+    pairs, flattened, in order, each saying that from that position on, up to the next pair's, every output
+    message is the next input message (itself, or a copy under final ids); `NOTE_SOURCE` or `SYNTHETIC_SOURCE` in
+    place of the index marks one note or synthetic result. Most histories keep long runs: this costs little to
+    record."""
 
     @property
     def changed(self) -> bool:
         """True when the repaired history differs from the input."""
         return bool(self.interrupted or self.dropped or self.moved or self.notes or self.renamed)
+
+    def origins(self) -> list[Origin]:
+        """The origin of every output message, in output order (built from `origin_runs` on each call)."""
+        notes, calls = iter(self.notes), iter(self.interrupted_at)
+        runs = self.origin_runs
+        ends = runs[2::2]
+        ends.append(len(self.messages))
+        out: list[Origin] = []
+        for start, source, end in zip(runs[::2], runs[1::2], ends):
+            if source >= 0:
+                out.extend(Origin("input", i) for i in range(source, source + end - start))
+            elif source == NOTE_SOURCE:
+                out.extend(Origin("note", next(notes)) for _ in range(start, end))
+            else:
+                out.extend(Origin("synthetic", *next(calls)) for _ in range(start, end))
+        return out

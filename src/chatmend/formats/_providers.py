@@ -1,7 +1,8 @@
 """Provider request bodies as files: a whole body, its message list, or JSON Lines of its messages.
 
 Reading goes through the adapter's `from_request`; writing back runs the adapter's `to_request` and puts
-only the conversation keys into the original body, so every other field stays as it was.
+only the conversation keys into the original body, so every other field stays as it was. A repair writes
+through the `Repairer` that made its report, so the history is repaired once.
 """
 
 from __future__ import annotations
@@ -9,12 +10,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
-from chatmend import ChatmendError, ChatMessage, providers
+from chatmend import ChatmendError, ChatMessage, Repairer, RepairResult, providers
 from chatmend.formats._io import InputError
-from chatmend.formats._session import Session, Writer
+from chatmend.formats._session import Session
 from chatmend.providers.base import Provider
+from chatmend.repair import IsReadOnly
 
 __all__ = ["adapter", "body_for_check", "provider_formats", "read_provider", "wire_json"]
 
@@ -70,11 +72,18 @@ def read_provider(
         where = [f"message {i}" for i in range(len(messages))]
     body = dict(value) if isinstance(value, Mapping) else None
     model = body.get("model") if body is not None else None
+    write = _writer(fmt, shape, body, indent)
+
+    def repair(is_read_only: IsReadOnly | None) -> tuple[RepairResult, Iterator[str]]:
+        repairer = Repairer(is_read_only=is_read_only)
+        return repairer.repair(messages), write(messages, repairer)  # the write finds the repair done
+
     return Session(
         format=fmt,
         messages=messages,
         where=where,
-        write=_writer(fmt, shape, body, indent),
+        write=write,
+        repair=repair,
         provider=fmt,
         body=body_for_check(fmt, value),
         model=model if isinstance(model, str) else None,
@@ -108,14 +117,21 @@ def _at_file_line(exc: ChatmendError, fmt: str, locations: Sequence[str]) -> Inp
     return InputError(f"{reason} (reading {fmt})")
 
 
-def _writer(fmt: str, shape: str, body: dict[str, Any] | None, indent: bool) -> Writer:
-    """How a history is written back: the same shape, the same other fields, the adapter's messages."""
+class _BodyWriter(Protocol):
+    """A `Writer` that can take the `Repairer` that already repaired the history."""
 
-    def write(messages: Sequence[ChatMessage]) -> Iterator[str]:
+    def __call__(self, messages: Sequence[ChatMessage], repairer: Repairer | None = None) -> Iterator[str]: ...
+
+
+def _writer(fmt: str, shape: str, body: dict[str, Any] | None, indent: bool) -> _BodyWriter:
+    """How a history is written back: the same shape, the same other fields, the adapter's messages (repaired
+    by the `Repairer` when given one)."""
+
+    def write(messages: Sequence[ChatMessage], repairer: Repairer | None = None) -> Iterator[str]:
         provider = adapter(fmt)
         model = body.get("model") if body is not None else None
         name = model if isinstance(model, str) else _PLACEHOLDER_MODEL
-        wire = provider.to_request(list(messages), model=name)
+        wire = provider.to_request(list(messages), model=name, repairer=repairer)
         list_key = provider.list_key
         if shape == "body":
             assert body is not None

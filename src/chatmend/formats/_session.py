@@ -35,7 +35,8 @@ class Session:
     item_lines: list[int] = field(default_factory=list)
     """For JSON Lines of a body's list: the line of each item (so `messages[3]` can say `line 7`)."""
     repair: Callable[[IsReadOnly | None], tuple[RepairResult, Iterator[str]]] | None = field(default=None)
-    """Repair and write back in one step (formats that must trace each message to its source record)."""
+    """Repair and write back in one step, for formats whose writer needs the repair itself: transcripts trace each
+    message to its source records by its origin, provider bodies write through the Repairer that made it."""
 
     def repaired(self, is_read_only: IsReadOnly | None) -> tuple[RepairResult, Iterator[str]]:
         """The repair result and the repaired file's text in this format."""

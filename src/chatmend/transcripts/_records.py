@@ -2,8 +2,9 @@
 
 Repairing a transcript must change only what repair changes. Every neutral message remembers the blocks
 (record index, block index) it was read from; after `repair_history`, each output message is turned back
-into blocks (the original ones, with ids patched where repair renamed them, or new ones for synthetic
-results and notes), and runs of blocks from one record become that record again. A record whose blocks
+into blocks by its origin (`RepairResult.origins`: the original blocks of its input message, with ids
+patched where repair renamed them, or new ones for synthetic results and notes), and runs of blocks from
+one record become that record again. A record whose blocks
 all come back unchanged is written as its original line, byte for byte; records chatmend does not read
 (summaries, events, metadata) keep their place.
 """
@@ -14,7 +15,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
@@ -26,13 +27,12 @@ from chatmend.formats._session import Session
 from chatmend.repair import IsReadOnly, is_placeholder
 
 __all__ = [
-    "Origin", "Record", "TranscriptFormat", "compact_json", "errors_at_line", "expect", "optional_text",
+    "BlockAt", "Record", "TranscriptFormat", "compact_json", "errors_at_line", "expect", "optional_text",
     "parse_records",
 ]
 
-Origin = tuple[int, int]
+BlockAt = tuple[int, int]
 """(record index, block index): where a block of a neutral message was read from."""
-_TAG = "chatmend_source"
 
 
 def compact_json(value: Any) -> str:
@@ -113,12 +113,13 @@ class TranscriptFormat(ABC):
     def __init__(self, records: list[Record]) -> None:
         self.records = records
         self.messages: list[ChatMessage] = []
-        self.origins: list[list[Origin]] = []
+        self.blocks_at: list[list[BlockAt]] = []
+        """For each message, the blocks it was read from."""
         self.model: str | None = None
 
     # --- reading -------------------------------------------------------------------------------------------
 
-    def add_reply(self, reply: ChatMessage, origins: list[Origin]) -> None:
+    def add_reply(self, reply: ChatMessage, blocks_at: list[BlockAt]) -> None:
         """Append a reply, and remember its calls' tool names for the results that follow it.
 
         A placeholder (spec rule 1) is dropped by repair and does not end its span: the calls before it keep
@@ -128,23 +129,23 @@ class TranscriptFormat(ABC):
             self._waiting: dict[str, list[str]] = {}
             for call in reply.tool_calls:
                 self._waiting.setdefault(call.id, []).append(call.name)
-        self.add(reply, origins)
+        self.add(reply, blocks_at)
 
     def tool_name(self, call_id: str) -> str | None:
         """The name of the first unanswered call with this id in the last reply (spec rule 3's pairing)."""
         queue = getattr(self, "_waiting", {}).get(call_id)
         return queue.pop(0) if queue else None
 
-    def add(self, message: ChatMessage, origins: list[Origin]) -> None:
+    def add(self, message: ChatMessage, blocks_at: list[BlockAt]) -> None:
         """Append a neutral message read from these blocks."""
         self.messages.append(message)
-        self.origins.append(origins)
+        self.blocks_at.append(blocks_at)
 
     def session(self) -> Session:
         """The Session: neutral messages located by line, written back record by record."""
         if not self.messages:
             raise InputError(f"no conversation messages in this {self.name} transcript")
-        where = [f"line {self.records[o[0][0]].line}" if o else "?" for o in self.origins]
+        where = [f"line {self.records[b[0][0]].line}" if b else "?" for b in self.blocks_at]
         return Session(format=self.name, messages=self.messages, where=where, write=self._write_unrepaired,
                        provider=self.provider, model=self.model, repair=self._repair)
 
@@ -190,44 +191,37 @@ class TranscriptFormat(ABC):
             yield record.raw + "\n"
 
     def _repair(self, is_read_only: IsReadOnly | None) -> tuple[RepairResult, Iterator[str]]:
-        """Repair the tagged history, then write each output message back into its records."""
-        tagged = [m.model_copy(update={"provider_data": {**(m.provider_data or {}), _TAG: i}})
-                  for i, m in enumerate(self.messages)]
-        result = repair_history(tagged, is_read_only=is_read_only)
-        pieces = self._pieces(result)
-        clean = [_untag(m) for m in result.messages]
-        report = replace(result, messages=clean)
-        return report, self._emit(pieces)
+        """Repair the history, then write each output message back into the records of its origin."""
+        result = repair_history(self.messages, is_read_only=is_read_only)
+        return result, self._emit(self._pieces(result))
 
     def _pieces(self, result: RepairResult) -> list[tuple[int | None, Any]]:
         """Each output message as (source record or None, block) pairs, in output order."""
-        notes = iter(result.notes)
-        call_blocks: dict[str, tuple[int, Any]] = {}
+        call_blocks: dict[tuple[int, int], tuple[int, Any]] = {}  # by (message index, call index) in the input
         pieces: list[tuple[int | None, Any]] = []
-        for message in result.messages:
-            source = (message.provider_data or {}).get(_TAG)
-            if isinstance(source, int):
-                origins = self.origins[source]
-                blocks = [(k, self.records[k].blocks[b]) for k, b in origins]
+        for message, origin in zip(result.messages, result.origins()):
+            source = origin.message_index
+            if origin.kind == "input":
+                blocks = [(k, self.records[k].blocks[b]) for k, b in self.blocks_at[source]]
                 if message.role == "assistant":
-                    calls = iter(message.tool_calls)
+                    calls = iter(enumerate(message.tool_calls))
                     patched = []
                     for k, block in blocks:
                         if self.is_call(block):
-                            call = next(calls)
+                            ci, call = next(calls)
                             block = self.patch_call_id(block, call.id)
-                            call_blocks[call.id] = (k, block)
+                            call_blocks[(source, ci)] = (k, block)
                         patched.append((k, block))
                     blocks = patched
                 elif message.role == "tool" and message.tool_call_id != self.messages[source].tool_call_id:
                     blocks = [(k, self.patch_result_id(b, message.tool_call_id or "")) for k, b in blocks]
                 pieces.extend(blocks)
-            elif message.role == "user":  # an orphan result turned into a note
-                index = next(notes)
-                k, b = self.origins[index][0]
+            elif origin.kind == "note":  # an orphan result turned into a note
+                k, b = self.blocks_at[source][0]
                 pieces.extend((k, block) for block in self.note_blocks(message, self.records[k].blocks[b]))
             else:  # a synthetic result for an interrupted call
-                k, call = call_blocks[message.tool_call_id or ""]
+                assert origin.call_index is not None
+                k, call = call_blocks[(source, origin.call_index)]
                 pieces.extend((-1 - k, block) for block in self.result_blocks(message, call))
         return pieces
 
@@ -278,11 +272,3 @@ class TranscriptFormat(ABC):
             else:
                 yield compact_json(data) + "\n"
 
-
-def _untag(message: ChatMessage) -> ChatMessage:
-    """The message without the source tag put on it for the repair."""
-    data = message.provider_data
-    if not data or _TAG not in data:
-        return message
-    rest = {k: v for k, v in data.items() if k != _TAG}
-    return message.model_copy(update={"provider_data": rest or None})

@@ -16,7 +16,7 @@ from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
 from chatmend.formats._session import Session
 from chatmend.messages import Part
 from chatmend.transcripts._records import (
-    Origin,
+    BlockAt,
     Record,
     TranscriptFormat,
     errors_at_line,
@@ -91,7 +91,7 @@ class ClaudeCode(TranscriptFormat):
 
     def __init__(self, records: list[Record]) -> None:
         super().__init__(records)
-        self._assistant: tuple[object, list[Part], list[ToolCall], list[Origin]] | None = None
+        self._assistant: tuple[object, list[Part], list[ToolCall], list[BlockAt]] | None = None
         for k, record in enumerate(records):
             with errors_at_line(record, _WHAT):
                 self._read(k, record)
@@ -121,9 +121,9 @@ class ClaudeCode(TranscriptFormat):
         if self._assistant is None or message_id is None or self._assistant[0] != message_id:
             self._flush()
             self._assistant = (message_id, [], [], [])
-        _, parts, calls, origins = self._assistant
+        _, parts, calls, blocks_at = self._assistant
         for b, block in enumerate(record.blocks):
-            origins.append((k, b))
+            blocks_at.append((k, b))
             if isinstance(block, str):
                 parts.append(TextPart(text=block))
                 continue
@@ -152,11 +152,11 @@ class ClaudeCode(TranscriptFormat):
         """Emit the reply being read, if any."""
         if self._assistant is None:
             return
-        _, parts, calls, origins = self._assistant
+        _, parts, calls, blocks_at = self._assistant
         self._assistant = None
         content: str | tuple[Part, ...] = _content(tuple(parts)) if not any(
             isinstance(p, ThinkingPart) for p in parts) else tuple(parts)
-        self.add_reply(ChatMessage(role="assistant", content=content, tool_calls=tuple(calls)), origins)
+        self.add_reply(ChatMessage(role="assistant", content=content, tool_calls=tuple(calls)), blocks_at)
 
     def _read_user(self, k: int, record: Record) -> None:
         """A user record: each tool_result a tool message, other blocks user messages."""

@@ -16,7 +16,7 @@ from chatmend import ChatMessage, ImagePart, TextPart, ToolCall
 from chatmend.formats._session import Session
 from chatmend.messages import Part
 from chatmend.transcripts._records import (
-    Origin,
+    BlockAt,
     Record,
     TranscriptFormat,
     errors_at_line,
@@ -85,7 +85,7 @@ class Codex(TranscriptFormat):
     def __init__(self, records: list[Record]) -> None:
         super().__init__(records)
         self.legacy = "payload" not in records[0].data and "type" not in records[0].data
-        self._assistant: tuple[list[Part], list[ToolCall], list[Origin]] | None = None
+        self._assistant: tuple[list[Part], list[ToolCall], list[BlockAt]] | None = None
         for k, record in enumerate(records):
             with errors_at_line(record, _WHAT):
                 self._read(k, record)
@@ -147,12 +147,12 @@ class Codex(TranscriptFormat):
         """Emit the reply being read, if any."""
         if self._assistant is None:
             return
-        parts, calls, origins = self._assistant
+        parts, calls, blocks_at = self._assistant
         self._assistant = None
         content: str | tuple[Part, ...] = tuple(parts)
         if all(isinstance(p, TextPart) for p in parts):
             content = "".join(p.text for p in parts if isinstance(p, TextPart))
-        self.add_reply(ChatMessage(role="assistant", content=content, tool_calls=tuple(calls)), origins)
+        self.add_reply(ChatMessage(role="assistant", content=content, tool_calls=tuple(calls)), blocks_at)
 
     # --- writing -------------------------------------------------------------------------------------------
 
