@@ -656,7 +656,7 @@ def test_for_writers_is_repair_history_with_ids_taken_from_final_ids(history: li
 @given(messy_histories())
 def test_for_writers_without_final_ids_leaves_rule_5_out_and_nothing_else(history: list[ChatMessage]) -> None:
     full = repair_for_writers(history)
-    bare = repair_for_writers(history, final_ids=False)  # for a writer that mints ids by position (Kimi)
+    bare = repair_for_writers(history, assign_ids=False)  # for a writer that mints ids by position (Kimi)
     assert bare.final_ids == [] and bare.renamed == []
     assert (bare.dropped, bare.moved, bare.notes, bare.interrupted_at, bare.origin_runs) == (
         full.dropped, full.moved, full.notes, full.interrupted_at, full.origin_runs)

@@ -184,11 +184,11 @@ def _repair(args: argparse.Namespace) -> int:
     if args.in_place:
         if report["changed"]:
             _backup(args.file)
-            _emit(chunks, args.file)
+            _write_output(chunks, args.file)
         report["written"] = args.file if report["changed"] else None
         report["backup"] = args.file + ".bak" if report["changed"] else None
     else:
-        _emit(chunks, args.output)
+        _write_output(chunks, args.output)
     to_file = args.in_place or (args.output not in (None, "-"))
     _print_report(report, args.report, sys.stdout if to_file else sys.stderr)
     return OK
@@ -239,7 +239,7 @@ def _converted(to: str, session: Session, model: str | None, repairer: Repairer)
     return write()
 
 
-def _emit(chunks: Iterable[str], output: str | None) -> None:
+def _write_output(chunks: Iterable[str], output: str | None) -> None:
     """Write to stdout (only once all is rendered) or to a file atomically: nothing is left when it fails."""
     if output is None or output == "-":
         text = list(chunks)  # render first: an error half-way must not leave half a history on stdout
@@ -340,13 +340,13 @@ def _convert(args: argparse.Namespace) -> int:
     """`chatmend convert`: the provider's request body (repaired, id-mapped) or neutral JSON Lines."""
     session = read(args.file, args.fmt)
     if args.to == NEUTRAL:
-        _emit(neutral.write(session.messages), args.output)  # as read: `repair` is the command that changes one
+        _write_output(neutral.write(session.messages), args.output)  # as read: `repair` is the command that changes one
         return OK
     model = _model(args.to, session, args.model)
     repairer = Repairer(is_read_only=_read_only(args.read_only))
     result = repairer.repair(session.messages)  # the report's, and the body's: to_request finds it done
     body = adapter(args.to).to_request(session.messages, model=model, repairer=repairer)
-    _emit(iter([wire_json(body, indent=True)]), args.output)
+    _write_output(iter([wire_json(body, indent=True)]), args.output)
     if result.changed:
         report = _report(session, result, args.file)
         lines = report_lines(report)

@@ -78,7 +78,7 @@ def repair_for_writers(
     messages: Sequence[ChatMessage | dict[str, object]] | Sequence[object],
     *,
     is_read_only: IsReadOnly | None = None,
-    final_ids: bool = True,
+    assign_ids: bool = True,
     renames: bool = True,
 ) -> RepairResult:
     """`repair_history` for a provider writer, which takes every call's id from `final_ids` (the k-th call
@@ -87,13 +87,13 @@ def repair_for_writers(
 
     The one difference: a renamed call's assistant message and results are not copied to carry the new id,
     they keep their original ids (Kimi's ids restart every reply: this spares two copies per call). The
-    rest of the result is exactly `repair_history`'s. With `final_ids=False`, for a writer that mints every
+    rest of the result is exactly `repair_history`'s. With `assign_ids=False`, for a writer that mints every
     wire id from the call's position (Kimi's `functions.{name}:{n}`), rule 5 is left out: no final ids, no
     renames, every call keeps its original id (pairing never depended on rule 5). With `renames=False`,
     `renamed` is left empty: a writer reads every final id from `final_ids`, and a record per renamed call
     (Kimi's ids restart every reply: nearly every call) cost a tenth of the pass.
     """
-    return _one_pass(messages, _Pass(is_read_only, copies=False, final_ids=final_ids, renames=renames))
+    return _one_pass(messages, _Pass(is_read_only, copies=False, assign_ids=assign_ids, renames=renames))
 
 
 def _one_pass(messages: Sequence[object] | object, repair: _Pass) -> RepairResult:
@@ -190,16 +190,16 @@ class _Pass:
     pass, rolls it back to the mark taken before its last span, and resumes there).
     """
 
-    __slots__ = ("copies", "dropped", "final_ids", "ids", "interrupted", "interrupted_at", "is_read_only",
+    __slots__ = ("assign_ids", "copies", "dropped", "ids", "interrupted", "interrupted_at", "is_read_only",
                  "last_mark", "moved", "notes", "out", "renamed", "renames", "runs")
 
     def __init__(
-        self, is_read_only: IsReadOnly | None, *, copies: bool = True, final_ids: bool = True, renames: bool = True
+        self, is_read_only: IsReadOnly | None, *, copies: bool = True, assign_ids: bool = True, renames: bool = True
     ) -> None:
         self.is_read_only = is_read_only
         self.copies = copies
         """False: renamed calls' messages keep their original ids (`repair_for_writers`)."""
-        self.final_ids = final_ids
+        self.assign_ids = assign_ids
         """False: rule 5 is left out (`repair_for_writers` for a writer that mints ids by position)."""
         self.renames = renames
         """False: renamed calls are not listed in `renamed` (`repair_for_writers` for a writer)."""
@@ -262,7 +262,7 @@ class _Pass:
         """
         assistant = history[start]
         calls = final_calls = assistant.tool_calls
-        if self.final_ids:
+        if self.assign_ids:
             ids = self.ids
             used, in_order = ids.used, ids.in_order
             before = len(in_order)
@@ -370,7 +370,7 @@ class _Pass:
     def _final_call(self, call_index: int, call: ToolCall, n_calls: int) -> ToolCall:
         """A call of the span being output under its final id, when the pass makes no copies: rule 5 gave the
         span's `n_calls` calls the latest final ids, in order."""
-        if not self.final_ids:
+        if not self.assign_ids:
             return call
         final = self.ids.in_order[call_index - n_calls]
         return call if final == call.id else replace_field(call, "id", final)

@@ -178,7 +178,7 @@ class Provider(ABC):
                              "to_request's first argument, not as an option")
         with error_context(provider=self.name):
             # the writer takes ids from `final_ids`, unless the provider mints them by position
-            result = repaired(history, is_read_only, repairer, final_ids=not self.ids_by_position)
+            result = repaired(history, is_read_only, repairer, assign_ids=not self.ids_by_position)
             ids = self._id_assigner(result.final_ids)
             return self._write_body(result, ids, model, coerce_tools(tools), system, options)
 
@@ -274,17 +274,17 @@ def repaired(
     is_read_only: IsReadOnly | None = None,
     repairer: Repairer | None = None,
     *,
-    final_ids: bool = True,
+    assign_ids: bool = True,
 ) -> RepairResult:
     """The repaired history (by the caller's `Repairer` when given): what every adapter encodes.
 
     Writers take each call's id from `final_ids` in order and each result's from the calls it answers, never
     from the messages: `repair_for_writers` then spares the copies that would only carry renamed ids, and the
-    list of renames (and, with `final_ids=False`, for a writer that mints ids by position, the final ids
+    list of renames (and, with `assign_ids=False`, for a writer that mints ids by position, the final ids
     themselves).
     """
     if repairer is None:
-        return repair_for_writers(history, is_read_only=is_read_only, final_ids=final_ids, renames=False)
+        return repair_for_writers(history, is_read_only=is_read_only, assign_ids=assign_ids, renames=False)
     if is_read_only is not None:
         raise ValueError("give is_read_only to the Repairer (Repairer(is_read_only=...)), not to to_request")
     return repairer.repair(history)
