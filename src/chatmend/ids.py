@@ -44,7 +44,7 @@ class FinalIds:
     a set, answers "taken?", and `in_order` lists them as allocated (the result's final ids; `rollback`
     forgets the latest in O(their number)). One insertion-ordered dict would do both, but a lookup of a new
     id in a large dict also reads its entry table, which a history of a million messages (366k ids) puts far
-    out of the CPU's cache: that made the time per message grow with the history's length (README, Speed).
+    out of the CPU's cache: the time per message then grew with the history's length (bench/README.md).
     """
 
     __slots__ = ("_journal", "_next_k", "in_order", "used")

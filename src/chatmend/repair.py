@@ -90,8 +90,8 @@ def repair_for_writers(
     rest of the result is exactly `repair_history`'s. With `assign_ids=False`, for a writer that mints every
     wire id from the call's position (Kimi's `functions.{name}:{n}`), rule 5 is left out: no final ids, no
     renames, every call keeps its original id (pairing never depended on rule 5). With `renames=False`,
-    `renamed` is left empty: a writer reads every final id from `final_ids`, and a record per renamed call
-    (Kimi's ids restart every reply: nearly every call) cost a tenth of the pass.
+    `renamed` is left empty: a writer reads every final id from `final_ids`, so a record per renamed call
+    (Kimi's ids restart every reply: nearly every call) would be work for nothing.
     """
     return _one_pass(messages, _Pass(is_read_only, copies=False, assign_ids=assign_ids, renames=renames))
 

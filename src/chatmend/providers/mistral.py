@@ -24,7 +24,8 @@ import hashlib
 import re
 import string
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Final
+from functools import lru_cache
+from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem
 from chatmend.ids import normalize_tool_id, wire_ids
@@ -85,9 +86,8 @@ def _mistral_id(tool_id: str, attempt: int) -> str:
 
 
 def _first_mistral_ids(final_ids: Sequence[str]) -> list[str]:
-    """`_mistral_id(id, 0)` of every id at once: the digests joined, translated and decoded in one go each (a
-    call per id, or per id and step, cost a third more), and each id read once (the ids lie scattered over the
-    history's memory: a second pass over them, for their lengths, was 4% of a `to_request`)."""
+    """`_mistral_id(id, 0)` of every id at once: the digests joined, translated and decoded in one go, each id
+    read once."""
     sha256 = hashlib.sha256
     digests: list[bytes] = []
     nine = False  # any id 9 characters long, which may be a Mistral id already
@@ -112,20 +112,10 @@ def _open_end(out: list[WireMessage]) -> bool:
     return role == "assistant" or role == "system"
 
 
-_NAMES: Final[dict[str, str]] = {}
-"""Names already mapped by `_mistral_name` (at most `_NAMES_KEPT`): a dict read per call, where `lru_cache` was a
-call through Python's calling convention."""
-_NAMES_KEPT: Final = 4096
-
-
+@lru_cache(maxsize=4096)  # a session calls a few tools many times
 def _mistral_name(name: str) -> str:
     """MI9: a name outside `[a-zA-Z0-9_-]{1,64}` normalized like an id (a stable hash keeps names apart)."""
-    wire = _NAMES.get(name)
-    if wire is None:
-        wire = name if _NAME.fullmatch(name) else normalize_tool_id(name, max_length=64)
-        if len(_NAMES) < _NAMES_KEPT:
-            _NAMES[name] = wire
-    return wire
+    return name if _NAME.fullmatch(name) else normalize_tool_id(name, max_length=64)
 
 
 class Mistral(OpenAIChat):
