@@ -7,31 +7,43 @@ Exit codes: 0 ok, 1 problems found (`check`), 2 bad input or usage. Bad input na
 from __future__ import annotations
 
 import argparse
+import codecs
+import contextlib
 import gc
+import io
 import json
 import os
 import re
 import shutil
+import signal
+import stat
 import sys
 import textwrap
+import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
-from chatmend import ChatmendError, Repairer, RepairResult, UnsupportedError, __version__, repair_history
+from chatmend import ChatmendError, Problem, Repairer, RepairResult, UnsupportedError, __version__, repair_history
 from chatmend.formats import (
     NEUTRAL,
     TRANSCRIPT_FORMATS,
     InputError,
+    Progress,
     Session,
     adapter,
-    atomic_copy,
     atomic_write,
     formats,
     neutral,
     provider_formats,
     read,
+    read_lines,
     wire_json,
+    write_all,
+    write_backup,
+    write_into,
 )
+from chatmend.formats._io import decoded_lines, open_input
 from chatmend.repair import IsReadOnly, Origin
 
 __all__ = ["main"]
@@ -121,7 +133,7 @@ def _parser() -> argparse.ArgumentParser:
     where = repair.add_mutually_exclusive_group()
     where.add_argument("-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout")
     where.add_argument("--in-place", action="store_true",
-                       help="replace FILE (atomically), keeping the original as FILE.bak")
+                       help="replace FILE (atomically), keeping the original as FILE.bak (or FILE.bak.N)")
     repair.add_argument("--to", metavar="FORMAT", choices=[*targets, *TRANSCRIPT_FORMATS],
                         help="write in this format instead of the one read")
     repair.add_argument("--model", metavar="M", help="the model named in a request body written with --to")
@@ -175,43 +187,219 @@ def _repair(args: argparse.Namespace) -> int:
     """`chatmend repair`: the repaired history in the same format, a report of every change."""
     if args.in_place and args.file == "-":
         raise UsageError("--in-place needs a file, not stdin")
-    session = read(args.file, args.fmt)
-    is_read_only = _read_only(args.read_only)
-    target = args.to or session.format
-    if args.in_place and target != session.format:
-        raise UsageError(f"--in-place writes {session.format} back; --to {target} needs -o OUT")
-    if target == session.format:
-        result, chunks = session.repaired(is_read_only)
-    else:
-        repairer = Repairer(is_read_only=is_read_only)
-        result = repairer.repair(session.messages)
-        chunks = _converted(target, session, args.model, repairer)
-    report = _report(session, result, args.file)
-    if session.body is not None and session.provider is not None and target == session.format:
-        # Problems of the saved body that writing it through the adapter fixes (ids Mistral rejects...).
-        rejected = adapter(session.provider).check(session.body)
-        report["rejected"] = [{"path": p.path, "code": p.code, "message": p.message} for p in rejected]
-        report["changed"] = report["changed"] or bool(rejected)
-    if args.in_place:
-        if report["changed"]:
-            _backup(args.file)
-            _write_output(chunks, args.file)
-        report["written"] = args.file if report["changed"] else None
-        report["backup"] = args.file + ".bak" if report["changed"] else None
-    else:
-        _write_output(chunks, args.output)
+    with contextlib.ExitStack() as held:  # the --in-place lock, held from the read to the rename
+        source = _in_place_target(args.file) if args.in_place else args.file
+        handle, _ = held.enter_context(open_input(source))
+        if args.in_place:
+            _lock(handle)
+        st = os.fstat(handle.fileno()) if args.file != "-" else None
+        data = _read_all(handle)
+        session = _parse(data, args)
+        is_read_only = _read_only(args.read_only)
+        target = args.to or session.format
+        if args.in_place and target != session.format:
+            raise UsageError(f"--in-place writes {session.format} back; --to {target} needs -o OUT")
+        if target == session.format:
+            result, chunks = session.repaired(is_read_only)
+        else:
+            repairer = Repairer(is_read_only=is_read_only)
+            result = repairer.repair(session.messages)
+            chunks = _converted(target, session, args.model, repairer)
+        text = "".join(chunks)  # render first: an error half-way must not leave half a history anywhere
+        if target == session.format and data.startswith(codecs.BOM_UTF8):
+            text = "\ufeff" + text  # the reader drops a BOM; the file written back keeps it
+        report = _report(session, result, args.file)
+        if session.body is not None and session.provider is not None and target == session.format:
+            # Problems of the saved body that writing it through the adapter fixes (ids Mistral rejects...),
+            # and only those: what the written body still has (an invalid tool name) is not "fixed".
+            fixed = _fixed(session, text)
+            report["rejected"] = [{"path": p.path, "code": p.code, "message": p.message} for p in fixed]
+            report["changed"] = report["changed"] or bool(fixed)
+        if args.in_place:
+            assert st is not None
+            rewrite = report["changed"] and text.encode("utf-8") != data  # a repair that changes nothing writes nothing
+            backup = _replace_in_place(source, text, data, st, args.file) if rewrite else None
+            report["written"] = source if rewrite else None
+            report["backup"] = backup
+        else:
+            _write_output([text], args.output)
     to_file = args.in_place or (args.output not in (None, "-"))
     _print_report(report, args.report, sys.stdout if to_file else sys.stderr)
     return OK
 
 
-def _backup(path: str) -> None:
-    """Copy `path` to `path.bak`, atomically, before it is replaced."""
-    backup = path + ".bak"
+def _before_replace() -> None:
+    """Runs once a new file is complete, just before it is renamed into place: nothing. A test hook: tests put
+    here what happens in that window (an agent appending to the file, a SIGTERM)."""
+
+
+def _in_place_target(path: str) -> str:
+    """The file `--in-place` reads and replaces: a symlink's target (the link stays a link, pointing at the
+    repaired file); only a regular file with no other hard links (replacing one would split them)."""
+    real = _final_target(path)
     try:
-        atomic_copy(path, backup)
+        st = os.stat(real)
+    except OSError:
+        return real  # reading it says what is wrong
+    if stat.S_ISREG(st.st_mode):
+        _refuse_hard_links(real, st)
+    elif not stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"{path}: --in-place needs a regular file (this is a FIFO, socket or device); "
+                         "use -o OUT")
+    return real
+
+
+def _final_target(path: str) -> str:
+    """`path` with its last component's symlinks followed (the directories in it need no resolving to rename
+    into them), spelled relative as the user gave it."""
+    for _ in range(40):
+        if not os.path.islink(path):
+            return path
+        path = os.path.join(os.path.dirname(path), os.readlink(path))
+    raise UsageError(f"{path}: too many levels of symbolic links")
+
+
+def _refuse_hard_links(path: str, st: os.stat_result) -> None:
+    """Refuse to replace a file that has other names: they would keep the old content."""
+    if st.st_nlink > 1:
+        raise UsageError(f"{path}: has {st.st_nlink} hard links; replacing it would leave the other names with "
+                         "the old content: write to a new file with -o OUT (then move it), or remove the other "
+                         "links first")
+
+
+def _lock(handle: IO[bytes]) -> None:
+    """Lock the file against other `chatmend --in-place` runs (an advisory flock: agents that do not lock are
+    caught by the check for changes instead; a no-op where flock is missing)."""
+    try:
+        import fcntl
+    except ImportError:
+        return  # Windows: no flock; the check for changes still refuses a file changed meanwhile
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise InputError("locked by another process (another chatmend --in-place?); nothing was written: "
+                         "run again when it is done") from None
+    except OSError:
+        pass  # a file system without locks (some network mounts): the check for changes remains
+
+
+def _read_all(handle: IO[bytes]) -> bytes:
+    """Every byte of the input: the backup is made of exactly these, and the write compares against them."""
+    try:
+        return handle.read()
     except OSError as exc:
-        raise UsageError(f"{backup}: cannot write the backup: {exc.strerror or exc}") from None
+        raise InputError(f"cannot read: {exc.strerror or exc}") from None
+
+
+def _parse(data: bytes, args: argparse.Namespace) -> Session:
+    """The session in `data`, read as `read` reads a file (format detected unless given)."""
+    meter = Progress(_display(args.file), len(data))
+    try:
+        return read_lines(decoded_lines(io.BytesIO(data), meter), args.fmt)
+    finally:
+        meter.close()
+
+
+def _fixed(session: Session, text: str) -> list[Problem]:
+    """The saved body's problems that the body written (`text`) no longer has, counted by code."""
+    assert session.body is not None and session.provider is not None
+    check = adapter(session.provider).check
+    before = check(session.body)
+    if not before:
+        return []
+    lines = text.split("\n")
+    try:
+        written = read_lines([line + "\n" for line in lines[:-1]] + [lines[-1]], session.format)
+    except ChatmendError:
+        return before  # cannot happen: the writer writes what its reader reads
+    remaining = Counter(p.code for p in (check(written.body) if written.body is not None else []))
+    fixed = []
+    for problem in before:
+        if remaining[problem.code]:
+            remaining[problem.code] -= 1
+        else:
+            fixed.append(problem)
+    return fixed
+
+
+def _replace_in_place(path: str, text: str, data: bytes, st: os.stat_result, shown: str) -> str:
+    """Replace `path` (read as `data`, whose stat was `st`) with `text`, the original kept in a new backup;
+    refuse when the file changed since it was read. Returns the backup's name."""
+    backup: list[str] = []
+
+    def commit() -> None:
+        _before_replace()
+        _unchanged(path, st)
+        try:
+            backup.append(write_backup(path, data, st))
+        except OSError as exc:
+            raise UsageError(f"{path}.bak: cannot write the backup: {exc.strerror or exc}") from None
+        try:
+            _unchanged(path, st)  # again: writing the backup took time
+        except InputError:
+            os.unlink(backup[0])
+            raise
+
+    with _signals_remove_temporary_files():
+        try:
+            atomic_write(path, [text], like=st, before_replace=commit)
+        except OSError as exc:
+            raise UsageError(f"{shown}: cannot write: {exc.strerror or exc}") from None
+    return backup[0]
+
+
+def _unchanged(path: str, st: os.stat_result) -> None:
+    """Refuse (exit 2, nothing written) when `path` is no longer the file read: another inode, size or mtime."""
+    try:
+        now = os.stat(path)
+    except OSError:
+        now = None
+    if now is None or (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) != (
+            st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
+        raise InputError("changed while chatmend was repairing it (an agent still writing to it?); nothing was "
+                         "written: run again once it is no longer in use")
+
+
+_STOPPING = ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM")
+"""The catchable signals whose default is to end the process: each would leave the temporary file behind."""
+
+
+class _Signalled(BaseException):
+    """A stopping signal arrived during a write (a BaseException, so every `except Exception` lets it by)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _signals_remove_temporary_files() -> Iterator[None]:
+    """During a write, a stopping signal unwinds it (the writers remove their temporary files on the way), then
+    ends the process by that signal. Only signals left at their default are caught (`nohup`'s ignored SIGHUP
+    stays ignored), only in the main thread, and the handlers are put back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise _Signalled(signum)
+
+    previous = {}
+    for name in _STOPPING:
+        signum = getattr(signal, name, None)
+        if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
+            previous[signum] = signal.signal(signum, stop)
+    try:
+        yield
+    except _Signalled as exc:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        previous = {}
+        os.kill(os.getpid(), exc.signum)  # its default again: the process ends as the sender meant
+        raise SystemExit(128 + exc.signum) from None  # where a signal's default does not end it
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _read_only(values: Iterable[str]) -> IsReadOnly | None:
@@ -251,18 +439,46 @@ def _converted(to: str, session: Session, model: str | None, repairer: Repairer)
 
 
 def _write_output(chunks: Iterable[str], output: str | None) -> None:
-    """Write to stdout (only once all is rendered) or to a file atomically: nothing is left when it fails."""
+    """Write to stdout (only once all is rendered), into a FIFO or device as it is, or to a file atomically
+    (nothing is left when it fails); a write that cannot be completed is an error, never a short file."""
     if output is None or output == "-":
-        text = list(chunks)  # render first: an error half-way must not leave half a history on stdout
-        out = sys.stdout
-        for chunk in text:
-            out.write(chunk)
-        out.flush()
+        _write_stdout("".join(chunks))  # render first: an error half-way must not leave half a history on stdout
         return
+    target = _final_target(output)  # a symlink stays a link; its target gets the output
     try:
-        atomic_write(output, chunks)
+        st: os.stat_result | None = os.stat(target)
+    except OSError:
+        st = None
+    try:
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            raise UsageError(f"{output}: is a directory")
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            write_into(target, chunks)  # a rename would put a regular file in place of the FIFO or device
+            return
+        if st is not None:
+            _refuse_hard_links(output, st)
+        with _signals_remove_temporary_files():
+            atomic_write(target, chunks, before_replace=_before_replace)
     except OSError as exc:
         raise UsageError(f"{output}: cannot write: {exc.strerror or exc}") from None
+
+
+def _write_stdout(text: str) -> None:
+    """`text` on stdout, every byte of it, or a UsageError naming stdout (a full disk, a closed pipe)."""
+    out = sys.stdout
+    try:
+        out.flush()
+        fd = out.fileno()
+    except (OSError, ValueError):
+        fd = None  # not a file (a test's capture): its own write says when it fails
+    try:
+        if fd is None:
+            out.write(text)
+            out.flush()
+        else:
+            write_all(fd, text.encode("utf-8"))  # the text layer unbuffered (PYTHONUNBUFFERED) drops short writes
+    except OSError as exc:
+        raise UsageError(f"<stdout>: cannot write: {exc.strerror or exc}") from None
 
 
 def _report(session: Session, result: RepairResult, file: str) -> dict[str, Any]:

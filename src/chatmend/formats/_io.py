@@ -7,17 +7,21 @@ then; a write that fails half-way must leave the original file intact.
 from __future__ import annotations
 
 import contextlib
+import errno
+import itertools
 import os
 import secrets
-import shutil
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import IO
 
 from chatmend.exceptions import InputError
 
-__all__ = ["InputError", "Progress", "atomic_copy", "atomic_write", "decoded_lines", "json_kind", "open_input"]
+__all__ = [
+    "InputError", "Progress", "atomic_write", "decoded_lines", "json_kind", "open_input", "write_all", "write_backup",
+    "write_into",
+]
 
 
 def json_kind(value: object) -> str:
@@ -105,39 +109,131 @@ def decoded_lines(raw: Iterable[bytes], progress: Progress | None = None) -> Ite
         yield text
 
 
-def atomic_write(path: str, chunks: Iterable[str], *, like: str | None = None) -> None:
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of `data` to `fd`, or raise OSError: `os.write` may write fewer bytes than it was given
+    (a pipe, a nearly full disk), and a text layer without a buffer would drop the rest."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:
+            raise OSError(errno.EIO, "the write made no progress")
+        view = view[written:]
+
+
+def atomic_write(
+    path: str,
+    chunks: Iterable[str],
+    *,
+    like: str | os.stat_result | None = None,
+    before_replace: Callable[[], None] | None = None,
+) -> None:
     """Write `chunks` to `path` through a temporary file in the same directory, fsync, then rename.
 
     Until the rename the old file is untouched; any failure removes the temporary file. The new file
-    takes the permission bits of `like` (or of the file it replaces); a file that did not exist gets what
-    `open` would give it (0o666 less the umask), not a temporary file's private 0o600.
+    takes the permission bits of `like` (a path or its stat; default: the file it replaces), and its owner and
+    group where the process may give them (root); a file that did not exist gets what `open` would give it
+    (0o666 less the umask), not a temporary file's private 0o600. `before_replace` runs once the temporary file
+    is complete, just before the rename: raising there leaves `path` as it was.
     """
-    source = like if like is not None else path
     try:
-        mode: int | None = os.stat(source).st_mode & 0o7777
+        st: os.stat_result | None = like if isinstance(like, os.stat_result) else os.stat(like or path)
     except OSError:
-        mode = None  # a new file: the temporary one is created as open would create it, umask applied
-    fd, tmp = _temporary_beside(path, 0o600 if mode is not None else 0o666)
+        st = None  # a new file: the temporary one is created as open would create it, umask applied
+    fd, tmp = _temporary_beside(path, 0o600 if st is not None else 0o666)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+        try:
             for chunk in chunks:
-                out.write(chunk)
-            out.flush()
-            os.fsync(out.fileno())
-        if mode is not None:
-            with contextlib.suppress(OSError):
-                os.chmod(tmp, mode)
+                write_all(fd, chunk.encode("utf-8"))
+            if st is not None:
+                _same_owner(fd, st)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if st is not None:
+            os.chmod(tmp, st.st_mode & 0o7777)  # after chown, which clears set-id bits
+        if before_replace is not None:
+            before_replace()
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    _sync_directory(path)
+
+
+def _same_owner(fd: int, st: os.stat_result) -> None:
+    """Give the open file `st`'s owner and group when it may (root may; others keep their own group if they can)."""
+    if (st.st_uid, st.st_gid) == (os.geteuid(), os.getegid()) or not hasattr(os, "fchown"):
+        return
+    try:
+        os.fchown(fd, st.st_uid, st.st_gid)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.fchown(fd, -1, st.st_gid)  # not root: at least the group, when the user is in it
+
+
+def _sync_directory(path: str) -> None:
+    """fsync the directory holding `path`, so a rename into it survives a crash (where directories open)."""
     with contextlib.suppress(OSError):
         dir_fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
         try:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def write_into(path: str, chunks: Iterable[str]) -> None:
+    """Write `chunks` straight into `path`, a FIFO or a device: no temporary file, no rename (which would put a
+    regular file in its place)."""
+    fd = os.open(path, os.O_WRONLY | getattr(os, "O_BINARY", 0))
+    try:
+        for chunk in chunks:
+            write_all(fd, chunk.encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def write_backup(path: str, data: bytes, st: os.stat_result) -> str:
+    """`data` (the bytes read from `path`, whose stat is `st`) as a new `path.bak`, or `path.bak.1`, `.bak.2`...:
+    an existing backup is never overwritten. Returns the backup's name. Mode, owner and times are `st`'s."""
+    fd, tmp = _temporary_beside(path, 0o600)
+    try:
+        try:
+            write_all(fd, data)
+            _same_owner(fd, st)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.chmod(tmp, st.st_mode & 0o7777)
+        os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
+        backup = _link_unused(tmp, path + ".bak")
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    _sync_directory(path)
+    return backup
+
+
+def _link_unused(tmp: str, base: str) -> str:
+    """Hard-link `tmp` under `base`, or `base.1`, `base.2`... the first name no file has (link never replaces)."""
+    for n in itertools.count():
+        name = base if n == 0 else f"{base}.{n}"
+        try:
+            os.link(tmp, name)
+            return name
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            if exc.errno not in _NO_LINKS:
+                raise
+            if not os.path.lexists(name):  # a file system without hard links: a rename, checked first
+                os.rename(tmp, name)
+                return name
+    raise AssertionError("unreachable")
+
+
+_NO_LINKS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS, errno.EMLINK}
+"""What `link` fails with where the file system has no hard links (FAT, some network mounts)."""
 
 
 def _temporary_beside(path: str, mode: int) -> tuple[int, str]:
@@ -151,19 +247,3 @@ def _temporary_beside(path: str, mode: int) -> tuple[int, str]:
             return os.open(tmp, flags, mode), tmp
         except FileExistsError:
             continue
-
-
-def atomic_copy(source: str, target: str) -> None:
-    """Copy a file byte for byte (permission bits and times too) through a temporary file and a rename."""
-    fd, tmp = _temporary_beside(target, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as out, open(source, "rb") as src:
-            shutil.copyfileobj(src, out, 1 << 20)
-            out.flush()
-            os.fsync(out.fileno())
-        shutil.copystat(source, tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise

@@ -52,14 +52,23 @@ class Record:
     """Its parsed JSON object."""
     blocks: list[Any] = field(default_factory=list)
     """The conversation blocks it holds (empty for records chatmend does not read)."""
+    end: str = "\n"
+    """Its line end as read: `\n`, `\r\n`, or nothing on a last line without one."""
+    after: str = ""
+    """The blank lines that follow it, as read (kept in their place with it)."""
+    before: str = ""
+    """The blank lines before it, as read: only the first record has them."""
 
 
 def parse_records(lines: Iterable[str], *, what: str) -> list[Record]:
-    """Every non-blank line as a JSON object; a bad line is an InputError with line and column."""
+    """Every non-blank line as a JSON object; a bad line is an InputError with line and column. Line ends and
+    blank lines are kept on the records, so unchanged lines are written back byte for byte."""
     records: list[Record] = []
+    blank = ""
     for number, line in enumerate(lines, start=1):
         text = line.rstrip("\r\n")
         if not text.strip():
+            blank += line
             continue
         try:
             data = json.loads(text)
@@ -68,7 +77,12 @@ def parse_records(lines: Iterable[str], *, what: str) -> list[Record]:
                              line=number, column=exc.colno) from None
         if not isinstance(data, dict):
             raise InputError(f"a JSON {type(data).__name__}, expected a JSON object ({what})", line=number)
-        records.append(Record(number, text, data))
+        if records:
+            records[-1].after = blank
+        records.append(Record(number, text, data, end=line[len(text):], before="" if records else blank))
+        blank = ""
+    if records:
+        records[-1].after = blank
     if not records:
         raise InputError(f"empty file; expected {what}")
     return records
@@ -187,8 +201,9 @@ class TranscriptFormat(ABC):
         if list(messages) != self.messages:
             raise InputError(f"a {self.name} transcript can only be written back from itself; "
                              "use --to chatmend or a provider")
+        yield self.records[0].before
         for record in self.records:
-            yield record.raw + "\n"
+            yield record.raw + record.end + record.after
 
     def _repair(self, is_read_only: IsReadOnly | None) -> tuple[RepairResult, Iterator[str]]:
         """Repair the history, then write each output message back into the records of its origin."""
@@ -265,10 +280,22 @@ class TranscriptFormat(ABC):
                 out.append((record, self.render(record, blocks, copy)))
         flush_until(len(self.records))
         self.relink(out)
-        for source, data in out:
-            if data is None:
-                assert source is not None
-                yield source.raw + "\n"
-            else:
-                yield compact_json(data) + "\n"
+        yield from self._lines(out)
+
+    def _lines(self, out: list[tuple[Record | None, dict[str, Any] | None]]) -> Iterator[str]:
+        """The records' lines: an unchanged one as read, with its line end and the blank lines after it; a
+        rewritten one in its place with its own; new ones end as the file's lines do."""
+        first = self.records[0]
+        newline = first.end if first.end.endswith("\n") else "\n"
+        yield first.before
+        placed: set[int] = set()  # records whose end and blank lines went out (a split record's first part)
+        for n, (source, data) in enumerate(out):
+            own = source is not None and id(source) not in placed
+            text = source.raw if data is None and source is not None else compact_json(data)
+            end, after = (source.end, source.after) if own and source is not None else (newline, "")
+            if source is not None:
+                placed.add(id(source))
+            if not end and n < len(out) - 1:
+                end = newline  # the last line had no line end, and now a line follows it
+            yield text + end + after
 
