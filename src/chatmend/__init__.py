@@ -1,7 +1,8 @@
 """chatmend: make any tool-calling chat history valid to send, the same way every time.
 
 `repair_history` gives every call exactly one result, right after it, under a unique id; the adapters in
-`chatmend.providers` turn a history into each provider's exact request body.
+`chatmend.providers` turn a history into each provider's exact request body; `trim_history` fits one into a
+budget without splitting a call from its result.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from chatmend.incremental import Repairer
 from chatmend.jsonl import dumps, loads
 from chatmend.messages import ChatMessage, ImagePart, TextPart, ThinkingPart, Tool, ToolCall
 from chatmend.repair import RepairResult, repair_history
+from chatmend.trim import TrimResult, trim_history
 
 __all__ = [
     "ChatMessage",
@@ -37,6 +39,7 @@ __all__ = [
     "ThinkingPart",
     "Tool",
     "ToolCall",
+    "TrimResult",
     "UnknownProviderError",
     "UnsupportedError",
     "__version__",
@@ -44,6 +47,7 @@ __all__ = [
     "loads",
     "normalize_tool_id",
     "repair_history",
+    "trim_history",
 ]
 
 __version__ = "0.1.0"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import codecs
 import contextlib
+import dataclasses
 import gc
 import io
 import json
@@ -45,6 +46,7 @@ from chatmend.formats import (
 )
 from chatmend.formats._io import decoded_lines, open_input
 from chatmend.repair import IsReadOnly, Origin
+from chatmend.trim import trim_history
 
 __all__ = ["main"]
 
@@ -122,7 +124,8 @@ def _parser() -> argparse.ArgumentParser:
     def command(name: str, help: str, description: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help, description=textwrap.fill(description, 100), epilog=epilog,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
-        p.add_argument("file", metavar="FILE", help="the session file, or - for stdin")
+        p.add_argument("file", metavar="FILE", help="the session file, or - for stdin"
+                       + (" (or a directory: every file under it)" if name == "check" else ""))
         p.add_argument("--from", dest="fmt", metavar="FORMAT", default="auto", choices=readable,
                        help="the format of FILE (default: detected from its content)")
         return p
@@ -154,7 +157,8 @@ def _parser() -> argparse.ArgumentParser:
 
     check = command("check", "list the problems a provider would answer with a 400",
                     "Print the problems a provider would reject the session with, one a line: "
-                    "PATH: CODE: message. Exit 1 when there is any.")
+                    "PATH: CODE: message. Exit 1 when there is any. Given a directory, checks every file "
+                    "under it (FILE: PATH: CODE: message), and exits 2 when one cannot be read.")
     check.add_argument("--provider", metavar="PROVIDER", choices=names,
                        help="check against this provider (default: the format read decides); a shape it "
                             "shares with another provider is read as its own")
@@ -171,6 +175,21 @@ def _parser() -> argparse.ArgumentParser:
                       help="color the output (default: when stdout is a terminal)")
     show.add_argument("--width", type=int, default=None, help="cut lines at this width (default: terminal)")
     show.set_defaults(run=_show)
+
+    trim = command("trim", "drop whole turns from the oldest end until the session fits a budget",
+                   "Drop whole turns from the oldest end (never a call without its result; the system messages "
+                   "at the top stay) until the session fits, and write it in the format read (or --to). Tokens "
+                   "are counted roughly: a quarter of the characters of each message's neutral JSON line. "
+                   "Exit 1 when not even the last turn fits (it is written anyway).")
+    trim.add_argument("--max-tokens", type=_count, metavar="N", help="at most N tokens (rough count)")
+    trim.add_argument("--max-messages", type=_count, metavar="N", help="at most N messages")
+    trim.add_argument("--keep-first-user", action="store_true",
+                      help="keep the first user message (the task) too")
+    trim.add_argument("-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout")
+    trim.add_argument("--to", metavar="FORMAT", choices=targets,
+                      help="write in this format instead of the one read (transcripts: chatmend or a provider)")
+    trim.add_argument("--model", metavar="M", help="the model named in a request body written with --to")
+    trim.set_defaults(run=_trim)
     return parser
 
 
@@ -593,8 +612,25 @@ def _print_report_lines(lines: list[str]) -> None:
 
 
 def _check(args: argparse.Namespace) -> int:
-    """`chatmend check`: `PATH: CODE: message` for each problem; exit 1 when there is any."""
-    session = read(args.file, args.fmt, prefer=args.provider)
+    """`chatmend check`: `PATH: CODE: message` for each problem; exit 1 when there is any. Given a directory,
+    every file under it (`FILE: PATH: CODE: message`)."""
+    if os.path.isdir(args.file):
+        return _check_dir(args)
+    lines, rules = _check_lines(args.file, args)
+    for line in lines:
+        sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+    if lines:
+        sys.stderr.write(f"{_display(args.file)}: {_plural(len(lines), 'problem', 'problems')} ({rules}); "
+                         "`chatmend repair` fixes what repair can\n")
+        return PROBLEMS
+    sys.stderr.write(f"{_display(args.file)}: no problems ({rules})\n")
+    return OK
+
+
+def _check_lines(path: str, args: argparse.Namespace) -> tuple[list[str], str]:
+    """The problem lines of one file, and the rules they are by (a provider, or the neutral rules)."""
+    session = read(path, args.fmt, prefer=args.provider)
     provider = args.provider or session.provider
     if args.platform is not None and (provider is None or args.platform not in adapter(provider).platforms):
         raise UsageError(f"--platform {args.platform} is not a platform of {provider or 'the neutral rules'}")
@@ -616,16 +652,48 @@ def _check(args: argparse.Namespace) -> int:
                 lines.append(f"{exc.path or 'messages'}: UNSUPPORTED: {exc.reason}")
             else:
                 lines += [f"{p.path}: {p.code}: {p.message}" for p in adapter(provider).check(body, **context)]
-    for line in lines:
-        sys.stdout.write(line + "\n")
+    return lines, provider or "the neutral rules"
+
+
+def _files_under(folder: str) -> list[str]:
+    """Every file under `folder`, recursively, in sorted order of their paths (hidden ones too)."""
+    found: list[str] = []
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        found.extend(os.path.join(root, name) for name in sorted(files))
+    return sorted(found, key=lambda path: os.path.relpath(path, folder).split(os.sep))
+
+
+def _check_dir(args: argparse.Namespace) -> int:
+    """`chatmend check DIR`: each file as `check FILE` checks it, its lines prefixed with its path; a summary on
+    stderr. Exit 2 when a file cannot be read (the rest are still checked), else 1 when any has a problem."""
+    paths = _files_under(args.file)
+    if not paths:
+        raise UsageError(f"{args.file}: no files to check")
+    problems = with_problems = unreadable = 0
+    for path in paths:
+        try:
+            lines, _ = _check_lines(path, args)
+        except InputError as exc:
+            sys.stderr.write(exc.in_file(path) + "\n")
+            unreadable += 1
+            continue
+        except (UsageError, UnsupportedError, ChatmendError) as exc:
+            sys.stderr.write(f"{path}: {exc}\n")
+            unreadable += 1
+            continue
+        for line in lines:
+            sys.stdout.write(f"{path}: {line}\n")
+        problems += len(lines)
+        with_problems += bool(lines)
     sys.stdout.flush()
-    rules = provider or "the neutral rules"
-    if lines:
-        sys.stderr.write(f"{_display(args.file)}: {_plural(len(lines), 'problem', 'problems')} ({rules}); "
-                         "`chatmend repair` fixes what repair can\n")
-        return PROBLEMS
-    sys.stderr.write(f"{_display(args.file)}: no problems ({rules})\n")
-    return OK
+    summary = (f"{args.file}: {_plural(len(paths), 'file', 'files')} checked, "
+               f"{_plural(problems, 'problem', 'problems')} in {_plural(with_problems, 'file', 'files')}")
+    if unreadable:
+        summary += f", {unreadable} could not be read"
+    sys.stderr.write(summary + "\n")
+    sys.stderr.flush()
+    return BAD_INPUT if unreadable else PROBLEMS if problems else OK
 
 
 _ITEM = re.compile(r"^[a-z]+\[(\d+)\]")
@@ -668,6 +736,54 @@ def neutral_problems(session: Session, result: RepairResult) -> list[str]:
         found.append((mi, ci, f"messages[{mi}].tool_calls[{ci}]: R6: the call {call.id} ({call.name}) has no "
                               f"result{line(mi)}"))
     return [text for _, _, text in sorted(found)]
+
+
+# --- trim ------------------------------------------------------------------------------------------------
+
+
+def _count(text: str) -> int:
+    """A `--max-*` value: a non-negative integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value}")
+    return value
+
+
+def _trim(args: argparse.Namespace) -> int:
+    """`chatmend trim`: the session without its oldest turns, in the format read; exit 1 when it cannot fit."""
+    if args.max_tokens is None and args.max_messages is None:
+        raise UsageError("trim needs a budget: --max-tokens N and/or --max-messages N")
+    session = read(args.file, args.fmt)
+    target = args.to or session.format
+    if target in TRANSCRIPT_FORMATS:
+        # A transcript is written back record by record from its own history only: a shorter one has no records.
+        raise UsageError(f"cannot write a trimmed {target} transcript; use --to chatmend or a provider")
+    result = trim_history(session.messages, max_tokens=args.max_tokens, max_messages=args.max_messages,
+                          keep_first_user=args.keep_first_user)
+    if target == session.format:
+        chunks = session.write(result.kept)  # a provider body is written through its adapter (so repaired)
+    elif target == NEUTRAL:
+        chunks = neutral.write(result.kept)  # as kept: `repair` is the command that changes one
+    else:
+        trimmed = dataclasses.replace(session, messages=result.kept)
+        chunks = _converted(target, trimmed, args.model, Repairer())
+    _write_output(chunks, args.output)
+    where = session.where
+    first = where[result.start] if result.dropped and result.start < len(where) else None
+    line = (f"{_display(args.file)}: kept {_plural(len(result.kept), 'message', 'messages')} of "
+            f"{len(session.messages)}, about {result.tokens} tokens")
+    line += f"; dropped {len(result.dropped)} from the oldest end (kept from {first} on)" if first else \
+        "; dropped nothing"
+    out = sys.stdout if args.output not in (None, "-") else sys.stderr
+    out.write(line + "\n")
+    if not result.fits:
+        sys.stderr.write(f"{_display(args.file)}: the last turn alone is over the budget (kept anyway)\n")
+    out.flush()
+    sys.stderr.flush()
+    return OK if result.fits else PROBLEMS
 
 
 # --- show ------------------------------------------------------------------------------------------------

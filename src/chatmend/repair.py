@@ -20,7 +20,7 @@ are copied without validation (`replace_field`). Each output message records whe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -42,6 +42,7 @@ __all__ = [
     "Origin",
     "RenamedId",
     "RepairResult",
+    "Wording",
     "interrupted_result",
     "is_placeholder",
     "orphan_note",
@@ -51,6 +52,9 @@ __all__ = [
 
 IsReadOnly = Callable[[str], bool]
 """Tells whether a tool only reads (safe to run again) from its name."""
+Wording = Callable[[str], str | None] | Mapping[str, str]
+"""A synthetic result's text per tool name: a callable (None: the default wording) or a mapping (a name not in it:
+the default wording)."""
 
 READ_ONLY_WORDING = (
     "Interrupted: the call to {name} was cut off before it returned a result. "
@@ -66,12 +70,28 @@ def repair_history(
     messages: Sequence[ChatMessage | dict[str, object]] | Sequence[object],
     *,
     is_read_only: IsReadOnly | None = None,
+    wording: Wording | None = None,
+    leave_open_last: bool = False,
 ) -> RepairResult:
     """Make a history valid to send: every call has exactly one result, right after it, under a unique id.
 
     Pure and deterministic; the input is not mutated; repairing the result changes nothing.
+
+    `wording` gives a synthetic result your own text, per tool: `wording(name)` (None: the default wording) or
+    `wording[name]` (a name not in the mapping: the default). It should be pure: the guarantees hold as long as
+    the same name always gets the same text. It is asked only for calls answered as interrupted.
+
+    `leave_open_last=True` leaves the calls of the last reply that have no result open, for the caller to run
+    (pydantic-ai's `repair_last_response=False`): when the history ends in the span of a reply with calls, its
+    unanswered calls get no synthetic result (and are not in `interrupted`); everything else is repaired as
+    usual, and the results it has are put right after it in call order. What it gives up: the output is not
+    valid to send while those calls are open, and prefix stability at the last span (a longer history answers
+    that span's missing calls as interrupted, once it is no longer the last). It stays deterministic and
+    idempotent (repairing the output with the same option changes nothing).
     """
-    return _one_pass(messages, _Pass(is_read_only))
+    if wording is None and not leave_open_last:
+        return _one_pass(messages, _Pass(is_read_only))
+    return _one_pass(messages, _Pass(is_read_only, wording=wording, leave_open_last=leave_open_last))
 
 
 def repair_for_writers(
@@ -140,6 +160,16 @@ def _wording(name: str, read_only: bool) -> str:
     return (READ_ONLY_WORDING if read_only else MAY_HAVE_RUN_WORDING).format(name=name)
 
 
+def _worded(synthetic: ChatMessage, name: str, wording: Wording) -> ChatMessage:
+    """A synthetic result with the caller's text for `name`, when `wording` has one."""
+    text = wording.get(name) if isinstance(wording, Mapping) else wording(name)
+    if text is None:
+        return synthetic
+    if not isinstance(text, str):
+        raise TypeError(f"wording for {name!r} must be a str (or None for the default), got {type(text).__name__}")
+    return replace_field(synthetic, "content", text)
+
+
 def orphan_note(result: ChatMessage) -> ChatMessage:
     """Rule 7: a tool result with no call to answer, as a user note that loses nothing of it."""
     tool = f"tool: {result.tool_name}, " if result.tool_name else ""
@@ -191,12 +221,17 @@ class _Pass:
     """
 
     __slots__ = ("assign_ids", "copies", "dropped", "ids", "interrupted", "interrupted_at", "is_read_only",
-                 "last_mark", "moved", "notes", "out", "renamed", "renames", "runs")
+                 "last_mark", "leave_open_last", "moved", "notes", "out", "renamed", "renames", "runs", "wording")
 
     def __init__(
-        self, is_read_only: IsReadOnly | None, *, copies: bool = True, assign_ids: bool = True, renames: bool = True
+        self, is_read_only: IsReadOnly | None, *, copies: bool = True, assign_ids: bool = True, renames: bool = True,
+        wording: Wording | None = None, leave_open_last: bool = False,
     ) -> None:
         self.is_read_only = is_read_only
+        self.wording = wording
+        """`repair_history`'s `wording` (None: the spec's two wordings)."""
+        self.leave_open_last = leave_open_last
+        """`repair_history`'s `leave_open_last`."""
         self.copies = copies
         """False: renamed calls' messages keep their original ids (`repair_for_writers`)."""
         self.assign_ids = assign_ids
@@ -309,14 +344,20 @@ class _Pass:
         # `_from` inlined: a run starts wherever an output message is not the input message after the last one.
         runs = self.runs
         follows = start + 1  # the input index the last run gives the next output message (-1: none)
+        leave_open = self.leave_open_last and index == n  # the history ends in this span
         for ci, (call, at) in enumerate(zip(final_calls, results)):
             if at < 0:
+                if leave_open:
+                    continue
                 if not self.copies:
                     call = self._final_call(ci, call, n_calls)  # the synthetic result carries the final id
                 read_only = self.is_read_only is not None and bool(self.is_read_only(call.name))
                 runs += len(out), SYNTHETIC_SOURCE
                 follows = -1
-                out.append(interrupted_result(call, read_only=read_only))
+                synthetic = interrupted_result(call, read_only=read_only)
+                if self.wording is not None:
+                    synthetic = _worded(synthetic, call.name, self.wording)
+                out.append(synthetic)
                 self.interrupted.append(call)
                 self.interrupted_at.append((start, ci))
                 continue
