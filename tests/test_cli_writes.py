@@ -1,0 +1,235 @@
+"""Writes that must not lose data (issue #21): each as a user runs the CLI, in a subprocess, in a temporary
+directory. A race or a signal between reading and renaming is made deterministic by the test hook
+`chatmend.cli._before_replace`, which runs just before a finished file is renamed into place."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SESSIONS = ROOT / "examples" / "sessions"
+BROKEN = (SESSIONS / "claude_code.jsonl").read_bytes()  # a transcript with a call left unanswered
+
+
+def run(*args: str, hook: str = "", env: dict[str, str] | None = None,
+        cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`chatmend ARGS` in a subprocess; `hook`, Python code, runs just before the rename (`path`, `os` and
+    `signal` at hand)."""
+    code = ("import os, signal, sys, chatmend.cli as c\n"
+            f"def hook():\n    {hook or 'pass'}\n"
+            "c._before_replace = hook\n"
+            "sys.exit(c.main(sys.argv[1:]))\n")
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60,
+                          cwd=cwd, env={**os.environ, **(env or {})}, check=False)
+
+
+def names(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir())
+
+
+# 1 --------------------------------------------------------------------------------------------------------
+
+
+def test_in_place_refuses_a_file_appended_to_between_read_and_write(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(BROKEN)
+    record = '{"type":"summary","summary":"appended by the agent"}\n'
+    proc = run("repair", str(path), "--in-place", hook=f"open({str(path)!r}, 'a').write({record!r})")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith(f"{path}: changed while chatmend was repairing it")
+    assert path.read_bytes() == BROKEN + record.encode()  # the agent's record is there, nothing else changed
+    assert names(tmp_path) == ["s.jsonl"]  # no backup, no temporary file
+
+
+def test_in_place_refuses_a_file_another_run_holds_locked(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(BROKEN)
+    with open(path, "rb") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        proc = run("repair", str(path), "--in-place")
+    assert proc.returncode == 2 and "locked by another process" in proc.stderr
+    assert path.read_bytes() == BROKEN and names(tmp_path) == ["s.jsonl"]
+
+
+def test_the_backup_holds_the_bytes_that_were_read(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(BROKEN)
+    # Replacing the file's content after the read (same size and mtime: not seen) must not reach the backup.
+    hook = (f"st = os.stat({str(path)!r}); f = open({str(path)!r}, 'r+b'); f.write(b'X'); f.close(); "
+            f"os.utime({str(path)!r}, ns=(st.st_atime_ns, st.st_mtime_ns))")
+    proc = run("repair", str(path), "--in-place", hook=hook)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "s.jsonl.bak").read_bytes() == BROKEN
+
+
+# 2 --------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("unbuffered", ["", "1"])
+def test_a_full_disk_is_exit_2_never_a_short_file(tmp_path: Path, unbuffered: str) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(BROKEN)
+    env = {"PYTHONUNBUFFERED": unbuffered} if unbuffered else {}
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run([sys.executable, "-m", "chatmend", "repair", str(path)], stdout=full,
+                              capture_output=False, stderr=subprocess.PIPE, text=True, timeout=60,
+                              env={**os.environ, **env}, check=False)
+    assert proc.returncode == 2
+    assert "chatmend: error: <stdout>: cannot write: No space left on device" in proc.stderr
+    proc = run("repair", str(path), "-o", "/dev/full", env=env)
+    assert proc.returncode == 2
+    assert proc.stderr == "chatmend: error: /dev/full: cannot write: No space left on device\n"
+
+
+# 3 --------------------------------------------------------------------------------------------------------
+
+
+def test_in_place_through_a_symlink_repairs_its_target(tmp_path: Path) -> None:
+    target = tmp_path / "real.jsonl"
+    target.write_bytes(BROKEN)
+    link = tmp_path / "link.jsonl"
+    link.symlink_to("real.jsonl")
+    proc = run("repair", "link.jsonl", "--in-place", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert link.is_symlink() and os.readlink(link) == "real.jsonl"
+    assert target.read_bytes() != BROKEN and (tmp_path / "real.jsonl.bak").read_bytes() == BROKEN
+    assert "wrote real.jsonl (the original is in real.jsonl.bak)" in proc.stdout
+    out = tmp_path / "out-link"
+    out.symlink_to("dangling.jsonl")  # -o through a dangling link creates its target
+    assert run("repair", str(target), "-o", str(out)).returncode == 0
+    assert out.is_symlink() and (tmp_path / "dangling.jsonl").is_file()
+
+
+def test_output_into_a_fifo_and_a_device_is_written_into_them(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(BROKEN)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    proc = run("repair", str(path), "-o", str(fifo))
+    reader.join(30)
+    assert proc.returncode == 0, proc.stderr
+    assert stat.S_ISFIFO(fifo.stat().st_mode) and got[0] == run("repair", str(path)).stdout.encode()
+    assert run("repair", str(path), "-o", "/dev/null").returncode == 0
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    proc = run("repair", str(fifo), "--in-place")
+    assert proc.returncode == 2 and "--in-place needs a regular file" in proc.stderr
+
+
+def test_a_hard_linked_file_is_not_split(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(BROKEN)
+    os.link(path, tmp_path / "other-name.jsonl")
+    for args in (["--in-place"], ["-o", str(tmp_path / "other-name.jsonl")]):
+        proc = run("repair", str(path), *args)
+        assert proc.returncode == 2 and "has 2 hard links" in proc.stderr
+    assert path.read_bytes() == BROKEN and names(tmp_path) == ["other-name.jsonl", "s.jsonl"]
+
+
+# 4 --------------------------------------------------------------------------------------------------------
+
+
+def test_an_existing_backup_is_kept_and_the_report_names_the_new_one(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    for existing in ("s.jsonl.bak", "s.jsonl.bak.1"):
+        (tmp_path / existing).write_text(f"older: {existing}")
+    path.write_bytes(BROKEN)
+    proc = run("repair", str(path), "--in-place", "--report", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["backup"] == f"{path}.bak.2"
+    assert (tmp_path / "s.jsonl.bak").read_text() == "older: s.jsonl.bak"
+    assert (tmp_path / "s.jsonl.bak.1").read_text() == "older: s.jsonl.bak.1"
+    assert (tmp_path / "s.jsonl.bak.2").read_bytes() == BROKEN
+    path.write_bytes(BROKEN)
+    proc = run("repair", str(path), "--in-place")
+    assert proc.stdout.splitlines()[-1] == f"  wrote {path} (the original is in {path}.bak.3)"
+
+
+# 5 --------------------------------------------------------------------------------------------------------
+
+
+def test_what_repair_does_not_change_is_not_reported_fixed_nor_rewritten(tmp_path: Path) -> None:
+    path = tmp_path / "body.json"
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 100,
+            "tools": [{"name": "bad name", "input_schema": {"type": "object"}}],
+            "messages": [{"role": "user", "content": "hi"}]}
+    original = json.dumps(body).encode()
+    path.write_bytes(original)
+    for _ in range(2):
+        proc = run("repair", str(path), "--in-place", "--report", "json")
+        assert proc.returncode == 0, proc.stderr
+        report = json.loads(proc.stdout)
+        assert (report["changed"], report["rejected"], report["written"], report["backup"]) == (False, [], None, None)
+    assert path.read_bytes() == original and names(tmp_path) == ["body.json"]
+    # A repaired file, repaired again, changes nothing and makes no second backup.
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_bytes(BROKEN)
+    assert run("repair", str(transcript), "--in-place").returncode == 0
+    repaired = transcript.read_bytes()
+    proc = run("repair", str(transcript), "--in-place")
+    assert proc.stdout == f"{transcript}: nothing to repair (6 messages)\n"
+    assert transcript.read_bytes() == repaired and names(tmp_path) == ["body.json", "s.jsonl", "s.jsonl.bak"]
+
+
+# 6 --------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="only root gives files away")
+def test_in_place_keeps_owner_group_and_mode(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(BROKEN)
+    os.chown(path, 1234, 1234)
+    path.chmod(0o600)
+    proc = run("repair", str(path), "--in-place")
+    assert proc.returncode == 0, proc.stderr
+    for kept in (path, tmp_path / "s.jsonl.bak"):
+        st = kept.stat()
+        assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (1234, 1234, 0o600)
+    assert path.read_bytes() != BROKEN
+
+
+# 7 --------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+@pytest.mark.parametrize("where", ["--in-place", "-o"])
+def test_a_signal_during_the_write_leaves_no_temporary_file(tmp_path: Path, signame: str, where: str) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(BROKEN)
+    out = tmp_path / "out.jsonl"
+    out.write_text("old output\n")
+    args = ["--in-place"] if where == "--in-place" else ["-o", str(out)]
+    proc = run("repair", str(path), *args, hook=f"os.kill(os.getpid(), signal.{signame})")
+    assert proc.returncode == -getattr(signal, signame)  # ended by the signal, as the sender meant
+    assert path.read_bytes() == BROKEN and out.read_text() == "old output\n"
+    assert not [n for n in names(tmp_path) if n.endswith(".tmp")]
+
+
+# 8 --------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sample", ["claude_code.jsonl", "codex_rollout.jsonl"])
+def test_transcripts_keep_crlf_blank_lines_and_a_bom(tmp_path: Path, sample: str) -> None:
+    lines = (SESSIONS / sample).read_bytes().splitlines()
+    original = b"\xef\xbb\xbf" + b"\r\n".join(lines[:2]) + b"\r\n\r\n  \r\n" + b"\r\n".join(lines[2:]) + b"\r\n"
+    path = tmp_path / sample
+    path.write_bytes(original)
+    proc = run("repair", str(path), "--in-place")
+    assert proc.returncode == 0, proc.stderr
+    written = path.read_bytes()
+    assert written.startswith(b"\xef\xbb\xbf" + lines[0] + b"\r\n" + lines[1] + b"\r\n\r\n  \r\n")
+    assert written.count(b"\n") == written.count(b"\r\n")  # new lines end as the file's do
+    plain = run("repair", str(SESSIONS / sample)).stdout.encode()
+    assert written.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n\r\n  \r\n", b"\r\n").replace(b"\r\n", b"\n") == plain
