@@ -1,12 +1,15 @@
 """The `chatmend` command: repair, convert, check and show saved sessions.
 
-Exit codes: 0 ok, 1 problems found (`check`), 2 bad input or usage. Bad input names the file, the line
-(and column) and what was expected, and nothing is written.
+Exit codes: 0 ok, 1 problems found (`check`), 2 bad input or usage (or an output that cannot be written),
+3 an internal error (a bug of chatmend's). Bad input names the file, the line (and column) and what was
+expected, and nothing is written.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
+import io
 import json
 import os
 import re
@@ -35,14 +38,15 @@ from chatmend.repair import IsReadOnly, Origin
 
 __all__ = ["main"]
 
-OK, PROBLEMS, BAD_INPUT = 0, 1, 2
+OK, PROBLEMS, BAD_INPUT, INTERNAL = 0, 1, 2, 3
 
 
 def _epilog() -> str:
     """The formats every command reads (the registered providers' among them), and the exit codes."""
     return ("formats (--from, detected from content when not given):\n"
             + "".join(f"  {name:<17} {text}\n" for name, text in formats().items())
-            + "\nexit codes: 0 ok, 1 problems found (check), 2 bad input or usage.\n")
+            + "\nexit codes: 0 ok, 1 problems found (check), 2 bad input or usage (or an output that cannot be\n"
+              "written), 3 internal error (a bug: please report it).\n")
 
 
 class UsageError(Exception):
@@ -51,6 +55,19 @@ class UsageError(Exception):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
+    _stand_in_for_closed_streams()
+    try:
+        return _main(argv)
+    except Exception as exc:  # the last resort: a bug must not look like exit 1, "problems found"
+        if os.environ.get("CHATMEND_TRACEBACK"):
+            raise
+        _error(f"{type(exc).__name__}: {exc}", kind="internal error")
+        _say("chatmend: this is a bug of chatmend's: please report it (CHATMEND_TRACEBACK=1 shows where)\n")
+        return INTERNAL
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    """`main` but for the last-resort handler."""
     parser = _parser()
     try:
         args = parser.parse_args(argv)
@@ -61,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return command(args)
     except InputError as exc:
         # `FILE:LINE:COL: what is wrong`, the shape editors and CI logs link to.
-        sys.stderr.write(exc.in_file(_display(args.file)) + "\n")
+        _say(exc.in_file(_display(args.file)) + "\n")
         return BAD_INPUT
     except (UsageError, UnsupportedError) as exc:
         _error(str(exc))
@@ -72,12 +89,53 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader of stdout went away (`| head`): not an error of ours. Point stdout at devnull so the
         # flush at exit does not fail again (the recipe of the Python docs on SIGPIPE).
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _silence_stdout()
         return OK
     except KeyboardInterrupt:
         _error("interrupted")
         return 130
+    except OSError as exc:
+        if exc.filename is not None:
+            _error(f"{exc.filename}: {exc.strerror or exc}")
+            return BAD_INPUT
+        # Only the standard streams fail without a file name: a full disk behind `> out`, a closed stdout.
+        _silence_stdout()
+        _error(f"cannot write the output: {exc.strerror or exc}")
+        return BAD_INPUT
+
+
+class _ClosedStream(io.TextIOBase):
+    """What the command reads or writes in place of a standard stream the shell closed (`>&-`, `<&-`):
+    Python leaves `sys.stdout` None then, and a write must be an error, not an AttributeError."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, f"{self._name} is closed")
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _stand_in_for_closed_streams() -> None:
+    """Stand-ins for closed standard streams (stdin is `open_input`'s to refuse)."""
+    if sys.stdout is None:
+        sys.stdout = _ClosedStream("stdout")
+    if sys.stderr is None:
+        sys.stderr = _ClosedStream("stderr")
+
+
+def _silence_stdout() -> None:
+    """Point the real stdout at devnull: what it still buffers is lost anyway, and the flush at exit must not
+    fail a second time (and turn the exit code into 120)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError, AttributeError):
+        return  # not a real file (a test's capture, a closed stream)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -357,9 +415,7 @@ def _convert(args: argparse.Namespace) -> int:
 
 def _print_report_lines(lines: list[str]) -> None:
     """Lines of a report on stderr (stdout holds the body)."""
-    for line in lines:
-        sys.stderr.write(line + "\n")
-    sys.stderr.flush()
+    _say("".join(line + "\n" for line in lines))
 
 
 # --- check -----------------------------------------------------------------------------------------------
@@ -394,10 +450,10 @@ def _check(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     rules = provider or "the neutral rules"
     if lines:
-        sys.stderr.write(f"{_display(args.file)}: {_plural(len(lines), 'problem', 'problems')} ({rules}); "
-                         "`chatmend repair` fixes what repair can\n")
+        _say(f"{_display(args.file)}: {_plural(len(lines), 'problem', 'problems')} ({rules}); "
+             "`chatmend repair` fixes what repair can\n")
         return PROBLEMS
-    sys.stderr.write(f"{_display(args.file)}: no problems ({rules})\n")
+    _say(f"{_display(args.file)}: no problems ({rules})\n")
     return OK
 
 
@@ -556,7 +612,15 @@ def _display(file: str) -> str:
     return "<stdin>" if file == "-" else file
 
 
-def _error(text: str) -> None:
+def _error(text: str, *, kind: str = "error") -> None:
     """A usage or write error on stderr."""
-    sys.stderr.write(f"chatmend: error: {text}\n")
-    sys.stderr.flush()
+    _say(f"chatmend: {kind}: {text}\n")
+
+
+def _say(text: str) -> None:
+    """Text on stderr, for a person; nothing when stderr itself cannot be written (the exit code still says)."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
