@@ -3,14 +3,18 @@ which none of these is), says what is wrong in one line, and never prints a trac
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import chatmend
 import chatmend.cli
 from chatmend.cli import main
 
@@ -135,3 +139,111 @@ def test_fields_of_the_wrong_type_are_bad_input_not_a_crash(tmp_path: Path, text
         no_traceback(proc)
         assert proc.returncode == 2, (command, proc.stderr)
         assert proc.stderr.startswith(b"s.json") or proc.stderr.startswith(b"chatmend: error: s.json"), proc.stderr
+
+
+SESSIONS = ROOT / "examples" / "sessions"
+TARGETS = ["chatmend", "openai_chat", "anthropic", "gemini", "mistral", "kimi", "openai_responses"]
+
+
+def in_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """`main(args)` run in `cwd`, its streams captured as a subprocess's would be (fast, for sweeps; each item
+    has a subprocess test of its own too)."""
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        os.chdir(here)
+    return subprocess.CompletedProcess(list(args), code, out.getvalue().encode("utf-8", "backslashreplace"),
+                                       err.getvalue().encode("utf-8", "backslashreplace"))
+
+
+def every_command(path: str, cwd: Path, *, subprocess_too: bool = False
+                  ) -> list[tuple[list[str], subprocess.CompletedProcess[bytes]]]:
+    """Every command on `path`: check, repair, show and convert to each target (and check from a subprocess)."""
+    commands = [["check"], ["repair"], ["show"], *(["convert", "--to", t, "--model", "m"] for t in TARGETS)]
+    done = [(command, in_process(*command, path, cwd=cwd)) for command in commands]
+    if subprocess_too:
+        done.append((["check"], run("check", path, cwd=cwd)))
+    return done
+
+
+def with_value(source: Path, literal: str) -> str:
+    """The sample `source` with `literal` (JSON text) put in its first string value's place, the file's text."""
+    text = source.read_text()
+    match = re.search(r'":\s*("(?:[^"\\]|\\.)*")', text)  # the first string value of the sample
+    assert match is not None
+    return text[:match.start(1)] + literal + text[match.end(1):]
+
+
+# --- 11: numbers JSON cannot write -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e999", "9" * 5000])
+@pytest.mark.parametrize("sample", ["anthropic_body.json", "openai_chat_messages.jsonl", "codex_rollout.jsonl"])
+def test_numbers_json_cannot_write_are_located_bad_input(tmp_path: Path, number: str, sample: str) -> None:
+    (tmp_path / sample).write_text(with_value(SESSIONS / sample, number))
+    for command, proc in every_command(sample, tmp_path, subprocess_too=True):
+        no_traceback(proc)
+        assert proc.returncode == 2, (command, proc.stderr)
+        assert proc.stdout == b""
+        err = proc.stderr.decode()
+        assert err.startswith(f"{sample}:1:") or err.startswith(f"{sample}:2:"), err
+        assert "is not a JSON number" in err or "an integer of more than" in err, err
+
+
+def test_the_library_refuses_them_too() -> None:
+    for number in ("NaN", "1e999", "9" * 5000):
+        with pytest.raises(chatmend.HistoryError, match="line 1"):
+            chatmend.loads('{"role":"user","content":"x","provider_data":{"p":{"a":' + number + "}}}\n")
+    # the integer limit is the process's, left as it was
+    assert sys.get_int_max_str_digits() == 4300 or sys.get_int_max_str_digits() >= 0
+
+
+# --- 12: lone surrogates -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sample", sorted(p.name for p in SESSIONS.iterdir()))
+def test_a_lone_surrogate_is_located_bad_input_and_a_pair_is_text(tmp_path: Path, sample: str) -> None:
+    (tmp_path / sample).write_text(with_value(SESSIONS / sample, '"\\ud800 x"'))
+    for command, proc in every_command(sample, tmp_path, subprocess_too=True):
+        no_traceback(proc)
+        assert proc.returncode == 2, (command, proc.stderr)
+        assert "a lone surrogate escape: not valid UTF-8 text" in proc.stderr.decode(), proc.stderr
+    (tmp_path / sample).write_text(with_value(SESSIONS / sample, '"\\ud83d\\ude00 x"'))
+    for command, proc in every_command(sample, tmp_path):
+        no_traceback(proc)
+        assert proc.returncode in (0, 1, 2), (command, proc.stderr)
+        assert b"surrogate" not in proc.stderr
+
+
+# --- 10: nesting -------------------------------------------------------------------------------------------
+
+
+def test_deep_nesting_anywhere_is_located_bad_input(tmp_path: Path) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    (tmp_path / "doc.json").write_text(deep)
+    (tmp_path / "line.jsonl").write_text('{"role":"user","content":"x"}\n'
+                                         '{"role":"user","content":"x","provider_data":{"p":' + deep + "}}\n")
+    for name, line in (("doc.json", 1), ("line.jsonl", 2)):
+        for command, proc in every_command(name, tmp_path, subprocess_too=True):
+            no_traceback(proc)
+            assert proc.returncode == 2, (command, proc.stderr)
+            assert proc.stderr.decode().startswith(f"{name}:{line}:"), proc.stderr
+            assert "nested too deeply" in proc.stderr.decode()
+
+
+@pytest.mark.parametrize("depth", [500, 900])
+def test_arguments_nested_hundreds_deep_work_end_to_end(tmp_path: Path, depth: int) -> None:
+    arguments = {"x": json.loads("[" * depth + "]" * depth)}
+    call = {"id": "a", "type": "function", "function": {"name": "f", "arguments": json.dumps(arguments)}}
+    body = {"model": "m", "messages": [{"role": "user", "content": "go"},
+                                       {"role": "assistant", "content": None, "tool_calls": [call]}]}
+    (tmp_path / "b.json").write_text(json.dumps(body))
+    for command, proc in every_command("b.json", tmp_path, subprocess_too=True):
+        no_traceback(proc)
+        assert proc.returncode in (0, 1), (command, proc.stderr)
+        if command[0] == "convert" and command[2] == "chatmend":
+            assert chatmend.loads(proc.stdout.decode())[1].tool_calls[0].arguments == arguments
