@@ -247,3 +247,26 @@ def test_arguments_nested_hundreds_deep_work_end_to_end(tmp_path: Path, depth: i
         assert proc.returncode in (0, 1), (command, proc.stderr)
         if command[0] == "convert" and command[2] == "chatmend":
             assert chatmend.loads(proc.stdout.decode())[1].tool_calls[0].arguments == arguments
+
+
+# --- 15: terminal escapes in what is printed for a person ------------------------------------------------
+
+ESCAPES = '"\\u001b]0;pwned\\u0007"'
+
+
+def test_control_characters_are_escaped_in_everything_printed_for_a_person(tmp_path: Path) -> None:
+    call = '{"id":' + ESCAPES + ',"name":"f\\u001b[2J","arguments":{}}'
+    (tmp_path / "s.jsonl").write_text('{"role":"assistant","content":' + ESCAPES + ',"tool_calls":[' + call + "]}\n"
+                                      '{"role":"user","content":"x\\r\\nfake: no problems\\u009b"}\n')
+    for command in (["show", "--color", "always"], ["check"], ["repair", "-o", "out.jsonl"], ["repair"]):
+        proc = run(*command, "s.jsonl", cwd=tmp_path)
+        no_traceback(proc)
+        printed = proc.stderr + (proc.stdout if command[0] != "repair" or "-o" in command else b"")
+        text = printed.decode()
+        assert "\x07" not in text and "\x1b]" not in text and "\x1b[2J" not in text and "\r" not in text
+        assert "\x9b" not in text
+        assert "\\x1b]0;pwned\\x07" in text, text
+    # the session written keeps them, as JSON escapes; and the JSON report is JSON
+    assert chatmend.loads((tmp_path / "out.jsonl").read_text())[0].tool_calls[0].id == "\x1b]0;pwned\x07"
+    proc = run("repair", "s.jsonl", "-o", "out2.jsonl", "--report", "json", cwd=tmp_path)
+    assert json.loads(proc.stdout)["interrupted"][0]["id"] == "\x1b]0;pwned\x07"

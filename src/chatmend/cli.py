@@ -78,7 +78,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return command(args)
     except InputError as exc:
         # `FILE:LINE:COL: what is wrong`, the shape editors and CI logs link to.
-        _say(exc.in_file(_display(args.file)) + "\n")
+        _say(printable(exc.in_file(_display(args.file))) + "\n")
         return BAD_INPUT
     except (UsageError, UnsupportedError) as exc:
         _error(str(exc))
@@ -350,7 +350,11 @@ def _some(items: Iterable[str]) -> str:
 
 
 def report_lines(report: dict[str, Any]) -> list[str]:
-    """The human summary of a repair report."""
+    """The human summary of a repair report, control characters escaped."""
+    return [printable(line) for line in _report_lines(report)]
+
+
+def _report_lines(report: dict[str, Any]) -> list[str]:
     if not report["changed"]:
         return [f"{report['file']}: nothing to repair ({_plural(report['messages'], 'message', 'messages')})"]
     lines = [f"{report['file']}: repaired ({report['format']})"]
@@ -446,7 +450,7 @@ def _check(args: argparse.Namespace) -> int:
             else:
                 lines += [f"{p.path}: {p.code}: {p.message}" for p in adapter(provider).check(body, **context)]
     for line in lines:
-        sys.stdout.write(line + "\n")
+        sys.stdout.write(printable(line) + "\n")
     sys.stdout.flush()
     rules = provider or "the neutral rules"
     if lines:
@@ -519,13 +523,24 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _paint(text: str, key: str, color: bool) -> str:
-    """Text in an ANSI color, or as it is when colors are off."""
+    """Text (its control characters escaped) in an ANSI color, or as it is when colors are off."""
+    text = printable(text)
     return f"\x1b[{_COLORS[key]}m{text}\x1b[0m" if color else text
+
+
+# C0 controls (tab and newline among them: a line printed is one line), DEL and C1 controls.
+_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
+
+
+def printable(text: str) -> str:
+    """Text for a person's terminal: every control character escaped (`\\x1b`), so that ids, names and content
+    from a file cannot set the title, clear the screen or fake lines of a report."""
+    return text.translate(_CONTROLS) if not text.isprintable() else text
 
 
 def _one_line(text: str, width: int) -> str:
     """Text on one line, cut to `width` with an ellipsis."""
-    flat = " ".join(text.split())
+    flat = printable(" ".join(text.split()))
     return flat if len(flat) <= width else flat[: max(width - 1, 1)] + "…"
 
 
@@ -614,7 +629,7 @@ def _display(file: str) -> str:
 
 def _error(text: str, *, kind: str = "error") -> None:
     """A usage or write error on stderr."""
-    _say(f"chatmend: {kind}: {text}\n")
+    _say(f"chatmend: {kind}: {printable(text)}\n")
 
 
 def _say(text: str) -> None:
