@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import given
@@ -116,14 +117,34 @@ def test_loads_inverts_dumps_and_dumps_is_one_line_per_message(history: list[Cha
 # Lines are parsed and validated in one step by pydantic-core; anything it refuses goes through json.loads and
 # validation, which also words the errors. Either way a line must read as json.loads then validation reads it.
 EDGE_LINES = [
-    '{"role":"user","content":"\\ud800 a lone surrogate"}',  # pydantic-core refuses it: the other path reads it
     '{"role":"user","content":"first","content":"second"}',  # a repeated key: the last one wins
-    '{"role":"assistant","tool_calls":[{"id":"a","name":"t","arguments":{"x":NaN,"y":Infinity,"z":-0.0}}]}',
+    '{"role":"assistant","tool_calls":[{"id":"a","name":"t","arguments":{"z":-0.0,"w":"NaN \\ud83d\\ude00"}}]}',
     '{"role":"assistant","tool_calls":[{"id":"a","name":"t","arguments":{"n":123456789012345678901234567890}}]}',
     '{"role":"assistant","tool_calls":[{"id":"a","name":"t","arguments":{"f":5e-324,"g":1.0000000000000000001}}]}',
     '{"role":"assistant","tool_calls":[{"id":"a","name":"t","arguments":"{\\"q\\": 1}"}]}',  # JSON text: parsed
     '{"role":"tool","tool_call_id":"x","is_error":1,"content":[{"type":"text","text":"\\u2028 é 😀"}]}',
 ]
+
+
+# What json.loads reads and JSON is not (#21): refused at its line and column, whichever parser saw it first.
+REFUSED_LINES = [
+    ('{"role":"user","content":"\\ud800 a lone surrogate"}', "column 27", "a lone surrogate escape"),
+    ('{"role":"user","content":"\\udc00"}', "column 27", "a lone surrogate escape"),
+    ('{"role":"assistant","tool_calls":[{"id":"a","name":"t","arguments":{"x":NaN}}]}', "column 73",
+     "NaN is not a JSON number"),
+    ('{"role":"assistant","tool_calls":[{"id":"a","name":"t","arguments":{"y":-Infinity}}]}', "column 73",
+     "-Infinity is not a JSON number"),
+    ('{"role":"assistant","tool_calls":[{"id":"a","name":"t","arguments":{"y":1e999}}]}', "column 73",
+     "1e999 is not a JSON number"),
+    ('{"role":"user","content":"x","provider_data":{"p":' + "7" * 4301 + "}}", "column 51",
+     "an integer of more than 4300 digits"),
+]
+
+
+@pytest.mark.parametrize(("line", "where", "why"), REFUSED_LINES)
+def test_what_json_is_not_is_refused_where_it_is(line: str, where: str, why: str) -> None:
+    with pytest.raises(HistoryError, match=f"line 1 {where}, message 0: invalid JSON: {re.escape(why)}"):
+        loads(line)
 
 
 def read_the_slow_way(line: str) -> ChatMessage:
@@ -138,7 +159,7 @@ def test_a_line_reads_as_json_loads_then_validation_reads_it(line: str) -> None:
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
     max_leaves=8,
 )

@@ -1,7 +1,8 @@
 """The `chatmend` command: repair, convert, check and show saved sessions.
 
-Exit codes: 0 ok, 1 problems found (`check`), 2 bad input or usage. Bad input names the file, the line
-(and column) and what was expected, and nothing is written.
+Exit codes: 0 ok, 1 problems found (`check`), 2 bad input or usage (or an output that cannot be written),
+3 an internal error (a bug of chatmend's). Bad input names the file, the line (and column) and what was
+expected, and nothing is written.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import argparse
 import codecs
 import contextlib
 import dataclasses
+import errno
 import gc
 import io
 import json
@@ -50,14 +52,15 @@ from chatmend.trim import trim_history
 
 __all__ = ["main"]
 
-OK, PROBLEMS, BAD_INPUT = 0, 1, 2
+OK, PROBLEMS, BAD_INPUT, INTERNAL = 0, 1, 2, 3
 
 
 def _epilog() -> str:
     """The formats every command reads (the registered providers' among them), and the exit codes."""
     return ("formats (--from, detected from content when not given):\n"
             + "".join(f"  {name:<17} {text}\n" for name, text in formats().items())
-            + "\nexit codes: 0 ok, 1 problems found (check), 2 bad input or usage.\n")
+            + "\nexit codes: 0 ok, 1 problems found (check), 2 bad input or usage (or an output that cannot be\n"
+              "written), 3 internal error (a bug: please report it).\n")
 
 
 def _tune_collector() -> None:
@@ -76,6 +79,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code. Run as the program (no `argv`), it tunes the collector."""
     if argv is None:
         _tune_collector()
+    _stand_in_for_closed_streams()
+    try:
+        return _main(argv)
+    except Exception as exc:  # the last resort: a bug must not look like exit 1, "problems found"
+        if os.environ.get("CHATMEND_TRACEBACK"):
+            raise
+        _error(f"{type(exc).__name__}: {exc}", kind="internal error")
+        _say("chatmend: this is a bug of chatmend's: please report it (CHATMEND_TRACEBACK=1 shows where)\n")
+        return INTERNAL
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    """`main` but for the last-resort handler."""
     parser = _parser()
     try:
         args = parser.parse_args(argv)
@@ -86,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return command(args)
     except InputError as exc:
         # `FILE:LINE:COL: what is wrong`, the shape editors and CI logs link to.
-        sys.stderr.write(exc.in_file(_display(args.file)) + "\n")
+        _say(printable(exc.in_file(_display(args.file))) + "\n")
         return BAD_INPUT
     except (UsageError, UnsupportedError) as exc:
         _error(str(exc))
@@ -97,12 +113,53 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader of stdout went away (`| head`): not an error of ours. Point stdout at devnull so the
         # flush at exit does not fail again (the recipe of the Python docs on SIGPIPE).
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        _silence_stdout()
         return OK
     except KeyboardInterrupt:
         _error("interrupted")
         return 130
+    except OSError as exc:
+        if exc.filename is not None:
+            _error(f"{exc.filename}: {exc.strerror or exc}")
+            return BAD_INPUT
+        # Only the standard streams fail without a file name: a full disk behind `> out`, a closed stdout.
+        _silence_stdout()
+        _error(f"cannot write the output: {exc.strerror or exc}")
+        return BAD_INPUT
+
+
+class _ClosedStream(io.TextIOBase):
+    """What the command reads or writes in place of a standard stream the shell closed (`>&-`, `<&-`):
+    Python leaves `sys.stdout` None then, and a write must be an error, not an AttributeError."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, f"{self._name} is closed")
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _stand_in_for_closed_streams() -> None:
+    """Stand-ins for closed standard streams (stdin is `open_input`'s to refuse)."""
+    if sys.stdout is None:
+        sys.stdout = _ClosedStream("stdout")
+    if sys.stderr is None:
+        sys.stderr = _ClosedStream("stderr")
+
+
+def _silence_stdout() -> None:
+    """Point the real stdout at devnull: what it still buffers is lost anyway, and the flush at exit must not
+    fail a second time (and turn the exit code into 120)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError, AttributeError):
+        return  # not a real file (a test's capture, a closed stream)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -538,7 +595,11 @@ def _some(items: Iterable[str]) -> str:
 
 
 def report_lines(report: dict[str, Any]) -> list[str]:
-    """The human summary of a repair report."""
+    """The human summary of a repair report, control characters escaped."""
+    return [printable(line) for line in _report_lines(report)]
+
+
+def _report_lines(report: dict[str, Any]) -> list[str]:
     if not report["changed"]:
         return [f"{report['file']}: nothing to repair ({_plural(report['messages'], 'message', 'messages')})"]
     lines = [f"{report['file']}: repaired ({report['format']})"]
@@ -603,9 +664,7 @@ def _convert(args: argparse.Namespace) -> int:
 
 def _print_report_lines(lines: list[str]) -> None:
     """Lines of a report on stderr (stdout holds the body)."""
-    for line in lines:
-        sys.stderr.write(line + "\n")
-    sys.stderr.flush()
+    _say("".join(line + "\n" for line in lines))
 
 
 # --- check -----------------------------------------------------------------------------------------------
@@ -618,13 +677,13 @@ def _check(args: argparse.Namespace) -> int:
         return _check_dir(args)
     lines, rules = _check_lines(args.file, args)
     for line in lines:
-        sys.stdout.write(line + "\n")
+        sys.stdout.write(printable(line) + "\n")
     sys.stdout.flush()
     if lines:
-        sys.stderr.write(f"{_display(args.file)}: {_plural(len(lines), 'problem', 'problems')} ({rules}); "
-                         "`chatmend repair` fixes what repair can\n")
+        _say(f"{_display(args.file)}: {_plural(len(lines), 'problem', 'problems')} ({rules}); "
+             "`chatmend repair` fixes what repair can\n")
         return PROBLEMS
-    sys.stderr.write(f"{_display(args.file)}: no problems ({rules})\n")
+    _say(f"{_display(args.file)}: no problems ({rules})\n")
     return OK
 
 
@@ -675,15 +734,15 @@ def _check_dir(args: argparse.Namespace) -> int:
         try:
             lines, _ = _check_lines(path, args)
         except InputError as exc:
-            sys.stderr.write(exc.in_file(path) + "\n")
+            _say(printable(exc.in_file(path)) + "\n")
             unreadable += 1
             continue
         except (UsageError, UnsupportedError, ChatmendError) as exc:
-            sys.stderr.write(f"{path}: {exc}\n")
+            _say(printable(f"{path}: {exc}") + "\n")
             unreadable += 1
             continue
         for line in lines:
-            sys.stdout.write(f"{path}: {line}\n")
+            sys.stdout.write(printable(f"{path}: {line}") + "\n")
         problems += len(lines)
         with_problems += bool(lines)
     sys.stdout.flush()
@@ -691,8 +750,7 @@ def _check_dir(args: argparse.Namespace) -> int:
                f"{_plural(problems, 'problem', 'problems')} in {_plural(with_problems, 'file', 'files')}")
     if unreadable:
         summary += f", {unreadable} could not be read"
-    sys.stderr.write(summary + "\n")
-    sys.stderr.flush()
+    _say(printable(summary) + "\n")
     return BAD_INPUT if unreadable else PROBLEMS if problems else OK
 
 
@@ -806,13 +864,24 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _paint(text: str, key: str, color: bool) -> str:
-    """Text in an ANSI color, or as it is when colors are off."""
+    """Text (its control characters escaped) in an ANSI color, or as it is when colors are off."""
+    text = printable(text)
     return f"\x1b[{_COLORS[key]}m{text}\x1b[0m" if color else text
+
+
+# C0 controls (tab and newline among them: a line printed is one line), DEL and C1 controls.
+_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
+
+
+def printable(text: str) -> str:
+    """Text for a person's terminal: every control character escaped (`\\x1b`), so that ids, names and content
+    from a file cannot set the title, clear the screen or fake lines of a report."""
+    return text.translate(_CONTROLS) if not text.isprintable() else text
 
 
 def _one_line(text: str, width: int) -> str:
     """Text on one line, cut to `width` with an ellipsis."""
-    flat = " ".join(text.split())
+    flat = printable(" ".join(text.split()))
     return flat if len(flat) <= width else flat[: max(width - 1, 1)] + "…"
 
 
@@ -899,7 +968,15 @@ def _display(file: str) -> str:
     return "<stdin>" if file == "-" else file
 
 
-def _error(text: str) -> None:
+def _error(text: str, *, kind: str = "error") -> None:
     """A usage or write error on stderr."""
-    sys.stderr.write(f"chatmend: error: {text}\n")
-    sys.stderr.flush()
+    _say(f"chatmend: {kind}: {printable(text)}\n")
+
+
+def _say(text: str) -> None:
+    """Text on stderr, for a person; nothing when stderr itself cannot be written (the exit code still says)."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from chatmend import _json as strict_json
 from chatmend.exceptions import HistoryError
 from chatmend.messages import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall, coerce_message
 
@@ -24,11 +25,9 @@ _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=
 
 def _canonical(value: Any) -> Any:
     """A JSON value with every object's keys sorted, so equal values give equal bytes."""
-    if isinstance(value, dict):
-        return {k: _canonical(value[k]) for k in sorted(value)}
-    if isinstance(value, (list, tuple)):
-        return [_canonical(v) for v in value]
-    return value
+    if isinstance(value, dict) and not any(isinstance(v, (dict, list, tuple)) for v in value.values()):
+        return {k: value[k] for k in sorted(value)}  # the usual flat arguments, without the stack
+    return strict_json.copy_tree(value, sort_keys=True)  # a stack, not recursion: any depth read is written
 
 
 def _part_to_dict(part: TextPart | ImagePart | ThinkingPart) -> dict[str, Any]:
@@ -113,8 +112,10 @@ def iter_loads(lines: Iterable[str], *, first_line: int = 1) -> Iterator[ChatMes
         try:
             # Parsed and validated in one step by pydantic-core: the same message as json.loads then validation
             # (floats, big ints, NaN, repeated keys alike; tested), without the intermediate dicts.
+            if strict_json.suspect(line):
+                raise ValueError  # what pydantic-core reads and JSON is not (NaN, 1e999): the careful path decides
             message = ChatMessage.model_validate_json(line)
-        except ValidationError:
+        except (ValidationError, ValueError):
             message = _read_line(line, number, index)  # again by the located path, for its exact error
         yield message
         index += 1
@@ -126,7 +127,7 @@ def _read_line(line: str, number: int, index: int) -> ChatMessage:
     Also what reads the rare good line pydantic-core's parser refuses (a lone surrogate escape like \\ud800).
     """
     try:
-        data = json.loads(line)
+        data = strict_json.loads(line)
     except json.JSONDecodeError as exc:
         raise HistoryError(f"invalid JSON: {exc.msg}", line=number, column=exc.colno, index=index) from None
     try:

@@ -7,12 +7,12 @@ writes the canonical JSON Lines form.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from chatmend import _json as strict_json
 from chatmend.exceptions import HistoryError
 
 __all__ = [
@@ -116,7 +116,7 @@ class ToolCall(_Value):
         # A JSON object given as text is data in its parsed form; anything else stays verbatim.
         if isinstance(value, str):
             try:
-                parsed = json.loads(value)
+                parsed = strict_json.loads(value)
             except ValueError:
                 return value
             return parsed if isinstance(parsed, dict) else value

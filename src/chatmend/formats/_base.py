@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from chatmend import ChatMessage, HistoryError
+from chatmend import _json as strict_json
 from chatmend.formats import neutral
 from chatmend.formats._detect import NEUTRAL, detect_document, detect_records
 from chatmend.formats._io import InputError, Progress, decoded_lines, open_input
@@ -57,9 +58,28 @@ def detect(lines: Iterable[str]) -> str:
 def _first_json(line: str) -> object:
     """The line as JSON, or a marker when it is not a whole JSON value."""
     try:
-        return json.loads(line)
+        return strict_json.loads(line)
     except ValueError:
         return _NOT_JSON
+
+
+def _refused_record(line: str, number: int) -> None:
+    """Raise the error of a first line that is a JSON object only to a lenient parser (NaN in it, a lone
+    surrogate): a record of JSON Lines, refused there, not the start of a document."""
+    try:
+        strict_json.loads(line)
+    except json.JSONDecodeError as exc:
+        if exc.msg in ("Extra data",) or not _lenient_object(line):
+            return
+        raise InputError(f"invalid JSON: {exc.msg}", line=number, column=exc.colno) from None
+
+
+def _lenient_object(line: str) -> bool:
+    """True when plain `json.loads` reads the line as an object."""
+    try:
+        return isinstance(json.loads(line), Mapping)
+    except (ValueError, RecursionError):
+        return False
 
 
 def read_lines(lines: Iterable[str], fmt: str, prefer: str | None = None) -> Session:
@@ -73,6 +93,8 @@ def read_lines(lines: Iterable[str], fmt: str, prefer: str | None = None) -> Ses
     else:
         raise InputError("empty file; expected a chat session (JSON Lines or a JSON request body)")
     first = _first_json(head[-1])
+    if first is _NOT_JSON:
+        _refused_record(head[-1], len(head))
     stream = itertools.chain(head, it)
     if isinstance(first, Mapping):
         # A first line that is a whole JSON object: JSON Lines (a one-line body is one record).
@@ -123,7 +145,7 @@ def parse_records(lines: Iterable[str], *, what: str) -> tuple[list[Any], list[i
         if not line.strip():
             continue
         try:
-            items.append(json.loads(line))
+            items.append(strict_json.loads(line))
         except json.JSONDecodeError as exc:
             raise InputError(f"invalid JSON: {exc.msg}; expected {what}", line=number,
                              column=exc.colno if exc.lineno == 1 else 1) from None
@@ -142,7 +164,7 @@ def _body_locations(body: Mapping[str, Any], key: str) -> list[str]:
 def _read_document(text: str, fmt: str, prefer: str | None) -> Session:
     """One JSON document: a request body or a list of messages."""
     try:
-        value = json.loads(text)
+        value = strict_json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}; expected a JSON request body, a JSON list of messages, "
                          "or JSON Lines", line=exc.lineno, column=exc.colno) from None

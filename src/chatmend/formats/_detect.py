@@ -11,7 +11,7 @@ from typing import Any
 
 from chatmend import providers
 from chatmend.formats._io import InputError, json_kind
-from chatmend.providers.base import Provider
+from chatmend.providers.base import Provider, text_field
 
 __all__ = ["NEUTRAL", "detect_document", "detect_records"]
 
@@ -98,15 +98,20 @@ def detect_records(records: Sequence[object], prefer: str | None = None) -> str:
     objects = [r for r in records[:SAMPLE] if isinstance(r, Mapping)]
     if not objects:
         return NEUTRAL  # let the neutral reader say what is wrong with the first line
-    if any(r.get("type") in CODEX_TYPES and isinstance(r.get("payload"), Mapping) for r in objects):
+    if any(text_field(r) in CODEX_TYPES and isinstance(r.get("payload"), Mapping) for r in objects):
         return "codex"
     if _legacy_codex(objects):
         return "codex"
-    if any(r.get("type") in CLAUDE_CODE_TYPES and ("uuid" in r or "sessionId" in r) for r in objects):
+    if any(text_field(r) in CLAUDE_CODE_TYPES and ("uuid" in r or "sessionId" in r) for r in objects):
         return "claude_code"
     if len(records) == 1 and not isinstance(objects[0].get("role"), str):
         return detect_document(objects[0], prefer)
     return _classify_items(objects, _adapters(), allow_neutral=True, plain=NEUTRAL, prefer=prefer)
+
+
+def _listed(value: object) -> list[Any]:
+    """A field that should hold a list, as one (anything else holds no items to look at)."""
+    return value if isinstance(value, list) else []
 
 
 def _legacy_codex(records: Sequence[Mapping[str, Any]]) -> bool:
@@ -114,7 +119,7 @@ def _legacy_codex(records: Sequence[Mapping[str, Any]]) -> bool:
     first = records[0]
     return (
         "id" in first and "timestamp" in first and "type" not in first and "role" not in first
-        and any(r.get("type") in CODEX_ITEM_TYPES or r.get("record_type") == "state" for r in records[1:])
+        and any(text_field(r) in CODEX_ITEM_TYPES or r.get("record_type") == "state" for r in records[1:])
     )
 
 
@@ -164,7 +169,7 @@ def _classify_messages(
             # a tool message bearing another shape's signs (or the neutral one's) rules out no shape
             if other.roles and role not in other.roles and not (role == "tool" and (here or signed)):
                 ruled_out.add(other.name)
-        for call in message.get("tool_calls") or ():
+        for call in _listed(message.get("tool_calls")):
             if isinstance(call, Mapping) and isinstance(call.get("id"), str):
                 ids.append(call["id"])
     if body is not None:

@@ -72,6 +72,8 @@ class Progress:
 def open_input(path: str) -> Iterator[tuple[IO[bytes], int | None]]:
     """The file (or stdin for `-`) opened for binary reading, with its size when known."""
     if path == "-":
+        if sys.stdin is None:  # the shell closed it (`<&-`): Python leaves sys.stdin None
+            raise InputError("stdin is closed; expected a session on stdin (or give a file)")
         yield sys.stdin.buffer, None
         return
     try:

@@ -45,8 +45,8 @@ def adapter(name: str) -> Provider:
 def wire_json(value: Any, *, indent: bool) -> str:
     """JSON text as providers take it: UTF-8, compact or indented by two, ending in a newline."""
     if indent:
-        return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n"
+        return json.dumps(value, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
 
 
 def read_provider(

@@ -44,6 +44,7 @@ __all__ = [
     "parse_data_url",
     "repaired",
     "sanitizing_id_maker",
+    "text_field",
     "to_plain",
 ]
 
@@ -267,6 +268,13 @@ class Provider(ABC):
 
     def __repr__(self) -> str:
         return f"<provider {self.name}>"
+
+
+def text_field(mapping: Mapping[str, Any], key: str = "type") -> str | None:
+    """`mapping[key]` when it is a string, else None: what a shape test compares with a set of names (a list or
+    an object where a name goes cannot be looked up in a set)."""
+    value = mapping.get(key)
+    return value if isinstance(value, str) else None
 
 
 def repaired(

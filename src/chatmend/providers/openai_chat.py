@@ -31,6 +31,7 @@ from chatmend.providers.base import (
     arguments_text,
     image_data_url,
     parse_data_url,
+    text_field,
     to_plain,
 )
 from chatmend.repair import RepairResult
@@ -147,9 +148,9 @@ class OpenAIChat(Provider):
         with a `function` object."""
         content = item.get("content")
         if isinstance(content, list) and any(
-                isinstance(p, Mapping) and p.get("type") in _OWN_PART_TYPES for p in content):
+                isinstance(p, Mapping) and text_field(p) in _OWN_PART_TYPES for p in content):
             return True
-        if item.get("role") in ("developer", "function") or not _OWN_FIELDS.isdisjoint(item):
+        if text_field(item, "role") in ("developer", "function") or not _OWN_FIELDS.isdisjoint(item):
             return True
         calls = item.get("tool_calls")
         return isinstance(calls, list) and bool(calls) and all(

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from chatmend import ChatMessage, RepairResult, repair_history
+from chatmend import _json as strict_json
 from chatmend.exceptions import validation_reason
 from chatmend.formats._io import InputError, json_kind
 from chatmend.formats._session import Session
@@ -71,7 +72,7 @@ def parse_records(lines: Iterable[str], *, what: str) -> list[Record]:
             blank += line
             continue
         try:
-            data = json.loads(text)
+            data = strict_json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(f"invalid JSON: {exc.msg}; expected {what}",
                              line=number, column=exc.colno) from None

@@ -15,6 +15,7 @@ from typing import Any
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
 from chatmend.formats._session import Session
 from chatmend.messages import Part
+from chatmend.providers.base import text_field
 from chatmend.transcripts._records import (
     BlockAt,
     Record,
@@ -102,7 +103,7 @@ class ClaudeCode(TranscriptFormat):
         """Read one record: main-chain user and assistant messages only."""
         data = record.data
         message = data.get("message")
-        if data.get("isSidechain") or data.get("type") not in ("user", "assistant") or not isinstance(
+        if data.get("isSidechain") or text_field(data) not in ("user", "assistant") or not isinstance(
             message, Mapping
         ):
             return  # not part of the main conversation: kept as it is

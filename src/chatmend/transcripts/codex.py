@@ -15,6 +15,7 @@ from typing import Any
 from chatmend import ChatMessage, ImagePart, TextPart, ToolCall
 from chatmend.formats._session import Session
 from chatmend.messages import Part
+from chatmend.providers.base import text_field
 from chatmend.transcripts._records import (
     BlockAt,
     Record,
@@ -58,7 +59,7 @@ def _parts(content: object) -> str | tuple[Part, ...]:
     for part in content if isinstance(content, list) else ():
         if not isinstance(part, Mapping):
             continue
-        if part.get("type") in ("input_text", "output_text", "text") and isinstance(part.get("text"), str):
+        if text_field(part) in ("input_text", "output_text", "text") and isinstance(part.get("text"), str):
             parts.append(TextPart(text=part["text"]))
         elif part.get("type") == "input_image" and isinstance(part.get("image_url"), str):
             parts.append(_image(part["image_url"]))
@@ -157,7 +158,7 @@ class Codex(TranscriptFormat):
     # --- writing -------------------------------------------------------------------------------------------
 
     def is_call(self, block: Any) -> bool:
-        return isinstance(block, Mapping) and block.get("type") in _CALLS
+        return isinstance(block, Mapping) and text_field(block) in _CALLS
 
     def patch_call_id(self, block: Any, new_id: str) -> Any:
         return {**block, "call_id": new_id}

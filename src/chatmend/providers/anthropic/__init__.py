@@ -37,7 +37,7 @@ from chatmend.providers.anthropic.wire import (
     TOOL_NAME,
 )
 from chatmend.providers.anthropic.write import final_turn_lacks_thinking, thinking_enabled, write_history
-from chatmend.providers.base import SHAPE, CheckContext, IdAssigner, Provider, to_plain
+from chatmend.providers.base import SHAPE, CheckContext, IdAssigner, Provider, text_field, to_plain
 from chatmend.repair import RepairResult
 
 __all__ = [
@@ -83,7 +83,7 @@ class Anthropic(Provider):
         """Signs only a Messages turn has: Anthropic's own block types, and images with a `source`."""
         content = item.get("content")
         return isinstance(content, list) and any(
-            isinstance(p, Mapping) and (p.get("type") in _OWN_BLOCK_TYPES or (p.get("type") == "image"
+            isinstance(p, Mapping) and (text_field(p) in _OWN_BLOCK_TYPES or (p.get("type") == "image"
                                                                               and "source" in p))
             for p in content)
 

@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from chatmend import _json as strict_json
 from chatmend.exceptions import ReadError
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.gemini.wire import BRIDGE_TEXT, IMAGES_LABEL, NAME, RAW_ARGUMENTS_KEY, get
@@ -109,7 +110,7 @@ def _unwrap_args(args: Any) -> dict[str, Any] | str:
     if len(args) == 1 and isinstance(args.get(RAW_ARGUMENTS_KEY), str):
         raw = args[RAW_ARGUMENTS_KEY]
         try:
-            parsed = json.loads(raw)
+            parsed = strict_json.loads(raw)
         except ValueError:
             return str(raw)
         if not isinstance(parsed, dict):

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from chatmend import _json as strict_json
 from chatmend.messages import ChatMessage, ImagePart, Part, ThinkingPart, Tool, ToolCall
 from chatmend.providers.base import IdAssigner, parse_data_url
 from chatmend.providers.gemini.wire import BRIDGE_TEXT, IMAGES_LABEL, NAME, RAW_ARGUMENTS_KEY, is_base64
@@ -104,15 +105,9 @@ def call_signature(call: ToolCall) -> str | None:
 
 def _json_copy(value: Any) -> Any:
     """A copy of JSON data, so a caller editing the body never edits the (frozen) history."""
-    if isinstance(value, dict):
-        copy = dict(value)  # atomic values (the usual arguments) need nothing more
-        for key, item in copy.items():
-            if isinstance(item, (dict, list)):
-                copy[key] = _json_copy(item)
-        return copy
-    if isinstance(value, list):
-        return [_json_copy(v) for v in value]
-    return value
+    if isinstance(value, dict) and not any(isinstance(v, (dict, list)) for v in value.values()):
+        return dict(value)  # atomic values (the usual arguments) need nothing more
+    return strict_json.copy_tree(value)  # a stack, not recursion: any depth read is copied
 
 
 def _add_call_parts(

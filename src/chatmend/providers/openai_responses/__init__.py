@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem
 from chatmend.messages import ChatMessage, Tool
-from chatmend.providers.base import CheckContext, IdAssigner, Provider, to_plain
+from chatmend.providers.base import CheckContext, IdAssigner, Provider, text_field, to_plain
 from chatmend.providers.openai_responses.checker import Checker, json_type
 from chatmend.providers.openai_responses.read import Reader, Turn, read_error
 from chatmend.providers.openai_responses.wire import (
@@ -69,11 +69,11 @@ class OpenAIResponses(Provider):
 
     def marks(self, item: Mapping[str, Any]) -> bool:
         """An item of a type only Responses has (with no role), or a message with Responses' part types."""
-        if item.get("type") in RESPONSES_ITEM_TYPES and "role" not in item:
+        if text_field(item) in RESPONSES_ITEM_TYPES and "role" not in item:
             return True
         content = item.get("content")
         return isinstance(content, list) and any(
-            isinstance(p, Mapping) and p.get("type") in OWN_PART_TYPES for p in content)
+            isinstance(p, Mapping) and text_field(p) in OWN_PART_TYPES for p in content)
 
     def holds_history(self, body: Mapping[str, Any]) -> bool:
         """An `input` list, or an `input` string (one user message)."""

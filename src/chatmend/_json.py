@@ -1,0 +1,141 @@
+"""Reading JSON text as JSON: what `json.loads` accepts beyond the standard is refused with its position.
+
+`json.loads` reads `NaN`, `Infinity` and `1e999` (an infinite float), which no provider takes and no writer may
+emit; it raises a bare ValueError on an integer longer than Python's digit limit (process state the library must
+not change) and a RecursionError on deep nesting; and it turns a lone surrogate escape (`"\\ud800"`) into a string
+that no UTF-8 writer can encode. Each is a `json.JSONDecodeError` here, at its line and column.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from typing import Any
+
+__all__ = ["NESTING", "loads", "lone_surrogate", "suspect"]
+
+NESTING = "nested too deeply (arrays and objects more than about 900 levels deep)"
+
+
+class _NotFinite(ValueError):
+    """A number JSON has no way to write (raised from the parser's hooks, located by `loads`)."""
+
+
+def _constant(name: str) -> Any:
+    raise _NotFinite(name)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotFinite(text)
+    return value
+
+
+_CONSTANT = re.compile(r"(?<![\w.])(-?Infinity|NaN)(?!\w)")
+# A \uD800-\uDFFF escape not itself escaped (an even run of backslashes before it).
+_SURROGATE = re.compile(r"(?<!\\)(?:\\\\)*\\u([dD][89a-fA-F][0-9a-fA-F]{2})")
+_EXPONENT = re.compile(r"\d[eE][+]?\d{3}")
+
+
+def suspect(text: str) -> bool:
+    """True when `text` may hold what `loads` refuses and a lenient parser (pydantic-core's) reads: NaN,
+    Infinity, a huge exponent or a surrogate escape. Cheap; false positives only cost the careful path."""
+    return "NaN" in text or "Infinity" in text or "\\u" in text or _EXPONENT.search(text) is not None
+
+
+def lone_surrogate(text: str) -> int | None:
+    """The offset of the first escape of a lone surrogate in JSON text (a pair's two halves are fine)."""
+    if "\\u" not in text:
+        return None
+    pending: int | None = None  # a high half waiting for its low half right after it
+    for match in _SURROGATE.finditer(text):
+        code = int(match.group(1), 16)
+        start = match.end() - 6
+        if code < 0xDC00:  # a high half
+            if pending is not None:
+                return pending
+            pending = start
+        elif pending is not None and start == pending + 6:
+            pending = None
+        else:
+            return start
+    return pending
+
+
+def _deep_at(text: str) -> int:
+    """Where nesting first goes past what the parser took (an error path only, so a plain scan)."""
+    depth, in_string, escaped = 0, False, False
+    deepest, where = 0, 0
+    for i, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, where = depth, i
+        elif char in "]}":
+            depth -= 1
+    return where
+
+
+def loads(text: str) -> Any:
+    """`json.loads(text)`, refusing non-finite numbers, over-long integers, deep nesting and lone surrogates
+    with a `json.JSONDecodeError` at the place."""
+    try:
+        value = json.loads(text, parse_constant=_constant, parse_float=_finite)
+    except json.JSONDecodeError:
+        raise
+    except _NotFinite as exc:
+        match = _CONSTANT.search(text) if str(exc) in ("NaN", "Infinity", "-Infinity") else None
+        pos = match.start() if match else max(text.find(str(exc)), 0)
+        raise json.JSONDecodeError(f"{exc} is not a JSON number (JSON numbers are finite)", text, pos) from None
+    except RecursionError:
+        raise json.JSONDecodeError(NESTING, text, _deep_at(text)) from None
+    except ValueError as exc:  # the int() of a number longer than sys.get_int_max_str_digits()
+        limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 4300
+        match = re.search(rf"\d{{{limit + 1},}}", text) if limit else None
+        raise json.JSONDecodeError(f"an integer of more than {limit} digits (Python's limit for reading one)",
+                                   text, match.start() if match else 0) from exc
+    lone = lone_surrogate(text)
+    if lone is not None:
+        raise json.JSONDecodeError("a lone surrogate escape: not valid UTF-8 text", text, lone)
+    return value
+
+
+def copy_tree(value: Any, *, sort_keys: bool = False) -> Any:
+    """A copy of JSON data (new dicts and lists, tuples made lists; keys sorted when asked), made with a stack
+    rather than recursion, so that any depth the parser reads can be copied."""
+    if not isinstance(value, (dict, list, tuple)):
+        return value
+    top: Any = {} if isinstance(value, dict) else []
+    stack: list[tuple[Any, Any]] = [(value, top)]
+    while stack:
+        source, target = stack.pop()
+        if isinstance(source, dict):
+            for key in sorted(source) if sort_keys else source:
+                item = source[key]
+                if isinstance(item, (dict, list, tuple)):
+                    inner: Any = {} if isinstance(item, dict) else []
+                    target[key] = inner
+                    stack.append((item, inner))
+                else:
+                    target[key] = item
+        else:
+            for item in source:
+                if isinstance(item, (dict, list, tuple)):
+                    inner = {} if isinstance(item, dict) else []
+                    target.append(inner)
+                    stack.append((item, inner))
+                else:
+                    target.append(item)
+    return top

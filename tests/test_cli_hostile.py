@@ -1,0 +1,275 @@
+"""Hostile input and a hostile environment, as a user meets them: every case exits 0, 1, 2 (or 3 for a bug,
+which none of these is), says what is wrong in one line, and never prints a traceback (issue #21)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import chatmend
+import chatmend.cli
+from chatmend.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "ctrl_c_during_tools.jsonl"
+
+
+def shell(command: str, cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
+    """`command` through sh, `chatmend` being this checkout's (redirections such as `>&-` are the point)."""
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8", "CHATMEND": f"{sys.executable} -m chatmend"}
+    env.pop("CHATMEND_TRACEBACK", None)
+    return subprocess.run(["sh", "-c", command], capture_output=True, cwd=cwd, env=env, timeout=timeout,
+                          check=False)
+
+
+def no_traceback(proc: subprocess.CompletedProcess[bytes]) -> None:
+    assert b"Traceback" not in proc.stderr and b"Exception ignored" not in proc.stderr, proc.stderr
+
+
+# --- 17: the last-resort handler -------------------------------------------------------------------------
+
+
+def test_an_unexpected_exception_is_an_internal_error_with_exit_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def broken(*args: object, **kwargs: object) -> object:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.delenv("CHATMEND_TRACEBACK", raising=False)
+    monkeypatch.setattr(chatmend.cli, "timeline", broken)
+    assert main(["show", str(EXAMPLE)]) == 3
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines()[0] == "chatmend: internal error: ZeroDivisionError: a bug"
+    # and from a subprocess: a bug planted through sitecustomize, as a user would meet one
+    (tmp_path / "sitecustomize.py").write_text(
+        "import chatmend.cli\n"
+        "def broken(*a, **k):\n    raise ZeroDivisionError('a bug')\n"
+        "chatmend.cli.timeline = broken\n")
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT / 'src'}"}
+    env.pop("CHATMEND_TRACEBACK", None)
+    proc = subprocess.run([sys.executable, "-m", "chatmend", "show", str(EXAMPLE)], capture_output=True,
+                          env=env, timeout=60, check=False)
+    assert proc.returncode == 3
+    no_traceback(proc)
+    assert proc.stderr.startswith(b"chatmend: internal error: ZeroDivisionError: a bug\n")
+
+
+# --- 13: closed or full standard streams -----------------------------------------------------------------
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("command", ["show", "check", "repair", "convert --to chatmend"])
+def test_a_full_stdout_is_an_error_with_exit_2(tmp_path: Path, command: str) -> None:
+    (tmp_path / "s.jsonl").write_bytes(EXAMPLE.read_bytes())
+    proc = shell(f"$CHATMEND {command} s.jsonl > /dev/full", tmp_path)
+    no_traceback(proc)
+    assert proc.returncode == 2, proc.stderr
+    # repair and convert write through the located writer (`<stdout>: cannot write`), the others end in main()
+    assert re.search(rb"chatmend: error: (<stdout>: cannot write|cannot write the output): No space left on device\n$",
+                     proc.stderr), proc.stderr
+
+
+@pytest.mark.parametrize("command", ["show", "check", "repair", "convert --to chatmend"])
+def test_a_closed_stdout_is_an_error_with_exit_2(tmp_path: Path, command: str) -> None:
+    (tmp_path / "s.jsonl").write_bytes(EXAMPLE.read_bytes())
+    proc = shell(f"$CHATMEND {command} s.jsonl >&-", tmp_path)
+    no_traceback(proc)
+    assert proc.returncode == 2, proc.stderr
+    assert re.search(rb"chatmend: error: (<stdout>: cannot write|cannot write the output): stdout is closed\n$",
+                     proc.stderr), proc.stderr
+
+
+def test_a_closed_stdin_is_bad_input(tmp_path: Path) -> None:
+    proc = shell("$CHATMEND check - <&-", tmp_path)
+    no_traceback(proc)
+    assert (proc.returncode, proc.stderr) == (2, b"<stdin>: stdin is closed; expected a session on stdin "
+                                                 b"(or give a file)\n")
+
+
+def test_a_closed_or_full_stderr_keeps_the_exit_code(tmp_path: Path) -> None:
+    (tmp_path / "s.jsonl").write_bytes(EXAMPLE.read_bytes())
+    proc = shell("$CHATMEND check s.jsonl 2>&-", tmp_path)
+    assert proc.returncode == 1
+    assert proc.stdout.count(b": R6: ") == 2
+    if os.path.exists("/dev/full"):
+        assert shell("$CHATMEND check s.jsonl 2>/dev/full", tmp_path).returncode == 1
+        assert shell("$CHATMEND check nope.jsonl 2>/dev/full", tmp_path).returncode == 2
+
+
+def test_the_help_lists_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    assert "3 internal error" in capsys.readouterr().out
+
+
+def run(*args: str, stdin: bytes | None = None, cwd: Path | None = None,
+        timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
+    """`python -m chatmend ARGS` in a subprocess."""
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    env.pop("CHATMEND_TRACEBACK", None)
+    return subprocess.run([sys.executable, "-m", "chatmend", *args], input=stdin, capture_output=True, cwd=cwd,
+                          env=env, timeout=timeout, check=False)
+
+
+COMMANDS = [["check"], ["repair"], ["show"], ["convert", "--to", "anthropic", "--model", "m"]]
+
+
+# --- 9: detection on fields of the wrong type --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [
+    '{"role":"assistant","content":"","tool_calls":5}\n',
+    '{"type":["user"],"role":"user","content":"x","uuid":"u"}\n',
+    '{"type":{"a":1},"role":"user","content":"x"}\n',
+    json.dumps({"messages": [{"role": "assistant", "tool_calls": 3}]}),
+    json.dumps({"messages": [{"role": "user", "content": [{"type": ["text"]}]}]}),
+    json.dumps([{"type": {"x": 1}}]),
+    json.dumps({"input": [{"type": ["message"], "role": "user", "content": [{"type": {"a": 1}}]}]}),
+], ids=["calls-number", "type-list", "type-object", "body-calls-number", "part-type-list", "item-type-object",
+        "responses-type-list"])
+def test_fields_of_the_wrong_type_are_bad_input_not_a_crash(tmp_path: Path, text: str) -> None:
+    (tmp_path / "s.json").write_text(text)
+    for command in COMMANDS:
+        proc = run(*command, "s.json", cwd=tmp_path)
+        no_traceback(proc)
+        assert proc.returncode == 2, (command, proc.stderr)
+        assert proc.stderr.startswith(b"s.json") or proc.stderr.startswith(b"chatmend: error: s.json"), proc.stderr
+
+
+SESSIONS = ROOT / "examples" / "sessions"
+TARGETS = ["chatmend", "openai_chat", "anthropic", "gemini", "mistral", "kimi", "openai_responses"]
+
+
+def in_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """`main(args)` run in `cwd`, its streams captured as a subprocess's would be (fast, for sweeps; each item
+    has a subprocess test of its own too)."""
+    out, err = io.StringIO(), io.StringIO()
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        os.chdir(here)
+    return subprocess.CompletedProcess(list(args), code, out.getvalue().encode("utf-8", "backslashreplace"),
+                                       err.getvalue().encode("utf-8", "backslashreplace"))
+
+
+def every_command(path: str, cwd: Path, *, subprocess_too: bool = False
+                  ) -> list[tuple[list[str], subprocess.CompletedProcess[bytes]]]:
+    """Every command on `path`: check, repair, show and convert to each target (and check from a subprocess)."""
+    commands = [["check"], ["repair"], ["show"], *(["convert", "--to", t, "--model", "m"] for t in TARGETS)]
+    done = [(command, in_process(*command, path, cwd=cwd)) for command in commands]
+    if subprocess_too:
+        done.append((["check"], run("check", path, cwd=cwd)))
+    return done
+
+
+def with_value(source: Path, literal: str) -> str:
+    """The sample `source` with `literal` (JSON text) put in its first string value's place, the file's text."""
+    text = source.read_text()
+    match = re.search(r'":\s*("(?:[^"\\]|\\.)*")', text)  # the first string value of the sample
+    assert match is not None
+    return text[:match.start(1)] + literal + text[match.end(1):]
+
+
+# --- 11: numbers JSON cannot write -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e999", "9" * 5000])
+@pytest.mark.parametrize("sample", ["anthropic_body.json", "openai_chat_messages.jsonl", "codex_rollout.jsonl"])
+def test_numbers_json_cannot_write_are_located_bad_input(tmp_path: Path, number: str, sample: str) -> None:
+    (tmp_path / sample).write_text(with_value(SESSIONS / sample, number))
+    for command, proc in every_command(sample, tmp_path, subprocess_too=True):
+        no_traceback(proc)
+        assert proc.returncode == 2, (command, proc.stderr)
+        assert proc.stdout == b""
+        err = proc.stderr.decode()
+        assert err.startswith(f"{sample}:1:") or err.startswith(f"{sample}:2:"), err
+        assert "is not a JSON number" in err or "an integer of more than" in err, err
+
+
+def test_the_library_refuses_them_too() -> None:
+    for number in ("NaN", "1e999", "9" * 5000):
+        with pytest.raises(chatmend.HistoryError, match="line 1"):
+            chatmend.loads('{"role":"user","content":"x","provider_data":{"p":{"a":' + number + "}}}\n")
+    # the integer limit is the process's, left as it was
+    assert sys.get_int_max_str_digits() == 4300 or sys.get_int_max_str_digits() >= 0
+
+
+# --- 12: lone surrogates -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sample", sorted(p.name for p in SESSIONS.iterdir()))
+def test_a_lone_surrogate_is_located_bad_input_and_a_pair_is_text(tmp_path: Path, sample: str) -> None:
+    (tmp_path / sample).write_text(with_value(SESSIONS / sample, '"\\ud800 x"'))
+    for command, proc in every_command(sample, tmp_path, subprocess_too=True):
+        no_traceback(proc)
+        assert proc.returncode == 2, (command, proc.stderr)
+        assert "a lone surrogate escape: not valid UTF-8 text" in proc.stderr.decode(), proc.stderr
+    (tmp_path / sample).write_text(with_value(SESSIONS / sample, '"\\ud83d\\ude00 x"'))
+    for command, proc in every_command(sample, tmp_path):
+        no_traceback(proc)
+        assert proc.returncode in (0, 1, 2), (command, proc.stderr)
+        assert b"surrogate" not in proc.stderr
+
+
+# --- 10: nesting -------------------------------------------------------------------------------------------
+
+
+def test_deep_nesting_anywhere_is_located_bad_input(tmp_path: Path) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    (tmp_path / "doc.json").write_text(deep)
+    (tmp_path / "line.jsonl").write_text('{"role":"user","content":"x"}\n'
+                                         '{"role":"user","content":"x","provider_data":{"p":' + deep + "}}\n")
+    for name, line in (("doc.json", 1), ("line.jsonl", 2)):
+        for command, proc in every_command(name, tmp_path, subprocess_too=True):
+            no_traceback(proc)
+            assert proc.returncode == 2, (command, proc.stderr)
+            assert proc.stderr.decode().startswith(f"{name}:{line}:"), proc.stderr
+            assert "nested too deeply" in proc.stderr.decode()
+
+
+@pytest.mark.parametrize("depth", [500, 900])
+def test_arguments_nested_hundreds_deep_work_end_to_end(tmp_path: Path, depth: int) -> None:
+    arguments = {"x": json.loads("[" * depth + "]" * depth)}
+    call = {"id": "a", "type": "function", "function": {"name": "f", "arguments": json.dumps(arguments)}}
+    body = {"model": "m", "messages": [{"role": "user", "content": "go"},
+                                       {"role": "assistant", "content": None, "tool_calls": [call]}]}
+    (tmp_path / "b.json").write_text(json.dumps(body))
+    for command, proc in every_command("b.json", tmp_path, subprocess_too=True):
+        no_traceback(proc)
+        assert proc.returncode in (0, 1), (command, proc.stderr)
+        if command[0] == "convert" and command[2] == "chatmend":
+            assert chatmend.loads(proc.stdout.decode())[1].tool_calls[0].arguments == arguments
+
+
+# --- 15: terminal escapes in what is printed for a person ------------------------------------------------
+
+ESCAPES = '"\\u001b]0;pwned\\u0007"'
+
+
+def test_control_characters_are_escaped_in_everything_printed_for_a_person(tmp_path: Path) -> None:
+    call = '{"id":' + ESCAPES + ',"name":"f\\u001b[2J","arguments":{}}'
+    (tmp_path / "s.jsonl").write_text('{"role":"assistant","content":' + ESCAPES + ',"tool_calls":[' + call + "]}\n"
+                                      '{"role":"user","content":"x\\r\\nfake: no problems\\u009b"}\n')
+    for command in (["show", "--color", "always"], ["check"], ["repair", "-o", "out.jsonl"], ["repair"]):
+        proc = run(*command, "s.jsonl", cwd=tmp_path)
+        no_traceback(proc)
+        printed = proc.stderr + (proc.stdout if command[0] != "repair" or "-o" in command else b"")
+        text = printed.decode()
+        assert "\x07" not in text and "\x1b]" not in text and "\x1b[2J" not in text and "\r" not in text
+        assert "\x9b" not in text
+        assert "\\x1b]0;pwned\\x07" in text, text
+    # the session written keeps them, as JSON escapes; and the JSON report is JSON
+    assert chatmend.loads((tmp_path / "out.jsonl").read_text())[0].tool_calls[0].id == "\x1b]0;pwned\x07"
+    proc = run("repair", "s.jsonl", "-o", "out2.jsonl", "--report", "json", cwd=tmp_path)
+    assert json.loads(proc.stdout)["interrupted"][0]["id"] == "\x1b]0;pwned\x07"
