@@ -32,7 +32,6 @@ from chatmend.formats import (
     NEUTRAL,
     TRANSCRIPT_FORMATS,
     InputError,
-    Progress,
     Session,
     adapter,
     atomic_write,
@@ -40,13 +39,14 @@ from chatmend.formats import (
     neutral,
     provider_formats,
     read,
+    read_bytes,
     read_lines,
     wire_json,
     write_all,
     write_backup,
     write_into,
 )
-from chatmend.formats._io import decoded_lines, open_input
+from chatmend.formats._io import open_input
 from chatmend.repair import IsReadOnly, Origin
 from chatmend.trim import trim_history
 
@@ -270,7 +270,7 @@ def _repair(args: argparse.Namespace) -> int:
             _lock(handle)
         st = os.fstat(handle.fileno()) if args.file != "-" else None
         data = _read_all(handle)
-        session = _parse(data, args)
+        session = read_bytes(data, args.fmt, name=_display(args.file))
         is_read_only = _read_only(args.read_only)
         target = args.to or session.format
         if args.in_place and target != session.format:
@@ -365,15 +365,6 @@ def _read_all(handle: IO[bytes]) -> bytes:
         return handle.read()
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}") from None
-
-
-def _parse(data: bytes, args: argparse.Namespace) -> Session:
-    """The session in `data`, read as `read` reads a file (format detected unless given)."""
-    meter = Progress(_display(args.file), len(data))
-    try:
-        return read_lines(decoded_lines(io.BytesIO(data), meter), args.fmt)
-    finally:
-        meter.close()
 
 
 def _fixed(session: Session, text: str) -> list[Problem]:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import IO, Any
 
 from chatmend import ChatMessage, HistoryError
 from chatmend import _json as strict_json
@@ -39,15 +40,28 @@ def read(path: str, fmt: str = "auto", *, progress: bool | None = None, prefer: 
     `prefer`, a provider's name, is what detection reads a shape as when that provider shares it (plain text
     messages, an OpenAI Chat body for Kimi).
     """
+    with open_input(path) as (handle, size):
+        return _read_handle(handle, size, path, fmt, progress, prefer)
+
+
+def read_bytes(data: bytes, fmt: str = "auto", *, name: str = "-", prefer: str | None = None) -> Session:
+    """`read` of bytes already read (`repair --in-place` reads the file once, for the backup too); `name` is what
+    the progress line calls them."""
+    return _read_handle(io.BytesIO(data), len(data), name, fmt, None, prefer)
+
+
+def _read_handle(
+    handle: IO[bytes], size: int | None, name: str, fmt: str, progress: bool | None, prefer: str | None
+) -> Session:
+    """The Session in `handle`, as `read` and `read_bytes` read it."""
     known = formats()
     if fmt != "auto" and fmt not in known:
         raise InputError(f"unknown format {fmt!r}; expected one of: auto, {', '.join(known)}")
-    with open_input(path) as (handle, size):
-        meter = Progress(path, size, enabled=progress)
-        try:
-            return read_lines(decoded_lines(handle, meter), fmt, prefer)
-        finally:
-            meter.close()
+    meter = Progress(name, size, enabled=progress)
+    try:
+        return read_lines(decoded_lines(handle, meter), fmt, prefer)
+    finally:
+        meter.close()
 
 
 def detect(lines: Iterable[str]) -> str:
