@@ -20,7 +20,7 @@ from chatmend.exceptions import (
 from chatmend.ids import normalize_tool_id
 from chatmend.incremental import Repairer
 from chatmend.jsonl import dumps, loads
-from chatmend.messages import ChatMessage, ImagePart, TextPart, ThinkingPart, Tool, ToolCall
+from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, TextPart, ThinkingPart, Tool, ToolCall
 from chatmend.repair import RepairResult, repair_history
 from chatmend.trim import TrimResult, trim_history
 
@@ -28,9 +28,11 @@ __all__ = [
     "ChatMessage",
     "ChatmendError",
     "CheckError",
+    "FilePart",
     "HistoryError",
     "ImagePart",
     "InputError",
+    "NativePart",
     "Problem",
     "ReadError",
     "RepairResult",

@@ -16,7 +16,17 @@ from pydantic import ValidationError
 
 from chatmend import _json as strict_json
 from chatmend.exceptions import HistoryError
-from chatmend.messages import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall, coerce_message
+from chatmend.messages import (
+    ChatMessage,
+    FilePart,
+    ImagePart,
+    NativePart,
+    Part,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    coerce_message,
+)
 
 __all__ = ["dump_line", "dumps", "iter_loads", "loads", "message_to_dict"]
 
@@ -30,20 +40,17 @@ def _canonical(value: Any) -> Any:
     return strict_json.copy_tree(value, sort_keys=True)  # a stack, not recursion: any depth read is written
 
 
-def _part_to_dict(part: TextPart | ImagePart | ThinkingPart) -> dict[str, Any]:
+def _part_to_dict(part: Part) -> dict[str, Any]:
     if type(part) is TextPart:
-        return {"type": "text", "text": part.text}
-    if type(part) is ImagePart:
-        d: dict[str, Any] = {"type": "image"}
-        if part.media_type is not None:
-            d["media_type"] = part.media_type
-        if part.data is not None:
-            d["data"] = part.data
-        if part.url is not None:
-            d["url"] = part.url
-        return d
+        if part.provider_data is None:
+            return {"type": "text", "text": part.text}
+        return {"type": "text", "text": part.text, "provider_data": _canonical(part.provider_data)}
+    if type(part) is ImagePart or type(part) is FilePart:
+        return _source_to_dict(part)
+    if type(part) is NativePart:
+        return {"type": "native", "provider": part.provider, "data": _canonical(part.data)}
     assert type(part) is ThinkingPart
-    d = {"type": "thinking"}
+    d: dict[str, Any] = {"type": "thinking"}
     if part.text:
         d["text"] = part.text
     if part.signature is not None:
@@ -59,8 +66,19 @@ def _part_to_dict(part: TextPart | ImagePart | ThinkingPart) -> dict[str, Any]:
     return d
 
 
+def _source_to_dict(part: ImagePart | FilePart) -> dict[str, Any]:
+    """An image or file part: its tag, then every field that is set, in the model's order."""
+    d: dict[str, Any] = {"type": part.type}
+    for name, value in part.__dict__.items():
+        if name != "type" and value is not None:
+            d[name] = _canonical(value) if name == "provider_data" else value
+    return d
+
+
 def _call_to_dict(call: ToolCall) -> dict[str, Any]:
     d: dict[str, Any] = {"id": call.id, "name": call.name, "arguments": _canonical(call.arguments)}
+    if call.raw_arguments is not None:
+        d["raw_arguments"] = call.raw_arguments
     if call.provider_data is not None:
         d["provider_data"] = _canonical(call.provider_data)
     return d

@@ -17,7 +17,9 @@ from chatmend.exceptions import HistoryError
 
 __all__ = [
     "ChatMessage",
+    "FilePart",
     "ImagePart",
+    "NativePart",
     "Part",
     "Role",
     "TextPart",
@@ -49,6 +51,9 @@ class TextPart(_Value):
     """Tag of the part."""
     text: str
     """The text, kept byte for byte."""
+    provider_data: ProviderData | None = None
+    """Fields of the provider's text block that the model does not name (Anthropic's `cache_control` and
+    `citations`, a Responses `annotations` list), keyed by provider name, written back only to that provider."""
 
 
 class ImagePart(_Value):
@@ -62,6 +67,9 @@ class ImagePart(_Value):
     """Base64 bytes of the image (no `data:` prefix)."""
     url: str | None = None
     """An https URL or a `data:` URI, when the image is not inline."""
+    provider_data: ProviderData | None = None
+    """Fields of the provider's image block that the model does not name (`cache_control`, `detail`), keyed by
+    provider name, written back only to that provider."""
 
     @model_validator(mode="after")
     def _one_source(self) -> ImagePart:
@@ -95,7 +103,64 @@ class ThinkingPart(_Value):
     """Provider-specific fields (item ids, summaries), copied back only to `provider`."""
 
 
-Part = Annotated[Union[TextPart, ImagePart, ThinkingPart], Field(discriminator="type")]  # noqa: UP007
+class FilePart(_Value):
+    """A document, file or audio clip (Anthropic's `document`, Chat's `file` and `input_audio`, Responses'
+    `input_file`, Gemini's non-image `inlineData` / `fileData`): inline base64 `data`, a `url`, or a provider's
+    `file_id`. What maps between providers; the rest of a provider's block stays in `provider_data`."""
+
+    type: Literal["file"] = "file"
+    """Tag of the part."""
+    media_type: str | None = None
+    """MIME type (`application/pdf`, `audio/wav`, `text/plain`); required with `data`."""
+    data: str | None = None
+    """Base64 bytes of the file (no `data:` prefix)."""
+    url: str | None = None
+    """An https URL (or a provider's file URI) when the file is not inline."""
+    file_id: str | None = None
+    """A file uploaded to the provider, by its id: valid only at `provider`."""
+    filename: str | None = None
+    """The file's name, where the wire format carries one."""
+    provider: str | None = None
+    """The provider a `file_id` belongs to."""
+    provider_data: ProviderData | None = None
+    """Fields of the provider's block the model does not name (`title`, `context`, `citations`), keyed by provider."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> FilePart:
+        if sum(x is not None for x in (self.data, self.url, self.file_id)) != 1:
+            raise ValueError("a file needs exactly one of 'data' (base64), 'url' or 'file_id'")
+        if self.data is not None and not self.media_type:
+            raise ValueError("a file with 'data' needs its 'media_type', e.g. 'application/pdf'")
+        return self
+
+
+class NativePart(_Value):
+    """A block, part or item of one provider's wire format that the neutral model does not name (a
+    `server_tool_use`, an `executableCode` part, a Responses `web_search_call` item, a type added last month),
+    kept where it stood as its exact JSON and written back verbatim to the same provider.
+
+    To another provider it is unsupported: `to_request` raises `UnsupportedError` naming its type and path, or,
+    with `on_unsupported=`, drops it and reports the drop.
+    """
+
+    type: Literal["native"] = "native"
+    """Tag of the part."""
+    provider: str
+    """The provider whose wire format `data` is in (its registry name)."""
+    data: dict[str, Any]
+    """The block, part or item exactly as the provider's JSON has it."""
+
+    @property
+    def native_type(self) -> str:
+        """The provider's own type name of the block (its `type` field, or for Gemini its one key)."""
+        kind = self.data.get("type")
+        if isinstance(kind, str):
+            return kind
+        return next((k for k in self.data if k not in ("thought", "thoughtSignature")), "?")
+
+
+Part = Annotated[Union[TextPart, ImagePart, ThinkingPart, FilePart, NativePart],  # noqa: UP007
+                 Field(discriminator="type")]
 
 
 class ToolCall(_Value):
@@ -107,6 +172,9 @@ class ToolCall(_Value):
     """The tool's name."""
     arguments: dict[str, Any] | str = Field(default_factory=dict)
     """The arguments: a JSON object, or the raw text when it is not valid JSON (a stream cut off mid-call)."""
+    raw_arguments: str | None = None
+    """The arguments exactly as the provider sent them, when it sent JSON text (Chat, Responses): writers of a
+    text-arguments format send this text verbatim, so a repaired body keeps every call byte for byte."""
     provider_data: ProviderData | None = None
     """Provider-specific fields, keyed by provider name (a Gemini thought signature, a Responses item id)."""
 
@@ -217,7 +285,7 @@ def replace_field(model: _M, name: str, value: Any) -> _M:
     return new
 
 
-def text_of(content: str | Sequence[TextPart | ImagePart | ThinkingPart]) -> str:
+def text_of(content: str | Sequence[TextPart | ImagePart | ThinkingPart | FilePart | NativePart]) -> str:
     """The text parts of a content joined by newlines (the whole string for string content)."""
     if isinstance(content, str):
         return content
@@ -271,8 +339,11 @@ def _history_error(exc: ValidationError, item: Mapping[Any, Any], index: int) ->
     elif err["type"] == "extra_forbidden":
         text = "unknown field"
     elif field == "content" or (field or "").startswith("content."):
-        text = f"{text} (content is a string or a list of text, image and thinking parts)"
+        text = f"{text} (content is a string or a list of text, image, thinking, file and native parts)"
     return HistoryError(text, index=index, field=field)
+
+
+_PART_TAGS = ("text", "image", "thinking", "file", "native")
 
 
 def _field_path(loc: tuple[int | str, ...]) -> list[str]:
@@ -281,7 +352,7 @@ def _field_path(loc: tuple[int | str, ...]) -> list[str]:
     prev: int | str | None = None
     for item in loc:
         skip = isinstance(item, str) and (
-            item == "str" or "[" in item or (isinstance(prev, int) and item in ("text", "image", "thinking"))
+            item == "str" or "[" in item or (isinstance(prev, int) and item in _PART_TAGS)
         )
         if not skip:
             out.append(str(item))

@@ -27,9 +27,8 @@ from typing import NamedTuple
 from chatmend.ids import FinalIds
 from chatmend.messages import (
     ChatMessage,
-    ImagePart,
+    Part,
     TextPart,
-    ThinkingPart,
     ToolCall,
     coerce_history,
     from_template,
@@ -177,7 +176,7 @@ def orphan_note(result: ChatMessage) -> ChatMessage:
     header = (f"A tool result arrived with no matching tool call "
               f"({tool}id: {call_id}, error: {'yes' if result.is_error else 'no'}).")
     content = result.content
-    others: list[ImagePart | ThinkingPart] = []
+    others: list[Part] = []
     if isinstance(content, str):
         text = content
     else:

@@ -19,20 +19,23 @@ import json
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from json.encoder import encode_basestring
 from typing import Any, ClassVar, cast
 
-from chatmend.exceptions import CheckError, Problem, ReadError, error_context
+from chatmend.exceptions import ChatmendError, CheckError, Problem, ReadError, UnsupportedError, error_context
 from chatmend.ids import digest, shortening_id_maker, wire_ids
 from chatmend.incremental import Repairer
-from chatmend.messages import ChatMessage, ImagePart, Tool, ToolCall
-from chatmend.repair import IsReadOnly, RepairResult, repair_for_writers
+from chatmend.messages import ChatMessage, ImagePart, NativePart, Tool, ToolCall, replace_field
+from chatmend.providers._lossless import BodyRepair, Dropped, Run, kept_items, plan_rewrite, unwritable_parts
+from chatmend.repair import IsReadOnly, RepairResult, repair_for_writers, repair_history
 
 __all__ = [
     "SHAPE",
+    "BodyRepair",
     "CheckContext",
+    "Dropped",
     "HistoryInput",
     "IdAssigner",
     "Provider",
@@ -74,6 +77,10 @@ class IdAssigner:
         """The wire ids of one message's calls, in order."""
         next_id = self.next_id
         return [next_id(call.name) for call in calls]
+
+    def skip(self, n: int) -> None:
+        """Pass over `n` calls written elsewhere (the kept items of `repair_body`)."""
+        self._written += n
 
 
 @dataclass(frozen=True)
@@ -148,6 +155,23 @@ class Provider(ABC):
         """True when these call ids are of a shape only this provider makes (Kimi's `functions.NAME:N`)."""
         return False
 
+    writes_parts: ClassVar[frozenset[str]] = frozenset({"text", "image", "thinking"})
+    """The neutral part types the writer writes (`Part`'s `type` tags): any other part of a history is
+    unsupported here, as a native part of a wire format `accepts_native` refuses is."""
+
+    def accepts_native(self, provider: str) -> bool:
+        """True when a `NativePart` of `provider` is written verbatim into this provider's bodies: its own, and
+        those of every provider speaking the same wire shape (`shape_of`: Kimi's and Mistral's are Chat's)."""
+        if provider == self.name:
+            return True
+        from chatmend.providers import get  # the registry imports every adapter, this module among them
+
+        try:
+            other = get(provider)
+        except ChatmendError:
+            return False
+        return (other.shape_of or other.name) == (self.shape_of or self.name)
+
     def serves(self, model: object) -> bool:
         """True when the model name is one of this provider's (`model_prefixes`), after any `vendor/`."""
         if not isinstance(model, str) or not self.model_prefixes:
@@ -165,6 +189,7 @@ class Provider(ABC):
         system: str | None = None,
         is_read_only: IsReadOnly | None = None,
         repairer: Repairer | None = None,
+        on_unsupported: Callable[[Dropped], object] | None = None,
         **options: Any,
     ) -> dict[str, Any]:
         """The exact JSON request body for this provider, after `repair_history` and id mapping.
@@ -173,6 +198,10 @@ class Provider(ABC):
         the same body, but the repair costs only what is new. Other options go into the body (each adapter
         says where); an option named like the conversation list (`list_key`) is a ValueError: the history is
         the first argument.
+
+        A `NativePart` of another wire format (`accepts_native` is False) is an `UnsupportedError` naming its
+        type and path; with `on_unsupported`, it is left out and `on_unsupported(Dropped(...))` is called for
+        each (`drops = []; to_request(..., on_unsupported=drops.append)`).
         """
         if self.list_key in options:
             raise ValueError(f"{self.list_key!r} is written from the history: pass the conversation as "
@@ -180,8 +209,32 @@ class Provider(ABC):
         with error_context(provider=self.name):
             # the writer takes ids from `final_ids`, unless the provider mints them by position
             result = repaired(history, is_read_only, repairer, assign_ids=not self.ids_by_position)
+            result = self._without_foreign_natives(result, on_unsupported)
             ids = self._id_assigner(result.final_ids)
             return self._write_body(result, ids, model, coerce_tools(tools), system, options)
+
+    def _without_foreign_natives(self, result: RepairResult,
+                                 on_unsupported: Callable[[Dropped], object] | None) -> RepairResult:
+        """The result with no native part this provider cannot carry: raised, or dropped and reported."""
+        found = unwritable_parts(result.messages, self.writes_parts, self.accepts_native)
+        if not found:
+            return result
+        if on_unsupported is None:
+            i, j = found[0]
+            provider, kind = _part_kind(result.messages[i], j)
+            raise UnsupportedError(
+                f"{provider}'s {kind!r} block has no place in a {self.title or self.name} body (pass "
+                "on_unsupported= to leave it out, or --drop-unsupported on the command line)",
+                provider=self.name, path=f"messages[{i}].content[{j}]", feature=kind)
+        messages = list(result.messages)
+        for i, j in reversed(found):
+            content = messages[i].content
+            assert not isinstance(content, str)
+            messages[i] = replace_field(messages[i], "content", content[:j] + content[j + 1:])
+        for i, j in found:  # reported in history order
+            provider, kind = _part_kind(result.messages[i], j)
+            on_unsupported(Dropped(provider, kind, f"messages[{i}].content[{j}]"))
+        return replace(result, messages=messages)
 
     @abstractmethod
     def _write_body(self, result: RepairResult, ids: IdAssigner, model: str, tools: list[Tool],
@@ -209,6 +262,114 @@ class Provider(ABC):
     @abstractmethod
     def from_response(self, response: Any) -> ChatMessage:
         """The assistant message of a reply (a JSON dict or the official SDK's response object)."""
+
+    # ------------------------------------------------------------------------- repair in the body's own format
+
+    def repair_body(self, body: Mapping[str, Any], *, is_read_only: IsReadOnly | None = None) -> BodyRepair:
+        """`body` (a request body of this provider) repaired in its own format, changing only what repair must.
+
+        The top-level fields stay as they are; in the conversation list, every item whose messages repair left
+        alone is the input's own object, and only the others are written anew (`BodyRepair.rewritten`). A valid
+        body comes back equal. What the proxy calls on every request, and `chatmend repair body.json`.
+        """
+        with error_context(provider=self.name):
+            if not isinstance(body, Mapping) or not isinstance(body.get(self.list_key), list):
+                raise ReadError(f"expected a {self.title or self.name} body with a {self.list_key!r} list",
+                                provider=self.name, path=self.list_key)
+            items: list[Any] = body[self.list_key]
+            groups = self._read_groups(items)
+            if groups is None:  # the adapter cannot tell items apart: the whole list is written anew when changed
+                result = repair_history(self.from_request(items), is_read_only=is_read_only)
+                if not result.changed:
+                    return BodyRepair(dict(body), result)
+                written = self._write_items(result.messages, lambda: self._id_assigner(result.final_ids), 0)
+                return BodyRepair({**body, self.list_key: written}, result, list(range(len(written))))
+            flat = [m for group in groups for m in group]
+            result = repair_history(flat, is_read_only=is_read_only)
+            out = result.messages
+            wire = self._id_assigner(result.final_ids)
+            wire_ids = [wire.next_id(c.name) for m in out for c in m.tool_calls]
+            wire_id = None if wire_ids == result.final_ids else wire_ids.__getitem__
+            kept = kept_items(groups, result, wire_id)
+            runs = plan_rewrite(out, kept)
+            if not runs and len(out) == len(flat) and _every_item_kept(kept, len(items), groups):
+                repaired = BodyRepair(dict(body), result)
+            else:
+                new_items, rewritten = self._rebuild(items, out, kept, runs, result)
+                repaired = BodyRepair({**body, self.list_key: new_items}, result, rewritten)
+            if not self._list_problems(repaired.body):
+                return repaired
+            # the list breaks a rule of the wire beyond pairing (its first role, alternation): the writer knows
+            # them, so the whole list is written anew
+            written = self._write_items(out, self._ids_from(result, 0), 0)
+            return BodyRepair({**body, self.list_key: written}, result, list(range(len(written))))
+
+    def _list_problems(self, body: Mapping[str, Any]) -> list[Problem]:
+        """`check`'s problems of the body's conversation list (not of its other fields, the caller's)."""
+        key = self.list_key
+        return [p for p in self.check(body) if p.path == key or p.path.startswith((key + "[", key + "."))]
+
+    def _rebuild(self, items: list[Any], out: list[ChatMessage], kept: list[int | None],
+                 runs: list[Run], result: RepairResult) -> tuple[list[Any], list[int]]:
+        """The new list: kept items as they are, each run written by `_write_items`."""
+        calls_before = [0]
+        for m in out:
+            calls_before.append(calls_before[-1] + len(m.tool_calls))
+        new_items: list[Any] = []
+        rewritten: list[int] = []
+        run_at = {run.start: run for run in runs}
+        p = 0
+        while p < len(out):
+            run = run_at.get(p)
+            if run is None:
+                r = kept[p]
+                assert r is not None
+                if not new_items or new_items[-1] is not items[r]:  # an item of several messages: once
+                    new_items.append(items[r])
+                p += 1
+                continue
+            written = self._write_items(out[run.lead:run.end], self._ids_from(result, calls_before[run.lead]),
+                                        run.start - run.lead)
+            rewritten.extend(range(len(new_items), len(new_items) + len(written)))
+            new_items.extend(written)
+            p = run.end
+        return new_items, rewritten
+
+    def _read_groups(self, items: list[Any]) -> list[list[ChatMessage]] | None:
+        """The neutral messages of each item of the conversation list, in order, one list per item (hook: an
+        adapter whose `repair_body` keeps the items repair leaves alone; None: the whole list is written anew
+        when anything changed)."""
+        return None
+
+    def _ids_from(self, result: RepairResult, first_call: int) -> Callable[[], IdAssigner]:
+        """Fresh assigners of the result's wire ids, from call `first_call` of the history on."""
+        def assigner() -> IdAssigner:
+            ids = self._id_assigner(result.final_ids)
+            ids.skip(first_call)
+            return ids
+        return assigner
+
+    def _write_items(self, messages: list[ChatMessage], ids: Callable[[], IdAssigner], lead: int) -> list[Any]:
+        """Wire items for `messages[lead:]`, a run of repaired messages, their wire ids from a fresh `ids()`;
+        the first `lead` messages are written before them for context only (the calls the run answers) and
+        left out.
+
+        Hook: the default writes the whole run as a body's list, and the lead alone to know how many items it
+        makes; an adapter whose writer merges across that boundary, or moves messages out of the list (a system
+        message into a top-level field), overrides it.
+        """
+        written = self._list_of(messages, ids())
+        if not lead:
+            return written
+        return written[len(self._list_of(messages[:lead], ids())):]
+
+    def _list_of(self, messages: list[ChatMessage], ids: IdAssigner) -> list[Any]:
+        """The conversation list `_write_body` writes for repaired messages."""
+        result = RepairResult(messages=messages, interrupted=[],
+                              final_ids=[c.id for m in messages for c in m.tool_calls])
+        body = self._write_body(result, ids, "model", [], None, {})
+        items: list[Any] = body[self.list_key]
+        return items
 
     # ---------------------------------------------------------------------------------------------- check
 
@@ -268,6 +429,22 @@ class Provider(ABC):
 
     def __repr__(self) -> str:
         return f"<provider {self.name}>"
+
+
+def _part_kind(message: ChatMessage, j: int) -> tuple[str, str]:
+    """Whose a part is and its type, as an unsupported part is named: a native part by its provider's own type
+    name, any other by its neutral type."""
+    part = message.content[j]
+    assert not isinstance(part, str)
+    if isinstance(part, NativePart):
+        return part.provider, part.native_type
+    return "chatmend", part.type
+
+
+def _every_item_kept(kept: list[int | None], n_items: int, groups: list[list[ChatMessage]]) -> bool:
+    """True when every input item is kept (items holding no message, like an empty one, count as kept)."""
+    held = {r for r in kept if r is not None}
+    return all(r in held or not groups[r] for r in range(n_items))
 
 
 def text_field(mapping: Mapping[str, Any], key: str = "type") -> str | None:
@@ -337,8 +514,10 @@ def coerce_tools(tools: ToolsInput) -> list[Tool]:
 
 
 def arguments_json(call: ToolCall) -> str:
-    """The call's arguments as JSON text; text that was not valid JSON is sent verbatim."""
-    return arguments_text(call.arguments)
+    """The call's arguments as JSON text: the text its provider sent when a reader kept it (`raw_arguments`),
+    else compact JSON; text that was not valid JSON is sent verbatim."""
+    raw = call.raw_arguments
+    return raw if raw is not None else arguments_text(call.arguments)
 
 
 def _not_json(value: object) -> object:

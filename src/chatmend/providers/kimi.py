@@ -38,6 +38,10 @@ class _PositionIds(IdAssigner):
         self._count = n + 1
         return f"functions.{name}:{n}"
 
+    def skip(self, n: int) -> None:
+        """Pass over `n` calls written elsewhere: the next call's index counts them."""
+        self._count += n
+
 
 class Kimi(OpenAIChat):
     """Kimi: OpenAI Chat bodies with `functions.NAME:IDX` ids, `reasoning_content` and named tool results."""

@@ -22,12 +22,22 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, ReadError, error_context
-from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, Tool, ToolCall
+from chatmend.messages import (
+    ChatMessage,
+    ImagePart,
+    Part,
+    TextPart,
+    ThinkingPart,
+    Tool,
+    ToolCall,
+    replace_field,
+)
 from chatmend.providers.base import (
     SHAPE,
     CheckContext,
     IdAssigner,
     Provider,
+    arguments_json,
     arguments_text,
     image_data_url,
     parse_data_url,
@@ -94,6 +104,17 @@ def _named_function(call: Any) -> Mapping[str, Any] | None:
     if isinstance(function, Mapping) and isinstance(function.get("name"), str) and function["name"]:
         return function
     return None
+
+
+def _with_raw_arguments(message: ChatMessage, item: Mapping[str, Any]) -> ChatMessage:
+    """The message with each call's arguments text kept as it came (`repair_body` writes it back byte for byte)."""
+    if not message.tool_calls:
+        return message
+    calls = tuple(
+        replace_field(call, "raw_arguments", text) if isinstance(text := raw["function"].get("arguments"), str)
+        else call
+        for call, raw in zip(message.tool_calls, item["tool_calls"]))
+    return replace_field(message, "tool_calls", calls)
 
 
 def _thinking_text(parts: Sequence[Part]) -> str:
@@ -201,7 +222,7 @@ class OpenAIChat(Provider):
                 content = message.content
                 self._append_turn(out, {"role": "user", "content": content if isinstance(content, str) else [
                     _image(p) if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
-                    for p in content if not isinstance(p, ThinkingPart)
+                    for p in content if isinstance(p, (TextPart, ImagePart))
                 ] or ""})  # thinking only: nothing of it can be sent
             else:
                 text, pics = _split(message.content)
@@ -268,7 +289,7 @@ class OpenAIChat(Provider):
                 wire_calls.append({
                     "id": call_id,
                     "type": "function",
-                    "function": {"name": wire_name, "arguments": arguments_text(call.arguments)},  # OC6
+                    "function": {"name": wire_name, "arguments": arguments_json(call)},  # OC6
                 })
             wire["tool_calls"] = wire_calls
         out.append(wire)
@@ -320,6 +341,15 @@ class OpenAIChat(Provider):
                 with error_context(path=f"messages[{i}]"):
                     history.append(self._read_message(item))
             return history
+
+    def _read_groups(self, items: list[Any]) -> list[list[ChatMessage]]:
+        """One neutral message per wire message (`repair_body` keeps each one repair leaves alone)."""
+        with error_context(provider=self.name):
+            groups = []
+            for i, item in enumerate(items):
+                with error_context(path=f"messages[{i}]"):
+                    groups.append([_with_raw_arguments(self._read_message(item), item)])
+            return groups
 
     def from_response(self, response: Any) -> ChatMessage:
         """The reply's first choice as an assistant message: text, calls (arguments parsed), thinking."""

@@ -61,7 +61,7 @@ def _content_blocks(parts: Sequence[Part]) -> list[Block]:
     for part in parts:
         if isinstance(part, ImagePart):
             blocks.append(_image(part))
-        elif not _blank(part.text):
+        elif isinstance(part, (TextPart, ThinkingPart)) and not _blank(part.text):
             text = part.text if isinstance(part, TextPart) else THINKING_OPEN + part.text + THINKING_CLOSE
             blocks.append(_text(text))
     return blocks
@@ -96,9 +96,10 @@ def _produces(message: ChatMessage) -> bool:
     if isinstance(content, str):
         return not _blank(content)
     if message.role == "assistant":
-        return any(isinstance(p, ImagePart) or (not _blank(p.text) and (
+        return any(isinstance(p, ImagePart) or (isinstance(p, (TextPart, ThinkingPart)) and not _blank(p.text) and (
             isinstance(p, TextPart) or _signed(p) is None)) for p in content)
-    return any(isinstance(p, ImagePart) or not _blank(p.text) for p in content)
+    return any(isinstance(p, ImagePart) or (isinstance(p, (TextPart, ThinkingPart)) and not _blank(p.text))
+               for p in content)
 
 
 class _Writer:
@@ -203,7 +204,7 @@ class _Writer:
                         blocks.append(_text(part.text))
                 elif isinstance(part, ImagePart):
                     images.append(part)
-                else:
+                elif isinstance(part, ThinkingPart):
                     signed = _signed(part)
                     if signed is not None:
                         blocks.append(signed)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatmend import _json as strict_json
-from chatmend.messages import ChatMessage, ImagePart, Part, ThinkingPart, Tool, ToolCall
+from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, Tool, ToolCall
 from chatmend.providers.base import IdAssigner, parse_data_url
 from chatmend.providers.gemini.wire import BRIDGE_TEXT, IMAGES_LABEL, NAME, RAW_ARGUMENTS_KEY, is_base64
 from chatmend.repair import RepairResult
@@ -61,7 +61,7 @@ def _user_parts(content: str | tuple[Part, ...]) -> list[dict[str, Any]]:
     for part in content:
         if isinstance(part, ImagePart):
             out.append(_image(part))
-        elif part.text:  # a thinking part in a user message is just text here
+        elif isinstance(part, (TextPart, ThinkingPart)) and part.text:  # thinking in a user message is text
             out.append({"text": part.text})
     return out
 
@@ -86,7 +86,7 @@ def _model_parts(content: str | tuple[Part, ...]) -> list[dict[str, Any]]:
             continue
         if isinstance(part, ImagePart):
             item = _image(part)
-        elif part.text:
+        elif isinstance(part, TextPart) and part.text:
             item = {"text": part.text}
         else:
             continue
@@ -149,7 +149,7 @@ def _add_responses(
         if isinstance(content, str):
             text = content
         else:
-            text = "\n".join(p.text for p in content if not isinstance(p, ImagePart) and p.text)
+            text = "\n".join(p.text for p in content if isinstance(p, (TextPart, ThinkingPart)) and p.text)
             images = [p for p in content if isinstance(p, ImagePart)]
         response = {"error": text} if result.is_error else {"output": text}
         fr: dict[str, Any] = (

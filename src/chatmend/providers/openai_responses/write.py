@@ -97,12 +97,9 @@ class _Split:
                 split.order.append(part)
             elif isinstance(part, ImagePart):
                 split.images.append(part)
-            elif isinstance(part, ThinkingPart):
-                if part.provider == NAME:
-                    split.thinking.append(part)
-                    split.order.append(part)
-            else:
-                assert_never(part)
+            elif isinstance(part, ThinkingPart) and part.provider == NAME:
+                split.thinking.append(part)
+                split.order.append(part)
         return split
 
 
