@@ -142,8 +142,8 @@ def repair_history(
 
     `mark` is how a synthetic result says it is not the tool's own: `"error"` (the default) makes it an error
     result (`is_error`), which each wire format says in its own way: Anthropic's `is_error: true`, Gemini's
-    `response: {"error": ...}`, an `Error: ` prefix to the text in the formats that have no error field (OpenAI
-    Chat and Responses, Kimi, Mistral). `"field"` is the same here; a provider's `to_request` then marks it only
+    `response: {"error": ...}`, a prefix to the text in the formats that have no error field (`Error: ` in OpenAI
+    Chat, Kimi, Mistral; `[error] ` in Responses). `"field"` is the same here; a provider's `to_request` then marks it only
     where its format has a field for it, leaving the text as worded elsewhere. `"none"`: a plain result, which
     only its wording tells apart. Every guarantee holds with each.
     """

@@ -19,7 +19,7 @@ import json
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from json.encoder import encode_basestring
 from typing import Any, ClassVar, cast
@@ -27,8 +27,19 @@ from typing import Any, ClassVar, cast
 from chatmend.exceptions import CheckError, Problem, ReadError, error_context
 from chatmend.ids import digest, shortening_id_maker, wire_ids
 from chatmend.incremental import Repairer
-from chatmend.messages import ChatMessage, ImagePart, Tool, ToolCall
-from chatmend.repair import IsReadOnly, RepairResult, repair_for_writers
+from chatmend.messages import ChatMessage, ImagePart, Tool, ToolCall, replace_field
+from chatmend.repair import (
+    DEFAULT_OPTIONS,
+    IsReadOnly,
+    Mark,
+    OnMissing,
+    RepairOptions,
+    RepairResult,
+    Wording,
+    _options,
+    repair_for_writers,
+)
+from chatmend.results import SYNTHETIC_SOURCE
 
 __all__ = [
     "SHAPE",
@@ -46,6 +57,7 @@ __all__ = [
     "sanitizing_id_maker",
     "text_field",
     "to_plain",
+    "without_error_mark",
 ]
 
 SHAPE = "SHAPE"
@@ -102,6 +114,10 @@ class Provider(ABC):
     """The characters a tool call id may hold, as the inside of a regex class (`a-zA-Z0-9_-`; None: any)."""
     ids_by_position: ClassVar[bool] = False
     """True when `_id_assigner` mints wire ids from the calls' positions alone (Kimi): repair then skips rule 5."""
+    error_field: ClassVar[bool] = False
+    """True when a failed tool result has a field of its own on the wire (Anthropic's `is_error`, Gemini's
+    `response: {"error": ...}`); False when only its text can say so (an `Error: ` prefix): `mark="field"` then
+    writes a synthetic result as a plain one, its text as worded."""
 
     # ---------------------------------------------------------------------------------------- declarations
 
@@ -165,21 +181,35 @@ class Provider(ABC):
         system: str | None = None,
         is_read_only: IsReadOnly | None = None,
         repairer: Repairer | None = None,
+        wording: Wording | None = None,
+        leave_open_last: bool = False,
+        on_missing: OnMissing = "answer",
+        mark: Mark = "error",
         **options: Any,
     ) -> dict[str, Any]:
         """The exact JSON request body for this provider, after `repair_history` and id mapping.
 
+        `wording`, `leave_open_last`, `on_missing` and `mark` are `repair_history`'s options: the body is that of
+        `repair_history(history, ...)` with the same ones; with `mark="field"`, a synthetic result is marked as
+        an error only where this format has a field for it (`error_field`). The history may hold the official
+        SDKs' message objects, as `repair_history` reads them.
+
         With a `repairer` (one per session, kept by the caller), the repair reuses the previous call's work:
-        the same body, but the repair costs only what is new. Other options go into the body (each adapter
-        says where); an option named like the conversation list (`list_key`) is a ValueError: the history is
-        the first argument.
+        the same body, but the repair costs only what is new; the repair options are then the Repairer's
+        (others are a ValueError: one Repairer never mixes results made under different options). Other options
+        go into the body (each adapter says where); an option named like the conversation list (`list_key`) is
+        a ValueError: the history is the first argument.
         """
         if self.list_key in options:
             raise ValueError(f"{self.list_key!r} is written from the history: pass the conversation as "
                              "to_request's first argument, not as an option")
+        asked = _options(wording, leave_open_last, on_missing, mark)
         with error_context(provider=self.name):
             # the writer takes ids from `final_ids`, unless the provider mints them by position
-            result = repaired(history, is_read_only, repairer, assign_ids=not self.ids_by_position)
+            result = repaired(history, is_read_only, repairer, assign_ids=not self.ids_by_position, options=asked)
+            used = asked if repairer is None else repairer.options
+            if used.mark == "field" and not self.error_field and result.interrupted:
+                result = without_error_mark(result)
             ids = self._id_assigner(result.final_ids)
             return self._write_body(result, ids, model, coerce_tools(tools), system, options)
 
@@ -283,19 +313,36 @@ def repaired(
     repairer: Repairer | None = None,
     *,
     assign_ids: bool = True,
+    options: RepairOptions = DEFAULT_OPTIONS,
 ) -> RepairResult:
     """The repaired history (by the caller's `Repairer` when given): what every adapter encodes.
 
     Writers take each call's id from `final_ids` in order and each result's from the calls it answers, never
     from the messages: `repair_for_writers` then spares the copies that would only carry renamed ids, and the
     list of renames (and, with `assign_ids=False`, for a writer that mints ids by position, the final ids
-    themselves).
+    themselves). With a `repairer`, `options` other than the default ones must be the Repairer's own.
     """
     if repairer is None:
-        return repair_for_writers(history, is_read_only=is_read_only, assign_ids=assign_ids, renames=False)
+        return repair_for_writers(history, is_read_only=is_read_only, assign_ids=assign_ids, renames=False,
+                                  options=options)
     if is_read_only is not None:
         raise ValueError("give is_read_only to the Repairer (Repairer(is_read_only=...)), not to to_request")
+    if options != repairer.options and options != DEFAULT_OPTIONS:
+        raise ValueError(f"the Repairer repairs with {repairer.options}, not {options}: give the repair options to "
+                         "the Repairer (one Repairer never mixes results made under different options)")
     return repairer.repair(history)
+
+
+def without_error_mark(result: RepairResult) -> RepairResult:
+    """`result` with its synthetic results as plain ones (`mark="field"` for a format with no error field)."""
+    messages = list(result.messages)
+    runs = result.origin_runs
+    ends = [*runs[2::2], len(messages)]
+    for start, source, end in zip(runs[::2], runs[1::2], ends):
+        if source == SYNTHETIC_SOURCE:
+            for position in range(start, end):
+                messages[position] = replace_field(messages[position], "is_error", False)
+    return replace(result, messages=messages)
 
 
 @cache

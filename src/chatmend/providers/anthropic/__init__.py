@@ -69,6 +69,7 @@ class Anthropic(Provider):
     name: ClassVar[str] = PROVIDER_NAME
     id_max_length: ClassVar[int | None] = ID_MAX_LENGTH  # AN5
     id_alphabet: ClassVar[str | None] = ID_ALPHABET  # AN5
+    error_field: ClassVar[bool] = True  # tool_result `is_error: true`
     texts: ClassVar[dict[str, str]] = TEXTS
     title: ClassVar[str] = "Anthropic Messages"
     description: ClassVar[str] = "Anthropic Messages: a body or its messages list"
