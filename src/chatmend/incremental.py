@@ -9,9 +9,21 @@ goes on from there, with the same rules (the pass of `chatmend.repair`, not a se
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from chatmend.messages import ChatMessage, coerce_history
-from chatmend.repair import IsReadOnly, Mark, OnMissing, RepairOptions, RepairResult, Wording, _Mark, _options, _Pass
+from chatmend.repair import (
+    IsReadOnly,
+    Mark,
+    OnMissing,
+    RepairOptions,
+    RepairResult,
+    Wording,
+    _Mark,
+    _options,
+    _Pass,
+    read_sdk_objects,
+)
 
 __all__ = ["Repairer"]
 
@@ -62,10 +74,19 @@ class Repairer:
         incremental; the reading is not)."""
         repair = self._pass
         seen = self._seen
-        if repair is not None and self._extends(messages):
+        extends = repair is not None and self._extends(messages)
+        if not extends:
+            read = read_sdk_objects(messages)  # SDK objects are read in full: the repair stays incremental
+            if read is not messages:
+                messages = cast("list[ChatMessage]", read)
+                extends = repair is not None and self._extends(messages)
+        if repair is not None and extends:
             if len(messages) == len(seen):
                 return repair.result(copy=True)  # nothing new: the pass already holds this history's repair
-            new = coerce_history(messages, start=len(seen))  # bad input raises before anything changes
+            tail = messages[len(seen):]
+            read_tail = read_sdk_objects(tail)
+            # bad input raises before anything changes
+            new = coerce_history(messages, start=len(seen)) if read_tail is tail else coerce_history(read_tail)
             if self._mark is not None:
                 repair.rollback(self._mark)
             seen.extend(new)

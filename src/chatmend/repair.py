@@ -142,10 +142,10 @@ def repair_history(
 
     `mark` is how a synthetic result says it is not the tool's own: `"error"` (the default) makes it an error
     result (`is_error`), which each wire format says in its own way: Anthropic's `is_error: true`, Gemini's
-    `response: {"error": ...}`, a prefix to the text in the formats that have no error field (`Error: ` in OpenAI
-    Chat, Kimi, Mistral; `[error] ` in Responses). `"field"` is the same here; a provider's `to_request` then marks it only
-    where its format has a field for it, leaving the text as worded elsewhere. `"none"`: a plain result, which
-    only its wording tells apart. Every guarantee holds with each.
+    `response: {"error": ...}`, a prefix to the text where the format has no error field (`Error: ` in OpenAI
+    Chat, Kimi and Mistral, `[error] ` in Responses). `"field"` is the same here; a provider's `to_request` then
+    marks it only where its format has a field for it (`Provider.error_field`), the text as worded elsewhere.
+    `"none"`: a plain result, which only its wording tells apart. Every guarantee holds with each.
     """
     options = _options(wording, leave_open_last, on_missing, mark)
     return _one_pass(messages, _Pass(is_read_only, options=options))
@@ -196,7 +196,24 @@ def _read(messages: Sequence[object] | object) -> list[ChatMessage]:
     """
     if type(messages) is list and list(map(type, messages)).count(ChatMessage) == len(messages):
         return messages
-    return coerce_history(messages)
+    return coerce_history(read_sdk_objects(messages))
+
+
+def read_sdk_objects(messages: Sequence[object] | object) -> Sequence[object] | object:
+    """`messages` with the official SDKs' message objects read by their provider (`chatmend.providers.
+    read_sdk_history`); a history holding none comes back as it is."""
+    if isinstance(messages, Sequence) and not isinstance(messages, (str, bytes)) and any(map(_is_sdk_object, messages)):
+        from chatmend.providers import read_sdk_history  # the core names no provider: the registry finds the reader
+
+        return read_sdk_history(messages)
+    return messages
+
+
+def _is_sdk_object(item: object) -> bool:
+    """True for an item that is not a ChatMessage or a mapping but dumps itself (an SDK's pydantic model)."""
+    if type(item) is ChatMessage or isinstance(item, Mapping):
+        return False
+    return callable(getattr(item, "model_dump", None)) or callable(getattr(item, "to_dict", None))
 
 
 def is_placeholder(message: ChatMessage) -> bool:

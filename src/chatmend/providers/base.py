@@ -53,6 +53,7 @@ __all__ = [
     "coerce_tools",
     "image_data_url",
     "parse_data_url",
+    "plain_sdk",
     "repaired",
     "sanitizing_id_maker",
     "text_field",
@@ -146,6 +147,9 @@ class Provider(ABC):
     tells them apart by model name and `claims_ids`, never by shape. None: its own."""
     plain_default: ClassVar[bool] = False
     """True for the one shape a list of plain text messages is read as when nothing else tells."""
+    sdk_modules: ClassVar[tuple[str, ...]] = ()
+    """The modules of the official SDK's message classes this provider reads (`anthropic.types`): a history
+    holding such an object is read by this provider's `from_request` (`chatmend.providers.reader_of`)."""
 
     def marks(self, item: Mapping[str, Any]) -> bool:
         """True when a list item has a shape only this provider's wire format has (a `tool_use` block, a
@@ -234,7 +238,25 @@ class Provider(ABC):
 
     @abstractmethod
     def from_request(self, data: Mapping[str, Any] | Sequence[Any]) -> list[ChatMessage]:
-        """A neutral history from a saved request body (or just its message list)."""
+        """A neutral history from a saved request body (or just its message list); the items may be the official
+        SDK's own objects (read as their `model_dump`, `_plain_request`)."""
+
+    def _plain_request(self, data: Any) -> Any:
+        """A body or message list with the SDK objects in it (at any depth) as JSON-shaped dicts, each message
+        through `_sdk_item`; a body or list without any comes back as it is."""
+        if isinstance(data, Mapping):
+            items = data.get(self.list_key)
+            if isinstance(items, list) and any(_is_object(item) for item in items):
+                return {**data, self.list_key: [self._sdk_item(plain_sdk(item)) for item in items]}
+            return data
+        if isinstance(data, Sequence) and not isinstance(data, (str, bytes)) and any(map(_is_object, data)):
+            return [self._sdk_item(plain_sdk(item)) for item in data]
+        return data
+
+    def _sdk_item(self, item: Any) -> Any:
+        """One item of the conversation list, read from an SDK object, as the wire item it stands for (hook:
+        Anthropic's `Message`, a response, holds the assistant turn `{"role", "content"}` and reply metadata)."""
+        return item
 
     @abstractmethod
     def from_response(self, response: Any) -> ChatMessage:
@@ -425,6 +447,26 @@ def parse_data_url(url: str) -> ImagePart:
         head, data = url[5:].split(";base64,", 1)
         return ImagePart(media_type=head or "application/octet-stream", data=data)
     return ImagePart(url=url)
+
+
+def _is_object(value: object) -> bool:
+    """True for an SDK object (anything with a `model_dump` or `to_dict`), not a mapping or a ChatMessage."""
+    if isinstance(value, (Mapping, ChatMessage, str, bytes, list, tuple)):
+        return False
+    return callable(getattr(value, "model_dump", None)) or callable(getattr(value, "to_dict", None))
+
+
+def plain_sdk(value: Any) -> Any:
+    """SDK objects (at any depth of mappings and lists) as the JSON-shaped data of their `model_dump` (`to_dict`)."""
+    if isinstance(value, Mapping):
+        return {key: plain_sdk(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain_sdk(item) for item in value]
+    if not _is_object(value):
+        return value
+    dump = getattr(value, "model_dump", None)
+    # warnings=False, as in `to_plain`: a field holding a shape newer than its type is data to read
+    return plain_sdk(dump(mode="json", exclude_none=True, warnings=False) if callable(dump) else value.to_dict())
 
 
 def to_plain(response: Any, *, provider: str) -> dict[str, Any]:
