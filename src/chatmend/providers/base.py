@@ -15,16 +15,18 @@ know about its wire format:
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from json.encoder import encode_basestring
 from typing import Any, ClassVar, cast
 
-from chatmend.exceptions import CheckError, Problem, ReadError, error_context
+from chatmend.exceptions import CheckError, Problem, ReadError, UnsupportedError, error_context
 from chatmend.ids import digest, shortening_id_maker, wire_ids
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Tool, ToolCall, replace_field
@@ -195,8 +197,10 @@ class Provider(ABC):
 
         `wording`, `leave_open_last`, `on_missing` and `mark` are `repair_history`'s options: the body is that of
         `repair_history(history, ...)` with the same ones; with `mark="field"`, a synthetic result is marked as
-        an error only where this format has a field for it (`error_field`). The history may hold the official
-        SDKs' message objects, as `repair_history` reads them.
+        an error only where this format has a field for it (`error_field`). Calls that `leave_open_last` leaves
+        open are an UnsupportedError (no provider takes a call without its result): with it, a body is written
+        once the last reply's calls are answered. The history may hold the official SDKs' message objects, as
+        `repair_history` reads them.
 
         With a `repairer` (one per session, kept by the caller), the repair reuses the previous call's work:
         the same body, but the repair costs only what is new; the repair options are then the Repairer's
@@ -212,6 +216,8 @@ class Provider(ABC):
             # the writer takes ids from `final_ids`, unless the provider mints them by position
             result = repaired(history, is_read_only, repairer, assign_ids=not self.ids_by_position, options=asked)
             used = asked if repairer is None else repairer.options
+            if used.leave_open_last:
+                _refuse_open_calls(result)
             if used.mark == "field" and not self.error_field and result.interrupted:
                 result = without_error_mark(result)
             ids = self._id_assigner(result.final_ids)
@@ -353,6 +359,29 @@ def repaired(
         raise ValueError(f"the Repairer repairs with {repairer.options}, not {options}: give the repair options to "
                          "the Repairer (one Repairer never mixes results made under different options)")
     return repairer.repair(history)
+
+
+def _refuse_open_calls(result: RepairResult) -> None:
+    """An UnsupportedError when `leave_open_last` left calls open: no wire format takes a call without its result
+    (and writers answer a reply's calls in order with the results after it)."""
+    messages = result.messages
+    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].tool_calls), None)
+    if last is None:
+        return
+    calls = messages[last].tool_calls
+    results = list(itertools.takewhile(lambda m: m.role == "tool", messages[last + 1:last + 1 + len(calls)]))
+    if len(results) < len(calls):
+        answered = Counter(m.tool_call_id for m in results)  # a reply may use one id twice (Gemini's call_0)
+        open_calls = []
+        for call in calls:
+            if answered[call.id]:
+                answered[call.id] -= 1
+            else:
+                open_calls.append(call)
+        names = ", ".join(f"{c.name} ({c.id or 'no id'})" for c in open_calls)
+        raise UnsupportedError(f"leave_open_last left calls open ({names}): no provider takes a call without its "
+                               "result; run them and add their results first, or repair without leave_open_last",
+                               feature="open tool calls")
 
 
 def without_error_mark(result: RepairResult) -> RepairResult:
