@@ -49,9 +49,12 @@ __all__ = [
     "RepairOptions",
     "RepairResult",
     "Wording",
+    "holds_sdk_object",
     "interrupted_result",
     "is_placeholder",
+    "is_sdk_object",
     "orphan_note",
+    "read_sdk_objects",
     "repair_for_writers",
     "repair_history",
 ]
@@ -202,18 +205,32 @@ def _read(messages: Sequence[object] | object) -> list[ChatMessage]:
 def read_sdk_objects(messages: Sequence[object] | object) -> Sequence[object] | object:
     """`messages` with the official SDKs' message objects read by their provider (`chatmend.providers.
     read_sdk_history`); a history holding none comes back as it is."""
-    if isinstance(messages, Sequence) and not isinstance(messages, (str, bytes)) and any(map(_is_sdk_object, messages)):
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        return messages  # not a history: `coerce_history` says so
+    if any(map(holds_sdk_object, messages)):
         from chatmend.providers import read_sdk_history  # the core names no provider: the registry finds the reader
 
         return read_sdk_history(messages)
     return messages
 
 
-def _is_sdk_object(item: object) -> bool:
-    """True for an item that is not a ChatMessage or a mapping but dumps itself (an SDK's pydantic model)."""
-    if type(item) is ChatMessage or isinstance(item, Mapping):
+def holds_sdk_object(item: object) -> bool:
+    """True for an SDK's message object, or a message dict whose `content` list holds one (the Anthropic SDK's
+    idiom, `{"role": "assistant", "content": response.content}`)."""
+    if isinstance(item, Mapping):
+        content = item.get("content")
+        return isinstance(content, list) and any(map(is_sdk_object, content))
+    return is_sdk_object(item)
+
+
+def is_sdk_object(value: object) -> bool:
+    """True for an object an SDK made: it dumps itself to JSON-shaped data (`model_dump`, `to_dict`), and is
+    none of chatmend's own models (which dump themselves too)."""
+    if isinstance(value, (ChatMessage, Mapping, str, bytes, list, tuple)):
         return False
-    return callable(getattr(item, "model_dump", None)) or callable(getattr(item, "to_dict", None))
+    if type(value).__module__.startswith("chatmend."):
+        return False
+    return callable(getattr(value, "model_dump", None)) or callable(getattr(value, "to_dict", None))
 
 
 def is_placeholder(message: ChatMessage) -> bool:

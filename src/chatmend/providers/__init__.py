@@ -11,9 +11,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
 from chatmend.exceptions import HistoryError, UnknownProviderError
+from chatmend.messages import ChatMessage
+from chatmend.repair import is_sdk_object
 
 if TYPE_CHECKING:
-    from chatmend.messages import ChatMessage
     from chatmend.providers.base import Provider
 
 __all__ = ["get", "names", "read_sdk_history", "reader_of", "register"]
@@ -71,20 +72,18 @@ def read_sdk_history(items: Sequence[object]) -> list[ChatMessage]:
     whole list is then that provider's wire list (its dicts read as that provider's messages, a `MessageParam`
     as Anthropic's), except ChatMessage objects, which stay as they are. Objects of two providers, or of no
     known SDK, are a HistoryError at the first one that does not fit."""
-    from chatmend.messages import ChatMessage  # the registry imports no model at import time
-
     reader: Provider | None = None
     for index, item in enumerate(items):
-        if isinstance(item, (ChatMessage, Mapping)) or not _has_dump(item):
-            continue
-        found = reader_of(item)
-        if found is None:
-            raise HistoryError(f"expected a message; {type(item).__module__}.{type(item).__name__} is no known "
-                               "SDK's message class", index=index)
-        if reader is not None and found is not reader:
-            raise HistoryError(f"an object of {found.title}'s SDK in a history of {reader.title}'s SDK objects "
-                               "(one history, one provider's SDK)", index=index)
-        reader = found
+        for sdk_object in _sdk_objects(item):
+            found = reader_of(sdk_object)
+            if found is None:
+                kind = type(sdk_object)
+                raise HistoryError(f"expected a message; {kind.__module__}.{kind.__name__} is no known SDK's "
+                                   "message class", index=index)
+            if reader is not None and found is not reader:
+                raise HistoryError(f"an object of {found.title}'s SDK in a history of {reader.title}'s SDK "
+                                   "objects (one history, one provider's SDK)", index=index)
+            reader = found
     if reader is None:
         return [cast("ChatMessage", item) for item in items]
     out: list[ChatMessage] = []
@@ -100,6 +99,10 @@ def read_sdk_history(items: Sequence[object]) -> list[ChatMessage]:
     return out
 
 
-def _has_dump(item: object) -> bool:
-    """True for an object an SDK made (it dumps itself to JSON-shaped data)."""
-    return callable(getattr(item, "model_dump", None)) or callable(getattr(item, "to_dict", None))
+def _sdk_objects(item: object) -> list[object]:
+    """The SDK objects a history item is or holds: itself, or the blocks of a message dict's `content` list
+    (`{"role": "assistant", "content": response.content}`); chatmend's own models are none."""
+    if isinstance(item, Mapping):
+        content = item.get("content")
+        return [part for part in content if is_sdk_object(part)] if isinstance(content, list) else []
+    return [item] if is_sdk_object(item) else []

@@ -39,6 +39,8 @@ from chatmend.repair import (
     RepairResult,
     Wording,
     _options,
+    holds_sdk_object,
+    is_sdk_object,
     repair_for_writers,
 )
 from chatmend.results import SYNTHETIC_SOURCE
@@ -252,10 +254,10 @@ class Provider(ABC):
         through `_sdk_item`; a body or list without any comes back as it is."""
         if isinstance(data, Mapping):
             items = data.get(self.list_key)
-            if isinstance(items, list) and any(_is_object(item) for item in items):
+            if isinstance(items, list) and any(map(holds_sdk_object, items)):
                 return {**data, self.list_key: [self._sdk_item(plain_sdk(item)) for item in items]}
             return data
-        if isinstance(data, Sequence) and not isinstance(data, (str, bytes)) and any(map(_is_object, data)):
+        if isinstance(data, Sequence) and not isinstance(data, (str, bytes)) and any(map(holds_sdk_object, data)):
             return [self._sdk_item(plain_sdk(item)) for item in data]
         return data
 
@@ -478,20 +480,13 @@ def parse_data_url(url: str) -> ImagePart:
     return ImagePart(url=url)
 
 
-def _is_object(value: object) -> bool:
-    """True for an SDK object (anything with a `model_dump` or `to_dict`), not a mapping or a ChatMessage."""
-    if isinstance(value, (Mapping, ChatMessage, str, bytes, list, tuple)):
-        return False
-    return callable(getattr(value, "model_dump", None)) or callable(getattr(value, "to_dict", None))
-
-
 def plain_sdk(value: Any) -> Any:
     """SDK objects (at any depth of mappings and lists) as the JSON-shaped data of their `model_dump` (`to_dict`)."""
     if isinstance(value, Mapping):
         return {key: plain_sdk(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [plain_sdk(item) for item in value]
-    if not _is_object(value):
+    if not is_sdk_object(value):
         return value
     dump = getattr(value, "model_dump", None)
     # warnings=False, as in `to_plain`: a field holding a shape newer than its type is data to read
