@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given
 
 from chatmend import ChatMessage, ToolCall, dumps, providers, repair_history
-from chatmend.repair import MAY_HAVE_RUN_WORDING, Mark, is_placeholder
+from chatmend.repair import MAY_HAVE_RUN_WORDING, Mark, RepairOptions, is_placeholder, repair_for_writers
 from tests.strategies import examples, messy_histories
+from tests.test_repair import with_final_ids
 
 
 def A(*ids: str, content: str = "") -> ChatMessage:
@@ -286,3 +287,19 @@ def test_mark_changes_only_the_error_flag_of_synthetic_results(history: list[Cha
         field = provider.to_request(history, model="test-model", mark="field")
         like: Mark = "error" if provider.error_field else "none"
         assert field == provider.to_request(history, model="test-model", mark=like)
+
+
+@given(messy_histories())
+@examples(200)
+def test_the_writers_repair_with_options_is_repair_history_with_them(history: list[ChatMessage]) -> None:
+    for opts in OPTION_SETS:
+        if opts.get("leave_open_last"):
+            continue  # open calls: `to_request` writes no body (tests/test_incremental.py)
+        expected = repair_history(history, **opts)
+        for assign_ids in (True, False):
+            got = repair_for_writers(history, options=RepairOptions(**opts), assign_ids=assign_ids)
+            assert (got.stripped, got.stripped_at, got.dropped, got.origin_runs, got.interrupted_at) == (
+                expected.stripped, expected.stripped_at, expected.dropped, expected.origin_runs,
+                expected.interrupted_at)
+            if assign_ids:
+                assert with_final_ids(got) == expected.messages and got.final_ids == expected.final_ids

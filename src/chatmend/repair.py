@@ -10,7 +10,10 @@ The specification is `shared/spec/repair_history.md`; each rule of its Part 2 ha
 5. final ids .............. `chatmend.ids.FinalIds` (its common case inlined in `_Pass.span`)
 6. synthetic result ....... `interrupted_result`
 7. user note .............. `orphan_note`
-9. bad input .............. `chatmend.messages.coerce_history`
+9. bad input .............. `chatmend.messages.coerce_history` (SDK objects first: `read_sdk_objects`)
+
+The options (`RepairOptions`, #27): `wording` in `_worded`, `leave_open_last` and `mark` where `_Pass.span` answers
+a call, `on_missing="strip"` in `_Pass._strip_unanswered` (and `_Pass._kept_calls`: rule 5 for the calls kept).
 
 One pass over the history; messages that need no change are the input's own objects, and changed ones
 are copied without validation (`replace_field`). Each output message records where it came from

@@ -27,7 +27,8 @@ class RenamedId(NamedTuple):
 class Origin(NamedTuple):
     """Where one output message came from (`RepairResult.origins`).
 
-    - `input`: it is the input message at `message_index`: the same object, or a copy under final ids (rule 5);
+    - `input`: it is the input message at `message_index`: the same object, or a copy under final ids (rule 5)
+      or without its stripped calls (`on_missing="strip"`);
     - `synthetic`: the synthetic result (rule 6) of call `call_index` of the assistant message at `message_index`;
     - `note`: the user note (rule 7) made from the tool message at `message_index`.
     """
