@@ -68,8 +68,9 @@ __all__ = [
 SHAPE = "SHAPE"
 """Problem code shared by adapters for a body that is not of the provider's shape at all (check never raises)."""
 
-HistoryInput = Sequence[ChatMessage | Mapping[str, Any]]
-"""What `to_request` accepts: ChatMessage objects or dicts of the neutral JSON shape."""
+HistoryInput = Sequence[ChatMessage | Mapping[str, Any]] | Sequence[Any]
+"""What `to_request` accepts: ChatMessage objects or dicts of the neutral JSON shape, or a history holding the
+official SDKs' message objects (read as `repair_history` reads them)."""
 ToolsInput = Sequence[Tool | Mapping[str, Any]] | None
 """Tools as `Tool` objects or dicts with name, description and parameters."""
 
