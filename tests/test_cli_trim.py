@@ -34,22 +34,17 @@ def history() -> list[ChatMessage]:
     ]
 
 
-def test_trim_neutral_writes_the_kept_history(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("flag", ["--max-messages", "--max-tokens"])
+def test_trim_neutral_writes_the_kept_history(flag: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text(dumps(history()), encoding="utf-8")
-    code, out, err = call(capsys, "trim", str(path), "--max-messages", "3")
+    by_messages = trim_history(history(), max_messages=3)
+    budget = {"--max-messages": 3, "--max-tokens": by_messages.tokens}[flag]  # the rough count of those 3
+    code, out, err = call(capsys, "trim", str(path), flag, str(budget))
     assert code == 0
-    assert loads(out) == trim_history(history(), max_messages=3).kept == [history()[0], *history()[5:]]
-    assert err == f"{path}: kept 3 messages of 7, about {trim_history(history(), max_messages=3).tokens} tokens; " \
+    assert loads(out) == by_messages.kept == [history()[0], *history()[5:]]
+    assert err == f"{path}: kept 3 messages of 7, about {by_messages.tokens} tokens; " \
                   "dropped 4 from the oldest end (kept from line 6 on)\n"
-
-
-def test_trim_max_tokens_uses_the_rough_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "s.jsonl"
-    path.write_text(dumps(history()), encoding="utf-8")
-    budget = trim_history(history(), max_messages=3).tokens
-    code, out, _ = call(capsys, "trim", str(path), "--max-tokens", str(budget))
-    assert code == 0 and loads(out) == trim_history(history(), max_tokens=budget).kept
 
 
 def test_trim_to_a_file_reports_on_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

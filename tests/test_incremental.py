@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatmend import ChatMessage, ToolCall, dumps, loads, repair_history
-from chatmend.exceptions import HistoryError
+from chatmend import ChatMessage, ToolCall, dumps, loads, providers, repair_history
+from chatmend.exceptions import HistoryError, UnsupportedError
 from chatmend.incremental import Repairer
 from chatmend.repair import RepairResult, _Pass
 from tests.strategies import examples, messy_histories
@@ -33,7 +33,8 @@ def T(call_id: str, content: str = "ok") -> ChatMessage:
 
 def fields(result: RepairResult) -> tuple[Any, ...]:
     return (result.messages, result.interrupted, result.dropped, result.moved, result.notes, result.renamed,
-            result.final_ids, result.interrupted_at, result.origin_runs, result.origins())
+            result.final_ids, result.interrupted_at, result.origin_runs, result.origins(), result.stripped,
+            result.stripped_at)
 
 
 def assert_same(repairer: Repairer, history: list[ChatMessage], **kwargs: Any) -> RepairResult:
@@ -234,3 +235,71 @@ def test_results_and_a_repairer_pickle_and_copy(clone: Any) -> None:
     kept = clone(repairer)  # a session saved mid-way goes on exactly as the original
     longer = [*history, ChatMessage(role="assistant", content="done")]
     assert kept.repair(longer) == repairer.repair(longer) == repair_history(longer)
+
+
+# ------------------------------------------------------------------------------- repair options (#27)
+
+OPTION_SETS: list[dict[str, Any]] = [
+    {"on_missing": "strip"},
+    {"on_missing": "strip", "leave_open_last": True},
+    {"leave_open_last": True, "wording": {"search": "again"}},
+    {"mark": "none", "wording": str.upper},
+    {"mark": "field"},
+]
+
+
+@PROPERTY
+@given(messy_histories(), st.lists(steps, max_size=6), st.sampled_from(OPTION_SETS))
+def test_a_repairer_with_options_gives_what_repair_history_gives_with_them(
+    start: list[ChatMessage], sequence: list[tuple[Any, ...]], options: dict[str, Any]
+) -> None:
+    repairer = Repairer(**options)
+    history = list(start)
+    assert_same(repairer, history, **options)
+    for step in sequence:
+        history = apply(history, step)
+        assert_same(repairer, history, **options)
+
+
+@PROPERTY
+@given(messy_histories(max_size=20), st.sampled_from(OPTION_SETS), st.sampled_from(providers.names()))
+def test_to_request_with_options_is_the_same_body_by_a_repairer_or_without(
+    full: list[ChatMessage], options: dict[str, Any], name: str
+) -> None:
+    provider = providers.get(name)
+    repairer = Repairer(**options)
+    for end in range(len(full) + 1):
+        history = full[:end]
+        try:
+            fresh = provider.to_request(history, model="test-model", **options)
+        except UnsupportedError as error:  # leave_open_last left calls open: no body, by a repairer neither
+            assert options.get("leave_open_last") and "left calls open" in str(error)
+            assert repair_history(history, **options).messages != repair_history(history).messages
+            with pytest.raises(UnsupportedError, match="left calls open"):
+                provider.to_request(history, model="test-model", repairer=repairer)
+            continue
+        assert provider.to_request(history, model="test-model", repairer=repairer) == fresh
+        assert provider.to_request(history, model="test-model", repairer=repairer, **options) == fresh
+
+
+def test_a_repairer_refuses_options_other_than_its_own() -> None:
+    history = [U("go"), A("a")]
+    repairer = Repairer(on_missing="strip")
+    provider = providers.get("openai_chat")
+    assert repairer.options.on_missing == "strip"
+    for other in ({"on_missing": "answer", "mark": "none"}, {"mark": "none"}, {"leave_open_last": True}):
+        with pytest.raises(ValueError, match="give the repair options to the Repairer"):
+            provider.to_request(history, model="m", repairer=repairer, **other)
+    # its results were not mixed: the next one is still made under its own options
+    assert repairer.repair(history).messages == [U("go")]
+
+
+def test_to_request_refuses_the_calls_leave_open_last_left_open_and_writes_once_they_are_answered() -> None:
+    provider = providers.get("openai_chat")
+    history = [U("go"), A("a", "b"), T("b")]
+    with pytest.raises(UnsupportedError, match=r"left calls open \(search \(a\)\)"):
+        provider.to_request(history, model="m", leave_open_last=True)
+    history.append(T("a", "found"))
+    body = provider.to_request(history, model="m", leave_open_last=True)
+    assert body == provider.to_request(history, model="m") and provider.check(body) == []
+    assert [m.get("tool_call_id") for m in body["messages"]] == [None, None, "a", "b"]

@@ -42,13 +42,19 @@ def agent_history() -> list[ChatMessage]:
             U("q3"), A(content="a3")]
 
 
-def test_drops_whole_turns_from_the_oldest_end_and_keeps_the_system_prompt() -> None:
-    history = agent_history()
+@pytest.mark.parametrize(("options", "head", "start"), [
     # q2's turn holds 5 messages: with the system prompt and q3's turn, 8 > 6, so only q3's turn is left.
-    result = trim_history(history, max_messages=6)
-    assert (result.start, result.head) == (10, 1)
-    assert result.kept == [history[0], history[10], history[11]]
-    assert result.dropped == history[1:10]
+    ({"max_messages": 6}, 1, 10),
+    ({"max_messages": 4, "keep_first_user": True}, 2, 10),  # the task stays pinned after the system prompt
+    ({"max_messages": 7, "keep_system": False}, 0, 5),  # the system prompt goes with the first turn
+], ids=["system-kept", "keep-first-user", "keep-system-false"])
+def test_drops_whole_turns_from_the_oldest_end_and_keeps_the_head(options: dict[str, Any], head: int,
+                                                                  start: int) -> None:
+    history = agent_history()
+    result = trim_history(history, **options)
+    assert (result.head, result.start) == (head, start)
+    assert result.kept == [*history[:head], *history[start:]]
+    assert result.dropped == history[head:start]
 
 
 def test_the_cut_is_the_earliest_turn_that_fits() -> None:
@@ -63,18 +69,15 @@ def test_the_cut_is_the_earliest_turn_that_fits() -> None:
     assert result.fits and result.tokens == 8
 
 
-def test_a_steer_between_a_call_and_its_result_is_not_a_cut_point() -> None:
-    assert cut_points(agent_history(), 1) == [1, 5, 10]
-
-
-def test_a_steer_after_every_result_is_a_cut_point() -> None:
-    history = [U("q"), A(("a", "search")), T("a"), U("stop"), A(content="ok")]
-    assert cut_points(history) == [0, 3]
-
-
-def test_a_placeholder_does_not_end_the_span_so_a_result_after_it_still_pins_the_steer() -> None:
-    history = [U("q"), A(("a", "search")), A(content=" "), U("steer"), T("a"), A(content="done")]
-    assert cut_points(history) == [0]
+@pytest.mark.parametrize(("history", "points"), [
+    (agent_history(), [1, 5, 10]),  # a steer between a call and its result is not a cut point (from index 1 on)
+    ([U("q"), A(("a", "search")), T("a"), U("stop"), A(content="ok")], [0, 3]),  # one after every result is
+    # a placeholder does not end the span, so a result after it still pins the steer
+    ([U("q"), A(("a", "search")), A(content=" "), U("steer"), T("a"), A(content="done")], [0]),
+], ids=["steer-before-result", "steer-after-results", "placeholder"])
+def test_a_cut_point_is_a_user_message_no_result_of_an_open_call_follows(history: list[ChatMessage],
+                                                                         points: list[int]) -> None:
+    assert cut_points(history, 1 if history[0].role == "system" else 0) == points
 
 
 def test_when_the_last_turn_does_not_fit_it_is_kept_anyway() -> None:
@@ -88,20 +91,6 @@ def test_without_limits_nothing_is_dropped() -> None:
     history = agent_history()
     result = trim_history(history)
     assert result.kept == history and result.dropped == [] and result.fits
-
-
-def test_keep_first_user_pins_the_task() -> None:
-    history = agent_history()
-    result = trim_history(history, max_messages=4, keep_first_user=True)
-    assert result.head == 2 and result.start == 10
-    assert result.kept == [history[0], history[1], *history[10:]]
-    assert result.dropped == history[2:10]
-
-
-def test_keep_system_false_drops_the_system_prompt_with_the_first_turn() -> None:
-    history = agent_history()
-    result = trim_history(history, max_messages=7, keep_system=False)
-    assert result.head == 0 and result.start == 5 and result.kept == history[5:]
 
 
 def test_the_default_counter_is_a_quarter_of_the_canonical_json_rounded_up() -> None:

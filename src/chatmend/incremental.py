@@ -9,9 +9,21 @@ goes on from there, with the same rules (the pass of `chatmend.repair`, not a se
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from chatmend.messages import ChatMessage, coerce_history
-from chatmend.repair import IsReadOnly, RepairResult, _Mark, _Pass
+from chatmend.repair import (
+    IsReadOnly,
+    Mark,
+    OnMissing,
+    RepairOptions,
+    RepairResult,
+    Wording,
+    _Mark,
+    _options,
+    _Pass,
+    read_sdk_objects,
+)
 
 __all__ = ["Repairer"]
 
@@ -27,12 +39,26 @@ class Repairer:
     repairer=repairer)` repairs once. Equal but not identical earlier messages count as the same: the output
     keeps the objects seen first. `is_read_only` is asked once per interrupted call, so it should depend on
     the tool's name only. Not thread-safe: use one Repairer per session.
+
+    `wording`, `leave_open_last`, `on_missing` and `mark` are `repair_history`'s options, fixed for the
+    Repairer's life (`options`): every result it gives is made under them, and `to_request` refuses other ones
+    with it. `leave_open_last` costs nothing here: the last span is the one a Repairer reopens anyway.
     """
 
-    __slots__ = ("_is_read_only", "_mark", "_pass", "_resume", "_seen")
+    __slots__ = ("_is_read_only", "_mark", "_pass", "_resume", "_seen", "options")
 
-    def __init__(self, *, is_read_only: IsReadOnly | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        is_read_only: IsReadOnly | None = None,
+        wording: Wording | None = None,
+        leave_open_last: bool = False,
+        on_missing: OnMissing = "answer",
+        mark: Mark = "error",
+    ) -> None:
         self._is_read_only = is_read_only
+        self.options: RepairOptions = _options(wording, leave_open_last, on_missing, mark)
+        """The repair options every result of this Repairer is made under."""
         self._seen: list[ChatMessage] = []
         """The history of the last call, as its own list (the caller's list may grow in place)."""
         self._pass: _Pass | None = None
@@ -42,19 +68,31 @@ class Repairer:
         """The pass just before it walked the last span (still open at the end), to roll back to."""
 
     def repair(self, messages: Sequence[ChatMessage | dict[str, object]] | Sequence[object]) -> RepairResult:
-        """The result of `repair_history(messages, is_read_only=...)`, reusing the previous call's work."""
+        """The result of `repair_history(messages, is_read_only=..., **options)`, reusing the previous call's work.
+
+        SDK message objects are read as `repair_history` reads them, on every call (the repair is still
+        incremental; the reading is not)."""
         repair = self._pass
         seen = self._seen
-        if repair is not None and self._extends(messages):
+        extends = repair is not None and self._extends(messages)
+        if not extends:
+            read = read_sdk_objects(messages)  # SDK objects are read in full: the repair stays incremental
+            if read is not messages:
+                messages = cast("list[ChatMessage]", read)
+                extends = repair is not None and self._extends(messages)
+        if repair is not None and extends:
             if len(messages) == len(seen):
                 return repair.result(copy=True)  # nothing new: the pass already holds this history's repair
-            new = coerce_history(messages, start=len(seen))  # bad input raises before anything changes
+            tail = messages[len(seen):]
+            read_tail = read_sdk_objects(tail)
+            # bad input raises before anything changes
+            new = coerce_history(messages, start=len(seen)) if read_tail is tail else coerce_history(read_tail)
             if self._mark is not None:
                 repair.rollback(self._mark)
             seen.extend(new)
         else:
             seen = self._seen = coerce_history(messages)
-            repair = self._pass = _Pass(self._is_read_only)
+            repair = self._pass = _Pass(self._is_read_only, options=self.options)
             self._resume = 0
         self._mark = None
         try:

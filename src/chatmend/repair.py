@@ -10,7 +10,10 @@ The specification is `shared/spec/repair_history.md`; each rule of its Part 2 ha
 5. final ids .............. `chatmend.ids.FinalIds` (its common case inlined in `_Pass.span`)
 6. synthetic result ....... `interrupted_result`
 7. user note .............. `orphan_note`
-9. bad input .............. `chatmend.messages.coerce_history`
+9. bad input .............. `chatmend.messages.coerce_history` (SDK objects first: `read_sdk_objects`)
+
+The options (`RepairOptions`, #27): `wording` in `_worded`, `leave_open_last` and `mark` where `_Pass.span` answers
+a call, `on_missing="strip"` in `_Pass._strip_unanswered` (and `_Pass._kept_calls`: rule 5 for the calls kept).
 
 One pass over the history; messages that need no change are the input's own objects, and changed ones
 are copied without validation (`replace_field`). Each output message records where it came from
@@ -20,9 +23,11 @@ are copied without validation (`replace_field`). Each output message records whe
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from chatmend.ids import FinalIds
 from chatmend.messages import (
@@ -37,14 +42,21 @@ from chatmend.messages import (
 from chatmend.results import NOTE_SOURCE, SYNTHETIC_SOURCE, Origin, RenamedId, RepairResult
 
 __all__ = [
+    "DEFAULT_OPTIONS",
     "IsReadOnly",
+    "Mark",
+    "OnMissing",
     "Origin",
     "RenamedId",
+    "RepairOptions",
     "RepairResult",
     "Wording",
+    "holds_sdk_object",
     "interrupted_result",
     "is_placeholder",
+    "is_sdk_object",
     "orphan_note",
+    "read_sdk_objects",
     "repair_for_writers",
     "repair_history",
 ]
@@ -65,16 +77,54 @@ MAY_HAVE_RUN_WORDING = (
 )
 
 
+OnMissing = Literal["answer", "strip"]
+"""What repair does with a call that has no result: answer it as interrupted (the spec), or strip it."""
+Mark = Literal["error", "field", "none"]
+"""How a synthetic result says it is one: see `repair_history`'s `mark`."""
+
+
+@dataclass(frozen=True)
+class RepairOptions:
+    """`repair_history`'s options, as one value (`Repairer` and `Provider.to_request` take the same ones)."""
+
+    wording: Wording | None = None
+    leave_open_last: bool = False
+    on_missing: OnMissing = "answer"
+    mark: Mark = "error"
+
+    def __post_init__(self) -> None:
+        if self.on_missing not in ("answer", "strip"):
+            raise ValueError(f"on_missing must be 'answer' or 'strip', not {self.on_missing!r}")
+        if self.mark not in ("error", "field", "none"):
+            raise ValueError(f"mark must be 'error', 'field' or 'none', not {self.mark!r}")
+        if not isinstance(self.leave_open_last, bool):
+            raise TypeError(f"leave_open_last must be a bool, not {type(self.leave_open_last).__name__}")
+
+    @property
+    def is_default(self) -> bool:
+        """True when every option is left as it is by default (the spec's own repair)."""
+        return self == DEFAULT_OPTIONS
+
+
+DEFAULT_OPTIONS = RepairOptions()
+
+
 def repair_history(
     messages: Sequence[ChatMessage | dict[str, object]] | Sequence[object],
     *,
     is_read_only: IsReadOnly | None = None,
     wording: Wording | None = None,
     leave_open_last: bool = False,
+    on_missing: OnMissing = "answer",
+    mark: Mark = "error",
 ) -> RepairResult:
     """Make a history valid to send: every call has exactly one result, right after it, under a unique id.
 
-    Pure and deterministic; the input is not mutated; repairing the result changes nothing.
+    Pure and deterministic; the input is not mutated; repairing the result (with the same options) changes
+    nothing. `messages` are ChatMessages, dicts of their JSON shape, or the official SDKs' own message objects
+    (an `anthropic.types.Message`, OpenAI's `ChatCompletionMessage`, a google-genai `types.Content`, ...), each
+    read by its provider's `from_request` (indices in the result are then positions in the history they read as:
+    one SDK message may hold several results).
 
     `wording` gives a synthetic result your own text, per tool: `wording(name)` (None: the default wording) or
     `wording[name]` (a name not in the mapping: the default). It should be pure: the guarantees hold as long as
@@ -87,10 +137,30 @@ def repair_history(
     valid to send while those calls are open, and prefix stability at the last span (a longer history answers
     that span's missing calls as interrupted, once it is no longer the last). It stays deterministic and
     idempotent (repairing the output with the same option changes nothing).
+
+    `on_missing="strip"` removes a call that has no result instead of answering it (for a caller that runs it
+    again): the call leaves its assistant message (listed in `stripped`, as it was, at `stripped_at`), takes no
+    final id, and an assistant message left with no calls and no content but whitespace is dropped as rule 1
+    drops a placeholder (listed in `dropped`). Results, steers and notes of its span stay as they would. With
+    `leave_open_last`, the last reply's calls stay open instead. It keeps every guarantee: spans still end where
+    the input's assistant messages stand, so the output of a span depends only on the history up to its end.
+
+    `mark` is how a synthetic result says it is not the tool's own: `"error"` (the default) makes it an error
+    result (`is_error`), which each wire format says in its own way: Anthropic's `is_error: true`, Gemini's
+    `response: {"error": ...}`, a prefix to the text where the format has no error field (`Error: ` in OpenAI
+    Chat, Kimi and Mistral, `[error] ` in Responses). `"field"` is the same here; a provider's `to_request` then
+    marks it only where its format has a field for it (`Provider.error_field`), the text as worded elsewhere.
+    `"none"`: a plain result, which only its wording tells apart. Every guarantee holds with each.
     """
-    if wording is None and not leave_open_last:
-        return _one_pass(messages, _Pass(is_read_only))
-    return _one_pass(messages, _Pass(is_read_only, wording=wording, leave_open_last=leave_open_last))
+    options = _options(wording, leave_open_last, on_missing, mark)
+    return _one_pass(messages, _Pass(is_read_only, options=options))
+
+
+def _options(wording: Wording | None, leave_open_last: bool, on_missing: OnMissing, mark: Mark) -> RepairOptions:
+    """The options as one value (the default one when nothing is asked for: the common case builds nothing)."""
+    if wording is None and not leave_open_last and on_missing == "answer" and mark == "error":
+        return DEFAULT_OPTIONS
+    return RepairOptions(wording, leave_open_last, on_missing, mark)
 
 
 def repair_for_writers(
@@ -99,6 +169,7 @@ def repair_for_writers(
     is_read_only: IsReadOnly | None = None,
     assign_ids: bool = True,
     renames: bool = True,
+    options: RepairOptions = DEFAULT_OPTIONS,
 ) -> RepairResult:
     """`repair_history` for a provider writer, which takes every call's id from `final_ids` (the k-th call
     of the output has the k-th final id) and each result's from the calls it answers (the tool messages after
@@ -106,13 +177,15 @@ def repair_for_writers(
 
     The one difference: a renamed call's assistant message and results are not copied to carry the new id,
     they keep their original ids (Kimi's ids restart every reply: this spares two copies per call). The
-    rest of the result is exactly `repair_history`'s. With `assign_ids=False`, for a writer that mints every
-    wire id from the call's position (Kimi's `functions.{name}:{n}`), rule 5 is left out: no final ids, no
-    renames, every call keeps its original id (pairing never depended on rule 5). With `renames=False`,
-    `renamed` is left empty: a writer reads every final id from `final_ids`, so a record per renamed call
-    (Kimi's ids restart every reply: nearly every call) would be work for nothing.
+    rest of the result is exactly `repair_history`'s (with `options`, its keyword options). With
+    `assign_ids=False`, for a writer that mints every wire id from the call's position (Kimi's
+    `functions.{name}:{n}`), rule 5 is left out: no final ids, no renames, every call keeps its original id
+    (pairing never depended on rule 5). With `renames=False`, `renamed` is left empty: a writer reads every
+    final id from `final_ids`, so a record per renamed call (Kimi's ids restart every reply: nearly every call)
+    would be work for nothing.
     """
-    return _one_pass(messages, _Pass(is_read_only, copies=False, assign_ids=assign_ids, renames=renames))
+    return _one_pass(messages, _Pass(is_read_only, copies=False, assign_ids=assign_ids, renames=renames,
+                                     options=options))
 
 
 def _one_pass(messages: Sequence[object] | object, repair: _Pass) -> RepairResult:
@@ -128,7 +201,38 @@ def _read(messages: Sequence[object] | object) -> list[ChatMessage]:
     """
     if type(messages) is list and list(map(type, messages)).count(ChatMessage) == len(messages):
         return messages
-    return coerce_history(messages)
+    return coerce_history(read_sdk_objects(messages))
+
+
+def read_sdk_objects(messages: Sequence[object] | object) -> Sequence[object] | object:
+    """`messages` with the official SDKs' message objects read by their provider (`chatmend.providers.
+    read_sdk_history`); a history holding none comes back as it is."""
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        return messages  # not a history: `coerce_history` says so
+    if any(map(holds_sdk_object, messages)):
+        from chatmend.providers import read_sdk_history  # the core names no provider: the registry finds the reader
+
+        return read_sdk_history(messages)
+    return messages
+
+
+def holds_sdk_object(item: object) -> bool:
+    """True for an SDK's message object, or a message dict whose `content` list holds one (the Anthropic SDK's
+    idiom, `{"role": "assistant", "content": response.content}`)."""
+    if isinstance(item, Mapping):
+        content = item.get("content")
+        return isinstance(content, list) and any(map(is_sdk_object, content))
+    return is_sdk_object(item)
+
+
+def is_sdk_object(value: object) -> bool:
+    """True for an object an SDK made: it dumps itself to JSON-shaped data (`model_dump`, `to_dict`), and is
+    none of chatmend's own models (which dump themselves too)."""
+    if isinstance(value, (ChatMessage, Mapping, str, bytes, list, tuple)):
+        return False
+    if type(value).__module__.startswith("chatmend."):
+        return False
+    return callable(getattr(value, "model_dump", None)) or callable(getattr(value, "to_dict", None))
 
 
 def is_placeholder(message: ChatMessage) -> bool:
@@ -208,6 +312,7 @@ class _Mark(NamedTuple):
     moved: int
     notes: int
     renamed: int
+    stripped: int
     ids: int
 
 
@@ -220,17 +325,22 @@ class _Pass:
     """
 
     __slots__ = ("assign_ids", "copies", "dropped", "ids", "interrupted", "interrupted_at", "is_read_only",
-                 "last_mark", "leave_open_last", "moved", "notes", "out", "renamed", "renames", "runs", "wording")
+                 "last_mark", "leave_open_last", "moved", "notes", "out", "renamed", "renames", "runs", "strip",
+                 "stripped", "stripped_at", "unmarked", "wording")
 
     def __init__(
         self, is_read_only: IsReadOnly | None, *, copies: bool = True, assign_ids: bool = True, renames: bool = True,
-        wording: Wording | None = None, leave_open_last: bool = False,
+        options: RepairOptions = DEFAULT_OPTIONS,
     ) -> None:
         self.is_read_only = is_read_only
-        self.wording = wording
+        self.wording = options.wording
         """`repair_history`'s `wording` (None: the spec's two wordings)."""
-        self.leave_open_last = leave_open_last
+        self.leave_open_last = options.leave_open_last
         """`repair_history`'s `leave_open_last`."""
+        self.strip = options.on_missing == "strip"
+        """`repair_history`'s `on_missing="strip"`."""
+        self.unmarked = options.mark == "none"
+        """`repair_history`'s `mark="none"`: synthetic results are not errors."""
         self.copies = copies
         """False: renamed calls' messages keep their original ids (`repair_for_writers`)."""
         self.assign_ids = assign_ids
@@ -249,6 +359,8 @@ class _Pass:
         self.moved: list[int] = []
         self.notes: list[int] = []
         self.renamed: list[RenamedId] = []
+        self.stripped: list[ToolCall] = []
+        self.stripped_at: list[tuple[int, int]] = []
         self.last_mark: _Mark | None = None
 
     def run(self, history: list[ChatMessage], start: int = 0, *, mark_spans: bool = False) -> int | None:
@@ -296,7 +408,8 @@ class _Pass:
         """
         assistant = history[start]
         calls = final_calls = assistant.tool_calls
-        if self.assign_ids:
+        strip = self.strip  # on_missing="strip": the calls to keep are known only after pairing, ids too
+        if self.assign_ids and not strip:
             ids = self.ids
             used, in_order = ids.used, ids.in_order
             before = len(in_order)
@@ -309,8 +422,6 @@ class _Pass:
                     final_calls = self._renamed_calls(start, calls, len(in_order) - before)
                     break
         out = self.out
-        copies = final_calls is not calls and self.copies  # else every message stays as it is
-        out.append(replace_field(assistant, "tool_calls", final_calls) if copies else assistant)
         # Rule 3's common case: the results stand right after the calls, in call order, under their ids. Each
         # of them then pairs with its own call (every earlier call already has its result).
         index = first = start + 1
@@ -324,6 +435,10 @@ class _Pass:
             index += 1
         in_place, n_calls = index - first, len(calls)
         if in_place == n_calls:
+            if strip:
+                final_calls = self._kept_calls(start, calls, range(n_calls))
+            copies = final_calls is not calls and self.copies  # else every message stays as it is
+            out.append(replace_field(assistant, "tool_calls", final_calls) if copies else assistant)
             if not copies:
                 out.extend(history[first:index])  # already valid, or a pass that makes no copies
             else:
@@ -340,10 +455,20 @@ class _Pass:
                 index, rest = self._pair_results(history, start, index, results)
         # (else the span ends right after the calls answered in place, as when a session was cut off while the
         # other calls ran: those never got a result)
+        leave_open = self.leave_open_last and index == n  # the history ends in this span
+        follows = start + 1  # the input index the last run gives the next output message (-1: none)
+        if strip:
+            final_calls, results = self._strip_unanswered(start, calls, results, leave_open)
+        copies = final_calls is not calls and self.copies
+        if not strip or final_calls:
+            out.append(replace_field(assistant, "tool_calls", final_calls) if final_calls is not calls else assistant)
+        elif is_placeholder(kept := replace_field(assistant, "tool_calls", ())):
+            bisect.insort(self.dropped, start)  # every call stripped, nothing else said: as rule 1 drops it
+            follows = start
+        else:
+            out.append(kept)
         # `_from` inlined: a run starts wherever an output message is not the input message after the last one.
         runs = self.runs
-        follows = start + 1  # the input index the last run gives the next output message (-1: none)
-        leave_open = self.leave_open_last and index == n  # the history ends in this span
         for ci, (call, at) in enumerate(zip(final_calls, results)):
             if at < 0:
                 if leave_open:
@@ -356,6 +481,8 @@ class _Pass:
                 synthetic = interrupted_result(call, read_only=read_only)
                 if self.wording is not None:
                     synthetic = _worded(synthetic, call.name, self.wording)
+                if self.unmarked:
+                    synthetic = replace_field(synthetic, "is_error", False)
                 out.append(synthetic)
                 self.interrupted.append(call)
                 self.interrupted_at.append((start, ci))
@@ -389,6 +516,41 @@ class _Pass:
             runs[-1] = source  # the last run holds no message yet
         elif first < 0 or first + position - start != source:
             runs += position, source
+
+    def _strip_unanswered(
+        self, start: int, calls: tuple[ToolCall, ...], results: list[int], leave_open: bool
+    ) -> tuple[tuple[ToolCall, ...], list[int]]:
+        """`on_missing="strip"`: the span's answered calls under final ids (rule 5 for them alone, so that a
+        stripped call takes no id) and their results; the others go to `stripped`. With `leave_open`, no call
+        is stripped (the last reply's calls stay open)."""
+        if leave_open or -1 not in results:
+            return self._kept_calls(start, calls, range(len(calls))), results
+        keep = [ci for ci, at in enumerate(results) if at >= 0]
+        for ci, at in enumerate(results):
+            if at < 0:
+                self.stripped.append(calls[ci])
+                self.stripped_at.append((start, ci))
+        return self._kept_calls(start, calls, keep), [results[ci] for ci in keep]
+
+    def _kept_calls(self, start: int, calls: tuple[ToolCall, ...], keep: Sequence[int]) -> tuple[ToolCall, ...]:
+        """Rule 5 for the calls at `keep` of the assistant message at `start` (the original tuple when all are
+        kept under their own ids; without copies, the calls keep their original ids)."""
+        if not self.assign_ids:
+            return calls if len(keep) == len(calls) else tuple(calls[ci] for ci in keep)
+        ids, renamed = self.ids, self.renamed if self.renames else None
+        kept: list[ToolCall] = []
+        for ci in keep:
+            call = calls[ci]
+            final = ids.allocate(call.id, start, ci)
+            if final != call.id:
+                if renamed is not None:
+                    renamed.append(RenamedId(start, ci, call.id, final))
+                if self.copies:
+                    call = replace_field(call, "id", final)
+            kept.append(call)
+        if len(kept) == len(calls) and all(a is b for a, b in zip(kept, calls)):
+            return calls
+        return tuple(kept)
 
     def _renamed_calls(self, index: int, original: tuple[ToolCall, ...], first: int) -> tuple[ToolCall, ...]:
         """Rule 5 from call `first` on, the first one whose id is empty or already used: the calls under their
@@ -470,7 +632,7 @@ class _Pass:
     def mark(self) -> _Mark:
         """Where the pass is now, to roll back to (incremental repair reopens its last span)."""
         return _Mark(len(self.out), len(self.runs), len(self.interrupted), len(self.dropped), len(self.moved),
-                     len(self.notes), len(self.renamed), self.ids.mark())
+                     len(self.notes), len(self.renamed), len(self.stripped), self.ids.mark())
 
     def rollback(self, mark: _Mark) -> None:
         """Forget everything the pass did after `mark`: a mark is taken where `run` reads the next message, and
@@ -478,6 +640,7 @@ class _Pass:
         del self.out[mark.out:], self.runs[mark.runs:], self.interrupted[mark.interrupted:]
         del self.interrupted_at[mark.interrupted:], self.dropped[mark.dropped:]
         del self.moved[mark.moved:], self.notes[mark.notes:], self.renamed[mark.renamed:]
+        del self.stripped[mark.stripped:], self.stripped_at[mark.stripped:]
         self.ids.rollback(mark.ids)
 
     def result(self, *, copy: bool = False) -> RepairResult:
@@ -486,10 +649,11 @@ class _Pass:
             return RepairResult(list(self.out), list(self.interrupted), dropped=list(self.dropped),
                                 moved=list(self.moved), notes=list(self.notes), renamed=list(self.renamed),
                                 final_ids=list(self.ids.in_order), interrupted_at=list(self.interrupted_at),
-                                origin_runs=list(self.runs))
+                                origin_runs=list(self.runs), stripped=list(self.stripped),
+                                stripped_at=list(self.stripped_at))
         return RepairResult(self.out, self.interrupted, dropped=self.dropped, moved=self.moved, notes=self.notes,
                             renamed=self.renamed, final_ids=self.ids.in_order, interrupted_at=self.interrupted_at,
-                            origin_runs=self.runs)
+                            origin_runs=self.runs, stripped=self.stripped, stripped_at=self.stripped_at)
 
 
 def _next_with_same_id(calls: tuple[ToolCall, ...]) -> list[int]:

@@ -27,7 +27,8 @@ class RenamedId(NamedTuple):
 class Origin(NamedTuple):
     """Where one output message came from (`RepairResult.origins`).
 
-    - `input`: it is the input message at `message_index`: the same object, or a copy under final ids (rule 5);
+    - `input`: it is the input message at `message_index`: the same object, or a copy under final ids (rule 5)
+      or without its stripped calls (`on_missing="strip"`);
     - `synthetic`: the synthetic result (rule 6) of call `call_index` of the assistant message at `message_index`;
     - `note`: the user note (rule 7) made from the tool message at `message_index`.
     """
@@ -51,7 +52,8 @@ class RepairResult:
     interrupted: list[ToolCall]
     """Calls that had no result and got a synthetic one, under their final ids, in history order."""
     dropped: list[int] = field(default_factory=list)
-    """Whitespace-only assistant messages without calls that were removed."""
+    """Whitespace-only assistant messages without calls that were removed (with `on_missing="strip"`, also those
+    left so by stripping their calls), in input order."""
     moved: list[int] = field(default_factory=list)
     """Results that were moved to just after their call."""
     notes: list[int] = field(default_factory=list)
@@ -68,11 +70,16 @@ class RepairResult:
     message is the next input message (itself, or a copy under final ids); `NOTE_SOURCE` or `SYNTHETIC_SOURCE` in
     place of the index marks one note or synthetic result. Most histories keep long runs: this costs little to
     record."""
+    stripped: list[ToolCall] = field(default_factory=list)
+    """With `on_missing="strip"`: the calls that had no result and were removed, as they were in the input (they
+    have no final id), in history order."""
+    stripped_at: list[tuple[int, int]] = field(default_factory=list)
+    """Where each call of `stripped` stood in the input: (assistant message index, call index)."""
 
     @property
     def changed(self) -> bool:
         """True when the repaired history differs from the input."""
-        return bool(self.interrupted or self.dropped or self.moved or self.notes or self.renamed)
+        return bool(self.interrupted or self.dropped or self.moved or self.notes or self.renamed or self.stripped)
 
     def origins(self) -> list[Origin]:
         """The origin of every output message, in output order (built from `origin_runs` on each call)."""

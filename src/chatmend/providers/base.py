@@ -15,9 +15,11 @@ know about its wire format:
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
@@ -29,7 +31,21 @@ from chatmend.ids import digest, shortening_id_maker, wire_ids
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, NativePart, Tool, ToolCall, replace_field
 from chatmend.providers._lossless import BodyRepair, Dropped, Run, kept_items, plan_rewrite, unwritable_parts
-from chatmend.repair import IsReadOnly, RepairResult, repair_for_writers, repair_history
+from chatmend.repair import (
+    DEFAULT_OPTIONS,
+    IsReadOnly,
+    Mark,
+    OnMissing,
+    RepairOptions,
+    RepairResult,
+    Wording,
+    _options,
+    holds_sdk_object,
+    is_sdk_object,
+    repair_for_writers,
+    repair_history,
+)
+from chatmend.results import SYNTHETIC_SOURCE
 
 __all__ = [
     "SHAPE",
@@ -45,17 +61,20 @@ __all__ = [
     "coerce_tools",
     "image_data_url",
     "parse_data_url",
+    "plain_sdk",
     "repaired",
     "sanitizing_id_maker",
     "text_field",
     "to_plain",
+    "without_error_mark",
 ]
 
 SHAPE = "SHAPE"
 """Problem code shared by adapters for a body that is not of the provider's shape at all (check never raises)."""
 
-HistoryInput = Sequence[ChatMessage | Mapping[str, Any]]
-"""What `to_request` accepts: ChatMessage objects or dicts of the neutral JSON shape."""
+HistoryInput = Sequence[ChatMessage | Mapping[str, Any]] | Sequence[Any]
+"""What `to_request` accepts: ChatMessage objects or dicts of the neutral JSON shape, or a history holding the
+official SDKs' message objects (read as `repair_history` reads them)."""
 ToolsInput = Sequence[Tool | Mapping[str, Any]] | None
 """Tools as `Tool` objects or dicts with name, description and parameters."""
 
@@ -109,6 +128,10 @@ class Provider(ABC):
     """The characters a tool call id may hold, as the inside of a regex class (`a-zA-Z0-9_-`; None: any)."""
     ids_by_position: ClassVar[bool] = False
     """True when `_id_assigner` mints wire ids from the calls' positions alone (Kimi): repair then skips rule 5."""
+    error_field: ClassVar[bool] = False
+    """True when a failed tool result has a field of its own on the wire (Anthropic's `is_error`, Gemini's
+    `response: {"error": ...}`); False when only its text can say so (an `Error: ` prefix): `mark="field"` then
+    writes a synthetic result as a plain one, its text as worded."""
 
     # ---------------------------------------------------------------------------------------- declarations
 
@@ -137,6 +160,9 @@ class Provider(ABC):
     tells them apart by model name and `claims_ids`, never by shape. None: its own."""
     plain_default: ClassVar[bool] = False
     """True for the one shape a list of plain text messages is read as when nothing else tells."""
+    sdk_modules: ClassVar[tuple[str, ...]] = ()
+    """The modules of the official SDK's message classes this provider reads (`anthropic.types`): a history
+    holding such an object is read by this provider's `from_request` (`chatmend.providers.reader_of`)."""
 
     def marks(self, item: Mapping[str, Any]) -> bool:
         """True when a list item has a shape only this provider's wire format has (a `tool_use` block, a
@@ -190,14 +216,26 @@ class Provider(ABC):
         is_read_only: IsReadOnly | None = None,
         repairer: Repairer | None = None,
         on_unsupported: Callable[[Dropped], object] | None = None,
+        wording: Wording | None = None,
+        leave_open_last: bool = False,
+        on_missing: OnMissing = "answer",
+        mark: Mark = "error",
         **options: Any,
     ) -> dict[str, Any]:
         """The exact JSON request body for this provider, after `repair_history` and id mapping.
 
+        `wording`, `leave_open_last`, `on_missing` and `mark` are `repair_history`'s options: the body is that of
+        `repair_history(history, ...)` with the same ones; with `mark="field"`, a synthetic result is marked as
+        an error only where this format has a field for it (`error_field`). Calls that `leave_open_last` leaves
+        open are an UnsupportedError (no provider takes a call without its result): with it, a body is written
+        once the last reply's calls are answered. The history may hold the official SDKs' message objects, as
+        `repair_history` reads them.
+
         With a `repairer` (one per session, kept by the caller), the repair reuses the previous call's work:
-        the same body, but the repair costs only what is new. Other options go into the body (each adapter
-        says where); an option named like the conversation list (`list_key`) is a ValueError: the history is
-        the first argument.
+        the same body, but the repair costs only what is new; the repair options are then the Repairer's
+        (others are a ValueError: one Repairer never mixes results made under different options). Other options
+        go into the body (each adapter says where); an option named like the conversation list (`list_key`) is
+        a ValueError: the history is the first argument.
 
         A `NativePart` of another wire format (`accepts_native` is False) is an `UnsupportedError` naming its
         type and path; with `on_unsupported`, it is left out and `on_unsupported(Dropped(...))` is called for
@@ -206,9 +244,15 @@ class Provider(ABC):
         if self.list_key in options:
             raise ValueError(f"{self.list_key!r} is written from the history: pass the conversation as "
                              "to_request's first argument, not as an option")
+        asked = _options(wording, leave_open_last, on_missing, mark)
         with error_context(provider=self.name):
             # the writer takes ids from `final_ids`, unless the provider mints them by position
-            result = repaired(history, is_read_only, repairer, assign_ids=not self.ids_by_position)
+            result = repaired(history, is_read_only, repairer, assign_ids=not self.ids_by_position, options=asked)
+            used = asked if repairer is None else repairer.options
+            if used.leave_open_last:
+                _refuse_open_calls(result)
+            if used.mark == "field" and not self.error_field and result.interrupted:
+                result = without_error_mark(result)
             result = self._without_foreign_natives(result, on_unsupported)
             ids = self._id_assigner(result.final_ids)
             return self._write_body(result, ids, model, coerce_tools(tools), system, options)
@@ -257,7 +301,25 @@ class Provider(ABC):
 
     @abstractmethod
     def from_request(self, data: Mapping[str, Any] | Sequence[Any]) -> list[ChatMessage]:
-        """A neutral history from a saved request body (or just its message list)."""
+        """A neutral history from a saved request body (or just its message list); the items may be the official
+        SDK's own objects (read as their `model_dump`, `_plain_request`)."""
+
+    def _plain_request(self, data: Any) -> Any:
+        """A body or message list with the SDK objects in it (at any depth) as JSON-shaped dicts, each message
+        through `_sdk_item`; a body or list without any comes back as it is."""
+        if isinstance(data, Mapping):
+            items = data.get(self.list_key)
+            if isinstance(items, list) and any(map(holds_sdk_object, items)):
+                return {**data, self.list_key: [self._sdk_item(plain_sdk(item)) for item in items]}
+            return data
+        if isinstance(data, Sequence) and not isinstance(data, (str, bytes)) and any(map(holds_sdk_object, data)):
+            return [self._sdk_item(plain_sdk(item)) for item in data]
+        return data
+
+    def _sdk_item(self, item: Any) -> Any:
+        """One item of the conversation list, read from an SDK object, as the wire item it stands for (hook:
+        Anthropic's `Message`, a response, holds the assistant turn `{"role", "content"}` and reply metadata)."""
+        return item
 
     @abstractmethod
     def from_response(self, response: Any) -> ChatMessage:
@@ -280,29 +342,34 @@ class Provider(ABC):
             groups = self._read_groups(items)
             if groups is None:  # the adapter cannot tell items apart: the whole list is written anew when changed
                 result = repair_history(self.from_request(items), is_read_only=is_read_only)
-                if not result.changed:
-                    return BodyRepair(dict(body), result)
-                written = self._write_items(result.messages, lambda: self._id_assigner(result.final_ids), 0)
-                return BodyRepair({**body, self.list_key: written}, result, list(range(len(written))))
-            flat = [m for group in groups for m in group]
-            result = repair_history(flat, is_read_only=is_read_only)
-            out = result.messages
-            wire = self._id_assigner(result.final_ids)
-            wire_ids = [wire.next_id(c.name) for m in out for c in m.tool_calls]
-            wire_id = None if wire_ids == result.final_ids else wire_ids.__getitem__
-            kept = kept_items(groups, result, wire_id)
-            runs = plan_rewrite(out, kept)
-            if not runs and len(out) == len(flat) and _every_item_kept(kept, len(items), groups):
+                out = result.messages
                 repaired = BodyRepair(dict(body), result)
+                if result.changed:
+                    repaired = self._written_anew(body, result)
             else:
-                new_items, rewritten = self._rebuild(items, out, kept, runs, result)
-                repaired = BodyRepair({**body, self.list_key: new_items}, result, rewritten)
+                flat = [m for group in groups for m in group]
+                result = repair_history(flat, is_read_only=is_read_only)
+                out = result.messages
+                wire = self._id_assigner(result.final_ids)
+                wire_ids = [wire.next_id(c.name) for m in out for c in m.tool_calls]
+                wire_id = None if wire_ids == result.final_ids else wire_ids.__getitem__
+                kept = kept_items(groups, result, wire_id)
+                runs = plan_rewrite(out, kept)
+                if not runs and len(out) == len(flat) and _every_item_kept(kept, len(items), groups):
+                    repaired = BodyRepair(dict(body), result)
+                else:
+                    new_items, rewritten = self._rebuild(items, out, kept, runs, result)
+                    repaired = BodyRepair({**body, self.list_key: new_items}, result, rewritten)
             if not self._list_problems(repaired.body):
                 return repaired
             # the list breaks a rule of the wire beyond pairing (its first role, alternation): the writer knows
             # them, so the whole list is written anew
-            written = self._write_items(out, self._ids_from(result, 0), 0)
-            return BodyRepair({**body, self.list_key: written}, result, list(range(len(written))))
+            return self._written_anew(body, result)
+
+    def _written_anew(self, body: Mapping[str, Any], result: RepairResult) -> BodyRepair:
+        """The body with its whole list written anew from the repaired history."""
+        written = self._write_items(result.messages, self._ids_from(result, 0), 0)
+        return BodyRepair({**body, self.list_key: written}, result, list(range(len(written))))
 
     def _list_problems(self, body: Mapping[str, Any]) -> list[Problem]:
         """`check`'s problems of the body's conversation list (not of its other fields, the caller's)."""
@@ -460,19 +527,59 @@ def repaired(
     repairer: Repairer | None = None,
     *,
     assign_ids: bool = True,
+    options: RepairOptions = DEFAULT_OPTIONS,
 ) -> RepairResult:
     """The repaired history (by the caller's `Repairer` when given): what every adapter encodes.
 
     Writers take each call's id from `final_ids` in order and each result's from the calls it answers, never
     from the messages: `repair_for_writers` then spares the copies that would only carry renamed ids, and the
     list of renames (and, with `assign_ids=False`, for a writer that mints ids by position, the final ids
-    themselves).
+    themselves). With a `repairer`, `options` other than the default ones must be the Repairer's own.
     """
     if repairer is None:
-        return repair_for_writers(history, is_read_only=is_read_only, assign_ids=assign_ids, renames=False)
+        return repair_for_writers(history, is_read_only=is_read_only, assign_ids=assign_ids, renames=False,
+                                  options=options)
     if is_read_only is not None:
         raise ValueError("give is_read_only to the Repairer (Repairer(is_read_only=...)), not to to_request")
+    if options != repairer.options and options != DEFAULT_OPTIONS:
+        raise ValueError(f"the Repairer repairs with {repairer.options}, not {options}: give the repair options to "
+                         "the Repairer (one Repairer never mixes results made under different options)")
     return repairer.repair(history)
+
+
+def _refuse_open_calls(result: RepairResult) -> None:
+    """An UnsupportedError when `leave_open_last` left calls open: no wire format takes a call without its result
+    (and writers answer a reply's calls in order with the results after it)."""
+    messages = result.messages
+    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].tool_calls), None)
+    if last is None:
+        return
+    calls = messages[last].tool_calls
+    results = list(itertools.takewhile(lambda m: m.role == "tool", messages[last + 1:last + 1 + len(calls)]))
+    if len(results) < len(calls):
+        answered = Counter(m.tool_call_id for m in results)  # a reply may use one id twice (Gemini's call_0)
+        open_calls = []
+        for call in calls:
+            if answered[call.id]:
+                answered[call.id] -= 1
+            else:
+                open_calls.append(call)
+        names = ", ".join(f"{c.name} ({c.id or 'no id'})" for c in open_calls)
+        raise UnsupportedError(f"leave_open_last left calls open ({names}): no provider takes a call without its "
+                               "result; run them and add their results first, or repair without leave_open_last",
+                               feature="open tool calls")
+
+
+def without_error_mark(result: RepairResult) -> RepairResult:
+    """`result` with its synthetic results as plain ones (`mark="field"` for a format with no error field)."""
+    messages = list(result.messages)
+    runs = result.origin_runs
+    ends = [*runs[2::2], len(messages)]
+    for start, source, end in zip(runs[::2], runs[1::2], ends):
+        if source == SYNTHETIC_SOURCE:
+            for position in range(start, end):
+                messages[position] = replace_field(messages[position], "is_error", False)
+    return replace(result, messages=messages)
 
 
 @cache
@@ -557,6 +664,19 @@ def parse_data_url(url: str) -> ImagePart:
         head, data = url[5:].split(";base64,", 1)
         return ImagePart(media_type=head or "application/octet-stream", data=data)
     return ImagePart(url=url)
+
+
+def plain_sdk(value: Any) -> Any:
+    """SDK objects (at any depth of mappings and lists) as the JSON-shaped data of their `model_dump` (`to_dict`)."""
+    if isinstance(value, Mapping):
+        return {key: plain_sdk(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain_sdk(item) for item in value]
+    if not is_sdk_object(value):
+        return value
+    dump = getattr(value, "model_dump", None)
+    # warnings=False, as in `to_plain`: a field holding a shape newer than its type is data to read
+    return plain_sdk(dump(mode="json", exclude_none=True, warnings=False) if callable(dump) else value.to_dict())
 
 
 def to_plain(response: Any, *, provider: str) -> dict[str, Any]:

@@ -145,6 +145,7 @@ class OpenAIChat(Provider):
     model_prefixes: ClassVar[tuple[str, ...]] = ("gpt-", "gpt4", "o1", "o3", "o4", "chatgpt")
     roles: ClassVar[frozenset[str]] = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
     plain_default: ClassVar[bool] = True
+    sdk_modules: ClassVar[tuple[str, ...]] = ("openai.types.chat",)  # Kimi and Mistral do not inherit it
     tool_message_name: ClassVar[bool] = False
     """True when tool messages carry the tool's `name` (not a field of OpenAI's own type)."""
     reasoning_provider: ClassVar[str | None] = None
@@ -327,6 +328,7 @@ class OpenAIChat(Provider):
 
     def from_request(self, data: Mapping[str, Any] | Sequence[Any]) -> list[ChatMessage]:
         """The history of a saved body (or its `messages` list); the body's `tools` are not history."""
+        data = self._plain_request(data)  # SDK objects (a `ChatCompletionMessage`) as their dicts
         with error_context(provider=self.name):
             if isinstance(data, Mapping):
                 items = data.get("messages")

@@ -69,6 +69,8 @@ class Anthropic(Provider):
     name: ClassVar[str] = PROVIDER_NAME
     id_max_length: ClassVar[int | None] = ID_MAX_LENGTH  # AN5
     id_alphabet: ClassVar[str | None] = ID_ALPHABET  # AN5
+    error_field: ClassVar[bool] = True  # tool_result `is_error: true`
+    sdk_modules: ClassVar[tuple[str, ...]] = ("anthropic.types",)
     texts: ClassVar[dict[str, str]] = TEXTS
     title: ClassVar[str] = "Anthropic Messages"
     description: ClassVar[str] = "Anthropic Messages: a body or its messages list"
@@ -130,8 +132,16 @@ class Anthropic(Provider):
 
     # ------------------------------------------------------------------------------------------ read
 
+    def _sdk_item(self, item: Any) -> Any:
+        """A `Message` (a response, `type: "message"`) as the assistant turn it holds; its id, model, stop
+        reason and usage are the reply's metadata, not history (as `from_response` reads it)."""
+        if isinstance(item, Mapping) and item.get("type") == "message" and "content" in item:
+            return {"role": item.get("role", "assistant"), "content": item["content"]}
+        return item
+
     def from_request(self, data: Mapping[str, Any] | Sequence[Any]) -> list[ChatMessage]:
         """The history of a saved body (top-level `system` first) or of its `messages` list."""
+        data = self._plain_request(data)  # SDK objects (a `Message`, content blocks) as their dicts
         with error_context(provider=self.name):
             history: list[ChatMessage] = []
             if isinstance(data, Mapping):

@@ -93,6 +93,8 @@ class Gemini(Provider):
 
     name: ClassVar[str] = NAME
     id_max_length: ClassVar[int | None] = None  # ids are free text; Vertex takes none (GE8)
+    error_field: ClassVar[bool] = True  # functionResponse `response: {"error": ...}`
+    sdk_modules: ClassVar[tuple[str, ...]] = ("google.genai.types",)  # read by `plain`, bytes as base64
     title: ClassVar[str] = "Gemini generateContent"
     description: ClassVar[str] = "Gemini generateContent: a body or its contents list"
     list_key: ClassVar[str] = "contents"

@@ -61,6 +61,7 @@ class OpenAIResponses(Provider):
 
     name: ClassVar[str] = NAME
     id_max_length: ClassVar[int | None] = CALL_ID_MAX  # OR3
+    sdk_modules: ClassVar[tuple[str, ...]] = ("openai.types.responses",)
     title: ClassVar[str] = "OpenAI Responses"
     description: ClassVar[str] = "OpenAI Responses: a body or its input items"
     list_key: ClassVar[str] = "input"
@@ -103,6 +104,7 @@ class OpenAIResponses(Provider):
 
     def from_request(self, data: Mapping[str, Any] | Sequence[Any]) -> list[ChatMessage]:
         """A history from a saved body (`instructions` and `input`), an input list, or an input string."""
+        data = self._plain_request(data)  # SDK objects (output items of a reply) as their dicts
         history: list[ChatMessage] = []
         if isinstance(data, Mapping):
             instructions = data.get("instructions")
