@@ -160,3 +160,38 @@ def test_the_upstream_is_fixed_by_configuration_not_by_the_request(proxy: str, u
     assert upstream.seen[-1].path.endswith("/http://evil.example/v1/models")
     assert upstream.seen[-1].headers["host"] == upstream.url.removeprefix("http://")
     assert absolute.status_code == 200
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "zstd"])
+def test_a_compressed_body_is_read_repaired_and_sent_plain(proxy: str, upstream: Upstream, encoding: str) -> None:
+    import zlib
+
+    import zstandard
+
+    data = json.dumps(CHAT_BODY).encode()
+    packed = {"gzip": lambda d: zlib.compress(d, wbits=31), "deflate": zlib.compress,
+              "zstd": lambda d: zstandard.ZstdCompressor().compress(d)}[encoding](data)
+    response = httpx2.post(proxy + "/v1/chat/completions", content=packed,
+                           headers={"content-encoding": encoding, "content-type": "application/json"})
+    assert response.status_code == 200 and REPAIRED_HEADER in response.headers
+    seen = upstream.seen[-1]
+    assert "content-encoding" not in seen.headers and seen.problems == []
+
+
+def test_a_valid_compressed_body_is_forwarded_as_it_came(proxy: str, upstream: Upstream) -> None:
+    import zlib
+
+    valid = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}
+    packed = zlib.compress(json.dumps(valid).encode(), wbits=31)
+    httpx2.post(proxy + "/v1/chat/completions", content=packed, headers={"content-encoding": "gzip"})
+    assert upstream.seen[-1].raw == packed and upstream.seen[-1].headers["content-encoding"] == "gzip"
+
+
+def test_a_decompression_bomb_is_not_inflated_past_the_limit(upstream: Upstream) -> None:
+    import zlib
+
+    bomb = zlib.compress(b"[" + b" " * 5_000_000 + b"]", wbits=31)
+    with running_proxy(proxy_config(upstream, max_body_bytes=100_000)) as url:
+        response = httpx2.post(url + "/v1/chat/completions", content=bomb, headers={"content-encoding": "gzip"})
+    assert response.status_code == 200  # forwarded as it came: the provider is the judge
+    assert upstream.seen[-1].raw == bomb

@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 import time
+import zlib
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,11 @@ REPAIRED_HEADER = "chatmend-repaired"
 """The response header of a repaired request: a short summary of the changes."""
 
 log = logging.getLogger("chatmend.proxy")
+
+try:  # zstd-encoded requests (Codex's) are read with `zstandard`, which the proxy extra installs
+    import zstandard as _zstd
+except ImportError:
+    _zstd = None  # type: ignore[assignment]
 
 # Hop-by-hop headers (RFC 9110 §7.6.1) and those the proxy recomputes: never forwarded.
 _HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection",
@@ -112,13 +118,21 @@ async def _forward(request: Request, config: ProxyConfig, client: httpx2.AsyncCl
     except ClientDisconnect:
         return Response(status_code=499)
     extra_headers: dict[str, str] = {}
+    headers = _request_headers(request.headers)
     if found is not None and request.method == "POST" and raw:
         route = found[1]
         provider = config.chat_provider if route.provider == "openai_chat" else route.provider
-        raw, extra_headers = await _repaired(raw, provider, path, config)
+        encoding = request.headers.get("content-encoding", "").strip().lower()
+        plain = _decoded(raw, encoding, config.max_body_bytes)
+        if plain is None:
+            _log(config, "unreadable", route=path, provider=provider, error=f"content-encoding {encoding}")
+        else:
+            body, extra_headers = await _repaired(plain, provider, path, config)
+            if extra_headers:  # repaired: sent as plain JSON (a compressed body is not compressed again)
+                raw = body
+                headers = [(k, v) for k, v in headers if k.lower() != "content-encoding"]
     url = _upstream_url(config.upstreams[family.name], family, path, request.url.query)
-    upstream_request = client.build_request(request.method, url, headers=_request_headers(request.headers),
-                                            content=raw)
+    upstream_request = client.build_request(request.method, url, headers=headers, content=raw)
     try:
         upstream = await client.send(upstream_request, stream=True)
     except httpx2.TimeoutException:
@@ -153,6 +167,25 @@ async def _repaired(raw: bytes, provider: str, path: str, config: ProxyConfig) -
     if config.dry_run:
         return raw, {}
     return repaired.body, {REPAIRED_HEADER: repaired.summary()}
+
+
+def _decoded(raw: bytes, encoding: str, limit: int) -> bytes | None:
+    """The request body without its content encoding (Codex compresses its requests), or None when it cannot be
+    decoded here or decodes to more than `limit` bytes."""
+    if encoding in ("", "identity"):
+        return raw
+    try:
+        if encoding in ("gzip", "x-gzip", "deflate"):
+            # wbits: gzip's header, or zlib's for deflate; max_length stops a decompression bomb
+            inflater = zlib.decompressobj(wbits=31 if "gzip" in encoding else 15)
+            plain = inflater.decompress(raw, limit + 1)
+        elif encoding == "zstd" and _zstd is not None:
+            plain = _zstd.ZstdDecompressor().decompress(raw, max_output_size=limit + 1)
+        else:
+            return None
+    except Exception:  # any corrupt stream: the provider is the judge
+        return None
+    return plain if len(plain) <= limit else None
 
 
 class _TooLarge(Exception):
