@@ -1,0 +1,250 @@
+"""What `chatmend proxy` adds: latency over a direct call, 100 concurrent streams, memory over a soak.
+
+    python bench/proxy.py                      # latency and concurrency (about a minute)
+    python bench/proxy.py --soak-seconds 600   # and a 10-minute soak under load
+
+Three processes, all on 127.0.0.1: a fake upstream (standard library; reads the body, answers a fixed reply or a
+stream), the proxy (`chatmend proxy`, as a user starts it), and this client (httpx2, keep-alive). For each body
+(10, 1,000 and 10,000 OpenAI Chat messages, valid and broken: calls without results), requests alternate between
+the upstream directly and through the proxy, so both see the same machine load; the figures are percentiles of
+each and the difference of the medians. Targets (issue #23): added p50 at most 5 ms at 1,000 messages and at most
+10% of the direct time at 10,000; memory flat over the soak (within 10% after warm-up).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+REPLY = json.dumps({"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4o", "choices": [
+    {"index": 0, "message": {"role": "assistant", "content": "done"}, "finish_reason": "stop"}]}).encode()
+STREAM = [b'data: {"choices":[{"index":0,"delta":{"content":"do"}}]}\n\n'] * 20 + [b"data: [DONE]\n\n"]
+
+
+class _Upstream(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("content-length") or 0))
+        if b'"stream":true' in body or b'"stream": true' in body:
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            for event in STREAM:
+                self.wfile.write(event)
+                self.wfile.flush()
+                time.sleep(0.005)  # a model emitting tokens
+            return
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(REPLY)))
+        self.end_headers()
+        self.wfile.write(REPLY)
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 512
+    daemon_threads = True
+
+
+def serve_upstream() -> None:
+    """The fake upstream's process: prints its port, serves until killed."""
+    server = _Server(("127.0.0.1", 0), _Upstream)
+    print(server.server_address[1], flush=True)
+    server.serve_forever()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@contextmanager
+def processes() -> Iterator[tuple[str, str, int]]:
+    """The upstream and the proxy in front of it; yields (upstream base, proxy base, proxy pid)."""
+    upstream = subprocess.Popen([sys.executable, __file__, "--serve-upstream"], stdout=subprocess.PIPE, text=True)
+    assert upstream.stdout is not None
+    upstream_url = f"http://127.0.0.1:{upstream.stdout.readline().strip()}"
+    port = _free_port()
+    chatmend = Path(sys.executable).with_name("chatmend")
+    proxy = subprocess.Popen([str(chatmend), "proxy", "--port", str(port), "--upstream",
+                              f"openai={upstream_url}/v1"], stderr=subprocess.DEVNULL)
+    proxy_url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx2.get(proxy_url + "/healthz", timeout=1)
+            break
+        except httpx2.TransportError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+    try:
+        yield upstream_url, proxy_url, proxy.pid
+    finally:
+        for p in (proxy, upstream):
+            p.send_signal(signal.SIGTERM)
+            p.wait(30)
+
+
+def chat_body(n: int, *, broken: bool) -> bytes:
+    """A Chat body of about `n` messages: tool rounds of a user turn, a call and its result; broken: every tenth
+    call has no result (interrupted), so repair has something to do all along the history."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are terse."}]
+    k = 0
+    while len(messages) < n:
+        messages.append({"role": "user", "content": f"step {k}: look at file_{k}.py and tell me what it does"})
+        call_id = f"call_{k:06d}"
+        messages.append({"role": "assistant", "content": None, "tool_calls": [{
+            "id": call_id, "type": "function", "function": {"name": "read_file", "arguments": json.dumps(
+                {"path": f"src/file_{k}.py"})}}]})
+        if not (broken and k % 10 == 9):
+            messages.append({"role": "tool", "tool_call_id": call_id, "content": f"def f{k}():\n    return {k}\n"})
+        k += 1
+    return json.dumps({"model": "gpt-4o", "messages": messages[:n]}, separators=(",", ":")).encode()
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def latency(upstream: str, proxy: str, rounds: int) -> list[dict[str, Any]]:
+    rows = []
+    headers = {"content-type": "application/json", "authorization": "Bearer k"}
+    with httpx2.Client(timeout=120) as client:
+        for n in (10, 1_000, 10_000):
+            for broken in (False, True):
+                body = chat_body(n, broken=broken)
+                direct: list[float] = []
+                through: list[float] = []
+                for _ in range(3):  # warm-up: connections, caches
+                    client.post(upstream + "/v1/chat/completions", content=body, headers=headers)
+                    client.post(proxy + "/v1/chat/completions", content=body, headers=headers)
+                for _ in range(rounds):
+                    for target, times in ((upstream, direct), (proxy, through)):
+                        start = time.perf_counter()
+                        response = client.post(target + "/v1/chat/completions", content=body, headers=headers)
+                        times.append((time.perf_counter() - start) * 1000)
+                        assert response.status_code == 200
+                d50, p50 = statistics.median(direct), statistics.median(through)
+                rows.append({"messages": n, "broken": broken, "bytes": len(body),
+                             "direct_p50_ms": round(d50, 2), "direct_p99_ms": round(_percentile(direct, 0.99), 2),
+                             "proxy_p50_ms": round(p50, 2), "proxy_p99_ms": round(_percentile(through, 0.99), 2),
+                             "added_p50_ms": round(p50 - d50, 2), "added_share": round((p50 - d50) / d50, 3)})
+                print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def concurrency(upstream: str, proxy: str, streams: int = 100) -> dict[str, Any]:
+    body = json.loads(chat_body(100, broken=True))
+    body["stream"] = True
+    data = json.dumps(body).encode()
+
+    def run(base: str) -> float:
+        def one(_: int) -> int:
+            with httpx2.stream("POST", base + "/v1/chat/completions", content=data, timeout=120,
+                               headers={"content-type": "application/json"}) as response:
+                return len(b"".join(response.iter_raw()))
+
+        start = time.perf_counter()
+        with concurrent.futures.ThreadPoolExecutor(streams) as pool:
+            sizes = list(pool.map(one, range(streams)))
+        assert len(set(sizes)) == 1, sizes
+        return time.perf_counter() - start
+
+    run(proxy)  # warm-up
+    direct, through = run(upstream), run(proxy)
+    row = {"streams": streams, "direct_s": round(direct, 3), "proxy_s": round(through, 3),
+           "proxy_streams_per_s": round(streams / through, 1), "ratio": round(through / direct, 2)}
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def _rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+def soak(proxy: str, pid: int, seconds: float) -> dict[str, Any]:
+    """Broken 1,000-message bodies and streams, back to back from 8 threads, sampling the proxy's RSS each second."""
+    body = chat_body(1_000, broken=True)
+    streamed = json.dumps({**json.loads(chat_body(100, broken=True)), "stream": True}).encode()
+    stop = time.monotonic() + seconds
+    done = [0]
+
+    def load() -> None:
+        with httpx2.Client(timeout=120) as client:
+            while time.monotonic() < stop:
+                client.post(proxy + "/v1/chat/completions", content=body, headers={"content-type": "application/json"})
+                with client.stream("POST", proxy + "/v1/chat/completions", content=streamed) as response:
+                    for _ in response.iter_raw():
+                        pass
+                done[0] += 2
+
+    threads = [threading.Thread(target=load) for _ in range(8)]
+    for t in threads:
+        t.start()
+    samples = []
+    while time.monotonic() < stop:
+        samples.append(_rss_kb(pid))
+        time.sleep(1)
+    for t in threads:
+        t.join()
+    settled = samples[len(samples) // 10:]  # after warm-up
+    row = {"seconds": seconds, "requests": done[0], "rss_mb_first": round(settled[0] / 1024, 1),
+           "rss_mb_max": round(max(settled) / 1024, 1), "rss_mb_last": round(settled[-1] / 1024, 1),
+           "growth": round(max(settled) / settled[0] - 1, 3)}
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=30, help="requests per body and target (default 30)")
+    parser.add_argument("--soak-seconds", type=float, default=0, help="run the soak this long (0: no soak)")
+    parser.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_upstream:
+        serve_upstream()
+        return 0
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores", flush=True)
+    with processes() as (upstream, proxy, pid):
+        rows = latency(upstream, proxy, args.rounds)
+        concurrency(upstream, proxy)
+        if args.soak_seconds:
+            soak(proxy, pid, args.soak_seconds)
+    thousand = next(r for r in rows if r["messages"] == 1_000 and r["broken"])
+    big = next(r for r in rows if r["messages"] == 10_000 and r["broken"])
+    print(f"targets: added p50 at 1,000 broken = {thousand['added_p50_ms']} ms (<= 5), "
+          f"at 10,000 broken = {big['added_share']:.1%} of direct (<= 10%)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
