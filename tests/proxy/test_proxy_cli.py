@@ -73,12 +73,14 @@ def test_sigterm_lets_a_stream_in_flight_finish(upstream: Upstream) -> None:
 
         def stream() -> None:
             with httpx2.stream("POST", url + "/v1/chat/completions", json={**CHAT_BODY, "stream": True},
-                               headers={"x-test-delay": "1"}, timeout=20) as response:
+                               headers={"x-test-delay": "2"}, timeout=20) as response:
                 received.append(b"".join(response.iter_raw()))
 
         client = threading.Thread(target=stream)
         client.start()
-        time.sleep(0.5)  # the request is at the upstream, which answers after 1 s
+        deadline = time.monotonic() + 20
+        while not upstream.seen and time.monotonic() < deadline:  # the request is at the upstream, which waits
+            time.sleep(0.02)
         process.send_signal(signal.SIGTERM)
         client.join(20)
         process.communicate(timeout=20)
