@@ -90,6 +90,8 @@ def versus_pydantic_ai(runs: int, clock: Clock) -> None:
     """1. pydantic-ai's repair_messages on the same history (one ModelRequest or ModelResponse a message)."""
     from pydantic_ai.messages import repair_messages
 
+    from chatmend.bridges.pydantic_ai import repair as bridge_repair
+
     print(f"1. vs pydantic-ai repair_messages, 20,000 messages with unique ids (target: messy >= "
           f"{PYDANTIC_AI_TARGET:.0f}x faster)")
     for name, build, target in (("messy (missing, reordered, orphans)", unique_messy, PYDANTIC_AI_TARGET),
@@ -97,11 +99,16 @@ def versus_pydantic_ai(runs: int, clock: Clock) -> None:
         history = build(20_000)
         theirs = [to_pydantic_ai(m) for m in history]
         times = interleaved({"chatmend": partial(repair_history, history),
-                             "pydantic-ai": partial(repair_messages, theirs)}, runs, clock)
+                             "pydantic-ai": partial(repair_messages, theirs),
+                             "bridge": partial(bridge_repair, theirs)}, runs, clock)
         faster = paired_ratio(times["pydantic-ai"], times["chatmend"])
         verdict = "" if target is None else (", met" if faster.median >= target else ", MISSED")
         print(f"   {name:36} chatmend {median(times['chatmend']) * 1e3:5.1f} ms, "
               f"pydantic-ai {median(times['pydantic-ai']) * 1e3:5.1f} ms: {faster}x faster{verdict}", flush=True)
+        # chatmend.bridges.pydantic_ai: the same repair on pydantic-ai's own messages, in and out (no target)
+        bridge = paired_ratio(times["pydantic-ai"], times["bridge"])
+        print(f"   {'':36} the bridge on pydantic-ai's messages {median(times['bridge']) * 1e3:5.1f} ms: "
+              f"{bridge}x faster than repair_messages", flush=True)
 
 
 def to_pydantic_ai(message: ChatMessage) -> Any:

@@ -1,0 +1,207 @@
+"""pydantic-ai: repair a `list[ModelMessage]` in pydantic-ai's own types, and a history processor for its agents.
+
+    from chatmend.bridges.pydantic_ai import repair, capability
+
+    history = repair(history)                          # list[ModelMessage] -> list[ModelMessage]
+    agent = Agent(model, capabilities=[capability()])  # every request the agent makes, repaired
+
+(`history_processor` is the plain function, for `ProcessHistory` or older releases' `history_processors=`.)
+
+Only what repair must change is new: a message it leaves alone is the very same object, a part it leaves alone
+too; every field pydantic-ai has and chatmend does not model (timestamps, `provider_details`, `metadata`,
+`run_id`, ...) stays. Calls are `ToolCallPart`s (and their subclasses), answered by `ToolReturnPart`s or a
+`RetryPromptPart` naming the call; pydantic-ai's native (server-side) tool parts are content kept in place.
+
+Where it differs from pydantic-ai's own `repair_messages` (which runs before every model request): an orphan
+result becomes a user note that keeps its text (pydantic-ai drops it); ids repeated across replies are renamed
+(pydantic-ai never renames, and two calls under one id are then answered once); a synthetic result says the call
+was interrupted, and for a tool in `is_read_only` that it is safe to run again. It carries
+`outcome="interrupted"` and `metadata={"chatmend_synthesized_tool_return": True}`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic_ai.capabilities import ProcessHistory
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelRequestPart,
+    ModelResponse,
+    ModelResponsePart,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+from chatmend.messages import ChatMessage, ToolCall
+from chatmend.messages import TextPart as NeutralText
+from chatmend.repair import IsReadOnly, Wording, repair_history
+from chatmend.results import Origin, RepairResult
+
+__all__ = ["SYNTHESIZED", "capability", "history_processor", "repair"]
+
+SYNTHESIZED = "chatmend_synthesized_tool_return"
+"""The `metadata` key of a result chatmend made (its value is True)."""
+
+_Source = tuple[int, int]  # (message index, part index) of the part a neutral message stands for
+
+
+def repair(messages: Sequence[ModelMessage], *, is_read_only: IsReadOnly | None = None,
+           wording: Wording | None = None) -> list[ModelMessage]:
+    """The history made valid by `repair_history`'s rules, in pydantic-ai's types (the input is not changed)."""
+    neutral, sources = _to_neutral(messages)
+    result = repair_history(neutral, is_read_only=is_read_only, wording=wording)
+    if not result.changed:
+        return list(messages)
+    return _rebuild(messages, neutral, sources, result)
+
+
+def history_processor(messages: list[ModelMessage]) -> list[ModelMessage]:
+    """`repair` as a pydantic-ai history processor: `Agent(..., history_processors=[history_processor])`."""
+    return repair(messages)
+
+
+def capability() -> ProcessHistory[Any]:
+    """A pydantic-ai capability that repairs the history before every model request."""
+    return ProcessHistory(history_processor, id="chatmend-repair", description="chatmend: repair the history")
+
+
+# ------------------------------------------------------------------------------------------------- reading
+
+def _to_neutral(messages: Sequence[ModelMessage]) -> tuple[list[ChatMessage], list[_Source]]:
+    """One neutral message per request part and per response; what repair needs, nothing more."""
+    neutral: list[ChatMessage] = []
+    sources: list[_Source] = []
+    for i, message in enumerate(messages):
+        if isinstance(message, ModelResponse):
+            neutral.append(_assistant(message))
+            sources.append((i, -1))
+            continue
+        for j, part in enumerate(message.parts):
+            neutral.append(_request_part(part))
+            sources.append((i, j))
+    return neutral, sources
+
+
+def _assistant(response: ModelResponse) -> ChatMessage:
+    calls = tuple(ToolCall(id=p.tool_call_id, name=p.tool_name or "tool", arguments=_arguments(p.args))
+                  for p in response.parts if isinstance(p, ToolCallPart))
+    # rule 1 drops a reply of whitespace alone; any other part (thinking, files, native tools) is content
+    texts = [p.content if isinstance(p, TextPart) else f"[{p.part_kind}]" for p in response.parts
+             if not isinstance(p, ToolCallPart)]
+    return ChatMessage(role="assistant", content="\n".join(texts), tool_calls=calls)
+
+
+def _arguments(args: Any) -> dict[str, Any] | str:
+    if isinstance(args, dict):
+        return args
+    return args if isinstance(args, str) else ""
+
+
+def _request_part(part: ModelRequestPart) -> ChatMessage:
+    if isinstance(part, ToolReturnPart):
+        return ChatMessage(role="tool", tool_call_id=part.tool_call_id, tool_name=part.tool_name,
+                           content=_text(part.content), is_error=part.outcome == "failed")
+    if isinstance(part, RetryPromptPart) and part.tool_name is not None:
+        return ChatMessage(role="tool", tool_call_id=part.tool_call_id, tool_name=part.tool_name,
+                           content=_text(part.content), is_error=True)
+    if isinstance(part, SystemPromptPart):
+        return ChatMessage(role="system", content=part.content)
+    if isinstance(part, UserPromptPart):
+        return ChatMessage(role="user", content=_text(part.content) or "[user prompt]")
+    return ChatMessage(role="user", content=f"[{getattr(part, 'part_kind', type(part).__name__)}]")
+
+
+def _text(content: Any) -> str:
+    """A part's content as text (what a user note made from an orphan result says)."""
+    if isinstance(content, str):
+        return content
+    try:
+        return json.dumps(content, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(content)
+
+
+# ------------------------------------------------------------------------------------------------- writing
+
+def _rebuild(messages: Sequence[ModelMessage], neutral: list[ChatMessage], sources: list[_Source],
+             result: RepairResult) -> list[ModelMessage]:
+    """The repaired history as pydantic-ai messages, each unchanged message and part the input's own object."""
+    out: list[ModelMessage] = []
+    pending: list[tuple[ModelRequestPart, _Source | None]] = []  # request parts of the turn being gathered
+    for message, origin in zip(result.messages, result.origins()):
+        if message.role == "assistant":
+            _flush(messages, pending, out)
+            out.append(_response(messages, neutral, sources, message, origin))
+        else:
+            pending.append(_request_part_of(messages, neutral, sources, message, origin, result))
+    _flush(messages, pending, out)
+    return out
+
+
+def _response(messages: Sequence[ModelMessage], neutral: list[ChatMessage], sources: list[_Source],
+              message: ChatMessage, origin: Origin) -> ModelResponse:
+    original = messages[sources[origin.message_index][0]]
+    assert isinstance(original, ModelResponse)
+    if message is neutral[origin.message_index]:
+        return original
+    ids = iter(call.id for call in message.tool_calls)  # renamed ids, in call order
+    parts: list[ModelResponsePart] = [dataclasses.replace(p, tool_call_id=next(ids)) if isinstance(p, ToolCallPart)
+                                      else p for p in original.parts]
+    return dataclasses.replace(original, parts=parts)
+
+
+def _request_part_of(messages: Sequence[ModelMessage], neutral: list[ChatMessage], sources: list[_Source],
+                     message: ChatMessage, origin: Origin,
+                     result: RepairResult) -> tuple[ModelRequestPart, _Source | None]:
+    if origin.kind == "synthetic":
+        response = messages[sources[origin.message_index][0]]
+        synthetic = ToolReturnPart(tool_name=message.tool_name or "tool", content=_plain(message),
+                                   tool_call_id=message.tool_call_id or "", outcome="interrupted",
+                                   metadata={SYNTHESIZED: True})
+        if response.timestamp is not None:  # the call's own time: the same history repairs to equal objects
+            synthetic = dataclasses.replace(synthetic, timestamp=response.timestamp)
+        return synthetic, None
+    if origin.kind == "note":
+        orphan = messages[sources[origin.message_index][0]].parts[sources[origin.message_index][1]]
+        note = UserPromptPart(content=_plain(message))
+        when = getattr(orphan, "timestamp", None)  # the orphan's own time: equal histories repair to equal notes
+        return (dataclasses.replace(note, timestamp=when) if when is not None else note), None
+    source = sources[origin.message_index]
+    part = messages[source[0]].parts[source[1]]
+    assert not isinstance(part, (TextPart, ToolCallPart))
+    if message is not neutral[origin.message_index] and isinstance(part, (ToolReturnPart, RetryPromptPart)):
+        return dataclasses.replace(part, tool_call_id=message.tool_call_id or ""), None  # renamed with its call
+    return part, source  # type: ignore[return-value]
+
+
+def _plain(message: ChatMessage) -> str:
+    content = message.content
+    return content if isinstance(content, str) else "\n".join(p.text for p in content if isinstance(p, NeutralText))
+
+
+def _flush(messages: Sequence[ModelMessage], pending: list[tuple[ModelRequestPart, _Source | None]],
+           out: list[ModelMessage]) -> None:
+    """The gathered request parts as one ModelRequest: the input's own when they are exactly its parts."""
+    if not pending:
+        return
+    parts = [part for part, _ in pending]
+    first = next((source for _, source in pending if source is not None), None)
+    if first is not None:
+        original = messages[first[0]]
+        assert isinstance(original, ModelRequest)
+        if len(parts) == len(original.parts) and all(a is b for a, b in zip(parts, original.parts)):
+            out.append(original)
+        else:
+            out.append(dataclasses.replace(original, parts=parts))
+    else:
+        out.append(ModelRequest(parts=parts))
+    pending.clear()
