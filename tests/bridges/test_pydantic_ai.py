@@ -171,3 +171,15 @@ def test_the_capability_runs_in_the_agent_loop() -> None:
     synthetic = [p for m in sent for p in m.parts if isinstance(p, ToolReturnPart)]
     assert [p.tool_call_id for p in synthetic] == ["c1", "c2"]
     assert all(p.metadata and p.metadata.get(SYNTHESIZED) for p in synthetic)  # ours, not pydantic-ai's own repair
+
+
+@examples(300)
+@given(history=messy_histories())
+def test_the_fast_validity_check_never_skips_a_repair(history: list[ChatMessage]) -> None:
+    from chatmend.bridges.pydantic_ai import _already_valid, _to_neutral
+    from chatmend.repair import repair_history
+
+    for messages in (_as_pydantic_ai(history), repair(_as_pydantic_ai(history))):
+        if _already_valid(messages):
+            assert not repair_history(_to_neutral(messages)[0]).changed
+    assert _already_valid(repair(_as_pydantic_ai(history)))  # a repaired history takes the fast path next time

@@ -57,6 +57,8 @@ _Source = tuple[int, int]  # (message index, part index) of the part a neutral m
 def repair(messages: Sequence[ModelMessage], *, is_read_only: IsReadOnly | None = None,
            wording: Wording | None = None) -> list[ModelMessage]:
     """The history made valid by `repair_history`'s rules, in pydantic-ai's types (the input is not changed)."""
+    if _already_valid(messages):
+        return list(messages)
     neutral, sources = _to_neutral(messages)
     result = repair_history(neutral, is_read_only=is_read_only, wording=wording)
     if not result.changed:
@@ -76,6 +78,42 @@ def capability() -> ProcessHistory[Any]:
 
 # ------------------------------------------------------------------------------------------------- reading
 
+def _already_valid(messages: Sequence[ModelMessage]) -> bool:
+    """True when repair would change nothing, told from the objects themselves (the common case, on every
+    request of an agent loop, costs one pass and no conversion). Sound, not complete: False sends the history
+    through the full repair, which then may change nothing."""
+    seen: set[str] = set()
+    expected: list[str] = []  # the ids the next request must answer first, in call order
+    for message in messages:
+        if isinstance(message, ModelResponse):
+            if expected:
+                return False  # calls left without results
+            expected = [p.tool_call_id for p in message.parts if isinstance(p, ToolCallPart)]
+            if not expected and _blank(message):
+                return False  # rule 1 drops it
+            for call_id in expected:
+                if not call_id or call_id in seen:
+                    return False  # rule 5 renames it
+                seen.add(call_id)
+            continue
+        answers = [p for p in message.parts if _answer_id(p) is not None]
+        if [_answer_id(p) for p in message.parts[:len(answers)]] != expected:
+            return False  # results missing, out of call order, orphaned or behind other parts
+        expected = []
+    return not expected
+
+
+def _answer_id(part: ModelRequestPart) -> str | None:
+    """The call id a request part answers, if it answers one."""
+    if isinstance(part, ToolReturnPart) or (isinstance(part, RetryPromptPart) and part.tool_name is not None):
+        return part.tool_call_id
+    return None
+
+
+def _blank(response: ModelResponse) -> bool:
+    return all(isinstance(p, TextPart) and not p.content.strip() for p in response.parts)
+
+
 def _to_neutral(messages: Sequence[ModelMessage]) -> tuple[list[ChatMessage], list[_Source]]:
     """One neutral message per request part and per response; what repair needs, nothing more."""
     neutral: list[ChatMessage] = []
@@ -91,13 +129,19 @@ def _to_neutral(messages: Sequence[ModelMessage]) -> tuple[list[ChatMessage], li
     return neutral, sources
 
 
+# The neutral messages are built unvalidated (`model_construct`): their fields come from pydantic-ai's own typed
+# objects, and building 20,000 validated models costs several times the repair itself.
+_message = ChatMessage.model_construct
+_call = ToolCall.model_construct
+
+
 def _assistant(response: ModelResponse) -> ChatMessage:
-    calls = tuple(ToolCall(id=p.tool_call_id, name=p.tool_name or "tool", arguments=_arguments(p.args))
+    calls = tuple(_call(id=p.tool_call_id, name=p.tool_name or "tool", arguments=_arguments(p.args))
                   for p in response.parts if isinstance(p, ToolCallPart))
     # rule 1 drops a reply of whitespace alone; any other part (thinking, files, native tools) is content
     texts = [p.content if isinstance(p, TextPart) else f"[{p.part_kind}]" for p in response.parts
              if not isinstance(p, ToolCallPart)]
-    return ChatMessage(role="assistant", content="\n".join(texts), tool_calls=calls)
+    return _message(role="assistant", content="\n".join(texts), tool_calls=calls)
 
 
 def _arguments(args: Any) -> dict[str, Any] | str:
@@ -108,16 +152,16 @@ def _arguments(args: Any) -> dict[str, Any] | str:
 
 def _request_part(part: ModelRequestPart) -> ChatMessage:
     if isinstance(part, ToolReturnPart):
-        return ChatMessage(role="tool", tool_call_id=part.tool_call_id, tool_name=part.tool_name,
-                           content=_text(part.content), is_error=part.outcome == "failed")
+        return _message(role="tool", tool_call_id=part.tool_call_id, tool_name=part.tool_name,
+                        content=_text(part.content), is_error=part.outcome == "failed")
     if isinstance(part, RetryPromptPart) and part.tool_name is not None:
-        return ChatMessage(role="tool", tool_call_id=part.tool_call_id, tool_name=part.tool_name,
-                           content=_text(part.content), is_error=True)
+        return _message(role="tool", tool_call_id=part.tool_call_id, tool_name=part.tool_name,
+                        content=_text(part.content), is_error=True)
     if isinstance(part, SystemPromptPart):
-        return ChatMessage(role="system", content=part.content)
+        return _message(role="system", content=part.content)
     if isinstance(part, UserPromptPart):
-        return ChatMessage(role="user", content=_text(part.content) or "[user prompt]")
-    return ChatMessage(role="user", content=f"[{getattr(part, 'part_kind', type(part).__name__)}]")
+        return _message(role="user", content=_text(part.content) or "[user prompt]")
+    return _message(role="user", content=f"[{getattr(part, 'part_kind', type(part).__name__)}]")
 
 
 def _text(content: Any) -> str:
