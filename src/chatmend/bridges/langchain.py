@@ -22,7 +22,8 @@ from typing import Any, cast
 from langchain.agents.middleware import AgentMiddleware, ModelRequest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from chatmend.messages import ChatMessage, ToolCall
+from chatmend.bridges._neutral import neutral_makers
+from chatmend.messages import ChatMessage
 from chatmend.messages import TextPart as NeutralText
 from chatmend.repair import IsReadOnly, Wording, repair_history
 
@@ -31,8 +32,7 @@ __all__ = ["SYNTHESIZED", "RepairMiddleware", "pre_model_hook", "repair"]
 SYNTHESIZED = "chatmend_synthesized"
 """The `response_metadata` key of a ToolMessage chatmend made (its value is True)."""
 
-_message = ChatMessage.model_construct  # unvalidated: the fields come from LangChain's own typed messages
-_call = ToolCall.model_construct
+_message, _call = neutral_makers()  # unvalidated: the fields come from LangChain's own typed messages
 
 
 def repair(messages: Sequence[BaseMessage], *, is_read_only: IsReadOnly | None = None,

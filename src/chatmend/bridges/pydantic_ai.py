@@ -41,7 +41,8 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from chatmend.messages import ChatMessage, ToolCall
+from chatmend.bridges._neutral import neutral_makers
+from chatmend.messages import ChatMessage
 from chatmend.messages import TextPart as NeutralText
 from chatmend.repair import IsReadOnly, Wording, repair_history
 from chatmend.results import Origin, RepairResult
@@ -96,10 +97,15 @@ def _already_valid(messages: Sequence[ModelMessage]) -> bool:
                     return False  # rule 5 renames it
                 seen.add(call_id)
             continue
-        answers = [p for p in message.parts if _answer_id(p) is not None]
-        if [_answer_id(p) for p in message.parts[:len(answers)]] != expected:
-            return False  # results missing, out of call order, orphaned or behind other parts
-        expected = []
+        for part in message.parts:  # results may come one request each, but in call order and nothing between
+            answers = _answer_id(part)
+            if answers is None:
+                if expected:
+                    return False  # a steer among the results: repair moves it after them
+            elif not expected or answers != expected[0]:
+                return False  # an orphan, or a result out of call order
+            else:
+                del expected[0]
     return not expected
 
 
@@ -129,10 +135,9 @@ def _to_neutral(messages: Sequence[ModelMessage]) -> tuple[list[ChatMessage], li
     return neutral, sources
 
 
-# The neutral messages are built unvalidated (`model_construct`): their fields come from pydantic-ai's own typed
+# The neutral messages are built unvalidated from templates: their fields come from pydantic-ai's own typed
 # objects, and building 20,000 validated models costs several times the repair itself.
-_message = ChatMessage.model_construct
-_call = ToolCall.model_construct
+_message, _call = neutral_makers()
 
 
 def _assistant(response: ModelResponse) -> ChatMessage:
