@@ -151,7 +151,7 @@ class OpenAIResponses(Provider):
     def _units(self, items: Sequence[Any], base: str = "input") -> tuple[list[list[Any]], list[list[ChatMessage]]]:
         """The items as spans, each the items of one neutral message, and the message of each span (carrying its
         items when the default shape would not write them back as they are)."""
-        reader = Reader()
+        reader = Reader(items if isinstance(items, (list, tuple)) else list(items))
         for i, item in enumerate(items):
             reader.read(item, f"{base}[{i}]" if base else f"[{i}]")
         reader.flush()
@@ -175,6 +175,9 @@ class OpenAIResponses(Provider):
             wire = self._id_assigner(result.final_ids)
             wire_ids = [wire.next_id(c.name) for m in out for c in m.tool_calls]
             kept = kept_items(groups, result, None if wire_ids == result.final_ids else wire_ids.__getitem__)
+            for p, r in enumerate(kept):
+                if r is not None and _ends_in_reasoning(units[r]):
+                    kept[p] = None  # OR7: written anew, which leaves out the reasoning whose item is gone
             runs = plan_rewrite(out, kept)
             if not runs and len(out) == len(flat) and all(r is not None for r in kept):
                 return BodyRepair(dict(body), result)
@@ -250,6 +253,12 @@ class OpenAIResponses(Provider):
     def _create(self, client: Any, body: dict[str, Any]) -> Any:
         """`client.responses.create(**body)` on an `openai.OpenAI` client (or `AsyncOpenAI`)."""
         return client.responses.create(**body)
+
+
+def _ends_in_reasoning(unit: list[Any]) -> bool:
+    """Whether a turn's last item is a reasoning item, which then has no item of its own after it (OR7)."""
+    last = unit[-1] if unit else None
+    return isinstance(last, Mapping) and last.get("type") == "reasoning"
 
 
 PROVIDER = OpenAIResponses()

@@ -116,6 +116,8 @@ def _read_output(output: object, path: str) -> tuple[bool, str | tuple[Content, 
         if output.startswith(ERROR_MARK + " "):
             return True, output[len(ERROR_MARK) + 1:]
         return False, output
+    if isinstance(output, Mapping):
+        return False, (_native(output),)  # not an output the API takes (older Codex rollouts): kept as it is
     parts = _read_parts(output, path)
     if parts and isinstance(parts[0], TextPart) and parts[0].text == ERROR_MARK:
         return True, tuple(parts[1:])
@@ -174,7 +176,9 @@ def _read_reasoning(item: Mapping[str, Any], path: str) -> ThinkingPart:
 
 def _read_call(item: Mapping[str, Any], path: str) -> ToolCall:
     """A function_call item as a ToolCall, keeping its item id for replay."""
-    name, call_id, arguments = item.get("name"), item.get("call_id"), item.get("arguments", "")
+    name, call_id, arguments = item.get("name"), item.get("call_id"), item.get("arguments")
+    if arguments is None:
+        arguments = ""  # absent, or null (Codex rollouts): no arguments
     if not isinstance(name, str) or not name:
         raise read_error("a function_call needs a non-empty 'name'", path)
     if not isinstance(call_id, str):
@@ -305,7 +309,10 @@ class Turn:
 class Reader:
     """Input items back to neutral messages, gathering each assistant turn's items into one message."""
 
-    def __init__(self) -> None:
+    def __init__(self, items: list[Any] | tuple[Any, ...] = ()) -> None:
+        self.referenced = _answerable_elsewhere(items)
+        """With `item_reference`s in the list, an output whose call is not in it answers a stored call: the call ids
+        of the list's own calls (None without references)."""
         self.messages: list[ChatMessage] = []
         self.sources: list[list[Any]] = []
         """The input items each message was read from (one list per message, in order)."""
@@ -364,6 +371,9 @@ class Reader:
             call_id = answered_id(item)
             if not isinstance(call_id, str):
                 raise read_error(f"a {kind} needs a string 'call_id'", path)
+            if self.referenced is not None and call_id not in self.referenced:
+                self.add(ChatMessage(role="user", content=(_native(item),)), item)  # answers a referenced call
+                return
             is_error, output = read_result(item, kind, path)
             self.add(ChatMessage(role="tool", tool_call_id=call_id, is_error=is_error,
                                  tool_name=self.names.get(call_id), content=output), item)
@@ -373,3 +383,11 @@ class Reader:
             self.add(ChatMessage(role="user", content=(_native(item),)), item)
         else:
             self.current(item).add_native(item)
+
+
+def _answerable_elsewhere(items: list[Any] | tuple[Any, ...]) -> set[str] | None:
+    """The call ids of the list's calls when it references stored items (`item_reference`), else None."""
+    if not any(isinstance(item, Mapping) and item.get("type") == "item_reference" for item in items):
+        return None
+    return {item["call_id"] for item in items
+            if isinstance(item, Mapping) and is_client_call(item, item.get("type", "message"))}
