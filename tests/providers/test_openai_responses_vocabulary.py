@@ -26,7 +26,8 @@ from tests.providers.common import drain
 from tests.strategies import examples
 
 REAL = Path(__file__).resolve().parents[3] / "shared" / "real-world"
-PNG_URL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+PNG_URL = ("data:image/png;base64,"
+           "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
 _ITEM: TypeAdapter[Any] = TypeAdapter(ResponseInputItemParam | None, config=ConfigDict(extra="forbid"))
 
 
@@ -59,8 +60,8 @@ def _pair(call: dict[str, Any], output: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 ROWS = [
-    Row("message (easy input)", "message", lambda n: [{"role": "user", "content": f"hi {n}"},
-                                                      {"role": "assistant", "content": "hello", "phase": "commentary"}]),
+    Row("message (easy input)", "message", lambda n: [
+        {"role": "user", "content": f"hi {n}"}, {"role": "assistant", "content": "hello", "phase": "commentary"}]),
     Row("message (input)", "message", lambda n: [{"type": "message", "role": "developer", "status": "completed",
                                                   "content": [{"type": "input_text", "text": "rules"}]}]),
     Row("message (output)", "message", lambda n: [_user(n), {
@@ -81,7 +82,8 @@ ROWS = [
         {"type": "input_file", "file_url": "https://e.x/b.pdf"}]}]),
     Row("reasoning", "thinking", lambda n: [_user(n), {
         "type": "reasoning", "id": f"rs_{n}", "status": "completed", "encrypted_content": "gAAAA-enc",
-        "summary": [{"type": "summary_text", "text": "thinking"}], "content": [{"type": "reasoning_text", "text": "r"}]},
+        "summary": [{"type": "summary_text", "text": "thinking"}],
+        "content": [{"type": "reasoning_text", "text": "r"}]},
         {"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
          "content": [{"type": "output_text", "text": "ok", "annotations": []}]}]),
     Row("function_call", "call", lambda n: [_user(n), *_pair(
@@ -98,7 +100,8 @@ ROWS = [
         {"type": "custom_tool_call_output", "call_id": f"call_c{n}", "output": "applied"})]),
     Row("custom_tool_call_output", "result", lambda n: [_user(n), *_pair(
         {"type": "custom_tool_call", "call_id": f"call_co{n}", "name": "grammar", "input": "SELECT 1"},
-        {"type": "custom_tool_call_output", "call_id": f"call_co{n}", "output": [{"type": "input_text", "text": "1"}]})]),
+        {"type": "custom_tool_call_output", "call_id": f"call_co{n}",
+         "output": [{"type": "input_text", "text": "1"}]})]),
     Row("local_shell_call", "call", lambda n: [_user(n), *_pair(
         {"type": "local_shell_call", "id": f"lsh_{n}", "call_id": f"call_l{n}", "status": "completed",
          "action": {"type": "exec", "command": ["ls", "-la"], "env": {}}},
