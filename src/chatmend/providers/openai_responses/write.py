@@ -343,12 +343,13 @@ class Writer:
         """Append the items of every message (the hot path)."""
         items = self.items
         answered = self.waiting.popleft
+        kinds = self.kinds  # the calls of other types than function_call (filled as they are written)
         for message in messages:
             role = message.role
             if role == "tool":
                 content = message.content
                 call_id = answered()
-                if message.provider_data is not None or (self.kinds and call_id in self.kinds):
+                if message.provider_data is not None or (kinds and call_id in kinds):
                     self.result(message, call_id)
                     continue
                 items.append({
@@ -481,7 +482,8 @@ class Writer:
                 if phase in PHASES:
                     item["phase"] = phase
             items.append(item)
-        items.extend(dict(p.data) for p in natives)
+        if natives:
+            items.extend(dict(p.data) for p in natives)
         if images:
             # Assistant content takes only output_text and refusal parts (OR0): images go to a user message.
             items.append({"role": "user", "content": _input_parts(images)})
@@ -494,8 +496,9 @@ class Writer:
                 self.kinds[call_id] = kind = call_kind(call)
                 items.append(call_item(call, call_id, kind))
                 continue
+            raw = call.raw_arguments  # `arguments_json`, inlined
             items.append({"type": "function_call", "call_id": call_id, "name": name,
-                          "arguments": arguments_json(call)})
+                          "arguments": arguments_text(call.arguments) if raw is None else raw})
 
 
 def _answers(item: Mapping[str, Any]) -> bool:
