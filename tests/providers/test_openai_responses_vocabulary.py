@@ -495,3 +495,13 @@ def test_a_tool_call_read_keeps_arguments_text_byte_for_byte() -> None:
     call: ToolCall = history[1].tool_calls[0]
     assert call.arguments == {"city": "Paris"}
     assert orr.to_request(history, model="m")["input"][1]["arguments"] == '{ "city": "Paris" }'
+
+
+def test_an_input_side_item_built_by_hand_is_written_as_the_item() -> None:
+    ref = {"type": "item_reference", "id": "msg_old"}
+    history = [ChatMessage(role="user", content=(NativePart(provider="openai_responses", data=ref),)),
+               ChatMessage(role="user", content=(NativePart(provider="openai_responses", data={
+                   "type": "input_image", "file_id": "file-1", "detail": "auto"}),))]
+    items = orr.to_request(history, model="gpt-4.1")["input"]
+    assert items == [ref, {"role": "user", "content": [{"type": "input_image", "file_id": "file-1", "detail": "auto"}]}]
+    sdk_valid(items)

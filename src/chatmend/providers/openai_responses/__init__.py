@@ -43,7 +43,8 @@ The whole input vocabulary (the SDK's `ResponseInputItemParam` union, and types 
 
 `repair_body` works on spans of items: an assistant turn's items (reasoning, message, calls, hosted items) are one
 neutral message (as `from_request` reads them), so a turn is kept or rewritten whole, and a reasoning item never
-leaves the items it belongs to (`_read_units`).
+leaves the items it belongs to (`_units`; `_read_groups`, one list per item, does not fit a format whose reader
+folds several items into one message, so this adapter overrides `repair_body` instead).
 """
 
 from __future__ import annotations

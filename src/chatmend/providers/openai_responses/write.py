@@ -38,6 +38,7 @@ from chatmend.providers.openai_responses.wire import (
     ITEM_ID,
     NAME,
     PHASES,
+    RESPONSES_ITEM_TYPES,
     Json,
     is_client_call,
 )
@@ -374,8 +375,12 @@ class Writer:
                 content = message.content
                 if message.provider_data is not None and self.verbatim(message, None):
                     continue
-                items.append({"role": role, "content": content} if isinstance(content, str)
-                             else _input_message(role, content))
+                if isinstance(content, str):
+                    items.append({"role": role, "content": content})
+                elif len(content) == 1 and isinstance(content[0], NativePart) and _is_item(content[0]):
+                    items.append(dict(content[0].data))  # the caller's own item (an item_reference, ...)
+                else:
+                    items.append(_input_message(role, content))
             else:
                 assert_never(role)
 
@@ -499,6 +504,11 @@ class Writer:
             raw = call.raw_arguments  # `arguments_json`, inlined
             items.append({"type": "function_call", "call_id": call_id, "name": name,
                           "arguments": arguments_text(call.arguments) if raw is None else raw})
+
+
+def _is_item(part: NativePart) -> bool:
+    """Whether a native part of a user message is a whole input item (not a content part)."""
+    return part.native_type in RESPONSES_ITEM_TYPES
 
 
 def _answers(item: Mapping[str, Any]) -> bool:
