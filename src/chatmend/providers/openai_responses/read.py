@@ -361,8 +361,6 @@ class Reader:
         elif kind == "reasoning":
             self.current(item).add_reasoning(item, path)
         elif kind == "function_call" or is_client_call(item, kind):
-            if kind == "function_call":
-                _read_call(item, path)  # its errors before the turn takes the item
             call = self.current(item).add_call(item, path, kind)
             self.names[call.id] = call.name
             if kind != "function_call":
