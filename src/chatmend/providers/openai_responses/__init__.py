@@ -20,16 +20,41 @@ needs is kept in the neutral model's `provider_data` under "openai_responses":
 - `ToolCall.provider_data = {"openai_responses": {"id": "fc_..."}}`
 - `ChatMessage.provider_data = {"openai_responses": {"id": "msg_...", "phase": ..., "items": [...]}}`, where
   the optional `items` records the original output order: `{"type": "reasoning" | "message" |
-  "function_call", "id": ..., "parts": n, "phase": ...}` (`parts` and `phase` for messages only).
+  "function_call" | "native", "id": ..., "parts": n, "phase": ...}` (`parts` and `phase` for messages only).
+
+The whole input vocabulary (the SDK's `ResponseInputItemParam` union, and types it does not know yet) reads:
+
+- client-side calls, each answered by its own output type by `call_id` (`wire.CALL_OUTPUTS`: `function_call`,
+  `custom_tool_call`, `local_shell_call`, `shell_call`, `apply_patch_call`, `computer_call`, a `tool_search_call`
+  the client runs) are ToolCalls: `provider_data = {"openai_responses": {"type": "custom_tool_call", "id": ...,
+  "status": ...}}` (no `type`: a function_call), their payload as `arguments` (`{"input": ...}` for a custom
+  tool, `{"action": ...}` for a shell, `{"operation": ...}` for a patch). Their outputs are tool messages, and
+  the writer answers each call with its own output type (a missing one gets a synthetic output of that type:
+  `write.result_item`);
+- every other item (hosted tools' calls: web_search_call, file_search_call, code_interpreter_call, mcp_call,
+  image_generation_call, ...; MCP listings and approval requests; compaction; unknown types) is a
+  `NativePart(provider="openai_responses")` holding the item, in the assistant turn where it stood; the items the
+  caller writes (`wire.INPUT_SIDE`: item_reference, mcp_approval_response, ...) a user message holding one;
+- `input_file` is a `FilePart`; an image by `file_id`, or a part type the model does not name, a `NativePart`;
+- whatever of an item the neutral model does not hold (a `developer` role, `status`, `annotations`, `logprobs`,
+  a call's `caller`, an output's `id`) is kept by keeping the items themselves: a message whose items the default
+  shape would not write back as they are carries them in `provider_data["openai_responses"]["wire"]`, and the
+  writer sends them back verbatim while the message still reads as they do (`write.with_wire`, `write._fits`).
+
+`repair_body` works on spans of items: an assistant turn's items (reasoning, message, calls, hosted items) are one
+neutral message (as `from_request` reads them), so a turn is kept or rewritten whole, and a reasoning item never
+leaves the items it belongs to (`_units`; `_read_groups`, one list per item, does not fit a format whose reader
+folds several items into one message, so this adapter overrides `repair_body` instead).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from chatmend.exceptions import Problem
+from chatmend.exceptions import Problem, ReadError, error_context
 from chatmend.messages import ChatMessage, Tool
+from chatmend.providers._lossless import BodyRepair, kept_items, plan_rewrite
 from chatmend.providers.base import CheckContext, IdAssigner, Provider, text_field, to_plain
 from chatmend.providers.openai_responses.checker import Checker, json_type
 from chatmend.providers.openai_responses.read import Reader, Turn, read_error
@@ -39,9 +64,10 @@ from chatmend.providers.openai_responses.wire import (
     NAME,
     OWN_PART_TYPES,
     RESPONSES_ITEM_TYPES,
+    is_client_call,
 )
-from chatmend.providers.openai_responses.write import Writer, instructions, tool
-from chatmend.repair import RepairResult
+from chatmend.providers.openai_responses.write import Writer, instructions, tool, with_wire
+from chatmend.repair import IsReadOnly, RepairResult, repair_history
 
 __all__ = [
     "ERROR_MARK",
@@ -67,6 +93,7 @@ class OpenAIResponses(Provider):
     list_key: ClassVar[str] = "input"
     history_keys: ClassVar[tuple[str, ...]] = ("input", "instructions")
     model_prefixes: ClassVar[tuple[str, ...]] = ("gpt-", "gpt4", "o1", "o3", "o4", "chatgpt")  # OpenAI's models
+    writes_parts: ClassVar[frozenset[str]] = frozenset({"text", "image", "thinking", "file", "native"})
 
     def marks(self, item: Mapping[str, Any]) -> bool:
         """An item of a type only Responses has (with no role), or a message with Responses' part types."""
@@ -122,11 +149,75 @@ class OpenAIResponses(Provider):
             return [*history, ChatMessage(role="user", content=items)]
         if not isinstance(items, Sequence):
             raise read_error(f"expected a string or a list of input items, got {type(items).__name__}", base)
-        reader = Reader()
+        return [*history, *(m for group in self._units(items, base)[1] for m in group)]
+
+    def _units(self, items: Sequence[Any], base: str = "input") -> tuple[list[list[Any]], list[list[ChatMessage]]]:
+        """The items as spans, each the items of one neutral message, and the message of each span (carrying its
+        items when the default shape would not write them back as they are)."""
+        reader = Reader(items if isinstance(items, (list, tuple)) else list(items))
         for i, item in enumerate(items):
-            reader.read(item, f"{base}[{i}]")
+            reader.read(item, f"{base}[{i}]" if base else f"[{i}]")
         reader.flush()
-        return [*history, *reader.messages]
+        groups = []
+        for message, source in zip(reader.messages, reader.sources):
+            answers = reader.kinds.get(message.tool_call_id, "function_call") if message.tool_call_id else None
+            groups.append([with_wire(message, source, answers)])
+        return reader.sources, groups
+
+    def repair_body(self, body: Mapping[str, Any], *, is_read_only: IsReadOnly | None = None) -> BodyRepair:
+        """`Provider.repair_body` over spans of items: an assistant turn's items (reasoning, text, calls, hosted
+        items) are one neutral message, so a turn is kept as its very items, or written anew whole."""
+        with error_context(provider=self.name):
+            if not isinstance(body, Mapping) or not isinstance(body.get("input"), list):
+                raise ReadError(f"expected a {self.title} body with an 'input' list", provider=self.name,
+                                path="input")
+            units, groups = self._units(body["input"])
+            flat = [m for group in groups for m in group]
+            result = repair_history(flat, is_read_only=is_read_only)
+            out = result.messages
+            wire = self._id_assigner(result.final_ids)
+            wire_ids = [wire.next_id(c.name) for m in out for c in m.tool_calls]
+            kept = kept_items(groups, result, None if wire_ids == result.final_ids else wire_ids.__getitem__)
+            for p, r in enumerate(kept):
+                if r is not None and _ends_in_reasoning(units[r]):
+                    kept[p] = None  # OR7: written anew, which leaves out the reasoning whose item is gone
+            runs = plan_rewrite(out, kept)
+            if not runs and len(out) == len(flat) and all(r is not None for r in kept):
+                return BodyRepair(dict(body), result)
+            calls_before = [0]
+            for m in out:
+                calls_before.append(calls_before[-1] + len(m.tool_calls))
+            new_items: list[Any] = []
+            rewritten: list[int] = []
+            run_at = {run.start: run for run in runs}
+            p = 0
+            while p < len(out):
+                run = run_at.get(p)
+                if run is None:
+                    r = kept[p]
+                    assert r is not None
+                    new_items.extend(units[r])
+                    p += 1
+                    continue
+                written = self._write_items(out[run.lead:run.end], self._ids_from(result, calls_before[run.lead]),
+                                            run.start - run.lead)
+                rewritten.extend(range(len(new_items), len(new_items) + len(written)))
+                new_items.extend(written)
+                p = run.end
+            repaired = BodyRepair({**body, "input": new_items}, result, rewritten)
+            if not self._list_problems(repaired.body):
+                return repaired
+            written = self._write_items(out, self._ids_from(result, 0), 0)
+            return BodyRepair({**body, "input": written}, result, list(range(len(written))))
+
+    def _write_items(self, messages: list[ChatMessage], ids: Callable[[], IdAssigner], lead: int) -> list[Any]:
+        """The items of `messages[lead:]`, written after the lead's (for its calls) by one writer: never through
+        `_write_body`, which would make a leading system message `instructions`."""
+        writer = Writer(ids())
+        writer.write(messages[:lead])
+        start = len(writer.items)
+        writer.write(messages[lead:])
+        return writer.items[start:]
 
     def from_response(self, response: Any) -> ChatMessage:
         """The reply's output items (reasoning, message, function_call) as one assistant message."""
@@ -146,9 +237,9 @@ class OpenAIResponses(Provider):
                 turn.add_reasoning(item, path)
             elif kind == "message" and item.get("role", "assistant") == "assistant":
                 turn.add_message(item, path)
-            elif kind == "function_call":
-                turn.add_call(item, path)
-            # Other items (web_search_call, ...) are server-side tools the API runs and replays itself.
+            elif kind == "function_call" or is_client_call(item, kind):
+                turn.add_call(item, path, str(kind))
+            # Other items (web_search_call, ...) are hosted tools' items the API runs and keeps itself.
         return turn.message()
 
     def _check(self, body: Any, context: CheckContext) -> list[Problem]:
@@ -165,6 +256,12 @@ class OpenAIResponses(Provider):
     def _create(self, client: Any, body: dict[str, Any]) -> Any:
         """`client.responses.create(**body)` on an `openai.OpenAI` client (or `AsyncOpenAI`)."""
         return client.responses.create(**body)
+
+
+def _ends_in_reasoning(unit: list[Any]) -> bool:
+    """Whether a turn's last item is a reasoning item, which then has no item of its own after it (OR7)."""
+    last = unit[-1] if unit else None
+    return isinstance(last, Mapping) and last.get("type") == "reasoning"
 
 
 PROVIDER = OpenAIResponses()

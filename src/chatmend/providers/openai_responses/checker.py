@@ -1,4 +1,8 @@
-"""Checking: the offline checker of a Responses body against rules OR0-OR11."""
+"""Checking: the offline checker of a Responses body against rules OR0-OR11.
+
+It knows the whole input vocabulary: every client-side call type pairs with its own output type by `call_id`
+(OR1, OR2, OR10, OR11 for all of them); hosted tools' items and types it does not know pass as they are.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +11,28 @@ from collections.abc import Mapping
 from typing import Any
 
 from chatmend.exceptions import Problem
-from chatmend.providers.openai_responses.wire import CALL_ID_MAX, ID_PREFIX, ITEM_ID, NAME, ROLES
+from chatmend.providers.openai_responses.wire import (
+    CALL_ID_MAX,
+    CALL_OUTPUTS,
+    ID_PREFIX,
+    INPUT_SIDE,
+    ITEM_ID,
+    NAME,
+    OUTPUT_CALLS,
+    ROLES,
+    answered_id,
+    is_client_call,
+    is_client_output,
+)
 
 _OUTPUT_PART_TYPES = ("input_text", "input_image", "input_file")
+_ASSISTANT_PART_TYPES = ("output_text", "refusal")
+_KNOWN_PART_TYPES = frozenset((*_OUTPUT_PART_TYPES, *_ASSISTANT_PART_TYPES))
 _REASONING_MODEL = re.compile(r"^(o\d|gpt-5(?!-chat)|codex)")
 _NOT_PERSISTED = ("Item with id '{}' not found. Items are not persisted when `store` is set to false. "
                   "Try again with `store` set to true, or remove this item from your input.")
 _DUPLICATE = ("Duplicate {} for call_id '{}'. "
-              "Each function_call must have exactly one matching function_call_output")
+              "Each {} must have exactly one matching {}")
 
 
 def json_type(value: object) -> str:
@@ -108,9 +126,11 @@ class Checker:
             elif not isinstance(item["arguments"], str):
                 # OR0: arguments travel as a JSON string, never as an object.
                 self.wrong_type(f"{path}.arguments", "a string", item["arguments"])
-        elif kind == "function_call_output":
+        elif kind in ("function_call_output", "custom_tool_call_output"):
             self.call_id(item, path)
             self.output(item, path)
+        elif is_client_call(item, kind) or (is_client_output(item, kind) and kind != "local_shell_call_output"):
+            self.call_id(item, path)
         elif kind == "reasoning":
             if "id" not in item:
                 self.missing(f"{path}.id")
@@ -141,7 +161,7 @@ class Checker:
             self.wrong_type(f"{path}.content", "one of a string or an array of content parts", content)
             return
         # OR0: an assistant message takes output_text and refusal parts only (no input_text, no images).
-        allowed = ("output_text", "refusal") if role == "assistant" else _OUTPUT_PART_TYPES
+        allowed = _ASSISTANT_PART_TYPES if role == "assistant" else _OUTPUT_PART_TYPES
         self.parts(content, f"{path}.content", allowed)
 
     def parts(self, parts: list[Any], path: str, allowed: tuple[str, ...]) -> None:
@@ -153,6 +173,8 @@ class Checker:
                 self.wrong_type(where, "an object", part)
                 continue
             kind = part.get("type")
+            if isinstance(kind, str) and kind not in _KNOWN_PART_TYPES:
+                continue  # a part type this checker does not know yet: the API's to judge
             if kind not in allowed:
                 self.add("OR0", f"{where}.type",
                          f"Invalid value: '{kind}'. Supported values are: {supported}.")
@@ -195,8 +217,8 @@ class Checker:
             if not isinstance(item, Mapping) or "id" not in item:
                 continue
             kind, item_id, where = item.get("type", "message"), item["id"], f"input[{i}].id"
-            if item_id is None and kind in ("function_call", "function_call_output"):
-                continue  # Optional in the SDK type: null is the same as leaving it out
+            if item_id is None and kind != "item_reference":
+                continue  # Optional in the SDK types: null is the same as leaving it out
             if not isinstance(item_id, str):
                 self.wrong_type(where, "a string", item_id)
                 continue
@@ -207,50 +229,62 @@ class Checker:
             elif kind in ID_PREFIX and not item_id.startswith(ID_PREFIX[kind]):
                 self.add("OR4", where, f"Invalid '{where}': '{item_id}'. Expected an ID that begins with "
                          f"'{ID_PREFIX[kind]}'.")
-            if kind == "item_reference":
-                continue
+            if kind == "item_reference" or kind == "local_shell_call_output":
+                continue  # a reference, or the SDK's name of the call a local shell output answers
             if item_id in seen:
                 self.add("OR6", where, f"Duplicate item found with id {item_id}. Remove duplicate items from "
                          "your input and try again.")
             seen.add(item_id)
 
     def pairs(self, items: list[Any]) -> None:
-        """Calls and outputs pair one to one by call_id (OR1, OR2, OR10), with no message between (OR11)."""
-        calls: dict[str, int] = {}
+        """Every client call and its own output type pair one to one by call_id (OR1, OR2, OR10), with no
+        message between (OR11)."""
+        calls: dict[str, tuple[int, str]] = {}
         outputs: set[str] = set()
-        chained = self.body.get("previous_response_id") is not None
+        # OR2: the call may be in the previous response's chain, or stored and referenced by id
+        chained = self.body.get("previous_response_id") is not None or any(
+            isinstance(item, Mapping) and item.get("type") == "item_reference" for item in items)
         last_message = -1
         for i, item in enumerate(items):
             if not isinstance(item, Mapping):
                 continue
-            kind, call_id = item.get("type", "message"), item.get("call_id")
+            kind = item.get("type", "message")
             if kind == "message" and item.get("role") != "assistant":
                 last_message = i
-            if not isinstance(call_id, str) or not call_id:
-                continue
-            if kind == "function_call":
+            if is_client_call(item, kind):
+                call_id = item["call_id"]
+                if not call_id:
+                    continue
                 if call_id in calls:
-                    self.add("OR10", f"input[{i}].call_id", _DUPLICATE.format("function_call", call_id))
+                    self.add("OR10", f"input[{i}].call_id",
+                             _DUPLICATE.format(kind, call_id, kind, CALL_OUTPUTS[kind]))
                 else:
-                    calls[call_id] = i
-            elif kind == "function_call_output":
+                    calls[call_id] = (i, kind)
+            elif is_client_output(item, kind):
+                call_id = answered_id(item)
+                if not isinstance(call_id, str) or not call_id:
+                    continue
+                call_kind = OUTPUT_CALLS[kind]
                 if call_id in outputs:
                     where = f"input[{i}].call_id"
-                    self.add("OR10", where, _DUPLICATE.format("function_call_output", call_id))
+                    self.add("OR10", where, _DUPLICATE.format(kind, call_id, call_kind, kind))
                     continue
                 outputs.add(call_id)
                 if call_id not in calls:
-                    if not chained:  # OR2: the call may be in the previous response's chain
-                        self.add("OR2", f"input[{i}]", "No tool call found for function call output with "
-                                 f"call_id {call_id}.")
-                elif last_message > calls[call_id]:
+                    if not chained:
+                        self.add("OR2", f"input[{i}]", f"No tool call found for {_words(call_kind)} output "
+                                 f"with call_id {call_id}.")
+                elif calls[call_id][1] != call_kind:
+                    self.add("OR2", f"input[{i}]", f"The {kind} for call_id {call_id} answers a "
+                             f"{calls[call_id][1]}, whose output is a {CALL_OUTPUTS[calls[call_id][1]]}.")
+                elif last_message > calls[call_id][0]:
                     # OR11 (INF): all calls of a step, then all their outputs, before the next message.
-                    self.add("OR11", f"input[{i}]", f"The function_call_output for call_id {call_id} is "
-                             f"separated from its function_call by the message at input[{last_message}].")
+                    self.add("OR11", f"input[{i}]", f"The {kind} for call_id {call_id} is separated from its "
+                             f"{call_kind} by the message at input[{last_message}].")
         answered = {c for c in outputs if c in calls}
-        for call_id, i in calls.items():
+        for call_id, (i, kind) in calls.items():
             if call_id not in answered:
-                self.add("OR1", f"input[{i}]", f"No tool output found for function call {call_id}.")
+                self.add("OR1", f"input[{i}]", f"No tool output found for {_words(kind)} {call_id}.")
 
     def reasoning(self, items: list[Any]) -> None:
         """A reasoning item is followed by the item it produced (OR7), which needs it in front (OR8)."""
@@ -298,6 +332,11 @@ class Checker:
         return any(isinstance(item, Mapping) and item.get("type") == "reasoning" for item in items)
 
 
+def _words(kind: str) -> str:
+    """A call type as OpenAI's errors say it: `function_call` -> "function call"."""
+    return kind.replace("_", " ")
+
+
 def _listed(values: tuple[str, ...]) -> str:
     """Values listed as OpenAI's errors do: 'a' and 'b'; 'a', 'b', and 'c'."""
     quoted = [f"'{v}'" for v in values]
@@ -313,4 +352,4 @@ def _is_output_item(item: Mapping[str, Any]) -> bool:
         return item.get("role") == "assistant"
     if not isinstance(kind, str):
         return False
-    return not (kind.endswith("_output") or kind in ("item_reference", "mcp_approval_response"))
+    return not (kind.endswith("_output") or kind in INPUT_SIDE)

@@ -1,4 +1,10 @@
-"""Writing: repaired neutral messages to Responses `input` items (the body writer), tools and instructions."""
+"""Writing: repaired neutral messages to Responses `input` items (the body writer), tools and instructions.
+
+A message read from a body whose items the default shape would not reproduce (a `developer` role, annotations,
+an item's `status`, a `custom_tool_call`'s fields, ...) carries those items in `provider_data["openai_responses"]
+["wire"]`: the writer sends them back verbatim, only the call ids put in, while the message still reads as they
+do (`_fits`); otherwise it writes the default shape of each part and call.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +15,38 @@ from typing import Any
 
 from typing_extensions import assert_never
 
-from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
-from chatmend.providers.base import IdAssigner, arguments_text, image_data_url
-from chatmend.providers.openai_responses.wire import ERROR_MARK, ID_PREFIX, ITEM_ID, NAME, PHASES, Json
+from chatmend import _json as strict_json
+from chatmend.exceptions import ReadError
+from chatmend.messages import (
+    ChatMessage,
+    FilePart,
+    ImagePart,
+    NativePart,
+    Part,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    evolve,
+    text_of,
+)
+from chatmend.providers.base import IdAssigner, arguments_json, arguments_text, image_data_url
+from chatmend.providers.openai_responses.read import Reader, call_kind
+from chatmend.providers.openai_responses.wire import (
+    CALL_OUTPUTS,
+    ERROR_MARK,
+    ID_PREFIX,
+    ITEM_ID,
+    NAME,
+    PHASES,
+    RESPONSES_ITEM_TYPES,
+    Json,
+    is_client_call,
+)
+
+BLANK_PNG = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6k"
+             "gAAAABJRU5ErkJggg==")
+"""The screenshot of a `computer_call_output` written for a result with no image (a synthetic one): the output
+type holds a screenshot and nothing else, so a blank 1x1 PNG answers the call."""
 
 
 def _own(provider_data: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -34,14 +69,32 @@ def _image(part: ImagePart) -> Json:
     return {"type": "input_image", "image_url": image_data_url(part), "detail": "auto"}
 
 
+def _file(part: FilePart) -> Json:
+    """An `input_file` part: by file id, inline as a data URL, or by URL."""
+    out: Json = {"type": "input_file"}
+    if part.file_id is not None:
+        out["file_id"] = part.file_id
+    elif part.data is not None:
+        out["file_data"] = f"data:{part.media_type};base64,{part.data}"
+    else:
+        out["file_url"] = part.url
+    if part.filename is not None:
+        out["filename"] = part.filename
+    return out
+
+
 def _input_parts(content: Sequence[Part]) -> list[Json]:
-    """Text and image parts as input content; thinking is never sent in an input message."""
+    """Text, image, file and native parts as input content; thinking is never sent in an input message."""
     out: list[Json] = []
     for part in content:
         if isinstance(part, TextPart):
             out.append({"type": "input_text", "text": part.text})
         elif isinstance(part, ImagePart):
             out.append(_image(part))
+        elif isinstance(part, FilePart):
+            out.append(_file(part))
+        elif isinstance(part, NativePart):
+            out.append(dict(part.data))
     return out
 
 
@@ -64,6 +117,99 @@ def _output(message: ChatMessage) -> str | list[Json]:
     return parts if parts else ""
 
 
+def _text_output(message: ChatMessage) -> str:
+    """A result as one string (for the output types that take only text), error-marked like `_output`."""
+    output = _output(message)
+    return output if isinstance(output, str) else text_of([TextPart(text=p["text"]) for p in output
+                                                           if p.get("type") == "input_text"])
+
+
+def _screenshot(message: ChatMessage) -> Json:
+    """A computer_call_output's screenshot: the result's first image (or native screenshot), else a blank one."""
+    if not isinstance(message.content, str):
+        for part in message.content:
+            if isinstance(part, ImagePart):
+                return {"type": "computer_screenshot", "image_url": image_data_url(part)}
+            if isinstance(part, NativePart) and part.native_type == "computer_screenshot":
+                return dict(part.data)
+    return {"type": "computer_screenshot", "image_url": BLANK_PNG}
+
+
+def _found_tools(message: ChatMessage) -> list[Any]:
+    """The tools of a client tool search's result, as the reader wrote them in its text (else none)."""
+    try:
+        found = strict_json.loads(text_of(message.content))
+    except ValueError:
+        return []
+    tools = found.get("tools") if isinstance(found, dict) else None
+    return tools if isinstance(tools, list) else []
+
+
+def result_item(message: ChatMessage, call_id: str, kind: str) -> Json:
+    """The output item of a tool result answering a call of item type `kind`, in that call's output type."""
+    output_kind = CALL_OUTPUTS.get(kind, "function_call_output")
+    if output_kind == "local_shell_call_output":
+        return {"type": output_kind, "id": call_id, "output": _text_output(message)}  # the SDK's type names it id
+    if output_kind == "shell_call_output":
+        text, failed = text_of(message.content), message.is_error
+        return {"type": output_kind, "call_id": call_id, "output": [
+            {"stdout": "" if failed else text, "stderr": text if failed else "",
+             "outcome": {"type": "exit", "exit_code": 1 if failed else 0}}]}
+    if output_kind == "apply_patch_call_output":
+        return {"type": output_kind, "call_id": call_id, "status": "failed" if message.is_error else "completed",
+                "output": text_of(message.content)}
+    if output_kind == "computer_call_output":
+        return {"type": output_kind, "call_id": call_id, "output": _screenshot(message)}
+    if output_kind == "tool_search_output":
+        return {"type": output_kind, "call_id": call_id, "execution": "client", "tools": _found_tools(message)}
+    return {"type": output_kind, "call_id": call_id, "output": _output(message)}
+
+
+def call_item(call: ToolCall, call_id: str, kind: str, item_id: str | None = None) -> Json:
+    """The item of a client call of item type `kind`: its payload (`arguments`) in the type's own fields."""
+    if kind == "function_call":
+        item: Json = {"type": "function_call"}
+        if item_id is not None:
+            item["id"] = item_id
+        item.update(call_id=call_id, name=call.name, arguments=arguments_json(call))
+        return item
+    mine = _own(call.provider_data)
+    arguments = call.arguments if isinstance(call.arguments, dict) else {"input": call.arguments}
+    item = {"type": kind}
+    if isinstance(mine.get("id"), str):
+        item["id"] = mine["id"]
+    item["call_id"] = call_id
+    if kind == "custom_tool_call":
+        text = arguments.get("input")
+        item.update(name=call.name, input=text if isinstance(text, str) else arguments_text(arguments))
+    elif kind == "tool_search_call":
+        item.update(arguments=arguments, execution="client")
+    else:
+        item.update(arguments)
+    if isinstance(mine.get("status"), str):
+        item["status"] = mine["status"]
+    elif kind in ("local_shell_call", "apply_patch_call", "computer_call"):
+        item["status"] = "completed"  # Required in the SDK's types
+    return item
+
+
+def _fits(message: ChatMessage, wire: list[Any]) -> bool:
+    """Whether recorded items still read as the message: its content and calls (their ids aside) unchanged."""
+    reader = Reader()
+    try:
+        for item in wire:
+            reader.read(item, "")
+        reader.flush()
+    except (ReadError, ValueError, TypeError):
+        return False
+    if len(reader.messages) != 1:
+        return False
+    back = reader.messages[0]
+    return (back.role == message.role and back.content == message.content and back.is_error == message.is_error
+            and [(c.name, c.arguments, call_kind(c)) for c in back.tool_calls]
+            == [(c.name, c.arguments, call_kind(c)) for c in message.tool_calls])
+
+
 def _summary(part: ThinkingPart) -> list[Json]:
     """The reasoning summary as received, else one summary_text of the part's text."""
     stored = _own(part.provider_data).get("summary")
@@ -80,7 +226,8 @@ class _Split:
 
     texts: list[str] = field(default_factory=list)
     thinking: list[ThinkingPart] = field(default_factory=list)
-    images: list[ImagePart] = field(default_factory=list)
+    images: list[ImagePart | FilePart] = field(default_factory=list)
+    natives: list[NativePart] = field(default_factory=list)
     order: list[Part] = field(default_factory=list)
 
     @classmethod
@@ -95,15 +242,19 @@ class _Split:
             if isinstance(part, TextPart):
                 split.texts.append(part.text)
                 split.order.append(part)
-            elif isinstance(part, ImagePart):
+            elif isinstance(part, (ImagePart, FilePart)):
                 split.images.append(part)
+            elif isinstance(part, NativePart):
+                split.natives.append(part)
+                split.order.append(part)
             elif isinstance(part, ThinkingPart) and part.provider == NAME:
                 split.thinking.append(part)
                 split.order.append(part)
         return split
 
 
-# A replay plan: ("reasoning", part, id) / ("message", id, phase, texts) / ("function_call", call, id).
+# A replay plan: ("reasoning", part, id) / ("message", id, phase, texts) / ("function_call", call, id) /
+# ("native", part, None).
 _Step = tuple[Any, ...]
 
 
@@ -115,6 +266,8 @@ def _default_layout(message: ChatMessage, split: _Split) -> list[_Step] | None:
     for part in split.order:
         if isinstance(part, ThinkingPart):
             plan.append(("reasoning", part, _item_id(_own(part.provider_data).get("id"), "reasoning")))
+        elif isinstance(part, NativePart):
+            plan.append(("native", part, None))
         elif not text_placed:
             text_placed = True
             phase = mine.get("phase") if mine.get("phase") in PHASES else None
@@ -131,6 +284,7 @@ def _recorded_layout(message: ChatMessage, split: _Split, items: object) -> list
     if not isinstance(items, list):
         return None
     thinking = iter(split.thinking)
+    natives = iter(split.natives)
     calls = iter(message.tool_calls)
     texts = iter(split.texts)
     plan: list[_Step] = []
@@ -157,8 +311,15 @@ def _recorded_layout(message: ChatMessage, split: _Split, items: object) -> list
             phase = entry.get("phase") if entry.get("phase") in PHASES else None
             plan.append(("message", _item_id(entry.get("id"), "message"), phase,
                          [next(texts) for _ in range(count)]))
+        elif kind == "native":
+            native = next(natives, None)
+            if native is None:
+                return None
+            plan.append(("native", native, None))
         else:
             return None
+    if next(natives, None) is not None:
+        return None
     if next(thinking, None) is not None or next(calls, None) is not None or used_texts != len(split.texts):
         return None
     return plan
@@ -174,6 +335,8 @@ class Writer:
         self.waiting: deque[str] = deque()
         """The call_id of each call written whose output is still to come: the outputs after a message's calls
         answer them in order."""
+        self.kinds: dict[str, str] = {}
+        """The item type of each call written that is not a function_call, by call_id (its output's type)."""
         self.item_ids: set[str] = set()
         self.items: list[Json] = []
 
@@ -181,43 +344,98 @@ class Writer:
         """Append the items of every message (the hot path)."""
         items = self.items
         answered = self.waiting.popleft
+        kinds = self.kinds  # the calls of other types than function_call (filled as they are written)
         for message in messages:
             role = message.role
             if role == "tool":
                 content = message.content
+                call_id = answered()
+                if message.provider_data is not None or (kinds and call_id in kinds):
+                    self.result(message, call_id)
+                    continue
                 items.append({
                     "type": "function_call_output",
-                    "call_id": answered(),
+                    "call_id": call_id,
                     # the common case, a plain text that succeeded, is the output as it is
                     "output": content if isinstance(content, str) and not message.is_error else _output(message),
                 })
             elif role == "assistant":
                 content = message.content
-                if type(content) is str and content and not message.tool_calls and message.provider_data is None:
-                    items.append({"role": "assistant", "content": content})  # as `plain_assistant` writes a reply
-                elif isinstance(content, str):  # no thinking, nothing to replay
+                if message.provider_data is None:
+                    if type(content) is str and content and not message.tool_calls:
+                        items.append({"role": "assistant", "content": content})  # as `plain_assistant` writes
+                        continue
+                elif self.verbatim(message, None):
+                    continue
+                if isinstance(content, str):  # no thinking, nothing to replay
                     self.plain_assistant(message, content, ())
                 else:
                     self.assistant(message, content)
             elif role == "user" or role == "system":
                 content = message.content
-                items.append({"role": role, "content": content} if isinstance(content, str)
-                             else _input_message(role, content))
+                if message.provider_data is not None and self.verbatim(message, None):
+                    continue
+                if isinstance(content, str):
+                    items.append({"role": role, "content": content})
+                elif len(content) == 1 and isinstance(content[0], NativePart) and _is_item(content[0]):
+                    items.append(dict(content[0].data))  # the caller's own item (an item_reference, ...)
+                else:
+                    items.append(_input_message(role, content))
             else:
                 assert_never(role)
+
+    def result(self, message: ChatMessage, call_id: str) -> None:
+        """A tool result answering `call_id`: its recorded item when it still fits, else its call's output type."""
+        if not self.verbatim(message, call_id):
+            self.items.append(result_item(message, call_id, self.kinds.get(call_id, "function_call")))
+
+    def verbatim(self, message: ChatMessage, answers: str | None) -> bool:
+        """Write the message's recorded items (`wire`) as they were, the call ids put in; False when it has none
+        that still fit (or their item ids were already sent in this request, OR6)."""
+        wire = _own(message.provider_data).get("wire")
+        if not isinstance(wire, list) or not wire or not _fits(message, wire):
+            return False
+        if answers is None and isinstance(wire[-1], Mapping) and wire[-1].get("type") == "reasoning":
+            return False  # OR7: a reasoning item whose item is gone is not sent (the default shape leaves it out)
+        ids = {item["id"] for item in wire if isinstance(item.get("id"), str) and item.get("type") != "item_reference"
+               and not _answers(item)}
+        if not self.item_ids.isdisjoint(ids):
+            return False
+        if answers is not None:
+            (item,) = wire
+            expected = CALL_OUTPUTS.get(self.kinds.get(answers, "function_call"))
+            if item.get("type") != expected:
+                return False
+            copy = dict(item)
+            copy["id" if expected == "local_shell_call_output" and "call_id" not in item else "call_id"] = answers
+            self.items.append(copy)
+            return True
+        self.item_ids.update(ids)
+        for item in wire:
+            kind = item.get("type", "message")
+            copy = dict(item)
+            if kind == "function_call" or is_client_call(item, kind):
+                copy["call_id"] = call_id = self.call_id(item.get("name", ""))
+                if kind != "function_call":
+                    self.kinds[call_id] = kind
+            self.items.append(copy)
+        return True
 
     def assistant(self, message: ChatMessage, content: tuple[Part, ...]) -> None:
         """The items of an assistant message with parts: replayed with reasoning and ids when possible."""
         split = _Split.of(content)
         plan = self.replay_plan(message, split)
         if plan is None:
-            self.plain_assistant(message, "\n".join(split.texts), split.images)
+            self.plain_assistant(message, "\n".join(split.texts), split.images, split.natives)
             return
         for step in plan:
             if step[0] == "reasoning":
                 part: ThinkingPart = step[1]
                 self.items.append({"type": "reasoning", "id": step[2], "summary": _summary(part),
                                    "encrypted_content": part.data})
+            elif step[0] == "native":
+                native: NativePart = step[1]
+                self.items.append(dict(native.data))
             elif step[0] == "message":
                 item: Json = {
                     "type": "message", "id": step[1], "role": "assistant", "status": "completed",
@@ -228,8 +446,11 @@ class Writer:
                 self.items.append(item)
             else:
                 call: ToolCall = step[1]
-                self.items.append({"type": "function_call", "id": step[2], "call_id": self.call_id(call.name),
-                                   "name": call.name, "arguments": arguments_text(call.arguments)})
+                kind = call_kind(call)
+                call_id = self.call_id(call.name)
+                if kind != "function_call":
+                    self.kinds[call_id] = kind
+                self.items.append(call_item(call, call_id, kind, step[2]))
 
     def call_id(self, name: str) -> str:
         """The call_id of the next call written (a call of tool `name`), remembered for its output."""
@@ -248,14 +469,16 @@ class Writer:
             plan = _default_layout(message, split)
         if plan is None or plan[-1][0] == "reasoning":
             return None  # OR7: a reasoning item needs the item it produced after it
-        ids = [step[2] if step[0] != "message" else step[1] for step in plan]
+        ids = [step[2] if step[0] != "message" else step[1] for step in plan if step[0] != "native"]
         if any(i is None for i in ids) or len(set(ids)) != len(ids) or not self.item_ids.isdisjoint(ids):
             return None  # OR4/OR5: a missing or malformed id; OR6: an id already sent in this request
         self.item_ids.update(ids)
         return plan
 
-    def plain_assistant(self, message: ChatMessage, text: str, images: Sequence[ImagePart]) -> None:
-        """The assistant's text as a plain message, its images in a user message, then its calls (no ids)."""
+    def plain_assistant(self, message: ChatMessage, text: str, images: Sequence[ImagePart | FilePart],
+                        natives: Sequence[NativePart] = ()) -> None:
+        """The assistant's text as a plain message, its native items, its images and files in a user message,
+        then its calls (no ids)."""
         items = self.items
         if text:
             item: Json = {"role": "assistant", "content": text}
@@ -264,23 +487,63 @@ class Writer:
                 if phase in PHASES:
                     item["phase"] = phase
             items.append(item)
+        if natives:
+            items.extend(dict(p.data) for p in natives)
         if images:
             # Assistant content takes only output_text and refusal parts (OR0): images go to a user message.
-            items.append({"role": "user", "content": [_image(p) for p in images]})
+            items.append({"role": "user", "content": _input_parts(images)})
         ids, wait = self.ids, self.waiting.append  # `call_id`, inlined: a reply's calls are the hot path
         for call in message.tool_calls:
             name = call.name
             call_id = ids.next_id(name)
             wait(call_id)
+            if call.provider_data is not None and call_kind(call) != "function_call":
+                self.kinds[call_id] = kind = call_kind(call)
+                items.append(call_item(call, call_id, kind))
+                continue
+            raw = call.raw_arguments  # `arguments_json`, inlined
             items.append({"type": "function_call", "call_id": call_id, "name": name,
-                          "arguments": arguments_text(call.arguments)})
+                          "arguments": arguments_text(call.arguments) if raw is None else raw})
+
+
+def _is_item(part: NativePart) -> bool:
+    """Whether a native part of a user message is a whole input item (not a content part)."""
+    return part.native_type in RESPONSES_ITEM_TYPES
+
+
+def _answers(item: Mapping[str, Any]) -> bool:
+    """Whether an item is an output (its `id` may be the call's id, not an item id of its own)."""
+    kind = item.get("type")
+    return isinstance(kind, str) and kind.endswith("_output")
+
+
+def default_items(message: ChatMessage, answers: str | None) -> list[Json]:
+    """The items the writer gives one message in its default shape (no recorded items), its own call ids kept;
+    a tool result as the answer to a call of type `answers`."""
+    writer = Writer(IdAssigner([c.id for c in message.tool_calls]))
+    if message.role == "tool":
+        call_id = message.tool_call_id or ""
+        writer.waiting.append(call_id)
+        if answers is not None and answers != "function_call":
+            writer.kinds[call_id] = answers
+    writer.write([message])
+    return writer.items
+
+
+def with_wire(message: ChatMessage, items: list[Any], answers: str | None) -> ChatMessage:
+    """The message, carrying its items (`wire`) when the default shape would not write them back as they are."""
+    if default_items(message, answers) == items:
+        return message
+    data = dict(message.provider_data or {})
+    data[NAME] = {**_own(data), "wire": items}
+    return evolve(message, provider_data=data)
 
 
 def instructions(content: str | tuple[Part, ...]) -> str | None:
     """The text of a system message that can become `instructions` (a string), None when it has images."""
     if isinstance(content, str):
         return content
-    if any(isinstance(p, ImagePart) for p in content):
+    if any(isinstance(p, (ImagePart, FilePart, NativePart)) for p in content):
         return None
     return "\n".join(p.text for p in content if isinstance(p, TextPart))
 
