@@ -55,7 +55,14 @@ from chatmend.providers.gemini.read import (
 from chatmend.providers.gemini.wire import BRIDGE_TEXT, IMAGES_LABEL, NAME, RAW_ARGUMENTS_KEY, get
 from chatmend.providers.gemini.wire import is_base64 as is_base64
 from chatmend.providers.gemini.wire import is_gemini3 as is_gemini3
-from chatmend.providers.gemini.write import Options, split_options, tool_declarations, write_history, write_run
+from chatmend.providers.gemini.write import (
+    Options,
+    opens_turn,
+    split_options,
+    tool_declarations,
+    write_history,
+    write_run,
+)
 from chatmend.providers.gemini.write import call_signature as call_signature
 from chatmend.repair import RepairResult
 
@@ -255,13 +262,22 @@ def _minter(index: int) -> Callable[[int], str]:
 
 
 def whole_response_turns(out: Sequence[ChatMessage], kept: list[int | None]) -> list[int | None]:
-    """`kept` with every item holding a result of a call turn left out when another result of that turn is
-    written anew (`kept` itself when no such item is kept)."""
+    """`kept` without the items to write again with a call turn's new results: they are one user turn on the
+    wire (GE1), so the items holding its other results are written with them; when none is left, the user
+    turn right after the call turn is where they go (they open it, as the API wants them). `kept` itself when
+    there is no such item."""
     dropped: set[int] = set()
     for p, message in enumerate(out):
-        answers = kept[p + 1 : p + 1 + len(message.tool_calls)]
-        if None in answers:
-            dropped.update(r for r in answers if r is not None)
+        n = len(message.tool_calls)
+        answers = kept[p + 1 : p + 1 + n]
+        if None not in answers:
+            continue
+        held = {r for r in answers if r is not None}
+        dropped.update(held)
+        after = p + 1 + n
+        if (not held and after < len(out) and kept[after] is not None and out[after].role in ("user", "system")
+                and not opens_turn(out[after])):  # a turn of its own after the (now empty) results turn
+            dropped.add(kept[after])  # type: ignore[arg-type]
     if not dropped:
         return kept
     return [None if r in dropped else r for r in kept]

@@ -157,23 +157,25 @@ def neutral(parts: list[Part]) -> str | tuple[Part, ...]:
     return tuple(parts)
 
 
-def _text_part(part: Mapping[str, Any], path: str, modelled: frozenset[str]) -> TextPart | None:
-    """A text part, its other fields in `provider_data`; None for an empty text carrying nothing else."""
+def _text_part(part: Mapping[str, Any], path: str, modelled: frozenset[str],
+               keep_empty: bool = False) -> TextPart | None:
+    """A text part, its other fields in `provider_data`; None for an empty text carrying nothing else, unless
+    `keep_empty` (a `{}` in `provider_data` then says to write it back)."""
     text = _optional_string(part, "text", path) or ""
     extras = _extras(part, modelled)
     if not text and not extras:
-        return None
+        return TextPart(text="", provider_data={NAME: {}}) if keep_empty else None
     return TextPart(text=text, provider_data={NAME: {"part": extras}} if extras else None)
 
 
-def read_plain(part: Mapping[str, Any], path: str) -> Part | None:
+def read_plain(part: Mapping[str, Any], path: str, keep_empty: bool = False) -> Part | None:
     """A user-side part: text, image or file (every other field, `thought` too, kept in `provider_data`),
-    a NativePart for a kind chatmend does not model; None for an empty text."""
+    a NativePart for a kind chatmend does not model; None for an empty text unless `keep_empty`."""
     kind = _kind(part)
     if kind == "text":
-        return _text_part(part, path, _USER_TEXT_KEYS)
+        return _text_part(part, path, _USER_TEXT_KEYS, keep_empty)
     if kind in _BLOB_KEYS:
-        return _media(part, kind, path, _MEDIA_PART_KEYS[kind])  # type: ignore[index]
+        return _media(part, kind, path, _MEDIA_PART_KEYS[kind])
     return _native(part)
 
 
@@ -294,10 +296,11 @@ def _response_kept(part: Mapping[str, Any], fr: Mapping[str, Any], own_id: str |
     return kept
 
 
-def _read_user(parts: list[Any], path: str, calls: Sequence[ToolCall]) -> list[ChatMessage]:
+def _read_user(parts: list[Any], path: str, calls: Sequence[ToolCall], keep_empty: bool = False) -> list[ChatMessage]:
     """A user content: its function responses as tool messages, then the rest as one user message.
 
-    Images after an `IMAGES_LABEL` text go back into the result they were moved out of.
+    Images after an `IMAGES_LABEL` text go back into the result they were moved out of. With `keep_empty`
+    (`repair_body`), an empty text is kept to be written back as it was.
     """
     results: list[dict[str, Any]] = []  # ChatMessage fields of each tool message, media still growing
     by_id: dict[str, int] = {}
@@ -324,7 +327,7 @@ def _read_user(parts: list[Any], path: str, calls: Sequence[ToolCall]) -> list[C
                 }
             )
             continue
-        item = read_plain(part, where)
+        item = read_plain(part, where, keep_empty)
         if isinstance(item, ImagePart) and item.provider_data is None and attach is not None:
             results[attach]["media"].append(item)
             continue
@@ -376,24 +379,37 @@ def read_content(
         return _with_content_fields(read, content), message.tool_calls
     if mint is None and _is_bridge(contents, index):
         return [], ()
-    read = _read_user(parts, path, calls)
+    read = _read_user(parts, path, calls, keep_empty=mint is not None)
     if role == "system":  # not valid on the wire (GE7), but its meaning is plain
         read = [ChatMessage(role="system", content=m.content) if m.role == "user" else m for m in read]
-    return _with_content_fields(read, content), ()
+    return _with_content_fields(read, content, _follows_user_turn(contents, index)), ()
 
 
-def _with_content_fields(read: list[ChatMessage], content: Mapping[str, Any]) -> list[ChatMessage]:
+def _follows_user_turn(contents: list[Any], index: int) -> bool:
+    """True when the content before is a user turn too (the writer would merge the two)."""
+    if not index:
+        return False
+    before = contents[index - 1]
+    return isinstance(before, Mapping) and before.get("role") != "model"
+
+
+def _with_content_fields(read: list[ChatMessage], content: Mapping[str, Any],
+                         separate: bool = False) -> list[ChatMessage]:
     """The messages of a content, the content's own fields beside `parts` (an unknown key, a role other than
-    user and model, like the old `function`) kept on its first message."""
+    user and model, like the old `function`) kept on its first message, and that it is a turn of its own
+    (`separate`: after another user turn)."""
     fields = _extras(content, _CONTENT_KEYS)
     role = content.get("role")
     if role not in (None, "user", "model", "system"):
         fields = {**(fields or {}), "role": role}
-    if not fields or not read:
+    if not (fields or separate) or not read:
         return read
     first = read[0]
     kept = dict((first.provider_data or {}).get(NAME, {}))
-    kept["content"] = fields
+    if fields:
+        kept["content"] = fields
+    if separate:
+        kept["turn"] = True
     return [evolve(first, provider_data={**(first.provider_data or {}), NAME: kept}), *read[1:]]
 
 

@@ -285,6 +285,14 @@ def _bridge() -> dict[str, Any]:
     return {"role": "user", "parts": [{"text": BRIDGE_TEXT}]}
 
 
+def opens_turn(msg: ChatMessage) -> bool:
+    """True for the first message of a user turn read right after another one: it opens its own again."""
+    if msg.provider_data is None:
+        return False
+    kept = _kept(msg.provider_data)
+    return kept is not None and bool(kept.get("turn"))
+
+
 def _turn(role: str, parts: list[dict[str, Any]], msg: ChatMessage) -> dict[str, Any]:
     """A content opened by `msg`, with the content's own fields its reader kept."""
     turn = {"role": role, "parts": parts}
@@ -313,7 +321,8 @@ def _contents(
             parts = _user_parts(content)
             if not parts:
                 continue
-            if open_user is None or (run is not None and i - 1 == run.boundary):
+            if open_user is None or (run is not None and i - 1 == run.boundary) or (
+                    opens_turn(msg)):
                 open_user = parts
                 contents.append(_turn("user", open_user, msg))
                 if run is not None:
