@@ -272,7 +272,7 @@ def test_a_part_of_an_unknown_kind_is_kept_and_passes_check() -> None:
 
 
 def test_content_fields_beside_parts_and_consecutive_user_turns_are_kept() -> None:
-    contents = [{"role": "user", "parts": [{"text": "q"}], "x-trace": "t1"},
+    contents: list[dict[str, Any]] = [{"role": "user", "parts": [{"text": "q"}], "x-trace": "t1"},
                 {"role": "model", "parts": [_fc("c1"), _fc("c2")], "x-trace": "t2"},
                 {"role": "user", "parts": [_fr("c1", {"output": "r"}), _fr("c2", {"output": "s"})], "x": 1},
                 {"role": "user", "parts": [{"text": "a turn of its own"}]}]
