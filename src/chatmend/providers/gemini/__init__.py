@@ -18,7 +18,13 @@ Choices, each made so that a saved body reads back into the same history:
 - A call's string arguments that are not a JSON object travel as `{"_raw": text}` (`args` must be an
   object); `from_request` unwraps them.
 - A result is `{"output": text}`, or `{"error": text}` when `is_error`; the steer text follows the
-  responses in the same turn.
+  responses in the same turn. A result read from Gemini with another `response` object is sent back with
+  that object, unchanged, while its text is what it was read as.
+- Every other field of google-genai's `Part` is read and written back as it was: non-image `inlineData` and
+  `fileData` are `FilePart`s; `executableCode`, `codeExecutionResult`, `toolCall`, `toolResponse` and any
+  kind newer than chatmend are `NativePart(provider="gemini")`s kept in place; the fields chatmend does not
+  name (`videoMetadata`, `displayName`, `willContinue`, a content's own keys, ...) stay in the
+  `provider_data["gemini"]` of the part, call or message they came on.
 - Thought signatures go back on the part they came on, byte for byte (GE4): on a call through
   `ToolCall.provider_data["gemini"]["thoughtSignature"]`; on a thought as `ThinkingPart(provider="gemini",
   text=..., signature=...)`; on a plain text or image part as an empty-text `ThinkingPart(provider="gemini",
