@@ -105,9 +105,7 @@ def _media(part: ImagePart | FilePart) -> dict[str, Any]:
 
 
 def _text(part: TextPart) -> dict[str, Any]:
-    """A text part, with the fields its reader kept (`thought`, `videoMetadata`, `partMetadata`, ...)."""
-    if part.provider_data is None:
-        return {"text": part.text}
+    """A text part with the fields its reader kept (`thought`, `videoMetadata`, `partMetadata`, ...)."""
     return _with_kept({"text": part.text}, "text", _kept(part.provider_data))
 
 
@@ -124,7 +122,10 @@ def _user_parts(content: str | tuple[Part, ...]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for part in content:
         if isinstance(part, TextPart):
-            if part.text or part.provider_data is not None:
+            if part.provider_data is None:
+                if part.text:
+                    out.append({"text": part.text})
+            else:
                 out.append(_text(part))
         elif isinstance(part, (ImagePart, FilePart)):
             out.append(_media(part))
@@ -158,8 +159,10 @@ def _model_parts(content: str | tuple[Part, ...]) -> list[dict[str, Any]]:
             continue
         if isinstance(part, (ImagePart, FilePart)):
             item = _media(part)
-        elif part.text or (signature is not None or part.provider_data is not None):
-            item = _text(part)  # an empty text carries a signature (Gemini 3 sends them) or kept fields
+        elif part.provider_data is not None:
+            item = _text(part)
+        elif part.text or signature is not None:  # an empty text carries a signature (Gemini 3 sends them)
+            item = {"text": part.text}
         else:
             continue
         if signature is not None:
@@ -182,8 +185,9 @@ def _json_copy(value: Any) -> Any:
     return strict_json.copy_tree(value)  # a stack, not recursion: any depth read is copied
 
 
-def _without_id(kept: dict[str, Any] | None) -> bool:
-    """True when the call (or response) came without an id, and goes back without one."""
+def _without_id(call: ToolCall) -> bool:
+    """True when the call came without an id, and goes back without one (its responses too)."""
+    kept = _kept(call.provider_data)
     return kept is not None and bool(kept.get("noId"))
 
 
@@ -198,7 +202,7 @@ def _add_call_parts(
         args = _json_copy(arguments) if isinstance(arguments, dict) else {RAW_ARGUMENTS_KEY: arguments}
         kept = _kept(call.provider_data) if call.provider_data else None
         fc: dict[str, Any] = (
-            {"name": call.name, "args": args} if vertex or _without_id(kept)
+            {"name": call.name, "args": args} if vertex or (kept is not None and kept.get("noId"))
             else {"id": call_id, "name": call.name, "args": args}
         )  # GE8: Vertex rejects `id`
         signature = call_signature(call) if call.provider_data else None
@@ -208,14 +212,12 @@ def _add_call_parts(
         parts.append(part if kept is None else _with_kept(part, "functionCall", kept))
 
 
-def _response(result: ChatMessage, text: str, kept: dict[str, Any] | None) -> dict[str, Any] | None:
-    """A result's `response` object: the one it was read with when its text is still that one's (kept
-    whole, not rewritten as `{"output": text}`), else `{"output": text}` (`{"error": text}` when `is_error`);
-    None for a response that had none."""
-    if kept is not None and "response" in kept:
-        original = kept["response"]
-        if response_text(original) == (text, result.is_error):
-            return None if original is None else _json_copy(original)
+def _response(result: ChatMessage, text: str, original: Any) -> dict[str, Any] | None:
+    """The `response` object a result was read with, when its text is still that one's (kept whole, not
+    rewritten as `{"output": text}`; None for a response that had none), else `{"output": text}`
+    (`{"error": text}` when `is_error`)."""
+    if response_text(original) == (text, result.is_error):
+        return None if original is None else _json_copy(original)
     return {"error": text} if result.is_error else {"output": text}
 
 
@@ -247,12 +249,15 @@ def _add_responses(
         kept = _kept(result.provider_data) if result.provider_data is not None else None
         fr: dict[str, Any] = (
             {"name": call.name}
-            if vertex or _without_id(kept) or _without_id(_kept(call.provider_data) if call.provider_data else None)
+            if vertex or (kept is not None and kept.get("noId")) or (call.provider_data and _without_id(call))
             else {"id": call_id, "name": call.name}
         )  # GE8: Vertex rejects `id`
-        response = _response(result, text, kept)
-        if response is not None:
-            fr["response"] = response
+        if kept is not None and "response" in kept:
+            response = _response(result, text, kept["response"])
+            if response is not None:
+                fr["response"] = response
+        else:
+            fr["response"] = {"error": text} if result.is_error else {"output": text}
         if media:
             if multimodal or (kept is not None and kept.get("inParts")):
                 fr["parts"] = [_native(p) if isinstance(p, NativePart) else _media(p)  # type: ignore[arg-type]
@@ -294,12 +299,12 @@ def opens_turn(msg: ChatMessage) -> bool:
 
 
 def _turn(role: str, parts: list[dict[str, Any]], msg: ChatMessage) -> dict[str, Any]:
-    """A content opened by `msg`, with the content's own fields its reader kept."""
+    """A content opened by `msg`, with the content's own fields its reader kept (callers test
+    `msg.provider_data` first: most messages have none, and this is once a content)."""
     turn = {"role": role, "parts": parts}
-    if msg.provider_data is not None:
-        kept = _kept(msg.provider_data)
-        if kept is not None and kept.get("content"):
-            turn.update(kept["content"])
+    kept = _kept(msg.provider_data)
+    if kept is not None and kept.get("content"):
+        turn.update(kept["content"])
     return turn
 
 
@@ -322,9 +327,10 @@ def _contents(
             if not parts:
                 continue
             if open_user is None or (run is not None and i - 1 == run.boundary) or (
-                    opens_turn(msg)):
+                    msg.provider_data is not None and opens_turn(msg)):
                 open_user = parts
-                contents.append(_turn("user", open_user, msg))
+                contents.append({"role": "user", "parts": open_user} if msg.provider_data is None
+                                else _turn("user", open_user, msg))
                 if run is not None:
                     run.origins.append(i - 1)
             else:
@@ -341,7 +347,8 @@ def _contents(
         calls = msg.tool_calls
         if not calls:
             if parts:
-                contents.append(_turn("model", parts, msg))
+                contents.append({"role": "model", "parts": parts} if msg.provider_data is None
+                                else _turn("model", parts, msg))
                 if run is not None:
                     run.origins.append(i - 1)
             continue
@@ -351,7 +358,8 @@ def _contents(
                 run.origins.append(i - 1)
         ids = wire_ids.next_ids(calls)
         _add_call_parts(parts, calls, ids, opts)
-        contents.append(_turn("model", parts, msg))
+        contents.append({"role": "model", "parts": parts} if msg.provider_data is None
+                        else _turn("model", parts, msg))
         if run is not None:
             run.origins.append(i - 1)
         # GE1/GE3: repair put exactly one result per call right after it, in call order.
@@ -359,7 +367,9 @@ def _contents(
         results = messages[i : i + len(calls)]
         _add_responses(open_user, calls, ids, results, opts)
         i += len(calls)
-        contents.append(_turn("user", open_user, results[0]) if results else {"role": "user", "parts": open_user})
+        first = results[0] if results else msg
+        contents.append({"role": "user", "parts": open_user} if first.provider_data is None
+                        else _turn("user", open_user, first))
         if run is not None:
             run.origins.append(i - len(calls))
     if not contents and run is None:
