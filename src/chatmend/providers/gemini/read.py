@@ -328,7 +328,7 @@ def _read_user(parts: list[Any], path: str, calls: Sequence[ToolCall], keep_empt
             )
             continue
         item = read_plain(part, where, keep_empty)
-        if isinstance(item, ImagePart) and item.provider_data is None and attach is not None:
+        if isinstance(item, (ImagePart, FilePart)) and attach is not None:
             results[attach]["media"].append(item)
             continue
         attach = None
