@@ -18,7 +18,13 @@ Choices, each made so that a saved body reads back into the same history:
 - A call's string arguments that are not a JSON object travel as `{"_raw": text}` (`args` must be an
   object); `from_request` unwraps them.
 - A result is `{"output": text}`, or `{"error": text}` when `is_error`; the steer text follows the
-  responses in the same turn.
+  responses in the same turn. A result read from Gemini with another `response` object is sent back with
+  that object, unchanged, while its text is what it was read as.
+- Every other field of google-genai's `Part` is read and written back as it was: non-image `inlineData` and
+  `fileData` are `FilePart`s; `executableCode`, `codeExecutionResult`, `toolCall`, `toolResponse` and any
+  kind newer than chatmend are `NativePart(provider="gemini")`s kept in place; the fields chatmend does not
+  name (`videoMetadata`, `displayName`, `willContinue`, a content's own keys, ...) stay in the
+  `provider_data["gemini"]` of the part, call or message they came on.
 - Thought signatures go back on the part they came on, byte for byte (GE4): on a call through
   `ToolCall.provider_data["gemini"]["thoughtSignature"]`; on a thought as `ThinkingPart(provider="gemini",
   text=..., signature=...)`; on a plain text or image part as an empty-text `ThinkingPart(provider="gemini",
@@ -35,11 +41,12 @@ function response for a model before Gemini 3). GE4 needs `model=`, GE8 and a mi
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, ReadError, error_context, model_rejections_at
 from chatmend.messages import ChatMessage, Tool, ToolCall
+from chatmend.providers._lossless import Run, plan_rewrite
 from chatmend.providers.base import CheckContext, IdAssigner, Provider
 from chatmend.providers.gemini.checker import Checker
 from chatmend.providers.gemini.read import (
@@ -54,7 +61,14 @@ from chatmend.providers.gemini.read import (
 from chatmend.providers.gemini.wire import BRIDGE_TEXT, IMAGES_LABEL, NAME, RAW_ARGUMENTS_KEY, get
 from chatmend.providers.gemini.wire import is_base64 as is_base64
 from chatmend.providers.gemini.wire import is_gemini3 as is_gemini3
-from chatmend.providers.gemini.write import Options, split_options, tool_declarations, write_history
+from chatmend.providers.gemini.write import (
+    Options,
+    opens_turn,
+    split_options,
+    tool_declarations,
+    write_history,
+    write_run,
+)
 from chatmend.providers.gemini.write import call_signature as call_signature
 from chatmend.repair import RepairResult
 
@@ -104,9 +118,41 @@ class Gemini(Provider):
     platforms: ClassVar[tuple[str, ...]] = ("vertex",)  # Vertex AI: no call ids (GE8), a role on every content
     roles: ClassVar[frozenset[str]] = frozenset({"user", "model"})
 
+    writes_parts: ClassVar[frozenset[str]] = frozenset({"text", "image", "thinking", "file", "native"})
+
     def marks(self, item: Mapping[str, Any]) -> bool:
         """A content with a `parts` list."""
         return isinstance(item.get("parts"), list)
+
+    def _read_groups(self, items: list[Any]) -> list[list[ChatMessage]]:
+        """The messages of each content, as `from_request` reads them, except that a call without an id gets
+        one (`repair_body` pairs by id; it goes back without) and a bridge turn is the user message it is."""
+        with error_context(provider=NAME):
+            groups: list[list[ChatMessage]] = []
+            calls: Sequence[ToolCall] = ()
+            for i in range(len(items)):
+                with model_rejections_at(f"contents[{i}]"):
+                    read, calls = read_content(items, i, calls, _minter(i))
+                groups.append(read)
+            return groups
+
+    def _write_items(self, messages: list[ChatMessage], ids: Callable[[], IdAssigner], lead: int) -> list[Any]:
+        """The contents of a run, none of the lead's (the default's count of the lead's items is wrong here:
+        the results of a lead's calls open a turn of the run)."""
+        return write_run(messages, ids(), lead)
+
+    def _rebuild(self, items: list[Any], out: list[ChatMessage], kept: list[int | None],
+                 runs: list[Run], result: RepairResult) -> tuple[list[Any], list[int]]:
+        """`Provider._rebuild`, where the results of a call turn are written together when any of them is new:
+        they are one user turn on the wire (GE1), so a kept one cannot stand apart from a new one. A run that
+        needs no lead gets the message before it as one."""
+        whole = whole_response_turns(out, kept)
+        if whole is not kept:
+            runs = plan_rewrite(out, whole)
+        # a run with no lead is written after the message before it, which tells the writer whether a call
+        # turn there needs a bridge (GE2)
+        runs = [Run(run.start - 1, run.start, run.end) if run.lead == run.start > 0 else run for run in runs]
+        return super()._rebuild(items, out, whole, runs, result)
 
     def _write_body(self, result: RepairResult, ids: IdAssigner, model: str, tools: list[Tool],
                     system: str | None, options: dict[str, Any]) -> dict[str, Any]:
@@ -216,6 +262,33 @@ class Gemini(Provider):
         """`send` with a `google.genai.Client` (or through `client.aio`): the model goes beside the body, not
         in it."""
         return {**body, "model": kwargs["model"]}
+
+
+def _minter(index: int) -> Callable[[int], str]:
+    """Ids for the calls without one of content `index`: unlikely to meet a real one (a clash only renames)."""
+    return lambda k: f"~gemini:{index}.{k}"
+
+
+def whole_response_turns(out: Sequence[ChatMessage], kept: list[int | None]) -> list[int | None]:
+    """`kept` without the items to write again with a call turn's new results: they are one user turn on the
+    wire (GE1), so the items holding its other results are written with them; when none is left, the user
+    turn right after the call turn is where they go (they open it, as the API wants them). `kept` itself when
+    there is no such item."""
+    dropped: set[int] = set()
+    for p, message in enumerate(out):
+        n = len(message.tool_calls)
+        answers = kept[p + 1 : p + 1 + n]
+        if None not in answers:
+            continue
+        held = {r for r in answers if r is not None}
+        dropped.update(held)
+        after = p + 1 + n
+        if (not held and after < len(out) and kept[after] is not None and out[after].role in ("user", "system")
+                and not opens_turn(out[after])):  # a turn of its own after the (now empty) results turn
+            dropped.add(kept[after])  # type: ignore[arg-type]
+    if not dropped:
+        return kept
+    return [None if r in dropped else r for r in kept]
 
 
 def _model_of(body: Mapping[str, Any]) -> str:

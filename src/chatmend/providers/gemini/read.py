@@ -4,14 +4,33 @@ from __future__ import annotations
 
 import base64
 import json
+import mimetypes
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from chatmend import _json as strict_json
 from chatmend.exceptions import ReadError
-from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
-from chatmend.providers.gemini.wire import BRIDGE_TEXT, IMAGES_LABEL, NAME, RAW_ARGUMENTS_KEY, get
+from chatmend.messages import (
+    ChatMessage,
+    FilePart,
+    ImagePart,
+    NativePart,
+    Part,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    evolve,
+)
+from chatmend.providers.gemini.wire import (
+    BRIDGE_TEXT,
+    IMAGES_LABEL,
+    NAME,
+    RAW_ARGUMENTS_KEY,
+    get,
+    response_text,
+    spellings,
+)
 
 _IMAGES_LABEL = re.compile(re.escape(IMAGES_LABEL).replace(re.escape("{id}"), "(.+)"))
 
@@ -54,50 +73,118 @@ def _optional_string(data: Mapping[str, Any], key: str, path: str) -> str | None
     return value
 
 
-def _read_image(part: Mapping[str, Any], path: str) -> ImagePart | None:
-    """An ImagePart from an `inlineData` or `fileData` part (None for any other part)."""
-    inline = get(part, "inlineData")
-    if inline is not None:
-        where = path + ".inlineData"
-        inline = as_mapping(inline, where)
-        return ImagePart(
-            media_type=_optional_string(inline, "mimeType", where) or "application/octet-stream",
-            data=_optional_string(inline, "data", where) or "",
-        )
-    file = get(part, "fileData")
-    if file is not None:
-        where = path + ".fileData"
-        file = as_mapping(file, where)
-        return ImagePart(url=_optional_string(file, "fileUri", where) or "",
-                         media_type=_optional_string(file, "mimeType", where))
+# The keys each reader models; every other key of a part or an object is kept in `provider_data`.
+_BLOB_KEYS = {"inlineData": spellings("mimeType", "data"), "fileData": spellings("mimeType", "fileUri")}
+_MEDIA_PART_KEYS = {key: spellings(key) for key in _BLOB_KEYS}
+_SIGNED_MEDIA_KEYS = {key: spellings(key, "thoughtSignature") for key in _BLOB_KEYS}
+_USER_TEXT_KEYS = frozenset({"text"})
+_MODEL_TEXT_KEYS = spellings("text", "thoughtSignature")
+_THOUGHT_KEYS = spellings("text", "thought", "thoughtSignature")
+_CALL_PART_KEYS = spellings("functionCall", "thoughtSignature")
+_CALL_KEYS = frozenset({"id", "name", "args"})
+_RESPONSE_PART_KEYS = spellings("functionResponse")
+_RESPONSE_KEYS = frozenset({"id", "name", "response", "parts"})
+_CONTENT_KEYS = frozenset({"role", "parts"})
+_READ_KINDS = ("text", "inlineData", "fileData", "functionCall", "functionResponse")
+
+
+def _extras(data: Mapping[str, Any], modelled: frozenset[str]) -> dict[str, Any] | None:
+    """The fields of `data` the neutral model does not name (None when there are none)."""
+    if len(data) == 1 and next(iter(data)) in modelled:  # the usual part: nothing beside its data
+        return None
+    extras = {k: v for k, v in data.items() if k not in modelled}
+    return extras or None
+
+
+def _kind(part: Mapping[str, Any]) -> str | None:
+    """The part's data field chatmend reads (`text`, `inlineData`, ...), camelCase; None for any other kind
+    (`executableCode`, `codeExecutionResult`, a kind added last month), kept as a native part."""
+    for name in _READ_KINDS:
+        if get(part, name) is not None:
+            return name
+    return None
+
+
+def _native(part: Mapping[str, Any]) -> NativePart:
+    """A part chatmend does not model, kept verbatim where it stood."""
+    return NativePart(provider=NAME, data=dict(part))
+
+
+def _media(part: Mapping[str, Any], kind: str, path: str, modelled: frozenset[str]) -> ImagePart | FilePart:
+    """An `inlineData` or `fileData` part: an image as an ImagePart, anything else (documents, audio, video)
+    as a FilePart; the blob's and the part's other fields (`displayName`, `videoMetadata`) in
+    `provider_data`."""
+    where = f"{path}.{kind}"
+    blob = as_mapping(get(part, kind), where)
+    mime = _optional_string(blob, "mimeType", where)
+    kept: dict[str, Any] = {}
+    extras = _extras(part, modelled)
+    if extras:
+        kept["part"] = extras
+    inner = _extras(blob, _BLOB_KEYS[kind])
+    if inner:
+        kept[kind] = inner
+    data = {NAME: kept} if kept else None
+    if kind == "inlineData":
+        media_type = mime or "application/octet-stream"
+        payload = _optional_string(blob, "data", where) or ""
+        if media_type.startswith("image/"):
+            return ImagePart(media_type=media_type, data=payload, provider_data=data)
+        name = blob.get("displayName", blob.get("display_name"))
+        return FilePart(media_type=media_type, data=payload, provider_data=data,
+                        filename=name if isinstance(name, str) else None)
+    uri = _optional_string(blob, "fileUri", where) or ""
+    if (mime or mimetypes.guess_type(uri)[0] or "").startswith("image/"):
+        return ImagePart(url=uri, media_type=mime, provider_data=data)
+    name = blob.get("displayName", blob.get("display_name"))
+    return FilePart(url=uri, media_type=mime, provider_data=data, filename=name if isinstance(name, str) else None)
+
+
+def _read_image(part: Mapping[str, Any], path: str) -> ImagePart | FilePart | None:
+    """An ImagePart or FilePart from an `inlineData` or `fileData` part (None for any other part)."""
+    for kind in _BLOB_KEYS:
+        if get(part, kind) is not None:
+            return _media(part, kind, path, _MEDIA_PART_KEYS[kind])
     return None
 
 
 def neutral(parts: list[Part]) -> str | tuple[Part, ...]:
-    """Content as the neutral model writes it most simply: one text (or nothing) is a string."""
+    """Content as the neutral model writes it most simply: one plain text (or nothing) is a string."""
     if not parts:
         return ""
-    if len(parts) == 1 and isinstance(parts[0], TextPart):
+    if len(parts) == 1 and type(parts[0]) is TextPart and parts[0].provider_data is None:
         return parts[0].text
     return tuple(parts)
 
 
-def read_plain(part: Mapping[str, Any], path: str) -> TextPart | ImagePart | None:
-    """A user-side text or image part (None for an empty text or a part of another kind)."""
-    image = _read_image(part, path)
-    if image is not None:
-        return image
-    text = part.get("text")
-    return TextPart(text=text) if isinstance(text, str) and text else None
+def _text_part(part: Mapping[str, Any], path: str, modelled: frozenset[str],
+               keep_empty: bool = False) -> TextPart | None:
+    """A text part, its other fields in `provider_data`; None for an empty text carrying nothing else, unless
+    `keep_empty` (a `{}` in `provider_data` then says to write it back)."""
+    text = _optional_string(part, "text", path) or ""
+    extras = _extras(part, modelled)
+    if not text and not extras:
+        return TextPart(text="", provider_data={NAME: {}}) if keep_empty else None
+    return TextPart(text=text, provider_data={NAME: {"part": extras}} if extras else None)
 
 
-def _response_images(parts: Any, path: str) -> list[ImagePart]:
-    """The images inside `functionResponse.parts` (Gemini 3 multimodal responses)."""
-    out = []
+def read_plain(part: Mapping[str, Any], path: str, keep_empty: bool = False) -> Part | None:
+    """A user-side part: text, image or file (every other field, `thought` too, kept in `provider_data`),
+    a NativePart for a kind chatmend does not model; None for an empty text unless `keep_empty`."""
+    kind = _kind(part)
+    if kind == "text":
+        return _text_part(part, path, _USER_TEXT_KEYS, keep_empty)
+    if kind in _BLOB_KEYS:
+        return _media(part, kind, path, _MEDIA_PART_KEYS[kind])
+    return _native(part)
+
+
+def _response_parts(parts: Any, path: str) -> list[Part]:
+    """The media inside `functionResponse.parts` (Gemini 3 multimodal responses); any other part verbatim."""
+    out: list[Part] = []
     for q, raw in enumerate(as_list(parts, path)):
-        image = _read_image(as_mapping(raw, f"{path}[{q}]"), f"{path}[{q}]")
-        if image is not None:
-            out.append(image)
+        part = as_mapping(raw, f"{path}[{q}]")
+        out.append(_read_image(part, f"{path}[{q}]") or _native(part))
     return out
 
 
@@ -118,37 +205,59 @@ def _unwrap_args(args: Any) -> dict[str, Any] | str:
     return dict(args)
 
 
-def read_model(parts: list[Any], path: str) -> ChatMessage:
-    """A model content as an assistant message, signatures kept where they will go back (GE4)."""
+MintId = Callable[[int], str]
+"""Makes an id for the k-th call of a turn that has none (`repair_body` pairs calls by id; None: leave it empty)."""
+
+
+def _read_call(part: Mapping[str, Any], where: str, signature: Any, mint: MintId | None, k: int) -> ToolCall:
+    """A `functionCall` part as a ToolCall; its signature and every other field in `provider_data`."""
+    fc = as_mapping(get(part, "functionCall"), where + ".functionCall")
+    name = fc.get("name")
+    if not isinstance(name, str) or not name:
+        raise ReadError("a functionCall needs a name", path=where + ".functionCall.name")
+    call_id = _optional_string(fc, "id", where + ".functionCall") or ""
+    kept: dict[str, Any] = {"thoughtSignature": signature} if signature else {}
+    extras = _extras(part, _CALL_PART_KEYS)
+    if extras:
+        kept["part"] = extras
+    inner = _extras(fc, _CALL_KEYS)
+    if inner:
+        kept["functionCall"] = inner
+    if not call_id and mint is not None:
+        call_id = mint(k)
+        kept["noId"] = True  # written back without one
+    return ToolCall(id=call_id, name=name, arguments=_unwrap_args(fc.get("args")),
+                    provider_data={NAME: kept} if kept else None)
+
+
+def read_model(parts: list[Any], path: str, mint: MintId | None = None) -> ChatMessage:
+    """A model content as an assistant message, signatures kept where they will go back (GE4), parts chatmend
+    does not model (`executableCode`, `codeExecutionResult`, ...) kept verbatim in place."""
     content: list[Part] = []
     calls: list[ToolCall] = []
     for j, raw in enumerate(parts):
         where = f"{path}.parts[{j}]"
         part = as_mapping(raw, where)
+        kind = _kind(part)
+        if kind is None or kind == "functionResponse":  # a response in a model turn: kept as it stands
+            content.append(_native(part))
+            continue
         signature = get(part, "thoughtSignature")
-        fc = get(part, "functionCall")
-        if fc is not None:
-            fc = as_mapping(fc, where + ".functionCall")
-            name = fc.get("name")
-            if not isinstance(name, str) or not name:
-                raise ReadError("a functionCall needs a name", path=where + ".functionCall.name")
-            calls.append(
-                ToolCall(
-                    id=_optional_string(fc, "id", where + ".functionCall") or "",
-                    name=name,
-                    arguments=_unwrap_args(fc.get("args")),
-                    provider_data={NAME: {"thoughtSignature": signature}} if signature else None,
-                )
-            )
+        if kind == "functionCall":
+            calls.append(_read_call(part, where, signature, mint, len(calls)))
             continue
-        text = part.get("text")
-        if part.get("thought"):
+        if kind == "text" and part.get("thought"):
+            extras = _extras(part, _THOUGHT_KEYS)
             content.append(ThinkingPart(text=_optional_string(part, "text", where) or "", signature=signature,
-                                        provider=NAME))
+                                        provider=NAME, provider_data={NAME: {"part": extras}} if extras else None))
             continue
-        item: Part | None = _read_image(part, where)
-        if item is None and isinstance(text, str) and text:
-            item = TextPart(text=text)
+        item: Part | None
+        if kind == "text":
+            item = _text_part(part, where, _MODEL_TEXT_KEYS)
+            if item is None and signature:  # an empty text that carries a signature (Gemini 3 sends them)
+                item = TextPart(text="")
+        else:
+            item = _media(part, kind, where, _SIGNED_MEDIA_KEYS[kind])
         if signature:  # a signature on a plain part: carried by an empty thinking part right before it
             content.append(ThinkingPart(signature=signature, provider=NAME))
         if item is not None:
@@ -156,26 +265,44 @@ def read_model(parts: list[Any], path: str) -> ChatMessage:
     return ChatMessage(role="assistant", content=neutral(content), tool_calls=tuple(calls))
 
 
-def _result_content(response: Any, images: list[ImagePart]) -> tuple[str | tuple[Part, ...], bool]:
-    """A functionResponse's `response` (and images) as tool message content, and whether it is an error."""
-    is_error = False
-    value: Any = response
-    if isinstance(response, Mapping) and len(response) == 1 and ("output" in response or "error" in response):
-        is_error = "error" in response
-        value = response["error"] if is_error else response["output"]
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    if not images:
+def _result_content(response: Any, media: list[Part]) -> tuple[str | tuple[Part, ...], bool]:
+    """A functionResponse's `response` (and media) as tool message content, and whether it is an error."""
+    text, is_error = response_text(response)
+    if not media:
         return text, is_error
     parts: list[Part] = [TextPart(text=text)] if text else []
-    return (*parts, *images), is_error
+    return (*parts, *media), is_error
 
 
-def _read_user(parts: list[Any], path: str, calls: Sequence[ToolCall]) -> list[ChatMessage]:
+def _response_kept(part: Mapping[str, Any], fr: Mapping[str, Any], own_id: str | None,
+                   call: ToolCall | None) -> dict[str, Any]:
+    """What a functionResponse part holds beyond the neutral tool message: its `response` object unless
+    `{"output": text}` (or `error`) says it all, its other fields and the part's, where its media were."""
+    kept: dict[str, Any] = {}
+    response = fr.get("response")
+    if response is None or not (isinstance(response, Mapping) and len(response) == 1
+                                and isinstance(response.get("output", response.get("error")), str)):
+        kept["response"] = response
+    inner = _extras(fr, _RESPONSE_KEYS)
+    if inner:
+        kept["functionResponse"] = inner
+    extras = _extras(part, _RESPONSE_PART_KEYS)
+    if extras:
+        kept["part"] = extras
+    if "parts" in fr:
+        kept["inParts"] = True  # its media go back inside it
+    if not own_id and call is not None and (call.provider_data or {}).get(NAME, {}).get("noId"):
+        kept["noId"] = True
+    return kept
+
+
+def _read_user(parts: list[Any], path: str, calls: Sequence[ToolCall], keep_empty: bool = False) -> list[ChatMessage]:
     """A user content: its function responses as tool messages, then the rest as one user message.
 
-    Images after an `IMAGES_LABEL` text go back into the result they were moved out of.
+    Images after an `IMAGES_LABEL` text go back into the result they were moved out of. With `keep_empty`
+    (`repair_body`), an empty text is kept to be written back as it was.
     """
-    results: list[dict[str, Any]] = []  # ChatMessage fields of each tool message, images still growing
+    results: list[dict[str, Any]] = []  # ChatMessage fields of each tool message, media still growing
     by_id: dict[str, int] = {}
     rest: list[Part] = []
     attach: int | None = None  # the result that the images being read belong to
@@ -186,24 +313,26 @@ def _read_user(parts: list[Any], path: str, calls: Sequence[ToolCall]) -> list[C
         if fr is not None:
             fr = as_mapping(fr, where + ".functionResponse")
             k = len(results)
-            call_id = _optional_string(fr, "id", where + ".functionResponse") or (
-                calls[k].id if k < len(calls) else "")  # GE1: no ids: by order
+            own_id = _optional_string(fr, "id", where + ".functionResponse")
+            call = calls[k] if k < len(calls) else None
+            call_id = own_id or (call.id if call is not None else "")  # GE1: no ids: by order
             by_id.setdefault(call_id, k)
             results.append(
                 {
                     "tool_call_id": call_id,
                     "tool_name": fr.get("name") or None,
                     "response": fr.get("response"),
-                    "images": _response_images(fr.get("parts"), where + ".functionResponse.parts"),
+                    "media": _response_parts(fr.get("parts"), where + ".functionResponse.parts"),
+                    "kept": _response_kept(part, fr, own_id, call),
                 }
             )
             continue
-        item = read_plain(part, where)
-        if isinstance(item, ImagePart) and attach is not None:
-            results[attach]["images"].append(item)
+        item = read_plain(part, where, keep_empty)
+        if isinstance(item, (ImagePart, FilePart)) and attach is not None:
+            results[attach]["media"].append(item)
             continue
         attach = None
-        label = _IMAGES_LABEL.fullmatch(item.text) if isinstance(item, TextPart) else None
+        label = _IMAGES_LABEL.fullmatch(item.text) if type(item) is TextPart and not item.provider_data else None
         if label and label.group(1) in by_id and j + 1 < len(parts) and _is_image(parts[j + 1]):
             attach = by_id[label.group(1)]
             continue
@@ -211,7 +340,7 @@ def _read_user(parts: list[Any], path: str, calls: Sequence[ToolCall]) -> list[C
             rest.append(item)
     out = []
     for r in results:
-        content, is_error = _result_content(r["response"], r["images"])
+        content, is_error = _result_content(r["response"], r["media"])
         out.append(
             ChatMessage(
                 role="tool",
@@ -219,6 +348,7 @@ def _read_user(parts: list[Any], path: str, calls: Sequence[ToolCall]) -> list[C
                 tool_name=r["tool_name"],
                 is_error=is_error,
                 content=content,
+                provider_data={NAME: r["kept"]} if r["kept"] else None,
             )
         )
     if rest:
@@ -232,22 +362,55 @@ def _is_image(part: Any) -> bool:
 
 
 def read_content(
-    contents: list[Any], index: int, calls: Sequence[ToolCall]
+    contents: list[Any], index: int, calls: Sequence[ToolCall], mint: MintId | None = None
 ) -> tuple[list[ChatMessage], Sequence[ToolCall]]:
-    """The messages of one content, and the calls that the next content's responses answer."""
+    """The messages of one content, and the calls that the next content's responses answer.
+
+    With `mint` (what `repair_body` reads), calls without an id get one, and bridge turns are read as the
+    user messages they are on the wire.
+    """
     path = f"contents[{index}]"
     content = as_mapping(contents[index], path)
     parts = as_list(content.get("parts"), path + ".parts")
     role = content.get("role") or "user"
     if role == "model":
-        message = read_model(parts, path)
-        return ([message] if message.content or message.tool_calls else []), message.tool_calls
-    if _is_bridge(contents, index):
+        message = read_model(parts, path, mint)
+        read = [message] if message.content or message.tool_calls else []
+        return _with_content_fields(read, content), message.tool_calls
+    if mint is None and _is_bridge(contents, index):
         return [], ()
-    read = _read_user(parts, path, calls)
+    read = _read_user(parts, path, calls, keep_empty=mint is not None)
     if role == "system":  # not valid on the wire (GE7), but its meaning is plain
         read = [ChatMessage(role="system", content=m.content) if m.role == "user" else m for m in read]
-    return read, ()
+    return _with_content_fields(read, content, _follows_user_turn(contents, index)), ()
+
+
+def _follows_user_turn(contents: list[Any], index: int) -> bool:
+    """True when the content before is a user turn too (the writer would merge the two)."""
+    if not index:
+        return False
+    before = contents[index - 1]
+    return isinstance(before, Mapping) and before.get("role") != "model"
+
+
+def _with_content_fields(read: list[ChatMessage], content: Mapping[str, Any],
+                         separate: bool = False) -> list[ChatMessage]:
+    """The messages of a content, the content's own fields beside `parts` (an unknown key, a role other than
+    user and model, like the old `function`) kept on its first message, and that it is a turn of its own
+    (`separate`: after another user turn)."""
+    fields = _extras(content, _CONTENT_KEYS)
+    role = content.get("role")
+    if role not in (None, "user", "model", "system"):
+        fields = {**(fields or {}), "role": role}
+    if not (fields or separate) or not read:
+        return read
+    first = read[0]
+    kept = dict((first.provider_data or {}).get(NAME, {}))
+    if fields:
+        kept["content"] = fields
+    if separate:
+        kept["turn"] = True
+    return [evolve(first, provider_data={**(first.provider_data or {}), NAME: kept}), *read[1:]]
 
 
 def _is_bridge(contents: list[Any], index: int) -> bool:

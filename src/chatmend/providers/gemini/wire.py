@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -20,6 +21,13 @@ DATA_FIELDS = ("text", "inlineData", "fileData", "functionCall", "functionRespon
                "codeExecutionResult", "toolCall", "toolResponse")
 # fmt: on
 """The fields that hold a part's data: a part has exactly one (GE0)."""
+# fmt: off
+PART_METADATA = ("thought", "thoughtSignature", "videoMetadata", "mediaResolution", "partMetadata",
+                 "audioTranscription", "mediaProcessing", "speechMetadata", "documentMetadata",
+                 "spreadsheetMetadata", "audioMetadata")
+# fmt: on
+"""google-genai's other `Part` fields: what a part carries beside its data. A part of only these has no data
+(GE0); a part with a key in neither list is of a kind newer than chatmend, and passes."""
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]*={0,2}")
 
 
@@ -32,7 +40,7 @@ _SNAKE = {
     name: _snake(name)
     for name in (
         *DATA_FIELDS,
-        "thoughtSignature",
+        *PART_METADATA,
         "mimeType",
         "fileUri",
         "systemInstruction",
@@ -40,6 +48,11 @@ _SNAKE = {
         "functionDeclarations",
     )
 }
+
+
+def spellings(*names: str) -> frozenset[str]:
+    """Field names in both spellings the API accepts (`inlineData`, `inline_data`)."""
+    return frozenset(n for name in names for n in (name, _SNAKE.get(name) or _snake(name)))
 
 
 def get(data: Mapping[str, Any], name: str) -> Any:
@@ -50,6 +63,19 @@ def get(data: Mapping[str, Any], name: str) -> Any:
         if snake is not None:
             value = data.get(snake)
     return value
+
+
+def response_text(response: Any) -> tuple[str, bool]:
+    """A `functionResponse.response` as a tool result's text, and whether it is an error: `{"output": x}` and
+    `{"error": x}` give `x` (as JSON text unless a string), any other object its JSON text, none an empty text."""
+    if response is None:
+        return "", False
+    is_error = False
+    value: Any = response
+    if isinstance(response, Mapping) and len(response) == 1 and ("output" in response or "error" in response):
+        is_error = "error" in response
+        value = response["error"] if is_error else response["output"]
+    return (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)), is_error
 
 
 def is_base64(text: object) -> bool:

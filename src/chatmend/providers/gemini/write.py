@@ -4,13 +4,32 @@ from __future__ import annotations
 
 import mimetypes
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from chatmend import _json as strict_json
-from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, Tool, ToolCall
+from chatmend.exceptions import UnsupportedError
+from chatmend.messages import (
+    ChatMessage,
+    FilePart,
+    ImagePart,
+    NativePart,
+    Part,
+    TextPart,
+    ThinkingPart,
+    Tool,
+    ToolCall,
+    evolve,
+)
 from chatmend.providers.base import IdAssigner, parse_data_url
-from chatmend.providers.gemini.wire import BRIDGE_TEXT, IMAGES_LABEL, NAME, RAW_ARGUMENTS_KEY, is_base64
+from chatmend.providers.gemini.wire import (
+    BRIDGE_TEXT,
+    IMAGES_LABEL,
+    NAME,
+    RAW_ARGUMENTS_KEY,
+    is_base64,
+    response_text,
+)
 from chatmend.repair import RepairResult
 
 # fmt: off
@@ -42,26 +61,77 @@ class Options:
     """The signature for a call turn that has none (Gemini 3 rejects it otherwise, GE4)."""
 
 
-def _image(part: ImagePart) -> dict[str, Any]:
-    """An image as an `inlineData` part (base64 bytes) or a `fileData` part (a URI)."""
+def _kept(data: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What a Gemini reader kept of a part, call or message beyond the neutral fields (None: nothing)."""
+    if data is None:
+        return None
+    kept = data.get(NAME)
+    return kept if isinstance(kept, dict) else None
+
+
+def _with_kept(item: dict[str, Any], kind: str, kept: dict[str, Any] | None) -> dict[str, Any]:
+    """A written part with the fields its reader kept: the part's own beside the data, the data object's
+    (`kind`'s) in it."""
+    if kept is None:
+        return item
+    inner = kept.get(kind)
+    if inner:
+        item[kind] = {**item[kind], **inner}
+    extras = kept.get("part")
+    if extras:
+        item.update(extras)
+    return item
+
+
+def _media(part: ImagePart | FilePart) -> dict[str, Any]:
+    """An image or file as an `inlineData` part (base64 bytes) or a `fileData` part (a URI; a Gemini file by
+    its URI), with the fields its reader kept."""
     if part.data is None and part.url is not None and part.url.startswith("data:"):
-        part = parse_data_url(part.url)
+        inline = parse_data_url(part.url)
+        part = evolve(part, url=None, data=inline.data, media_type=part.media_type or inline.media_type)
     if part.data is not None:
-        return {"inlineData": {"mimeType": part.media_type, "data": part.data}}
-    url = part.url or ""
+        return _with_kept({"inlineData": {"mimeType": part.media_type, "data": part.data}}, "inlineData",
+                          _kept(part.provider_data))
+    url = part.url
+    if url is None:  # a FilePart by file_id: a Gemini file's id is its URI
+        assert isinstance(part, FilePart)
+        if part.provider not in (None, NAME):
+            raise UnsupportedError(f"a file uploaded to {part.provider} ({part.file_id!r}) is not a Gemini file",
+                                   provider=NAME, feature="file_id")
+        url = part.file_id or ""
     mime = part.media_type or mimetypes.guess_type(url)[0]
-    return {"fileData": {"mimeType": mime, "fileUri": url} if mime else {"fileUri": url}}
+    blob = {"mimeType": mime, "fileUri": url} if mime else {"fileUri": url}
+    return _with_kept({"fileData": blob}, "fileData", _kept(part.provider_data))
+
+
+def _text(part: TextPart) -> dict[str, Any]:
+    """A text part with the fields its reader kept (`thought`, `videoMetadata`, `partMetadata`, ...)."""
+    return _with_kept({"text": part.text}, "text", _kept(part.provider_data))
+
+
+def _native(part: NativePart) -> dict[str, Any]:
+    """A Gemini part chatmend does not model, as it was (a copy: the body is the caller's to edit)."""
+    copied: dict[str, Any] = strict_json.copy_tree(part.data)
+    return copied
 
 
 def _user_parts(content: str | tuple[Part, ...]) -> list[dict[str, Any]]:
-    """A user or system message's parts; empty texts are left out (GE6)."""
+    """A user or system message's parts; empty texts are left out (GE6) unless their reader kept them."""
     if isinstance(content, str):
         return [{"text": content}] if content else []
     out: list[dict[str, Any]] = []
     for part in content:
-        if isinstance(part, ImagePart):
-            out.append(_image(part))
-        elif isinstance(part, (TextPart, ThinkingPart)) and part.text:  # thinking in a user message is text
+        if isinstance(part, TextPart):
+            if part.provider_data is None:
+                if part.text:
+                    out.append({"text": part.text})
+            else:
+                out.append(_text(part))
+        elif isinstance(part, (ImagePart, FilePart)):
+            out.append(_media(part))
+        elif isinstance(part, NativePart):
+            out.append(_native(part))
+        elif part.text:  # thinking in a user message is text
             out.append({"text": part.text})
     return out
 
@@ -80,13 +150,18 @@ def _model_parts(content: str | tuple[Part, ...]) -> list[dict[str, Any]]:
                 thought: dict[str, Any] = {"text": part.text, "thought": True}
                 if own is not None:
                     thought["thoughtSignature"] = own
-                out.append(thought)
+                out.append(_with_kept(thought, "text", _kept(part.provider_data) if part.provider == NAME else None))
             else:
                 pending = own
             continue
-        if isinstance(part, ImagePart):
-            item = _image(part)
-        elif isinstance(part, TextPart) and part.text:
+        if isinstance(part, NativePart):
+            out.append(_native(part))
+            continue
+        if isinstance(part, (ImagePart, FilePart)):
+            item = _media(part)
+        elif part.provider_data is not None:
+            item = _text(part)
+        elif part.text or signature is not None:  # an empty text carries a signature (Gemini 3 sends them)
             item = {"text": part.text}
         else:
             continue
@@ -110,6 +185,12 @@ def _json_copy(value: Any) -> Any:
     return strict_json.copy_tree(value)  # a stack, not recursion: any depth read is copied
 
 
+def _without_id(call: ToolCall) -> bool:
+    """True when the call came without an id, and goes back without one (its responses too)."""
+    kept = _kept(call.provider_data)
+    return kept is not None and bool(kept.get("noId"))
+
+
 def _add_call_parts(
     parts: list[dict[str, Any]], calls: tuple[ToolCall, ...], ids: list[str], opts: Options
 ) -> None:
@@ -119,13 +200,25 @@ def _add_call_parts(
     for index, (call, call_id) in enumerate(zip(calls, ids)):
         arguments = call.arguments
         args = _json_copy(arguments) if isinstance(arguments, dict) else {RAW_ARGUMENTS_KEY: arguments}
+        kept = _kept(call.provider_data) if call.provider_data else None
         fc: dict[str, Any] = (
-            {"name": call.name, "args": args} if vertex else {"id": call_id, "name": call.name, "args": args}
+            {"name": call.name, "args": args} if vertex or (kept is not None and kept.get("noId"))
+            else {"id": call_id, "name": call.name, "args": args}
         )  # GE8: Vertex rejects `id`
         signature = call_signature(call) if call.provider_data else None
         if signature is None and index == 0:
             signature = opts.fallback  # GE4: each step's first call needs one on Gemini 3
-        parts.append({"functionCall": fc} if signature is None else {"functionCall": fc, "thoughtSignature": signature})
+        part = {"functionCall": fc} if signature is None else {"functionCall": fc, "thoughtSignature": signature}
+        parts.append(part if kept is None else _with_kept(part, "functionCall", kept))
+
+
+def _response(result: ChatMessage, text: str, original: Any) -> dict[str, Any] | None:
+    """The `response` object a result was read with, when its text is still that one's (kept whole, not
+    rewritten as `{"output": text}`; None for a response that had none), else `{"output": text}`
+    (`{"error": text}` when `is_error`)."""
+    if response_text(original) == (text, result.is_error):
+        return None if original is None else _json_copy(original)
+    return {"error": text} if result.is_error else {"output": text}
 
 
 def _add_responses(
@@ -138,33 +231,58 @@ def _add_responses(
     """Append a `functionResponse` part per call and its result, then the images that must travel outside them.
 
     A response is `{"output": text}` (`{"error": text}` when `is_error`), its text the result's text parts
-    joined by newlines. Images go into `functionResponse.parts` when the model takes them there; otherwise
-    they follow all the responses, each result's after an IMAGES_LABEL text naming its call.
+    joined by newlines, unless the result was read from Gemini with another `response` object (kept as it
+    was). Images and files go into `functionResponse.parts` when the model takes them there, or the response
+    had them there; otherwise they follow all the responses, each result's after an IMAGES_LABEL text naming
+    its call.
     """
     vertex, multimodal = opts.vertex, opts.multimodal
     moved: list[dict[str, Any]] = []
     for call, call_id, result in zip(calls, ids, results):
         content = result.content
-        images: list[ImagePart] = []
+        media: list[Part] = []
         if isinstance(content, str):
             text = content
         else:
             text = "\n".join(p.text for p in content if isinstance(p, (TextPart, ThinkingPart)) and p.text)
-            images = [p for p in content if isinstance(p, ImagePart)]
-        response = {"error": text} if result.is_error else {"output": text}
+            media = [p for p in content if isinstance(p, (ImagePart, FilePart, NativePart))]
+        kept = _kept(result.provider_data) if result.provider_data is not None else None
         fr: dict[str, Any] = (
-            {"name": call.name, "response": response}
-            if vertex
-            else {"id": call_id, "name": call.name, "response": response}
+            {"name": call.name}
+            if vertex or (kept is not None and kept.get("noId")) or (call.provider_data and _without_id(call))
+            else {"id": call_id, "name": call.name}
         )  # GE8: Vertex rejects `id`
-        if images:
-            if multimodal:
-                fr["parts"] = [_image(p) for p in images]
+        if kept is not None and "response" in kept:
+            response = _response(result, text, kept["response"])
+            if response is not None:
+                fr["response"] = response
+        else:
+            fr["response"] = {"error": text} if result.is_error else {"output": text}
+        if media:
+            if multimodal or (kept is not None and kept.get("inParts")):
+                fr["parts"] = [_native(p) if isinstance(p, NativePart) else _media(p)  # type: ignore[arg-type]
+                               for p in media]
             else:
                 moved.append({"text": IMAGES_LABEL.format(id=call_id)})
-                moved.extend(_image(p) for p in images)
-        parts.append({"functionResponse": fr})
+                moved.extend(_native(p) if isinstance(p, NativePart) else _media(p)  # type: ignore[arg-type]
+                             for p in media)
+        elif kept is not None and kept.get("inParts"):
+            fr["parts"] = []
+        part = {"functionResponse": fr}
+        parts.append(part if kept is None else _with_kept(part, "functionResponse", kept))
     parts.extend(moved)
+
+
+@dataclass
+class Run:
+    """A run of messages `repair_body` writes anew after items it keeps: the messages before `boundary` are
+    written for context only (the calls the run answers, or the message before), never merged into the run's
+    contents; nothing is written for a run that sends nothing."""
+
+    boundary: int
+    """The first message of the run proper: a user turn open before it is closed there."""
+    origins: list[int] = field(default_factory=list)
+    """For each content written, the index of the message that opened it."""
 
 
 def _bridge() -> dict[str, Any]:
@@ -172,11 +290,30 @@ def _bridge() -> dict[str, Any]:
     return {"role": "user", "parts": [{"text": BRIDGE_TEXT}]}
 
 
+def opens_turn(msg: ChatMessage) -> bool:
+    """True for the first message of a user turn read right after another one: it opens its own again."""
+    if msg.provider_data is None:
+        return False
+    kept = _kept(msg.provider_data)
+    return kept is not None and bool(kept.get("turn"))
+
+
+def _turn(role: str, parts: list[dict[str, Any]], msg: ChatMessage) -> dict[str, Any]:
+    """A content opened by `msg`, with the content's own fields its reader kept (callers test
+    `msg.provider_data` first: most messages have none, and this is once a content)."""
+    turn = {"role": role, "parts": parts}
+    kept = _kept(msg.provider_data)
+    if kept is not None and kept.get("content"):
+        turn.update(kept["content"])
+    return turn
+
+
 def _contents(
-    messages: list[ChatMessage], wire_ids: IdAssigner, start: int, opts: Options
+    messages: list[ChatMessage], wire_ids: IdAssigner, start: int, opts: Options,
+    run: Run | None = None,
 ) -> list[dict[str, Any]]:
     """The `contents` list: one linear pass over a repaired history from `start`, its calls' ids taken in
-    order from `wire_ids`."""
+    order from `wire_ids`; with `run`, the contents of a run of `repair_body` (`Run`)."""
     contents: list[dict[str, Any]] = []
     open_user: list[dict[str, Any]] | None = None  # parts of the user turn still taking messages
     i, n = start, len(messages)
@@ -189,9 +326,13 @@ def _contents(
             parts = _user_parts(content)
             if not parts:
                 continue
-            if open_user is None:
+            if open_user is None or (run is not None and i - 1 == run.boundary) or (
+                    msg.provider_data is not None and opens_turn(msg)):
                 open_user = parts
-                contents.append({"role": "user", "parts": open_user})
+                contents.append({"role": "user", "parts": open_user} if msg.provider_data is None
+                                else _turn("user", open_user, msg))
+                if run is not None:
+                    run.origins.append(i - 1)
             else:
                 open_user.extend(parts)
             continue
@@ -200,23 +341,38 @@ def _contents(
             # GE2: start with a user turn. Added even when this message sends nothing, so that the contents
             # of a shorter history stay a prefix (prefix stability).
             contents.append(_bridge())
+            if run is not None:
+                run.origins.append(i - 1)
         parts = _model_parts(content)
         calls = msg.tool_calls
         if not calls:
             if parts:
-                contents.append({"role": "model", "parts": parts})
+                contents.append({"role": "model", "parts": parts} if msg.provider_data is None
+                                else _turn("model", parts, msg))
+                if run is not None:
+                    run.origins.append(i - 1)
             continue
-        if contents[-1]["role"] != "user":
+        if contents and contents[-1]["role"] != "user":
             contents.append(_bridge())  # GE2: a call turn follows a user or response turn
+            if run is not None:
+                run.origins.append(i - 1)
         ids = wire_ids.next_ids(calls)
         _add_call_parts(parts, calls, ids, opts)
-        contents.append({"role": "model", "parts": parts})
+        contents.append({"role": "model", "parts": parts} if msg.provider_data is None
+                        else _turn("model", parts, msg))
+        if run is not None:
+            run.origins.append(i - 1)
         # GE1/GE3: repair put exactly one result per call right after it, in call order.
         open_user = []
-        _add_responses(open_user, calls, ids, messages[i : i + len(calls)], opts)
+        results = messages[i : i + len(calls)]
+        _add_responses(open_user, calls, ids, results, opts)
         i += len(calls)
-        contents.append({"role": "user", "parts": open_user})
-    if not contents:
+        first = results[0] if results else msg
+        contents.append({"role": "user", "parts": open_user} if first.provider_data is None
+                        else _turn("user", open_user, first))
+        if run is not None:
+            run.origins.append(i - len(calls))
+    if not contents and run is None:
         contents.append(_bridge())  # GE6: contents must not be empty
     return contents
 
@@ -227,9 +383,9 @@ def _system_instruction(messages: list[ChatMessage], system: str | None) -> tupl
     start = 0
     for msg in messages:
         if msg.role != "system" or (
-            not isinstance(msg.content, str) and any(isinstance(p, ImagePart) for p in msg.content)
+            not isinstance(msg.content, str) and any(not isinstance(p, (TextPart, ThinkingPart)) for p in msg.content)
         ):
-            break  # a system message with an image stays in place as user content
+            break  # a system message with an image or a file stays in place as user content
         parts.extend(_user_parts(msg.content))
         start += 1
     return parts, start
@@ -245,6 +401,18 @@ def write_history(
     """
     system_parts, start = _system_instruction(repair.messages, system)
     return system_parts, _contents(repair.messages, ids, start, opts)
+
+
+def write_run(messages: list[ChatMessage], ids: IdAssigner, lead: int) -> list[dict[str, Any]]:
+    """The contents of `messages[lead:]`, a run `repair_body` writes anew; the first `lead` messages (kept,
+    the calls the run answers or the message before it) are written for context and left out. A system
+    message stays in the list, where it was read."""
+    opts = Options(vertex=False, multimodal=False, fallback=None)
+    if not lead:
+        return _contents(messages, ids, 0, opts)
+    run = Run(boundary=lead)
+    contents = _contents(messages, ids, 0, opts, run)
+    return [content for content, origin in zip(contents, run.origins) if origin >= lead]
 
 
 def split_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
