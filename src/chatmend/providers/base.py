@@ -297,7 +297,8 @@ class Provider(ABC):
             else:
                 kept = kept_items(groups, result, None if same_ids else wire_ids.__getitem__)
                 runs = plan_rewrite(out, kept)
-                if not runs and len(out) == len(flat) and _every_item_kept(kept, len(items), groups):
+                if not runs and len(out) == len(flat) and _every_item_kept(kept, len(items), groups) and \
+                        _in_order(kept):
                     repaired = BodyRepair(dict(body), result, [], flat, item_of)
                 else:
                     new_items, rewritten = self._rebuild(items, out, kept, runs, wire_ids)
@@ -467,6 +468,17 @@ def _assigners(wire_ids: list[str], first_call: int) -> Callable[[], IdAssigner]
         ids.skip(first_call)
         return ids
     return assigner
+
+
+def _in_order(kept: list[int | None]) -> bool:
+    """True when the kept items come out in their input order (a moved result is kept, but elsewhere)."""
+    last = -1
+    for r in kept:
+        if r is not None:
+            if r < last:
+                return False
+            last = r
+    return True
 
 
 def _every_item_kept(kept: list[int | None], n_items: int, groups: list[list[ChatMessage]]) -> bool:
