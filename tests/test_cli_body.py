@@ -129,7 +129,8 @@ def native_history() -> list[ChatMessage]:
 
 def test_convert_names_the_native_part_it_cannot_write_and_writes_nothing(tmp_path: Path) -> None:
     write_neutral(tmp_path / "h.jsonl", native_history())
-    done = run("convert", "h.jsonl", *NEUTRAL_IN, "--to", "openai_chat", "--model", "gpt-4.1", "-o", "out.json", cwd=tmp_path)
+    done = run("convert", "h.jsonl", *NEUTRAL_IN, "--to", "openai_chat", "--model", "gpt-4.1", "-o", "out.json",
+               cwd=tmp_path)
     assert done.returncode == 2
     assert "server_tool_use" in done.stderr
     assert "messages[1].content[1]" in done.stderr
