@@ -199,7 +199,7 @@ def test_a_file_to_a_provider_that_cannot_write_files(tmp_path: Path, target: st
 def _file_bodies() -> list[tuple[str, str]]:
     """(source, target): a provider whose body carries a file (its writer writes one and its reader reads it
     back as a file) and one that cannot write files."""
-    pairs = []
+    pairs: list[tuple[str, str]] = []
     for source in providers.names():
         adapter = providers.get(source)
         if "file" not in adapter.writes_parts:
