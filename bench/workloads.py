@@ -103,10 +103,11 @@ def one_turn(turn: int) -> list[ChatMessage]:
 # --- request bodies as saved by agents (dicts in a provider's wire format), for `repair_body` -------------------
 
 
-def chat_messy_body(n_messages: int, seed: int = 5) -> dict[str, Any]:
+def chat_messy_body(n_messages: int, seed: int = 5, reuse: float = 0.02) -> dict[str, Any]:
     """An OpenAI Chat Completions body of `n_messages` messages as a messy agent log saves it: interrupted turns
     (no result at all), results missing or in completion order, orphan results, steers typed while tools ran,
-    and call ids used twice (a retried turn replayed under the same ids)."""
+    and call ids used twice (`reuse`: the share of calls under an id an earlier turn used, as a retried turn replayed
+    under the same ids)."""
     rng = random.Random(seed)
     items: list[dict[str, Any]] = [{"role": "system", "content": "You are a careful coding agent."}]
     used: list[str] = []
@@ -114,7 +115,7 @@ def chat_messy_body(n_messages: int, seed: int = 5) -> dict[str, Any]:
     while len(items) < n_messages:
         turn += 1
         items.append({"role": "user", "content": f"step {turn}: look at the failing test and fix it"})
-        ids = [_next_id(rng, used, turn, i) for i in range(rng.choice((1, 1, 2, 3)))]
+        ids = [_next_id(rng, used, turn, i, reuse) for i in range(rng.choice((1, 1, 2, 3)))]
         items.append({"role": "assistant", "content": "Let me look.", "tool_calls": [
             {"id": call_id, "type": "function",
              "function": {"name": "search", "arguments": f'{{"q": "term {turn}.{i}", "limit": 5}}'}}
@@ -130,7 +131,7 @@ def chat_messy_body(n_messages: int, seed: int = 5) -> dict[str, Any]:
     return {"model": "gpt-4.1", "messages": items[:n_messages], "temperature": 0}
 
 
-def anthropic_messy_body(n_messages: int, seed: int = 5) -> dict[str, Any]:
+def anthropic_messy_body(n_messages: int, seed: int = 5, reuse: float = 0.02) -> dict[str, Any]:
     """An Anthropic Messages body of `n_messages` messages, as messy as `chat_messy_body`: a user turn holds the
     results of the turn before (missing ones, orphans, results after the text of a steer), some turns were
     interrupted (no results), and some ids were used twice."""
@@ -142,7 +143,7 @@ def anthropic_messy_body(n_messages: int, seed: int = 5) -> dict[str, Any]:
     while len(items) < n_messages:
         turn += 1
         items.append({"role": "user", "content": pending})
-        ids = [_next_id(rng, used, turn, i) for i in range(rng.choice((1, 1, 2, 3)))]
+        ids = [_next_id(rng, used, turn, i, reuse) for i in range(rng.choice((1, 1, 2, 3)))]
         items.append({"role": "assistant", "content": [
             {"type": "text", "text": "Let me look."},
             *({"type": "tool_use", "id": call_id, "name": "search", "input": {"q": f"term {turn}.{i}", "limit": 5}}
@@ -158,9 +159,9 @@ def anthropic_messy_body(n_messages: int, seed: int = 5) -> dict[str, Any]:
             "messages": items[:n_messages]}
 
 
-def _next_id(rng: random.Random, used: list[str], turn: int, i: int) -> str:
-    """A call's id: a new one, or (2%) one an earlier turn already used."""
-    if used and rng.random() < 0.02:
+def _next_id(rng: random.Random, used: list[str], turn: int, i: int, reuse: float) -> str:
+    """A call's id: a new one, or (a share `reuse` of them) one an earlier turn already used."""
+    if used and rng.random() < reuse:
         return rng.choice(used)
     call_id = f"call_{turn:06d}_{i}"
     used.append(call_id)
