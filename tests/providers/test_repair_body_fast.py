@@ -115,7 +115,7 @@ def test_the_plain_shapes_are_read_fast() -> None:
     assert all(_chat_fast.read_plain(item) is None for item in near)
 
 
-@examples(400)
+@examples(300)
 @given(items=LISTS)
 def test_a_list_judged_valid_in_one_pass_is_one_check_finds_nothing_in(items: list[dict[str, Any]]) -> None:
     problems = FAST.check({"model": "gpt-4.1", "messages": items})
