@@ -156,3 +156,38 @@ def test_subclasses_that_read_or_check_otherwise_take_the_slow_path() -> None:
     for name in ("kimi", "mistral"):
         adapter = providers.get(name)
         assert adapter._list_valid([{"role": "user", "content": "hi"}]) is False
+
+
+# --- the runs of rewritten items (regressions found by bench/body_repair.py's messy bodies) ----------------------
+
+
+def _call(call_id: str) -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": "f", "arguments": "{\"k\": 1}"}}
+
+
+def test_a_kept_result_between_two_new_ones_of_one_call_is_written_with_them() -> None:
+    # three calls, only the second answered: the synthetic results of the first and third stand on both sides of
+    # the kept one (this raised IndexError in Chat's writer: the second run was written without its call)
+    calls = {"role": "assistant", "content": None, "tool_calls": [_call("a"), _call("b"), _call("c")]}
+    answered = {"role": "tool", "tool_call_id": "b", "content": "ok"}
+    body = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "go"}, calls, answered]}
+    for adapter in (FAST, SLOW):
+        repaired = adapter.repair_body(body)
+        items = repaired.body["messages"]
+        assert [m.get("tool_call_id") for m in items[2:]] == ["a", "b", "c"]
+        assert items[2]["content"].startswith("Error: Interrupted") and items[3] == answered
+        assert items[0] is body["messages"][0] and items[1] is calls  # what precedes is kept
+        assert repaired.rewritten == [2, 3, 4]
+        assert adapter.check(repaired.body) == []
+
+
+def test_a_result_moved_back_to_its_call_keeps_every_item_in_the_new_order() -> None:
+    calls = {"role": "assistant", "content": "x", "tool_calls": [_call("a")]}
+    steer = {"role": "user", "content": "also the docs"}
+    result = {"role": "tool", "tool_call_id": "a", "content": "ok"}
+    body = {"model": "gpt-4.1", "messages": [{"role": "user", "content": "go"}, calls, steer, result]}
+    repaired = FAST.repair_body(body)
+    assert repaired.body["messages"] == [body["messages"][0], calls, result, steer]
+    assert all(a is b for a, b in zip(repaired.body["messages"], [body["messages"][0], calls, result, steer]))
+    assert repaired.rewritten == [] and repaired.changed
+    assert FAST.check(repaired.body) == []
