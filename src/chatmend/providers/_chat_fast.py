@@ -143,4 +143,4 @@ def _plain_call_shape(call: Any) -> bool:
 @cache
 def inherits(cls: type, base: type, names: tuple[str, ...]) -> bool:
     """True when `cls` uses `base`'s own methods `names` (a subclass that reads or checks otherwise does not)."""
-    return all(getattr(cls, name) is getattr(base, name) for name in names)
+    return all(getattr(cls, name, None) is getattr(base, name, None) for name in names)
