@@ -357,7 +357,13 @@ class Provider(ABC):
     def _read_groups(self, items: list[Any]) -> list[list[ChatMessage]] | None:
         """The neutral messages of each item of the conversation list, in order, one list per item (hook: an
         adapter whose `repair_body` keeps the items repair leaves alone; None: the whole list is written anew
-        when anything changed)."""
+        when anything changed).
+
+        It is `repair_body`'s hot path: validating every message into the model is most of its time. An item of
+        a shape known exactly (the same keys, the same JSON types) may be built unvalidated, as a copy of a
+        template the validating constructor made (`messages.from_template`), when that gives the very message
+        the validating reader gives, fields-set included; Chat's do (`providers/_chat_fast.py`, and its test
+        comparing both). With `_list_valid` for the same shapes, `repair_body` then skips `check` too."""
         return None
 
     def _ids_from(self, result: RepairResult, first_call: int) -> Callable[[], IdAssigner]:
