@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from typing import Any
 
 from chatmend import ChatMessage, ImagePart, TextPart, ToolCall
 
-__all__ = ["kimi_messy", "mixed_messy", "one_turn", "unique_messy", "valid_unique"]
+__all__ = ["anthropic_messy_body", "chat_messy_body", "kimi_messy", "mixed_messy", "one_turn", "unique_messy",
+           "valid_unique"]
 
 _PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
@@ -96,3 +98,82 @@ def one_turn(turn: int) -> list[ChatMessage]:
                   for i in range(2))
     results = [ChatMessage(role="tool", tool_call_id=c.id, tool_name=c.name, content="def f(): ...") for c in calls]
     return [ChatMessage(role="assistant", content="Reading both files.", tool_calls=calls), *results]
+
+
+# --- request bodies as saved by agents (dicts in a provider's wire format), for `repair_body` -------------------
+
+
+def chat_messy_body(n_messages: int, seed: int = 5, reuse: float = 0.02) -> dict[str, Any]:
+    """An OpenAI Chat Completions body of `n_messages` messages as a messy agent log saves it: interrupted turns
+    (no result at all), results missing or in completion order, orphan results, steers typed while tools ran,
+    and call ids used twice (`reuse`: the share of calls under an id an earlier turn used, as a retried turn replayed
+    under the same ids)."""
+    rng = random.Random(seed)
+    items: list[dict[str, Any]] = [{"role": "system", "content": "You are a careful coding agent."}]
+    used: list[str] = []
+    turn = 0
+    while len(items) < n_messages:
+        turn += 1
+        items.append({"role": "user", "content": f"step {turn}: look at the failing test and fix it"})
+        ids = [_next_id(rng, used, turn, i, reuse) for i in range(rng.choice((1, 1, 2, 3)))]
+        items.append({"role": "assistant", "content": "Let me look.", "tool_calls": [
+            {"id": call_id, "type": "function",
+             "function": {"name": "search", "arguments": f'{{"q": "term {turn}.{i}", "limit": 5}}'}}
+            for i, call_id in enumerate(ids)]})
+        results: list[dict[str, Any]] = []
+        if rng.random() > 0.03:  # 3% of turns interrupted before any result (Ctrl-C)
+            results = [{"role": "tool", "tool_call_id": call_id, "content": f"{turn}: 3 hits in src/"}
+                       for call_id in ids if rng.random() > 0.1]  # one result in ten lost
+        _mess_up(rng, results, {"role": "user", "content": "also check docs"},
+                 {"role": "tool", "tool_call_id": f"gone_{turn}", "content": "a result of a call trimmed away"})
+        items.extend(results)
+        items.append({"role": "assistant", "content": f"Done with step {turn}."})
+    return {"model": "gpt-4.1", "messages": items[:n_messages], "temperature": 0}
+
+
+def anthropic_messy_body(n_messages: int, seed: int = 5, reuse: float = 0.02) -> dict[str, Any]:
+    """An Anthropic Messages body of `n_messages` messages, as messy as `chat_messy_body`: a user turn holds the
+    results of the turn before (missing ones, orphans, results after the text of a steer), some turns were
+    interrupted (no results), and some ids were used twice."""
+    rng = random.Random(seed)
+    items: list[dict[str, Any]] = []
+    used: list[str] = []
+    turn = 0
+    pending: list[dict[str, Any]] = [{"type": "text", "text": "look at the failing test and fix it"}]
+    while len(items) < n_messages:
+        turn += 1
+        items.append({"role": "user", "content": pending})
+        ids = [_next_id(rng, used, turn, i, reuse) for i in range(rng.choice((1, 1, 2, 3)))]
+        items.append({"role": "assistant", "content": [
+            {"type": "text", "text": "Let me look."},
+            *({"type": "tool_use", "id": call_id, "name": "search", "input": {"q": f"term {turn}.{i}", "limit": 5}}
+              for i, call_id in enumerate(ids))]})
+        blocks: list[dict[str, Any]] = []
+        if rng.random() > 0.03:  # interrupted: the next user turn has no results
+            blocks = [{"type": "tool_result", "tool_use_id": call_id, "content": f"{turn}: 3 hits in src/"}
+                      for call_id in ids if rng.random() > 0.1]
+        _mess_up(rng, blocks, {"type": "text", "text": "also check docs"},
+                 {"type": "tool_result", "tool_use_id": f"gone_{turn}", "content": "a result of a call trimmed away"})
+        pending = [*blocks, {"type": "text", "text": f"step {turn + 1}: next"}]
+    return {"model": "claude-sonnet-4-5", "max_tokens": 1024, "system": "You are a careful coding agent.",
+            "messages": items[:n_messages]}
+
+
+def _next_id(rng: random.Random, used: list[str], turn: int, i: int, reuse: float) -> str:
+    """A call's id: a new one, or (a share `reuse` of them) one an earlier turn already used."""
+    if used and rng.random() < reuse:
+        return rng.choice(used)
+    call_id = f"call_{turn:06d}_{i}"
+    used.append(call_id)
+    return call_id
+
+
+def _mess_up(rng: random.Random, results: list[dict[str, Any]], steer: dict[str, Any],
+             orphan: dict[str, Any]) -> None:
+    """Results in completion order (20%), a steer among them (10%), an orphan result (5%)."""
+    if rng.random() < 0.2:
+        rng.shuffle(results)
+    if rng.random() < 0.1:
+        results.insert(rng.randrange(len(results) + 1), steer)
+    if rng.random() < 0.05:
+        results.append(orphan)

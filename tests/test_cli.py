@@ -329,7 +329,7 @@ def test_report_json_lists_every_change(capsys: pytest.CaptureFixture[str]) -> N
     assert json.loads(err) == {
         "file": str(SESSIONS / "openai_chat_messages.jsonl"), "format": "openai_chat", "changed": True,
         "messages": 6, "moved": [{"at": "line 5", "tool_call_id": "call_s2"}], "interrupted": [], "notes": [],
-        "renamed": [], "dropped": [],
+        "renamed": [], "dropped": [], "rewritten": [],  # the result moved: every line kept as it was, reordered
         "rejected": [
             {"path": "messages[1].role", "code": "OC1", "message": json.loads(err)["rejected"][0]["message"]},
             {"path": "messages[4].role", "code": "OC2", "message": json.loads(err)["rejected"][1]["message"]},

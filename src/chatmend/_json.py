@@ -88,11 +88,18 @@ def _deep_at(text: str) -> int:
     return where
 
 
+_decode = json.JSONDecoder(parse_constant=_constant, parse_float=_finite).decode
+"""`json.loads` with these hooks, made once: `json.loads` builds a decoder on every call given hooks, which cost
+more than parsing a tool call's few arguments."""
+
+
 def loads(text: str) -> Any:
     """`json.loads(text)`, refusing non-finite numbers, over-long integers, deep nesting and lone surrogates
     with a `json.JSONDecodeError` at the place."""
+    if text.startswith("\ufeff"):
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)  # as json.loads
     try:
-        value = json.loads(text, parse_constant=_constant, parse_float=_finite)
+        value = _decode(text)
     except json.JSONDecodeError:
         raise
     except _NotFinite as exc:

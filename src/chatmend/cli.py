@@ -48,6 +48,7 @@ from chatmend.formats import (
     write_into,
 )
 from chatmend.formats._io import open_input
+from chatmend.providers.base import Dropped
 from chatmend.repair import IsReadOnly, Origin
 from chatmend.trim import trim_history
 
@@ -105,8 +106,11 @@ def _main(argv: Sequence[str] | None) -> int:
         # `FILE:LINE:COL: what is wrong`, the shape editors and CI logs link to.
         _say(printable(exc.in_file(_display(args.file))) + "\n")
         return BAD_INPUT
-    except (UsageError, UnsupportedError) as exc:
+    except UsageError as exc:
         _error(str(exc))
+        return BAD_INPUT
+    except UnsupportedError as exc:
+        _error(f"{_display(args.file)}: {exc}")
         return BAD_INPUT
     except ChatmendError as exc:
         _error(f"{_display(args.file)}: {exc}")
@@ -199,6 +203,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="write in this format instead of the one read")
     repair.add_argument("--model", metavar="M", help="the model named in a request body written with --to")
     _read_only_option(repair)
+    _drop_unsupported_option(repair)
     repair.add_argument("--report", choices=["text", "json"], default="text",
                         help="the report of changes: for people (text) or for programs (json)")
     repair.set_defaults(run=_repair)
@@ -211,6 +216,7 @@ def _parser() -> argparse.ArgumentParser:
     convert.add_argument("--model", metavar="M", help="the model the body names (default: the file's own)")
     convert.add_argument("-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout")
     _read_only_option(convert)
+    _drop_unsupported_option(convert)
     convert.set_defaults(run=_convert)
 
     check = command("check", "list the problems a provider would answer with a 400",
@@ -312,6 +318,14 @@ def _read_only_option(parser: argparse.ArgumentParser) -> None:
                         help="tools that only read: an interrupted call to one is safe to run again")
 
 
+def _drop_unsupported_option(parser: argparse.ArgumentParser) -> None:
+    """`--drop-unsupported`, shared by the commands that write for another provider."""
+    parser.add_argument("--drop-unsupported", action="store_true",
+                        help="leave out what the target provider cannot carry (another provider's native blocks, "
+                             "a file where it takes none) and list each in the report; without it, that is an "
+                             "error naming the part and where it was read (exit 2)")
+
+
 # --- repair ----------------------------------------------------------------------------------------------
 
 
@@ -331,16 +345,31 @@ def _repair(args: argparse.Namespace) -> int:
         target = args.to or session.format
         if args.in_place and target != session.format:
             raise UsageError(f"--in-place writes {session.format} back; --to {target} needs -o OUT")
-        if target == session.format:
+        rewritten: list[str] | None = None  # where the items written anew stand, for a repair in the body's format
+        drops: list[Dropped] | None = None  # what --drop-unsupported left out of a body written with --to
+        if target == session.format and session.repair_in_format is not None:
+            done = session.repair_in_format(is_read_only)  # a provider's body: only what repair must change
+            result, chunks, rewritten = done.result, done.chunks, done.rewritten
+            reported = dataclasses.replace(session, messages=done.messages, where=done.where)
+        elif target == session.format:
             result, chunks = session.repaired(is_read_only)
+            reported = session
         else:
             repairer = Repairer(is_read_only=is_read_only)
             result = repairer.repair(session.messages)
-            chunks = _converted(target, session, args.model, repairer)
+            drops = _dropping(args)
+            chunks = _converted(target, session, args.model, repairer, drops)
+            reported = session
         text = "".join(chunks)  # render first: an error half-way must not leave half a history anywhere
         if target == session.format and data.startswith(codecs.BOM_UTF8):
             text = "\ufeff" + text  # the reader drops a BOM; the file written back keeps it
-        report = _report(session, result, args.file)
+        report = _report(reported, result, args.file)
+        if rewritten is not None:
+            report["rewritten"] = rewritten
+            report["changed"] = report["changed"] or bool(rewritten)
+        if drops is not None:
+            report["unsupported"] = [{"provider": d.provider, "type": d.type, "at": d.path} for d in drops]
+            report["changed"] = report["changed"] or bool(drops)
         if session.body is not None and session.provider is not None and target == session.format:
             # Problems of the saved body that writing it through the adapter fixes (ids Mistral rejects...),
             # and only those: what the written body still has (an invalid tool name) is not "fixed".
@@ -545,9 +574,11 @@ def _model(to: str, session: Session, model: str | None) -> str:
     raise UsageError(f"a request body for {to} names its model: give it with --model")
 
 
-def _converted(to: str, session: Session, model: str | None, repairer: Repairer) -> Iterator[str]:
+def _converted(to: str, session: Session, model: str | None, repairer: Repairer,
+               drops: list[Dropped] | None = None) -> Iterator[str]:
     """The session repaired by `repairer` (which has repaired it: asking again is free) as neutral JSON Lines or
-    a new request body for `to`."""
+    a new request body for `to`. What `to` cannot carry is an UnsupportedError naming it and where it was read,
+    or, given a `drops` list, left out and listed there (`--drop-unsupported`)."""
     if to == NEUTRAL:
         return neutral.write(repairer.repair(session.messages).messages)
     if to in TRANSCRIPT_FORMATS:
@@ -555,10 +586,48 @@ def _converted(to: str, session: Session, model: str | None, repairer: Repairer)
                          "choose chatmend or a provider")
 
     def write() -> Iterator[str]:
-        body = adapter(to).to_request(session.messages, model=_model(to, session, model), repairer=repairer)
+        found: list[Dropped] = []
+        try:
+            body = adapter(to).to_request(session.messages, model=_model(to, session, model), repairer=repairer,
+                                          on_unsupported=found.append if drops is not None else None)
+        except UnsupportedError as exc:
+            at = _read_at(session, repairer.repair(session.messages), exc.path)
+            raise UnsupportedError(f"{exc.reason}{f' (read from {at})' if at else ''}", provider=exc.provider,
+                                   path=exc.path, feature=exc.feature) from None
+        if drops is not None:
+            result = repairer.repair(session.messages)
+            drops.extend(dataclasses.replace(d, path=_read_at(session, result, d.path) or d.path) for d in found)
         yield wire_json(body, indent=True)
 
     return write()
+
+
+_MESSAGE_AT = re.compile(r"^messages\[(\d+)\]")
+
+
+def _read_at(session: Session, result: RepairResult, path: str | None) -> str | None:
+    """Where the repaired history's `messages[i]...` was read from in the file (`line 3`, `messages[2]`), or None
+    when it is no message read (a synthetic result) or the path names none."""
+    match = _MESSAGE_AT.match(path or "")
+    if match is None or int(match.group(1)) >= len(result.messages):
+        return None
+    origin = result.origins()[int(match.group(1))]
+    if origin.kind == "synthetic" or origin.message_index >= len(session.where):
+        return None
+    return session.where[origin.message_index]
+
+
+def _dropping(args: argparse.Namespace) -> list[Dropped] | None:
+    """The list `--drop-unsupported` collects what is left out in (None without it: what cannot go is an error)."""
+    return [] if getattr(args, "drop_unsupported", False) else None
+
+
+def _drop_lines(drops: list[Dropped], to: str) -> list[str]:
+    """The report's lines on what was left out of a body written for `to`."""
+    if not drops:
+        return []
+    return [f"  left out {_plural(len(drops), 'part', 'parts')} {to} cannot carry: "
+            + _some(f"{d.provider}'s {d.type!r} ({d.path})" for d in drops)]
 
 
 def _write_output(chunks: Iterable[str], output: str | None) -> None:
@@ -668,6 +737,14 @@ def _report_lines(report: dict[str, Any]) -> list[str]:
     if dropped:
         lines.append(f"  dropped {_plural(len(dropped), 'placeholder', 'placeholders')}: "
                      + _some(d["at"] for d in dropped))
+    rewritten = report.get("rewritten") or []
+    if rewritten:
+        lines.append(f"  wrote {_plural(len(rewritten), 'item', 'items')} anew (every other one as it was): "
+                     + _some(rewritten))
+    unsupported = report.get("unsupported") or []
+    if unsupported:
+        lines.append(f"  left out {_plural(len(unsupported), 'part', 'parts')} the target cannot carry: "
+                     + _some(f"{u['provider']}'s {u['type']!r} ({u['at']})" for u in unsupported))
     rejected = report.get("rejected") or []
     if rejected:
         lines.append(f"  fixed {_plural(len(rejected), 'problem', 'problems')} {report['format']} "
@@ -699,13 +776,17 @@ def _convert(args: argparse.Namespace) -> int:
     model = _model(args.to, session, args.model)
     repairer = Repairer(is_read_only=_read_only(args.read_only))
     result = repairer.repair(session.messages)  # the report's, and the body's: to_request finds it done
-    body = adapter(args.to).to_request(session.messages, model=model, repairer=repairer)
-    _write_output(iter([wire_json(body, indent=True)]), args.output)
+    drops = _dropping(args)
+    chunks = list(_converted(args.to, session, model, repairer, drops))  # rendered: drops are known after
+    _write_output(chunks, args.output)
     if result.changed:
         report = _report(session, result, args.file)
         lines = report_lines(report)
         lines[0] = f"{report['file']}: repaired on the way to {args.to} ({session.format})"
-        _print_report_lines(lines)
+        _print_report_lines(lines + [printable(line) for line in _drop_lines(drops or [], args.to)])
+    elif drops:
+        _print_report_lines([printable(line) for line in [
+            f"{_display(args.file)}: converted to {args.to} ({session.format})", *_drop_lines(drops, args.to)]])
     return OK
 
 

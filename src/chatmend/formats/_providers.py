@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from chatmend import ChatmendError, ChatMessage, Repairer, RepairResult, providers
 from chatmend.formats._io import InputError
-from chatmend.formats._session import Session
+from chatmend.formats._session import InFormat, Session
 from chatmend.providers.base import Provider
 from chatmend.repair import IsReadOnly
 
@@ -64,12 +64,7 @@ def read_provider(
     if not messages:
         raise InputError(f"no messages in this {fmt} {'body' if shape == 'body' else 'list'}")
     count = len(items) if isinstance(items, list) else -1
-    if len(messages) == count:
-        where = list(locations)
-    elif len(messages) == count + 1 and messages[0].role == "system":
-        where = ["system", *locations]
-    else:
-        where = [f"message {i}" for i in range(len(messages))]
+    where = _where(messages, count, locations)
     body = dict(value) if isinstance(value, Mapping) else None
     model = body.get("model") if body is not None else None
     write = _writer(fmt, shape, body, indent)
@@ -78,17 +73,60 @@ def read_provider(
         repairer = Repairer(is_read_only=is_read_only)
         return repairer.repair(messages), write(messages, repairer)  # the write finds the repair done
 
+    def repair_in_format(is_read_only: IsReadOnly | None) -> InFormat:
+        return _repair_in_format(provider, value, shape=shape, locations=locations, indent=indent,
+                                 is_read_only=is_read_only)
+
     return Session(
         format=fmt,
         messages=messages,
         where=where,
         write=write,
         repair=repair,
+        repair_in_format=repair_in_format,
         provider=fmt,
         body=body_for_check(fmt, value),
         model=model if isinstance(model, str) else None,
         item_lines=[int(w[5:]) for w in locations] if shape == "jsonl" else [],
     )
+
+
+def _where(messages: Sequence[ChatMessage], count: int, locations: Sequence[str]) -> list[str]:
+    """Where each message read from a list of `count` items was: its item's location when there is one message
+    an item (or a system message first, from a body's own field), else its position."""
+    if len(messages) == count:
+        return list(locations)
+    if len(messages) == count + 1 and messages and messages[0].role == "system":
+        return ["system", *locations]
+    return [f"message {i}" for i in range(len(messages))]
+
+
+def _repair_in_format(provider: Provider, value: Any, *, shape: str, locations: Sequence[str], indent: bool,
+                      is_read_only: IsReadOnly | None) -> InFormat:
+    """The body (or the list, or the JSON Lines of it) repaired by the adapter's `repair_body`: the other fields
+    and every item repair leaves alone as they were."""
+    key = provider.list_key
+    body = value if shape == "body" else {key: value}
+    try:
+        repaired = provider.repair_body(body, is_read_only=is_read_only)
+    except ChatmendError as exc:
+        raise _at_file_line(exc, provider.name, locations) from None
+    items: list[Any] = repaired.body[key]
+    count = len(body[key])
+    if repaired.item_of and len(locations) == count:
+        where = [locations[r] for r in repaired.item_of]
+    else:
+        where = _where(repaired.history, count, locations)
+    if shape == "body":
+        chunks = iter([wire_json(repaired.body, indent=indent)])
+        rewritten = [f"{key}[{i}]" for i in repaired.rewritten]
+    elif shape == "list":
+        chunks = iter([wire_json(items, indent=indent)])
+        rewritten = [f"[{i}]" for i in repaired.rewritten]
+    else:
+        chunks = (wire_json(item, indent=False) for item in items)
+        rewritten = [f"line {i + 1}" for i in repaired.rewritten]
+    return InFormat(repaired.result, chunks, repaired.history, where, rewritten)
 
 
 def body_for_check(fmt: str, value: Any) -> dict[str, Any]:

@@ -9,9 +9,26 @@ from typing import Any
 from chatmend import ChatMessage, RepairResult, repair_history
 from chatmend.repair import IsReadOnly
 
-__all__ = ["Session", "Writer"]
+__all__ = ["InFormat", "Session", "Writer"]
 
 Writer = Callable[[Sequence[ChatMessage]], Iterator[str]]
+
+
+@dataclass(frozen=True)
+class InFormat:
+    """A repair done in the file's own format: a provider's body repaired by its adapter's `repair_body`, every
+    item repair left alone kept as it was."""
+
+    result: RepairResult
+    """The neutral repair behind it."""
+    chunks: Iterator[str]
+    """The repaired file's text."""
+    messages: list[ChatMessage]
+    """The history the repair read (the result's indices are positions in it)."""
+    where: list[str]
+    """For each of those messages, where it was read from."""
+    rewritten: list[str]
+    """Where each item written anew stands in the output (`messages[3]`, `line 4`)."""
 
 
 @dataclass
@@ -37,6 +54,10 @@ class Session:
     repair: Callable[[IsReadOnly | None], tuple[RepairResult, Iterator[str]]] | None = field(default=None)
     """Repair and write back in one step, for formats whose writer needs the repair itself: transcripts trace each
     message to its source records by its origin, provider bodies write through the Repairer that made it."""
+
+    repair_in_format: Callable[[IsReadOnly | None], InFormat] | None = field(default=None)
+    """For a provider's body (or its list): the repair in its own format, which changes only what repair must
+    (`Provider.repair_body`); `repair` writes the whole list anew."""
 
     def repaired(self, is_read_only: IsReadOnly | None) -> tuple[RepairResult, Iterator[str]]:
         """The repair result and the repaired file's text in this format."""

@@ -42,6 +42,11 @@ class BodyRepair:
     """The neutral repair behind it (what was interrupted, moved, renamed, turned into notes)."""
     rewritten: list[int] = field(default_factory=list)
     """Positions, in the output list, of the items written anew; every other item is the input's own object."""
+    history: list[ChatMessage] = field(default_factory=list)
+    """The neutral messages read from the list, the repair's input: `result`'s indices are positions in it."""
+    item_of: list[int] = field(default_factory=list)
+    """For each message of `history`, the index of the input list item it was read from (empty when the adapter
+    reads the list as a whole: no `_read_groups`)."""
 
     @property
     def changed(self) -> bool:
@@ -153,7 +158,13 @@ def plan_rewrite(messages: Sequence[ChatMessage], kept: list[int | None]) -> lis
             lead = min(lead, q)
         if lead < start:  # from the first message of the item holding the call
             first = members[kept[lead]][0] if kept[lead] is not None else lead  # type: ignore[index]
-            lead = max(min(lead, first), runs[-1].end if runs else 0)
+            lead = min(lead, first)
+            if runs and lead < runs[-1].end:
+                # the call was written by the run before (a kept result stands between two new ones of one
+                # call): one run from there, the kept messages between written anew, so the writer sees the call
+                previous = runs.pop()
+                runs.append(Run(previous.lead, previous.start, p))
+                continue
         runs.append(Run(lead, start, p))
     return runs
 

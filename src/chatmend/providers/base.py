@@ -341,35 +341,50 @@ class Provider(ABC):
             items: list[Any] = body[self.list_key]
             groups = self._read_groups(items)
             if groups is None:  # the adapter cannot tell items apart: the whole list is written anew when changed
-                result = repair_history(self.from_request(items), is_read_only=is_read_only)
-                out = result.messages
-                repaired = BodyRepair(dict(body), result)
-                if result.changed:
-                    repaired = self._written_anew(body, result)
+                history = self.from_request(items)
+                result = repair_history(history, is_read_only=is_read_only)
+                unchanged = BodyRepair(dict(body), result, history=history)
+                if not result.changed and not self._list_problems(unchanged.body):
+                    return unchanged
+                # changed, or valid in pairs but not on the wire (a first turn the writer would bridge)
+                written = self._write_items(result.messages, lambda: self._id_assigner(result.final_ids), 0)
+                return BodyRepair({**body, self.list_key: written}, result, list(range(len(written))), history)
+            flat = [m for group in groups for m in group]
+            item_of = [r for r, group in enumerate(groups) for _ in group]
+            result = repair_history(flat, is_read_only=is_read_only)
+            out = result.messages
+            wire = self._id_assigner(result.final_ids)
+            wire_ids = [wire.next_id(c.name) for m in out for c in m.tool_calls]
+            same_ids = wire_ids == result.final_ids
+            if not result.changed and same_ids and len(flat) == len(out):
+                repaired = BodyRepair(dict(body), result, [], flat, item_of)  # nothing moved: every item kept
             else:
-                flat = [m for group in groups for m in group]
-                result = repair_history(flat, is_read_only=is_read_only)
-                out = result.messages
-                wire = self._id_assigner(result.final_ids)
-                wire_ids = [wire.next_id(c.name) for m in out for c in m.tool_calls]
-                wire_id = None if wire_ids == result.final_ids else wire_ids.__getitem__
-                kept = kept_items(groups, result, wire_id)
+                kept = kept_items(groups, result, None if same_ids else wire_ids.__getitem__)
                 runs = plan_rewrite(out, kept)
-                if not runs and len(out) == len(flat) and _every_item_kept(kept, len(items), groups):
-                    repaired = BodyRepair(dict(body), result)
+                if not runs and len(out) == len(flat) and _every_item_kept(kept, len(items), groups) and \
+                        _in_order(kept):
+                    repaired = BodyRepair(dict(body), result, [], flat, item_of)
                 else:
-                    new_items, rewritten = self._rebuild(items, out, kept, runs, result)
-                    repaired = BodyRepair({**body, self.list_key: new_items}, result, rewritten)
-            if not self._list_problems(repaired.body):
+                    new_items, rewritten = self._rebuild(items, out, kept, runs, wire_ids)
+                    repaired = BodyRepair({**body, self.list_key: new_items}, result, rewritten, flat, item_of)
+            if self._list_valid(repaired.body[self.list_key]) or not self._list_problems(repaired.body):
                 return repaired
             # the list breaks a rule of the wire beyond pairing (its first role, alternation): the writer knows
             # them, so the whole list is written anew
-            return self._written_anew(body, result)
+            written = self._write_items(out, _assigners(wire_ids, 0), 0)
+            return BodyRepair({**body, self.list_key: written}, result, list(range(len(written))), flat, item_of)
 
-    def _written_anew(self, body: Mapping[str, Any], result: RepairResult) -> BodyRepair:
-        """The body with its whole list written anew from the repaired history."""
-        written = self._write_items(result.messages, self._ids_from(result, 0), 0)
-        return BodyRepair({**body, self.list_key: written}, result, list(range(len(written))))
+    def _list_valid(self, items: list[Any]) -> bool:
+        """True only when `check` would find no problem in a body with this conversation list, told by one cheap
+        pass over the raw items that builds no model; False when unsure (`repair_body` then runs `check`).
+
+        Hook, the fast path of `repair_body` (which re-checks the list it returns): an adapter returns True for
+        the lists it can judge exactly, e.g. when every item is of a plain shape its reader reads exactly and its
+        writer writes (string content, a call's `arguments` as text), and every call is answered where the wire
+        wants it, under ids the provider accepts. It must never say True where `check` finds a problem: the
+        tests compare it with `check` (`tests/providers/test_repair_body_fast.py`). Default: always unsure.
+        """
+        return False
 
     def _list_problems(self, body: Mapping[str, Any]) -> list[Problem]:
         """`check`'s problems of the body's conversation list (not of its other fields, the caller's)."""
@@ -377,8 +392,9 @@ class Provider(ABC):
         return [p for p in self.check(body) if p.path == key or p.path.startswith((key + "[", key + "."))]
 
     def _rebuild(self, items: list[Any], out: list[ChatMessage], kept: list[int | None],
-                 runs: list[Run], result: RepairResult) -> tuple[list[Any], list[int]]:
-        """The new list: kept items as they are, each run written by `_write_items`."""
+                 runs: list[Run], wire_ids: list[str]) -> tuple[list[Any], list[int]]:
+        """The new list: kept items as they are, each run written by `_write_items` (`wire_ids`: every call's
+        wire id, in history order)."""
         calls_before = [0]
         for m in out:
             calls_before.append(calls_before[-1] + len(m.tool_calls))
@@ -395,7 +411,7 @@ class Provider(ABC):
                     new_items.append(items[r])
                 p += 1
                 continue
-            written = self._write_items(out[run.lead:run.end], self._ids_from(result, calls_before[run.lead]),
+            written = self._write_items(out[run.lead:run.end], _assigners(wire_ids, calls_before[run.lead]),
                                         run.start - run.lead)
             rewritten.extend(range(len(new_items), len(new_items) + len(written)))
             new_items.extend(written)
@@ -405,7 +421,13 @@ class Provider(ABC):
     def _read_groups(self, items: list[Any]) -> list[list[ChatMessage]] | None:
         """The neutral messages of each item of the conversation list, in order, one list per item (hook: an
         adapter whose `repair_body` keeps the items repair leaves alone; None: the whole list is written anew
-        when anything changed)."""
+        when anything changed).
+
+        It is `repair_body`'s hot path: validating every message into the model is most of its time. An item of
+        a shape known exactly (the same keys, the same JSON types) may be built unvalidated, as a copy of a
+        template the validating constructor made (`messages.from_template`), when that gives the very message
+        the validating reader gives, fields-set included; Chat's do (`providers/_chat_fast.py`, and its test
+        comparing both). With `_list_valid` for the same shapes, `repair_body` then skips `check` too."""
         return None
 
     def _ids_from(self, result: RepairResult, first_call: int) -> Callable[[], IdAssigner]:
@@ -506,6 +528,27 @@ def _part_kind(message: ChatMessage, j: int) -> tuple[str, str]:
     if isinstance(part, NativePart):
         return part.provider, part.native_type
     return "chatmend", part.type
+
+
+def _assigners(wire_ids: list[str], first_call: int) -> Callable[[], IdAssigner]:
+    """Fresh assigners of wire ids already made (every call's, in history order), from call `first_call` on: the
+    ids are made once per body, not once per run (which made a body of many runs quadratic)."""
+    def assigner() -> IdAssigner:
+        ids = IdAssigner(wire_ids)
+        ids.skip(first_call)
+        return ids
+    return assigner
+
+
+def _in_order(kept: list[int | None]) -> bool:
+    """True when the kept items come out in their input order (a moved result is kept, but elsewhere)."""
+    last = -1
+    for r in kept:
+        if r is not None:
+            if r < last:
+                return False
+            last = r
+    return True
 
 
 def _every_item_kept(kept: list[int | None], n_items: int, groups: list[list[ChatMessage]]) -> bool:

@@ -32,6 +32,7 @@ from chatmend.messages import (
     ToolCall,
     replace_field,
 )
+from chatmend.providers import _chat_fast
 from chatmend.providers.base import (
     SHAPE,
     CheckContext,
@@ -95,6 +96,13 @@ TEXTS: dict[str, str] = {
            "message with role '{role}' contains an image URL.",
 }
 """OpenAI's 400 texts per rule (provider-rules §1), verbatim with their variable parts as fields."""
+
+
+_READERS = ("_read_message", "_read_assistant", "_read_call", "_read_content", "_read_part", "_read_groups")
+"""The reading hooks whose plain-shape case `_chat_fast.read_plain` stands in for."""
+_CHECKERS = ("_check", "_check_shape", "_part_problem", "_check_messages", "_check_calls", "_check_assistant",
+             "_check_images", "_list_valid")
+"""The checking hooks whose verdict on plain lists `_chat_fast.list_valid` stands in for."""
 
 
 def _named_function(call: Any) -> Mapping[str, Any] | None:
@@ -345,13 +353,24 @@ class OpenAIChat(Provider):
             return history
 
     def _read_groups(self, items: list[Any]) -> list[list[ChatMessage]]:
-        """One neutral message per wire message (`repair_body` keeps each one repair leaves alone)."""
+        """One neutral message per wire message (`repair_body` keeps each one repair leaves alone); a message of a
+        plain shape is read unvalidated (`_chat_fast.read_plain`), unless a subclass reads otherwise."""
+        plain = _chat_fast.read_plain if _chat_fast.inherits(type(self), OpenAIChat, _READERS) else None
         with error_context(provider=self.name):
             groups = []
             for i, item in enumerate(items):
-                with error_context(path=f"messages[{i}]"):
-                    groups.append([_with_raw_arguments(self._read_message(item), item)])
+                message = plain(item) if plain is not None else None
+                if message is None:
+                    with error_context(path=f"messages[{i}]"):
+                        message = _with_raw_arguments(self._read_message(item), item)
+                groups.append([message])
             return groups
+
+    def _list_valid(self, items: list[Any]) -> bool:
+        """`repair_body`'s fast re-check: a list of plain messages judged in one pass (`_chat_fast.list_valid`),
+        unless a subclass checks more rules (Kimi, Mistral)."""
+        return _chat_fast.inherits(type(self), OpenAIChat, _CHECKERS) and _chat_fast.list_valid(
+            items, self.id_max_length)
 
     def from_response(self, response: Any) -> ChatMessage:
         """The reply's first choice as an assistant message: text, calls (arguments parsed), thinking."""

@@ -142,7 +142,7 @@ class Gemini(Provider):
         return write_run(messages, ids(), lead)
 
     def _rebuild(self, items: list[Any], out: list[ChatMessage], kept: list[int | None],
-                 runs: list[Run], result: RepairResult) -> tuple[list[Any], list[int]]:
+                 runs: list[Run], wire_ids: list[str]) -> tuple[list[Any], list[int]]:
         """`Provider._rebuild`, where the results of a call turn are written together when any of them is new:
         they are one user turn on the wire (GE1), so a kept one cannot stand apart from a new one. A run that
         needs no lead gets the message before it as one."""
@@ -152,7 +152,7 @@ class Gemini(Provider):
         # a run with no lead is written after the message before it, which tells the writer whether a call
         # turn there needs a bridge (GE2)
         runs = [Run(run.start - 1, run.start, run.end) if run.lead == run.start > 0 else run for run in runs]
-        return super()._rebuild(items, out, whole, runs, result)
+        return super()._rebuild(items, out, whole, runs, wire_ids)
 
     def _write_body(self, result: RepairResult, ids: IdAssigner, model: str, tools: list[Tool],
                     system: str | None, options: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,146 @@
+"""The fast path of `repair_body` for Chat Completions lists: plain messages read without validation, and a
+list's validity told by one pass over its dicts.
+
+Most messages of an agent's saved body are of a handful of plain shapes: a user, system or tool message with
+string content, an assistant message with string (or null) content and function calls whose `arguments` are
+JSON text. For exactly those shapes (the same keys, the same JSON types) `read_plain` builds the very message
+`OpenAIChat._read_message` builds (then `_with_raw_arguments`), as a copy of a template made by the validating
+constructors, and `list_valid` says what `OpenAIChat.check` would say of such a list. Anything else (another key,
+a content list, a `developer` message) is not plain: the validating reader and `check` decide, as before.
+tests/providers/test_repair_body_fast.py compares both with the slow path on generated lists.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from chatmend.messages import ChatMessage, ToolCall, from_template
+
+__all__ = ["inherits", "list_valid", "read_plain"]
+
+# Templates made as the validating reader makes each message, so a copy has its fields-set too.
+_USER = ChatMessage(role="user", content="")
+_SYSTEM = ChatMessage(role="system", content="")
+_TOOL = ChatMessage(role="tool", tool_call_id="", tool_name=None, content="")
+_ASSISTANT = ChatMessage(role="assistant", content="", tool_calls=())
+_CALL = ToolCall(id="", name="f", arguments={}, raw_arguments="")
+
+_parse_arguments = ToolCall._parse_json_text  # what ToolCall's validator does with JSON text
+
+
+def read_plain(item: Any) -> ChatMessage | None:
+    """The neutral message of a wire message of a plain shape, unvalidated; None for any other item."""
+    if type(item) is not dict:
+        return None
+    role = item.get("role")
+    content = item.get("content")
+    size = len(item)
+    if role == "tool":
+        call_id = item.get("tool_call_id")
+        if size == 3 and type(content) is str and type(call_id) is str:
+            return from_template(_TOOL, {"tool_call_id": call_id, "content": content})
+        return None
+    if role == "user" or role == "system":
+        if size == 2 and type(content) is str:
+            return from_template(_USER if role == "user" else _SYSTEM, {"content": content})
+        return None
+    if role != "assistant" or (content is not None and type(content) is not str):
+        return None
+    calls = item.get("tool_calls")
+    if calls is None:
+        return from_template(_ASSISTANT, {"content": content or ""}) if size == 2 and "content" in item else None
+    if size != 3 or "content" not in item or type(calls) is not list:
+        return None
+    read = []
+    for call in calls:
+        plain = _plain_call(call)
+        if plain is None:
+            return None
+        read.append(plain)
+    return from_template(_ASSISTANT, {"content": content or "", "tool_calls": tuple(read)})
+
+
+def _plain_call(call: Any) -> ToolCall | None:
+    """A function call `{"id", "type": "function", "function": {"name", "arguments"}}` with JSON text arguments."""
+    if type(call) is not dict or len(call) != 3 or call.get("type") != "function":
+        return None
+    call_id, function = call.get("id"), call.get("function")
+    if type(call_id) is not str or type(function) is not dict or len(function) != 2:
+        return None
+    name, text = function.get("name"), function.get("arguments")
+    if type(name) is not str or not name or type(text) is not str:
+        return None
+    return from_template(_CALL, {"id": call_id, "name": name, "arguments": _parse_arguments(text),
+                                 "raw_arguments": text})
+
+
+def list_valid(items: list[Any], id_max_length: int | None) -> bool:
+    """True only when every item is of a plain shape and the list keeps OpenAI's rules OC1-OC6 (each call
+    answered by the tool messages right after it, once; ids unique in their message and at most `id_max_length`
+    long): what `OpenAIChat.check` then finds nothing in. False for anything else (unsure)."""
+    pending: set[str] = set()  # the calls of the open tool run still to answer
+    in_run = False  # an assistant message with calls opened a run that only tool messages continue
+    for item in items:
+        if type(item) is not dict:
+            return False
+        role = item.get("role")
+        if role == "tool":
+            call_id = item.get("tool_call_id")
+            if not in_run or len(item) != 3 or type(item.get("content")) is not str or call_id not in pending:
+                return False
+            pending.discard(call_id)
+            continue
+        if pending:
+            return False  # OC1: a call of the run before is not answered
+        in_run = False
+        if role == "user" or role == "system":
+            content = item.get("content")
+            if len(item) != 2 or (type(content) is not str and not (role == "user" and _text_parts(content))):
+                return False
+            continue
+        if role != "assistant" or not _plain_assistant(item):
+            return False
+        calls = item.get("tool_calls")
+        if calls:
+            ids = [call["id"] for call in calls]
+            if len(set(ids)) != len(ids) or (id_max_length is not None and max(map(len, ids)) > id_max_length):
+                return False
+            pending.update(ids)
+            in_run = True
+    return not pending
+
+
+def _text_parts(content: Any) -> bool:
+    """True when a content is a list of `{"type": "text", "text": ...}` parts (how a user note is written)."""
+    return type(content) is list and all(
+        type(part) is dict and len(part) == 2 and part.get("type") == "text" and type(part.get("text")) is str
+        for part in content)
+
+
+def _plain_assistant(item: dict[str, Any]) -> bool:
+    """True when an assistant message is of a plain shape (`read_plain` reads it)."""
+    content = item.get("content")
+    if "content" not in item or (content is not None and type(content) is not str):
+        return False
+    calls = item.get("tool_calls")
+    if calls is None:
+        return len(item) == 2
+    return len(item) == 3 and type(calls) is list and all(_plain_call_shape(call) for call in calls)
+
+
+def _plain_call_shape(call: Any) -> bool:
+    """`_plain_call`'s test alone, building nothing."""
+    if type(call) is not dict or len(call) != 3 or call.get("type") != "function":
+        return False
+    function = call.get("function")
+    if type(call.get("id")) is not str or type(function) is not dict or len(function) != 2:
+        return False
+    name = function.get("name")
+    return type(name) is str and bool(name) and type(function.get("arguments")) is str
+
+
+@cache
+def inherits(cls: type, base: type, names: tuple[str, ...]) -> bool:
+    """True when `cls` uses `base`'s own methods `names` (a subclass that reads or checks otherwise does not)."""
+    return all(getattr(cls, name, None) is getattr(base, name, None) for name in names)
