@@ -426,7 +426,10 @@ class _Writer:
         history = self.history
         blocks: list[Block] = []
         k = start
+        n = len(history)
         for wire_id in call_ids:
+            if k == n:
+                break  # items mode: the run ends before the lead's last results, kept items of their own
             if self.lead_out is None and k >= self.lead:
                 if blocks:
                     self.emit_user(blocks)
