@@ -202,7 +202,7 @@ def vocabulary_bodies(draw: st.DrawFn, unknown: bool = False) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
     extra_user = st.one_of(user_blocks, st.just(UNKNOWN)) if unknown else user_blocks
     pending: list[str] = []
-    for turn in range(draw(st.integers(1, 4))):
+    for _ in range(draw(st.integers(1, 4))):
         results = [draw(tool_results(use_id)) for use_id in pending]
         extra = draw(st.lists(extra_user, min_size=0 if results else 1, max_size=3))
         if not results and draw(st.booleans()):
