@@ -247,14 +247,14 @@ def round_trip(body: dict[str, Any]) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------- properties
 
 
-@examples(60)
+@examples(30)
 @given(body=vocabulary_bodies())
 def test_generated_bodies_are_valid_for_the_sdk_and_for_check(body: dict[str, Any]) -> None:
     sdk_valid(body)
     assert PROVIDER.check(body) == []
 
 
-@examples(60)
+@examples(30)
 @given(body=vocabulary_bodies(unknown=True))
 def test_a_valid_body_comes_back_equal_item_for_item(body: dict[str, Any]) -> None:
     before = copy.deepcopy(body)
@@ -264,7 +264,7 @@ def test_a_valid_body_comes_back_equal_item_for_item(body: dict[str, Any]) -> No
     assert all(a is b for a, b in zip(repaired.body["messages"], body["messages"]))
 
 
-@examples(60)
+@examples(30)
 @given(body=vocabulary_bodies(unknown=True))
 def test_from_request_then_to_request_gives_the_body_back(body: dict[str, Any]) -> None:
     again = round_trip(body)
@@ -275,7 +275,7 @@ def test_from_request_then_to_request_gives_the_body_back(body: dict[str, Any]) 
         sdk_valid(again)
 
 
-@examples(60)
+@examples(30)
 @given(body=vocabulary_bodies(), data=st.data())
 def test_a_result_taken_out_comes_back_as_the_only_change_in_its_turn(body: dict[str, Any],
                                                                        data: st.DataObject) -> None:
@@ -306,7 +306,7 @@ def test_a_result_taken_out_comes_back_as_the_only_change_in_its_turn(body: dict
     assert PROVIDER.repair_body(repaired.body).body == repaired.body
 
 
-@examples(40)
+@examples(25)
 @given(body=vocabulary_bodies(unknown=True))
 def test_server_pairs_are_never_answered_or_split(body: dict[str, Any]) -> None:
     # without the results of the client calls, repair answers those, and only those
@@ -653,3 +653,28 @@ def test_thinking_parts_read_from_real_bodies_stay_anthropic_signed() -> None:
                     assert part.signature or part.redacted, name
 
     _each_real_body(one)
+
+
+def test_a_reply_with_server_tool_blocks_reads_them_in_place() -> None:
+    reply = {"id": "msg_01", "type": "message", "role": "assistant", "model": MODEL, "stop_reason": "end_turn",
+             "content": [*server_pair("web_search_tool_result", 7), _text("Found it.", citations=[CITATION])],
+             "usage": {"input_tokens": 10, "output_tokens": 5}}
+    message = anthropic.from_response(reply)
+    use, result, text = message.content
+    assert isinstance(use, NativePart) and use.native_type == "server_tool_use" and not message.tool_calls
+    assert isinstance(result, NativePart) and result.data == reply["content"][1]
+    assert isinstance(text, TextPart) and text.provider_data == {"anthropic": {"citations": [CITATION]}}
+
+
+@examples(25)
+@given(kind=st.one_of(st.lists(st.integers(), max_size=2), st.none(), st.integers(), st.just("future_kind")))
+def test_a_native_block_of_any_type_value_is_kept_and_never_crashes(kind: Any) -> None:
+    block = {"type": kind, "x": 1}
+    body = {"model": MODEL, "max_tokens": 64, "messages": [
+        {"role": "user", "content": [block, _text("q")]},
+        {"role": "assistant", "content": [_text("a"), block]}, {"role": "user", "content": "ok"}]}
+    problems = PROVIDER.check(body)
+    assert all(p.code == "SHAPE" for p in problems)
+    history = PROVIDER.from_request(body)
+    assert any(isinstance(p, NativePart) and p.data == block for p in history[0].content)
+    assert PROVIDER.repair_body(body).body == body

@@ -337,7 +337,7 @@ class Checker:
                 self.image(inner, where)
             elif not isinstance(inner, Mapping):
                 self.add(SHAPE, where, f"{where}: expected a content block object")
-            elif kind in _NOT_IN_RESULT:  # (a type the SDK does not know yet passes)
+            elif isinstance(kind, str) and kind in _NOT_IN_RESULT:  # (a type the SDK does not know yet passes)
                 self.add(SHAPE, where, f"{where}: a tool_result holds text, image, document or search_result "
                                        f"blocks, not {kind!r}")
 
