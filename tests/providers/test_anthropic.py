@@ -512,11 +512,11 @@ def test_an_image_media_type_that_is_not_a_string_is_reported_and_a_located_read
      "messages[1].content[0].source"),
     ({"system": [{"type": "text", "text": "a"}, 5], "messages": []}, "system[1]"),
     ({"messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "a"}, {"type": "video"}]}]}]},
+        {"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "a"}, 5]}]}]},
      "messages[1].content[0].content[1]"),
     ({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [
-        {"type": "text", "text": "a"}, {"type": "foo"}]}]}, "messages[1].content[1]"),
-    ({"messages": [{"role": "system", "content": [{"type": "text", "text": "a"}, {"type": "foo"}]}]},
+        {"type": "text", "text": "a"}, "foo"]}]}, "messages[1].content[1]"),
+    ({"messages": [{"role": "system", "content": [{"type": "text", "text": "a"}, None]}]},
      "messages[0].content[1]"),
 ])
 def test_a_read_error_inside_a_message_says_which_message_and_block(body: dict[str, Any], path: str) -> None:

@@ -18,12 +18,31 @@ Choices where the wire has no place for something:
 - With `thinking` enabled, a tool loop whose assistant turn carries no Anthropic thinking cannot be continued
   (AT1): the request is sent with thinking off for that one call.
 - Blank text is never sent (AN9): a blank message is left out, a blank tool result goes without `content`.
+
+The whole request vocabulary is read and written back losslessly (README, "Anthropic vocabulary"): a `document`
+is a FilePart, any block the neutral model does not name (`server_tool_use` and its `*_tool_result`,
+`mcp_tool_use` / `mcp_tool_result`, `container_upload`, `search_result`, a type added last month) a NativePart
+kept in place, and the fields of a block it does not name (`cache_control`, `citations`, `caller`, ...) its
+`provider_data`. Server tool uses and their results live in the assistant turn as native blocks: repair never
+takes them for calls, never splits them, never answers them (an unpaired `server_tool_use` or `mcp_tool_use` is
+what a `pause_turn` reply ends with, sent back as it is to let the turn go on).
+
+Thinking policy (`thinking_policy=` on `to_request` and `repair_body`): a signed thinking block is bound to the
+conversation before it; when repair changes something before it (a synthetic or moved result, a renamed id),
+models that check the binding reject it ("The block is bound to a different conversation"). `"drop"` leaves
+out the signed thinking of every assistant turn after the first change except the last assistant turn, whose
+thinking is sent byte for byte (AT1, AT5), and reports each drop; `"keep"` sends it all as it was; `repair_body`
+also takes `"server"`: blocks kept, and the body's `thinking` config gets `block_binding:
+{"prefix_mismatch_behavior": "drop_block"}` (beta), so the API drops what fails the check. Defaults:
+`repair_body` "drop" (the proxy's path: what is sent must be accepted), `to_request` "keep" (its bodies are
+prefix-stable, which "drop" is not: what it drops depends on which assistant turn is the last).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Literal
 
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
 from chatmend.messages import ChatMessage, Tool
@@ -34,11 +53,26 @@ from chatmend.providers.anthropic.wire import (
     ID_MAX_LENGTH,
     PROVIDER_NAME,
     RAW_ARGUMENTS,
+    SIGNED_THINKING,
     TOOL_NAME,
 )
-from chatmend.providers.anthropic.write import final_turn_lacks_thinking, thinking_enabled, write_history
-from chatmend.providers.base import SHAPE, CheckContext, IdAssigner, Provider, text_field, to_plain
-from chatmend.repair import RepairResult
+from chatmend.providers.anthropic.write import (
+    final_turn_lacks_thinking,
+    thinking_enabled,
+    write_history,
+    write_items,
+)
+from chatmend.providers.base import (
+    SHAPE,
+    BodyRepair,
+    CheckContext,
+    Dropped,
+    IdAssigner,
+    Provider,
+    text_field,
+    to_plain,
+)
+from chatmend.repair import IsReadOnly, RepairResult
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -46,6 +80,7 @@ __all__ = [
     "RAW_ARGUMENTS",
     "SHAPE",
     "Anthropic",
+    "AnthropicBodyRepair",
     "check",
     "from_request",
     "from_response",
@@ -58,9 +93,25 @@ DEFAULT_MAX_TOKENS = 4096
 """`max_tokens` when the caller gives none (the API requires it); raised above a thinking budget."""
 
 
-_OWN_BLOCK_TYPES = frozenset({"tool_use", "tool_result", "redacted_thinking", "document", "server_tool_use",
-                              "web_search_tool_result", "search_result"})
+_OWN_BLOCK_TYPES = frozenset({
+    "tool_use", "tool_result", "redacted_thinking", "document", "server_tool_use", "search_result",
+    "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result",
+    "bash_code_execution_tool_result", "text_editor_code_execution_tool_result", "tool_search_tool_result",
+    "advisor_tool_result", "mcp_tool_use", "mcp_tool_result", "container_upload", "mcp_tool_listing"})
 """Content block types of Messages that no other chat shape has (detection)."""
+
+BodyThinkingPolicy = Literal["drop", "keep", "server"]
+"""`repair_body`'s thinking policies: the writer's two, and `"server"` (the API's `block_binding` drops)."""
+
+
+@dataclass(frozen=True)
+class AnthropicBodyRepair(BodyRepair):
+    """`BodyRepair` with what the thinking policy did."""
+
+    thinking_dropped: list[Dropped] = field(default_factory=list)
+    """The signed thinking blocks left out (`"drop"`), each at its place in the input body's `messages`."""
+    block_binding: bool = False
+    """True when `"server"` set `thinking.block_binding.prefix_mismatch_behavior` to `"drop_block"`."""
 
 
 class Anthropic(Provider):
@@ -78,6 +129,7 @@ class Anthropic(Provider):
     required_fields: ClassVar[Mapping[str, Any]] = {"max_tokens": DEFAULT_MAX_TOKENS}
     model_prefixes: ClassVar[tuple[str, ...]] = ("claude",)
     roles: ClassVar[frozenset[str]] = frozenset({"user", "assistant"})
+    writes_parts: ClassVar[frozenset[str]] = frozenset({"text", "image", "thinking", "file", "native"})
 
     # ---------------------------------------------------------------------------------------- detect
 
@@ -100,10 +152,16 @@ class Anthropic(Provider):
         """The Messages body: one linear pass over the repaired history, plain dicts only.
 
         `max_tokens` defaults to DEFAULT_MAX_TOKENS (above the thinking budget when one is given); other
-        options (`thinking`, `temperature`, `tool_choice`, ...) go into the body as they are.
+        options (`thinking`, `temperature`, `tool_choice`, ...) go into the body as they are, but for
+        `thinking_policy` ("drop" or "keep", module docstring) and `on_thinking_dropped`, called with a
+        `Dropped` for each signed thinking block the policy leaves out.
         """
+        policy = options.pop("thinking_policy", "keep")
+        if policy not in ("drop", "keep"):
+            raise ValueError(f"thinking_policy must be 'drop' or 'keep', not {policy!r}")
+        on_drop: Callable[[Dropped], object] | None = options.pop("on_thinking_dropped", None)
         thinking_on = thinking_enabled(options)
-        system_blocks, messages = write_history(result, ids, system, thinking_on)
+        system_blocks, messages = write_history(result, ids, system, thinking_on, policy, on_drop)
         body: dict[str, Any] = {"model": model, "max_tokens": options.pop("max_tokens", None)}
         if body["max_tokens"] is None:
             body["max_tokens"] = _default_max_tokens(options)
@@ -160,6 +218,36 @@ class Anthropic(Provider):
                     history.extend(read_message(item, names))
             return history
 
+    def _read_groups(self, items: list[Any]) -> list[list[ChatMessage]]:
+        """The neutral messages of each wire message, as `from_request` reads them (a user turn of several
+        tool_result blocks and text is several messages)."""
+        with error_context(provider=self.name):
+            names: dict[str, str] = {}
+            groups = []
+            for i, item in enumerate(items):
+                with error_context(path=f"messages[{i}]"):
+                    groups.append(read_message(item, names))
+            return groups
+
+    def _write_items(self, messages: list[ChatMessage], ids: Callable[[], IdAssigner], lead: int) -> list[Any]:
+        """A run in place: nothing moves into the top-level system, no wire message is shared with the lead,
+        and the run's user blocks stay one wire message (a user turn with a synthetic result is one turn)."""
+        result = RepairResult(messages=messages, interrupted=[], final_ids=[c.id for m in messages
+                                                                            for c in m.tool_calls])
+        return write_items(result, ids(), lead)
+
+    def repair_body(self, body: Mapping[str, Any], *, is_read_only: IsReadOnly | None = None,
+                    thinking_policy: BodyThinkingPolicy = "drop") -> AnthropicBodyRepair:
+        """`Provider.repair_body`, then the thinking policy (module docstring) on the assistant messages after
+        the first one that changed: `"drop"` (default), `"keep"` or `"server"`."""
+        if thinking_policy not in ("drop", "keep", "server"):
+            raise ValueError(f"thinking_policy must be 'drop', 'keep' or 'server', not {thinking_policy!r}")
+        repaired = super().repair_body(body, is_read_only=is_read_only)
+        out = AnthropicBodyRepair(repaired.body, repaired.result, repaired.rewritten)
+        if thinking_policy == "keep" or not repaired.changed:
+            return out
+        return _apply_thinking_policy(self, body[self.list_key], out, thinking_policy)
+
     def from_response(self, response: Any) -> ChatMessage:
         """The reply as an assistant message: text, thinking with signatures, tool calls."""
         with error_context(provider=self.name):
@@ -182,6 +270,67 @@ class Anthropic(Provider):
     def _check(self, body: Any, context: CheckContext) -> list[Problem]:
         """The 400s Anthropic would answer with, judged on merged turns; a malformed body is reported."""
         return Checker(self.name).run(body)
+
+
+def _apply_thinking_policy(provider: Anthropic, before: list[Any], repaired: AnthropicBodyRepair,
+                           policy: BodyThinkingPolicy) -> AnthropicBodyRepair:
+    """The repaired body with signed thinking after the first changed message dropped (`"drop"`) or left to the
+    API's `block_binding` (`"server"`); as it was when that would break a rule `check` knows."""
+    items: list[Any] = repaired.body["messages"]
+    first = next((q for q, item in enumerate(items) if q >= len(before) or item is not before[q]), None)
+    if first is None:
+        return repaired
+    protected = _last_assistant_turn(items)
+    bound = [q for q in range(first + 1, protected) if _signed_thinking_at(items[q])]
+    if policy == "server":
+        thinking = repaired.body.get("thinking")
+        if not (bound or (protected > first and protected < len(items) and _signed_thinking_at(items[protected]))) \
+                or not isinstance(thinking, Mapping) or not thinking_enabled(repaired.body):
+            return repaired
+        binding = {**(thinking.get("block_binding") or {}), "prefix_mismatch_behavior": "drop_block"}
+        return replace(repaired, body={**repaired.body, "thinking": {**thinking, "block_binding": binding}},
+                       block_binding=True)
+    if not bound:
+        return repaired
+    new_items = list(items)
+    dropped: list[Dropped] = []
+    for q in bound:
+        content = items[q]["content"]
+        kept = [b for b in content if not (isinstance(b, Mapping) and b.get("type") in SIGNED_THINKING)]
+        if not kept:
+            continue  # thinking alone (AT7 breaks it anyway): nothing would be left to send
+        dropped.extend(Dropped(PROVIDER_NAME, b["type"], f"messages[{q}].content[{j}]")
+                       for j, b in enumerate(content) if isinstance(b, Mapping) and b.get("type") in SIGNED_THINKING)
+        new_items[q] = {**items[q], "content": kept}
+    if not dropped:
+        return repaired
+    body = {**repaired.body, "messages": new_items}
+    if provider._list_problems(body):
+        return repaired  # a rule the drop would break (a merged turn's thinking no longer first, ...)
+    rewritten = sorted({*repaired.rewritten, *(q for q in bound if new_items[q] is not items[q])})
+    return replace(repaired, body=body, rewritten=rewritten, thinking_dropped=dropped)
+
+
+def _signed_thinking_at(item: Any) -> bool:
+    """True for an assistant wire message holding a thinking or redacted_thinking block."""
+    if not isinstance(item, Mapping) or item.get("role") != "assistant":
+        return False
+    content = item.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, Mapping) and b.get("type") in SIGNED_THINKING for b in content)
+
+
+def _last_assistant_turn(items: list[Any]) -> int:
+    """The first wire message of the last run of assistant messages (len(items) when there is none)."""
+    k = len(items)
+    while k > 0 and not (isinstance(items[k - 1], Mapping) and items[k - 1].get("role") == "assistant"):
+        k -= 1
+    if k == 0:
+        return len(items)
+    k -= 1
+    while k > 0 and isinstance(items[k - 1], Mapping) and items[k - 1].get("role") == "assistant":
+        k -= 1
+    return k
 
 
 def _default_max_tokens(options: Mapping[str, Any]) -> int:

@@ -11,7 +11,10 @@ from chatmend.providers.anthropic.wire import ID_ALPHABET, MEDIA_TYPES, THINKING
 from chatmend.providers.base import SHAPE
 
 _ID = re.compile(f"[{ID_ALPHABET}]+")  # AN5
-_RESULT_CONTENT = ("text", "image", "document", "search_result", "tool_reference", "browser_state")
+
+_NOT_IN_RESULT = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use",
+                            "mcp_tool_use", "mcp_tool_result", "container_upload"})
+"""Block types of Messages a tool_result's content never holds (the SDK's `ToolResultBlockParam`)."""
 
 TEXTS: dict[str, str] = {
     "AN1": "messages.{n}: `tool_use` ids were found without `tool_result` blocks immediately after: {ids}. "
@@ -136,6 +139,8 @@ class Checker:
                 self.add(SHAPE, f"tools[{k}]", f"tools.{k}: Input should be a valid dictionary")
                 continue
             name = tool.get("name")
+            if name is None and tool.get("type") not in (None, "custom"):
+                continue  # a toolset (`mcp_toolset`) names no tool
             if not isinstance(name, str) or not TOOL_NAME.fullmatch(name):
                 self.rule("AN8", f"tools[{k}].name", n=k)
             elif name in names:
@@ -330,7 +335,9 @@ class Checker:
                 self.text(inner, where)
             elif kind == "image":
                 self.image(inner, where)
-            elif kind not in _RESULT_CONTENT:
+            elif not isinstance(inner, Mapping):
+                self.add(SHAPE, where, f"{where}: expected a content block object")
+            elif isinstance(kind, str) and kind in _NOT_IN_RESULT:  # (a type the SDK does not know yet passes)
                 self.add(SHAPE, where, f"{where}: a tool_result holds text, image, document or search_result "
                                        f"blocks, not {kind!r}")
 

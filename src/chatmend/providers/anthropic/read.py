@@ -1,15 +1,24 @@
-"""Reading back: saved Messages bodies and responses as ChatMessages."""
+"""Reading back: saved Messages bodies and responses as ChatMessages.
+
+Lossless: each block the neutral model names becomes its part (text, image, thinking, a `document` as a
+FilePart, `tool_use` as a call, `tool_result` as a tool message) with every field it does not name kept in
+`provider_data["anthropic"]`; any other block (`server_tool_use`, `web_search_tool_result`, `mcp_tool_use`,
+`container_upload`, `search_result`, a type added last month) is a NativePart kept in place, verbatim.
+"""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
 from chatmend.exceptions import ReadError, error_context, validation_reason
-from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
+from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.anthropic.wire import (
+    DOCUMENT_MEDIA_TYPES,
+    IN_MESSAGES,
     PROVIDER_NAME,
     RAW_ARGUMENTS,
     SYSTEM_CLOSE,
@@ -18,12 +27,25 @@ from chatmend.providers.anthropic.wire import (
     THINKING_OPEN,
 )
 
+ProviderData = dict[str, Any] | None
+
+_CALL_KEYS = frozenset({"type", "id", "name", "input"})
+_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
+_DOCUMENT_KEYS = frozenset({"type", "source", "title"})
+_IN_MESSAGES = {PROVIDER_NAME: {IN_MESSAGES: True}}
+
 
 def _unwrap(text: str, opening: str, closing: str) -> str | None:
     """The text between the tag lines `opening` and `closing`, or None when `text` is not wrapped in them."""
     if text.startswith(opening) and text.endswith(closing) and len(text) >= len(opening) + len(closing):
         return text[len(opening): len(text) - len(closing)]
     return None
+
+
+def _extra(block: Mapping[str, Any], named: frozenset[str]) -> ProviderData:
+    """The block's fields the neutral model does not name, as `provider_data` (None when there are none)."""
+    extra = {k: v for k, v in block.items() if k not in named}
+    return {PROVIDER_NAME: extra} if extra else None
 
 
 def _message(**fields: Any) -> ChatMessage:
@@ -35,7 +57,7 @@ def _message(**fields: Any) -> ChatMessage:
 
 
 def read_system(system: Any) -> list[ChatMessage]:
-    """The top-level system as system messages: one per text block."""
+    """The top-level system as system messages: one per text block (its `cache_control` kept)."""
     if system is None:
         return []
     if isinstance(system, str):
@@ -47,7 +69,10 @@ def read_system(system: Any) -> list[ChatMessage]:
         if not isinstance(block, Mapping) or block.get("type") != "text" or not isinstance(
                 block.get("text"), str):
             raise ReadError("the system prompt takes text blocks only", path=f"[{j}]")
-        out.append(_message(role="system", content=block["text"]))
+        if len(block) == 2:
+            out.append(_message(role="system", content=block["text"]))
+        else:
+            out.append(_message(role="system", content=(_text_part(block),)))
     return out
 
 
@@ -63,10 +88,9 @@ def read_message(item: Any, names: dict[str, str]) -> list[ChatMessage]:
         if isinstance(content, str):
             return [_message(role="assistant", content=content)]
         return [read_assistant(content, names)]
-    if role == "system":
-        if isinstance(content, str):
-            return [_message(role="system", content=content)]
-        return [_message(role="system", content=_read_parts(content))]
+    if role == "system":  # a system message inside `messages`: written back there
+        return [_message(role="system", content=content if isinstance(content, str) else _read_parts(content),
+                         provider_data=_IN_MESSAGES)]
     if role != "user":
         raise ReadError(f"unsupported role {role!r}; expected user, assistant or system", path="role")
     if isinstance(content, str):
@@ -93,7 +117,7 @@ def read_message(item: Any, names: dict[str, str]) -> list[ChatMessage]:
 def _user_group(parts: list[Part]) -> ChatMessage:
     """User blocks as a user message, or as the system message they were written from."""
     first = parts[0] if parts else None
-    if isinstance(first, TextPart):
+    if isinstance(first, TextPart) and first.provider_data is None:
         inner = _unwrap(first.text, SYSTEM_OPEN, SYSTEM_CLOSE)
         if inner is not None:
             return _message(role="system", content=(TextPart(text=inner), *parts[1:]))
@@ -101,7 +125,11 @@ def _user_group(parts: list[Part]) -> ChatMessage:
 
 
 def _read_result(block: Mapping[str, Any], names: dict[str, str]) -> ChatMessage:
-    """A tool_result block as a tool message (its tool's name from the matching tool_use)."""
+    """A tool_result block as a tool message (its tool's name from the matching tool_use).
+
+    Its other fields (`cache_control`, ...) go to `provider_data`, and so do the forms the neutral message
+    cannot tell apart: an explicit `is_error: false`, an empty `content` string or list (a missing one is "").
+    """
     call_id = block.get("tool_use_id")
     if not isinstance(call_id, str):
         raise ReadError("a tool_result needs a string 'tool_use_id'", path="tool_use_id")
@@ -115,12 +143,21 @@ def _read_result(block: Mapping[str, Any], names: dict[str, str]) -> ChatMessage
         content = _read_parts(raw)
     else:
         raise ReadError("tool_result content must be a string or a list of blocks", path="content")
-    return _message(role="tool", tool_call_id=call_id, tool_name=names.get(call_id),
-                    is_error=block.get("is_error") is True, content=content)
+    is_error = block.get("is_error")
+    extra = None
+    if len(block) > 2 + ("content" in block) + (is_error is True):
+        extra = {k: v for k, v in block.items() if k not in _RESULT_KEYS}
+        if "is_error" in block and is_error is not True:
+            extra["is_error"] = is_error
+    if raw is not None and not raw:
+        extra = {**(extra or {}), "content": raw}
+    return _message(role="tool", tool_call_id=call_id, tool_name=names.get(call_id), is_error=is_error is True,
+                    content=content, provider_data={PROVIDER_NAME: extra} if extra else None)
 
 
 def read_assistant(content: list[Any], names: dict[str, str]) -> ChatMessage:
-    """Assistant blocks as one message: text, thinking (signed, Anthropic's), and calls."""
+    """Assistant blocks as one message: text, thinking (signed, Anthropic's), calls, and native blocks in
+    place (server tool uses and their results, MCP calls)."""
     parts: list[Part] = []
     calls: list[ToolCall] = []
     for j, block in enumerate(content):
@@ -134,22 +171,29 @@ def read_assistant(content: list[Any], names: dict[str, str]) -> ChatMessage:
                 if not isinstance(text, str):
                     raise ReadError("a thinking block needs its 'thinking' text")
                 parts.append(ThinkingPart(text=text, provider=PROVIDER_NAME,
-                                          signature=signature if isinstance(signature, str) else None))
+                                          signature=signature if isinstance(signature, str) else None,
+                                          provider_data=_extra(block, _THINKING_KEYS) if len(block) > 3 else None))
             elif kind == "redacted_thinking":
                 data = block.get("data")
                 if not isinstance(data, str):
                     raise ReadError("a redacted_thinking block needs its 'data'")
-                parts.append(ThinkingPart(redacted=True, data=data, provider=PROVIDER_NAME))
+                parts.append(ThinkingPart(redacted=True, data=data, provider=PROVIDER_NAME,
+                                          provider_data=_extra(block, _REDACTED_KEYS) if len(block) > 2 else None))
             else:
                 part = _read_part(block)
                 inner = _unwrap(part.text, THINKING_OPEN, THINKING_CLOSE) if isinstance(
-                    part, TextPart) else None
+                    part, TextPart) and part.provider_data is None else None
                 parts.append(ThinkingPart(text=inner) if inner is not None else part)
     return _message(role="assistant", content=tuple(parts), tool_calls=tuple(calls))
 
 
+_THINKING_KEYS = frozenset({"type", "thinking", "signature"})
+_REDACTED_KEYS = frozenset({"type", "data"})
+
+
 def _read_call(block: Mapping[str, Any]) -> ToolCall:
-    """A tool_use block as a ToolCall; RAW_ARGUMENTS gives back the verbatim text."""
+    """A tool_use block as a ToolCall; RAW_ARGUMENTS gives back the verbatim text; `cache_control`, `caller`
+    and the other fields go to `provider_data`."""
     call_id, name, arguments = block.get("id"), block.get("name"), block.get("input")
     if not isinstance(name, str) or not name:
         raise ReadError("a tool_use block needs a 'name'")
@@ -159,13 +203,14 @@ def _read_call(block: Mapping[str, Any]) -> ToolCall:
         arguments = {}
     try:
         return ToolCall(id=call_id if isinstance(call_id, str) else "", name=name,
-                        arguments=arguments if isinstance(arguments, str) else dict(arguments))
+                        arguments=arguments if isinstance(arguments, str) else dict(arguments),
+                        provider_data=_extra(block, _CALL_KEYS) if len(block) > 4 else None)
     except ValidationError as exc:
         raise ReadError(validation_reason(exc)) from None
 
 
 def _read_parts(blocks: list[Any]) -> tuple[Part, ...]:
-    """Text and image blocks, each error at its block (`content[j]`)."""
+    """Content blocks, each error at its block (`content[j]`)."""
     parts = []
     for j, block in enumerate(blocks):
         with error_context(path=f"content[{j}]"):
@@ -173,22 +218,75 @@ def _read_parts(blocks: list[Any]) -> tuple[Part, ...]:
     return tuple(parts)
 
 
+def _text_part(block: Mapping[str, Any]) -> TextPart:
+    """A text block (its `cache_control`, `citations` in `provider_data`)."""
+    return TextPart(text=block["text"], provider_data=_extra(block, _TEXT_KEYS) if len(block) > 2 else None)
+
+
+_TEXT_KEYS = frozenset({"type", "text"})
+_IMAGE_KEYS = frozenset({"type", "source"})
+
+
 def _read_part(block: Any) -> Part:
-    """A text or image block (an error's path is within the block)."""
-    kind = block.get("type") if isinstance(block, Mapping) else None
+    """A content block as a part (an error's path is within the block): text, image and document as theirs,
+    any other type as a NativePart, verbatim."""
+    if not isinstance(block, Mapping):
+        raise ReadError(f"expected a content block object, got {type(block).__name__}")
+    kind = block.get("type")
     if kind == "text" and isinstance(block.get("text"), str):
-        return TextPart(text=block["text"])
+        return _text_part(block)
     if kind == "image":
-        source = block.get("source")
-        if isinstance(source, Mapping):
-            if source.get("type") == "base64" and isinstance(source.get("data"), str):
-                media_type = source.get("media_type")
-                if media_type is not None and not isinstance(media_type, str):  # (`check`: SHAPE)
-                    raise ReadError(f"'media_type' must be a string, got {type(media_type).__name__}",
-                                    path="source.media_type")
-                return ImagePart(media_type=media_type or "image/png", data=source["data"])
-            if source.get("type") == "url" and isinstance(source.get("url"), str):
-                return ImagePart(url=source["url"])
-        raise ReadError("an image needs a base64 or url source", path="source")
-    raise ReadError(f"unsupported block {kind!r}; expected text, image, thinking, tool_use or tool_result")
+        return _read_image(block)
+    if kind == "document":
+        return _read_document(block)
+    return NativePart(provider=PROVIDER_NAME, data=dict(block))
+
+
+def _read_image(block: Mapping[str, Any]) -> Part:
+    """An image block: a base64 or url source as an ImagePart, a file source (or any other) verbatim."""
+    source = block.get("source")
+    if not isinstance(source, Mapping) or not isinstance(source.get("type"), str):
+        raise ReadError("an image needs a base64, url or file source", path="source")
+    extra = _extra(block, _IMAGE_KEYS) if len(block) > 2 else None
+    kind = source["type"]
+    if kind == "base64" and isinstance(source.get("data"), str):
+        media_type = source.get("media_type")
+        if media_type is not None and not isinstance(media_type, str):  # (`check`: SHAPE)
+            raise ReadError(f"'media_type' must be a string, got {type(media_type).__name__}",
+                            path="source.media_type")
+        if media_type is not None and len(source) == 3:
+            return ImagePart(media_type=media_type, data=source["data"], provider_data=extra)
+    elif kind == "url" and isinstance(url := source.get("url"), str):
+        if len(source) == 2 and not url.startswith("data:"):  # (a data: URI would be written back as base64)
+            return ImagePart(url=url, provider_data=extra)
+    elif kind in ("base64", "url"):
+        raise ReadError(f"an image's {kind} source needs its {'data' if kind == 'base64' else 'url'}",
+                        path="source")
+    return NativePart(provider=PROVIDER_NAME, data=dict(block))
+
+
+def _read_document(block: Mapping[str, Any]) -> Part:
+    """A document block as a FilePart (base64 PDF, plain text, PDF url, file id; the title as its filename,
+    `context`, `citations`, `cache_control` in `provider_data`); a content source, verbatim."""
+    source = block.get("source")
+    if not isinstance(source, Mapping) or not isinstance(source.get("type"), str):
+        raise ReadError("a document needs a source with a 'type'", path="source")
+    title = block.get("title")
+    extra = _extra(block, _DOCUMENT_KEYS if isinstance(title, str) else _IMAGE_KEYS)
+    filename = title if isinstance(title, str) else None
+    kind = source["type"]
+    data = source.get("data")
+    if kind in DOCUMENT_MEDIA_TYPES and len(source) == 3 and isinstance(data, str) and source.get(
+            "media_type") == DOCUMENT_MEDIA_TYPES[kind]:
+        if kind == "text":
+            try:
+                data = base64.b64encode(data.encode()).decode("ascii")
+            except UnicodeEncodeError:  # a lone surrogate: no bytes to carry, kept verbatim
+                return NativePart(provider=PROVIDER_NAME, data=dict(block))
+        return FilePart(media_type=DOCUMENT_MEDIA_TYPES[kind], data=data, filename=filename, provider_data=extra)
+    if kind == "url" and len(source) == 2 and isinstance(source.get("url"), str):
+        return FilePart(url=source["url"], filename=filename, provider_data=extra)
+    if kind == "file" and len(source) == 2 and isinstance(source.get("file_id"), str):
+        return FilePart(file_id=source["file_id"], provider=PROVIDER_NAME, filename=filename, provider_data=extra)
+    return NativePart(provider=PROVIDER_NAME, data=dict(block))
 

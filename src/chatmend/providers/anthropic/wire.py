@@ -22,3 +22,10 @@ THINKING_OPEN, THINKING_CLOSE = "<thinking>\n", "\n</thinking>"
 """The tags around thinking sent as text (another provider's, or unsigned)."""
 SYSTEM_OPEN, SYSTEM_CLOSE = "<system>\n", "\n</system>"
 """The tags around a later system message sent as user text."""
+SIGNED_THINKING = THINKING
+"""The same (a tuple: a native block's `type` may be any JSON value, a list too, which a set cannot look up)."""
+IN_MESSAGES = "in_messages"
+"""The `provider_data` key of a system message read from a `role: "system"` wire message inside `messages`
+(Claude Code 2.1.3xx sends them): it is written back there, in place, not into the top-level `system`."""
+DOCUMENT_MEDIA_TYPES = {"base64": "application/pdf", "text": "text/plain"}
+"""A document source's `type` -> the one media type it takes (a url source is a PDF's, a file source any)."""

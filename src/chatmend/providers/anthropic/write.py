@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import base64
+import binascii
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
 
 from chatmend.exceptions import UnsupportedError
-from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart
+from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, ToolCall
+from chatmend.providers._lossless import Dropped
 from chatmend.providers.anthropic.wire import (
+    IN_MESSAGES,
     MEDIA_TYPES,
     PROVIDER_NAME,
     RAW_ARGUMENTS,
+    SIGNED_THINKING,
     SYSTEM_CLOSE,
     SYSTEM_OPEN,
-    THINKING,
     THINKING_CLOSE,
     THINKING_OPEN,
 )
@@ -22,6 +26,8 @@ from chatmend.repair import RepairResult
 
 Block = dict[str, Any]
 WireMessage = dict[str, Any]
+ThinkingPolicy = Literal["drop", "keep"]
+"""What a writer does with the signed thinking of an assistant message that a change of repair precedes."""
 
 _MEDIA_ALIASES = {"image/jpg": "image/jpeg"}
 _ASSISTANT_IMAGES = "Images from the assistant:"
@@ -37,8 +43,34 @@ def _text(text: str) -> Block:
     return {"type": "text", "text": text}
 
 
+def _own(provider_data: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The fields of `provider_data` that are Anthropic's (another provider's are never written here)."""
+    return provider_data.get(PROVIDER_NAME) if provider_data is not None else None
+
+
+def _with(block: Block, provider_data: dict[str, Any] | None) -> Block:
+    """The block with the fields read from Anthropic that the part does not name (`cache_control`, ...)."""
+    extra = _own(provider_data)
+    if extra:
+        block.update(extra)
+    return block
+
+
+def _text_block(part: TextPart) -> Block:
+    """A text part as a text block, its `cache_control` and `citations` back in place."""
+    block = {"type": "text", "text": part.text}
+    return _with(block, part.provider_data) if part.provider_data is not None else block
+
+
 def _image(part: ImagePart) -> Block:
     """An image block: base64 source for inline data (and `data:` URIs), url source otherwise."""
+    if part.provider_data is not None:
+        return _with(_image_block(part), part.provider_data)
+    return _image_block(part)
+
+
+def _image_block(part: ImagePart) -> Block:
+    """An image block without the fields of `provider_data`."""
     if part.data is None:
         url = part.url or ""
         if not url.startswith("data:"):
@@ -55,15 +87,53 @@ def _image(part: ImagePart) -> Block:
     return {"type": "image", "source": {"type": "base64", "media_type": media, "data": part.data}}
 
 
+def _document(part: FilePart) -> Block:
+    """A file as a document block: a base64 PDF, plain text (any `text/*`), a PDF by url, or an Anthropic
+    file id; its filename as the title, the block's other fields from `provider_data`."""
+    source: Block
+    media = part.media_type or ""
+    if part.data is not None:
+        if media == "application/pdf":
+            source = {"type": "base64", "media_type": media, "data": part.data}
+        elif media.startswith("text/"):
+            try:
+                text = base64.b64decode(part.data, validate=True).decode()
+            except (binascii.Error, ValueError):
+                raise UnsupportedError("a text file's data must be base64 of UTF-8 text", provider=PROVIDER_NAME,
+                                       feature="file") from None
+            source = {"type": "text", "media_type": "text/plain", "data": text}
+        else:
+            raise UnsupportedError(f"a document takes a PDF or plain text, not {media!r}", provider=PROVIDER_NAME,
+                                   feature="file")
+    elif part.url is not None:
+        source = {"type": "url", "url": part.url}
+    elif part.provider in (None, PROVIDER_NAME):
+        source = {"type": "file", "file_id": part.file_id}
+    else:
+        raise UnsupportedError(f"file id {part.file_id!r} is {part.provider}'s: Anthropic cannot read it",
+                               provider=PROVIDER_NAME, feature="file")
+    block: Block = {"type": "document", "source": source}
+    if part.filename is not None:
+        block["title"] = part.filename
+    return _with(block, part.provider_data)
+
+
 def _content_blocks(parts: Sequence[Part]) -> list[Block]:
-    """User or tool-result parts as blocks: no blank text (AN9), thinking as tagged text (no signature)."""
+    """User or tool-result parts as blocks: no blank text (AN9), thinking as tagged text (no signature),
+    files as documents, Anthropic's native blocks verbatim."""
     blocks: list[Block] = []
     for part in parts:
-        if isinstance(part, ImagePart):
+        if isinstance(part, TextPart):
+            if not _blank(part.text):
+                blocks.append(_text_block(part))
+        elif isinstance(part, ImagePart):
             blocks.append(_image(part))
-        elif isinstance(part, (TextPart, ThinkingPart)) and not _blank(part.text):
-            text = part.text if isinstance(part, TextPart) else THINKING_OPEN + part.text + THINKING_CLOSE
-            blocks.append(_text(text))
+        elif isinstance(part, NativePart):
+            blocks.append(part.data)
+        elif isinstance(part, FilePart):
+            blocks.append(_document(part))
+        elif not _blank(part.text):
+            blocks.append(_text(THINKING_OPEN + part.text + THINKING_CLOSE))
     return blocks
 
 
@@ -72,9 +142,12 @@ def _signed(part: ThinkingPart) -> Block | None:
     if part.provider != PROVIDER_NAME:
         return None  # AT3: another provider's signature (or none) fails verification
     if part.redacted:
-        return {"type": "redacted_thinking", "data": part.data} if part.data else None
+        if not part.data:
+            return None
+        return _with({"type": "redacted_thinking", "data": part.data}, part.provider_data)
     if part.signature:
-        return {"type": "thinking", "thinking": part.text, "signature": part.signature}  # AT4
+        return _with({"type": "thinking", "thinking": part.text, "signature": part.signature},  # AT4
+                     part.provider_data)
     return None
 
 
@@ -96,18 +169,42 @@ def _produces(message: ChatMessage) -> bool:
     if isinstance(content, str):
         return not _blank(content)
     if message.role == "assistant":
-        return any(isinstance(p, ImagePart) or (isinstance(p, (TextPart, ThinkingPart)) and not _blank(p.text) and (
-            isinstance(p, TextPart) or _signed(p) is None)) for p in content)
-    return any(isinstance(p, ImagePart) or (isinstance(p, (TextPart, ThinkingPart)) and not _blank(p.text))
-               for p in content)
+        return any(isinstance(p, (ImagePart, FilePart, NativePart)) or (
+            isinstance(p, (TextPart, ThinkingPart)) and not _blank(p.text) and (
+                isinstance(p, TextPart) or _signed(p) is None)) for p in content)
+    return any(isinstance(p, (ImagePart, FilePart, NativePart)) or (
+        isinstance(p, (TextPart, ThinkingPart)) and not _blank(p.text)) for p in content)
+
+
+def _in_messages(message: ChatMessage) -> bool:
+    """True for a system message read from a `role: "system"` message inside `messages`."""
+    extra = _own(message.provider_data)
+    return bool(extra and extra.get(IN_MESSAGES))
+
+
+def _tool_use(call: ToolCall, wire_id: str) -> Block:
+    """A call as a tool_use block, its `cache_control`, `caller` and other fields back in place."""
+    arguments = call.arguments
+    block = {"type": "tool_use", "id": wire_id, "name": call.name,
+             "input": arguments if type(arguments) is dict else _input(arguments)}
+    return _with(block, call.provider_data) if call.provider_data is not None else block
 
 
 class _Writer:
-    """The state of one `to_request` pass: wire ids, output, and the assistant turn being merged."""
+    """The state of one `to_request` pass: wire ids, output, and the assistant turn being merged.
 
-    __slots__ = ("history", "ids", "in_run", "out", "run_thinking", "thinking_on")
+    In items mode (`repair_body`'s runs) nothing goes to the top-level system, the messages before `lead` are
+    written for context only (the calls the run answers) and never share a wire message with the run's, user
+    blocks of the run merge into one wire message (a user turn rewritten stays one turn), and thinking stays
+    where it stood (only AT7 applies).
+    """
 
-    def __init__(self, repair: RepairResult, ids: IdAssigner, thinking_on: bool) -> None:
+    __slots__ = ("dropped", "history", "ids", "in_run", "items", "lead", "lead_out", "on_drop", "out", "policy",
+                 "protected", "run_thinking", "thinking_on", "unbound_after")
+
+    def __init__(self, repair: RepairResult, ids: IdAssigner, thinking_on: bool, *, items: bool = False,
+                 lead: int = 0, policy: ThinkingPolicy = "keep",
+                 on_drop: Callable[[Dropped], object] | None = None) -> None:
         self.history = repair.messages
         self.thinking_on = thinking_on
         self.ids = ids
@@ -118,10 +215,29 @@ class _Writer:
         """True when the last wire message is an assistant one: the next assistant message merges into it."""
         self.run_thinking = False
         """True when the assistant turn being merged opens with a thinking block."""
+        self.items = items
+        self.lead = lead
+        self.lead_out: int | None = None
+        """The index in `out` of the first wire message of the run (items mode)."""
+        self.policy = policy
+        self.on_drop = on_drop
+        self.dropped: list[Dropped] = []
+        self.unbound_after = _first_change(repair) if policy == "drop" else None
+        """The first message repair changed: signed thinking after it is bound to a prefix that is gone."""
+        self.protected = _final_assistant_run(self.history)
+        """The first message of the last assistant turn: its thinking is sent as it is (AT1, AT5)."""
 
     def emit_user(self, content: str | list[Block]) -> None:
-        """Append a user message; it closes any assistant turn."""
-        self.out.append({"role": "user", "content": content})
+        """Append a user message; it closes any assistant turn. In items mode, user blocks of the run join the
+        run's user message before them."""
+        out = self.out
+        if self.items and out and not isinstance(content, str) and self.lead_out is not None and \
+                len(out) > self.lead_out:
+            last = out[-1]
+            if last["role"] == "user" and not isinstance(last["content"], str):
+                last["content"].extend(content)
+                return
+        out.append({"role": "user", "content": content})
         self.in_run = False
 
     def system_blocks(self, system: str | None) -> tuple[list[Block], int]:
@@ -135,12 +251,14 @@ class _Writer:
                     break
                 i += 1  # a message that sends nothing: the system after it still leads
                 continue
+            if _in_messages(history[i]):
+                break  # it stood inside `messages`: it goes back there
             content = history[i].content
             if isinstance(content, str):
                 if not _blank(content):
                     blocks.append(_text(content))
             elif all(isinstance(p, TextPart) for p in content):
-                blocks.extend(_text(p.text) for p in content
+                blocks.extend(_text_block(p) for p in content
                               if isinstance(p, TextPart) and not _blank(p.text))
             else:
                 break  # images cannot go in the top-level system: this one goes in place
@@ -152,7 +270,10 @@ class _Writer:
         history = self.history
         n = len(history)
         i = start
+        lead = self.lead
         while i < n:
+            if self.lead_out is None and i >= lead:
+                self.lead_out = len(self.out)
             message = history[i]
             role = message.role
             if role == "assistant":
@@ -173,17 +294,25 @@ class _Writer:
                 # unreachable after repair (orphans become notes, results follow their calls); check reports it
                 self.results(i, [message.tool_call_id or ""])
             i += 1
+        if self.lead_out is None:
+            self.lead_out = len(self.out)
 
     def system_in_place(self, message: ChatMessage) -> None:
-        """A later system message as user text in place, tagged so the model knows whose words these are."""
+        """A later system message in place: where it was a `role: "system"` message, as one again; otherwise as
+        user text, tagged so the model knows whose words these are."""
         content = message.content
+        if _in_messages(message):
+            sent = content if isinstance(content, str) else _content_blocks(content)
+            self.out.append({"role": "system", "content": sent})
+            self.in_run = False
+            return
         if isinstance(content, str):
             if not _blank(content):
                 self.emit_user(SYSTEM_OPEN + content + SYSTEM_CLOSE)
             return
         text = "\n".join(p.text for p in content if isinstance(p, TextPart))
         blocks = [_text(SYSTEM_OPEN + text + SYSTEM_CLOSE)] if not _blank(text) else []
-        blocks.extend(_image(p) for p in content if isinstance(p, ImagePart))
+        blocks.extend(_content_blocks([p for p in content if not isinstance(p, (TextPart, ThinkingPart))]))
         if blocks:
             self.emit_user(blocks)
 
@@ -192,47 +321,66 @@ class _Writer:
         message = self.history[i]
         calls = message.tool_calls
         content = message.content
-        images: list[ImagePart] = []
+        media: list[ImagePart | FilePart] = []
         has_thinking = False
+        unbound = self.unbound_after is not None and self.unbound_after < i < self.protected
         if isinstance(content, str):
             blocks: list[Block] = [{"type": "text", "text": content}] if content and not content.isspace() else []
         else:
             blocks = []
-            for part in content:
+            for j, part in enumerate(content):
                 if isinstance(part, TextPart):
                     if not _blank(part.text):
-                        blocks.append(_text(part.text))
-                elif isinstance(part, ImagePart):
-                    images.append(part)
-                elif isinstance(part, ThinkingPart):
+                        blocks.append(_text_block(part))
+                elif isinstance(part, NativePart):
+                    blocks.append(part.data)
+                elif isinstance(part, (ImagePart, FilePart)):
+                    media.append(part)
+                else:
                     signed = _signed(part)
                     if signed is not None:
+                        if unbound:  # bound to a conversation prefix repair changed: the policy drops it
+                            self.drop(i, j, signed["type"])
+                            continue
                         blocks.append(signed)
                         has_thinking = True
                     elif not _blank(part.text):  # another provider's thinking: its text only
                         blocks.append(_text(THINKING_OPEN + part.text + THINKING_CLOSE))
         if has_thinking:
-            blocks = self.place_thinking(blocks, i, bool(calls), bool(images))
+            blocks = self.place_thinking(blocks, i, bool(calls), bool(media))
         if calls:
             ids = self.ids
             call_ids = [ids.next_id(c.name) for c in calls]
             for c, wire_id in zip(calls, call_ids):  # AN4: nothing follows the tool_use blocks in the turn.
-                arguments = c.arguments
-                blocks.append({"type": "tool_use", "id": wire_id, "name": c.name,
-                               "input": arguments if type(arguments) is dict else _input(arguments)})
+                if c.provider_data is None:
+                    arguments = c.arguments
+                    blocks.append({"type": "tool_use", "id": wire_id, "name": c.name,
+                                   "input": arguments if type(arguments) is dict else _input(arguments)})
+                else:
+                    blocks.append(_tool_use(c, wire_id))
+                if wire_id != c.id and self.unbound_after is not None and i < self.unbound_after:
+                    self.unbound_after = i  # a renamed id changes the prefix of what follows
         if blocks:
             plain = isinstance(content, str) and not calls
             self.out.append({"role": "assistant", "content": content if plain else blocks})
             if not self.in_run:
                 # Only a signed block can be thinking, and place_thinking puts any it keeps first.
-                self.run_thinking = has_thinking and blocks[0]["type"] in THINKING
+                self.run_thinking = has_thinking and blocks[0].get("type") in SIGNED_THINKING
                 self.in_run = True
         j = i + 1
         if calls:
             j = self.results(j, call_ids)
-        if images:  # assistant turns carry no images: they follow, labelled, in a user message
-            self.emit_user([_text(_ASSISTANT_IMAGES), *(_image(p) for p in images)])
+        if media:  # assistant turns carry no images or documents: they follow, labelled, in a user message
+            self.emit_user([_text(_ASSISTANT_IMAGES), *(
+                _image(p) if isinstance(p, ImagePart) else _document(p) for p in media)])
         return j
+
+    def drop(self, i: int, j: int, kind: str) -> None:
+        """Record a signed thinking block left out by the thinking policy."""
+        dropped = Dropped(PROVIDER_NAME, kind, f"messages[{i}].content[{j}]")
+        self.dropped.append(dropped)
+        if self.on_drop is not None:
+            self.on_drop(dropped)
 
     def place_thinking(self, blocks: list[Block], i: int, calls: bool, images: bool) -> list[Block]:
         """The blocks with Anthropic thinking placed where the rules allow it, dropped where they forbid it.
@@ -240,19 +388,20 @@ class _Writer:
         Each decision depends only on this message and what came before, or on whether the turn may go on
         (the next kept message is an assistant one, or there is none): prefix-stable either way.
         """
-        if self.in_run and not self.run_thinking:
-            # AT2: merged into a turn that opened without thinking, its thinking could not come first.
-            return [b for b in blocks if b["type"] not in THINKING]
-        if not self.thinking_on and not calls and not images and self.may_end(i):
-            # AT6: with thinking off, a turn in the final position cannot carry thinking.
-            return [b for b in blocks if b["type"] not in THINKING]
-        if not self.in_run and blocks[0]["type"] not in THINKING:
-            # AT2: thinking first in the turn, each kind keeping its order.
-            blocks = [b for b in blocks if b["type"] in THINKING] + [
-                b for b in blocks if b["type"] not in THINKING]
+        if not self.items:
+            if self.in_run and not self.run_thinking:
+                # AT2: merged into a turn that opened without thinking, its thinking could not come first.
+                return [b for b in blocks if b.get("type") not in SIGNED_THINKING]
+            if not self.thinking_on and not calls and not images and self.may_end(i):
+                # AT6: with thinking off, a turn in the final position cannot carry thinking.
+                return [b for b in blocks if b.get("type") not in SIGNED_THINKING]
+            if not self.in_run and blocks[0].get("type") not in SIGNED_THINKING:
+                # AT2: thinking first in the turn, each kind keeping its order.
+                blocks = [b for b in blocks if b.get("type") in SIGNED_THINKING] + [
+                    b for b in blocks if b.get("type") not in SIGNED_THINKING]
         if not calls:
             # AT7: a turn cannot end on thinking (tool_use blocks follow when there are calls).
-            while blocks and blocks[-1]["type"] in THINKING:
+            while blocks and blocks[-1].get("type") in SIGNED_THINKING:
                 blocks.pop()
         return blocks
 
@@ -271,12 +420,21 @@ class _Writer:
         """The tool messages from `start` on, which answer calls with wire ids `call_ids` in order, as one user
         message of tool_result blocks; returns the index after them.
 
-        A result's images stay inside its block; `is_error` only when set.
+        A result's images stay inside its block; `is_error` only when set; the block's other fields from
+        `provider_data`. In items mode the results before the run's first message go in a message of their own.
         """
         history = self.history
         blocks: list[Block] = []
         k = start
+        n = len(history)
         for wire_id in call_ids:
+            if k == n:
+                break  # items mode: the run ends before the lead's last results, kept items of their own
+            if self.lead_out is None and k >= self.lead:
+                if blocks:
+                    self.emit_user(blocks)
+                    blocks = []
+                self.lead_out = len(self.out)
             message = history[k]
             k += 1
             content = message.content
@@ -289,23 +447,57 @@ class _Writer:
                             else {"type": "tool_result", "tool_use_id": wire_id})
             if message.is_error:
                 block["is_error"] = True
+            if message.provider_data is not None:
+                _with(block, message.provider_data)
             blocks.append(block)
         if blocks:
             self.emit_user(blocks)  # AN1, AN3: the results open the next user turn
         return k
 
 
-def write_history(repair: RepairResult, ids: IdAssigner, system: str | None,
-                  thinking_on: bool) -> tuple[list[Block], list[WireMessage]]:
+def _first_change(repair: RepairResult) -> int | None:
+    """The first output message that is not the input's message at the same place (None: none)."""
+    runs = repair.origin_runs
+    for k in range(0, len(runs), 2):
+        if runs[k + 1] != runs[k]:
+            return runs[k]
+    return min((r.message_index for r in repair.renamed), default=None)
+
+
+def _final_assistant_run(history: Sequence[ChatMessage]) -> int:
+    """The first message of the last run of assistant messages (len(history) when there is none)."""
+    k = len(history)
+    while k > 0 and history[k - 1].role != "assistant":
+        k -= 1
+    if k == 0:
+        return len(history)
+    k -= 1
+    while k > 0 and history[k - 1].role == "assistant":
+        k -= 1
+    return k
+
+
+def write_history(repair: RepairResult, ids: IdAssigner, system: str | None, thinking_on: bool,
+                  policy: ThinkingPolicy = "keep", on_drop: Callable[[Dropped], object] | None = None,
+                  ) -> tuple[list[Block], list[WireMessage]]:
     """The top-level system blocks and the wire messages of a repaired history.
 
     The repaired history and the writer die when this returns, while only young collections run: no older
     generation's collection ever scans the messages repair made.
     """
-    writer = _Writer(repair, ids, thinking_on)
+    writer = _Writer(repair, ids, thinking_on, policy=policy, on_drop=on_drop)
     system_blocks, start = writer.system_blocks(system)
     writer.run(start)
     return system_blocks, writer.out
+
+
+def write_items(repair: RepairResult, ids: IdAssigner, lead: int) -> list[WireMessage]:
+    """The wire messages of `repair.messages[lead:]`, a run of `repair_body`, written after the first `lead`
+    messages (its context: the calls it answers), in place: no top-level system, thinking where it stood."""
+    writer = _Writer(repair, ids, False, items=True, lead=lead)
+    writer.run(0)
+    assert writer.lead_out is not None
+    return writer.out[writer.lead_out:]
 
 
 def final_turn_lacks_thinking(out: list[WireMessage]) -> bool:
@@ -316,12 +508,12 @@ def final_turn_lacks_thinking(out: list[WireMessage]) -> bool:
     if k < 0:
         return False
     last = out[k]["content"]
-    if isinstance(last, str) or last[-1]["type"] != "tool_use":
+    if isinstance(last, str) or last[-1].get("type") != "tool_use":
         return False
     while k > 0 and out[k - 1]["role"] == "assistant":
         k -= 1
     first = out[k]["content"]
-    return isinstance(first, str) or first[0]["type"] not in THINKING
+    return isinstance(first, str) or first[0].get("type") not in SIGNED_THINKING
 
 
 def thinking_enabled(options: Mapping[str, Any]) -> bool:
