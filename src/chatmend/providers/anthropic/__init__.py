@@ -243,7 +243,8 @@ class Anthropic(Provider):
         if thinking_policy not in ("drop", "keep", "server"):
             raise ValueError(f"thinking_policy must be 'drop', 'keep' or 'server', not {thinking_policy!r}")
         repaired = super().repair_body(body, is_read_only=is_read_only)
-        out = AnthropicBodyRepair(repaired.body, repaired.result, repaired.rewritten)
+        out = AnthropicBodyRepair(repaired.body, repaired.result, repaired.rewritten, repaired.history,
+                                  repaired.item_of)
         if thinking_policy == "keep" or not repaired.changed:
             return out
         return _apply_thinking_policy(self, body[self.list_key], out, thinking_policy)
