@@ -258,7 +258,7 @@ def _history_error(exc: ValidationError, item: Mapping[Any, Any], index: int) ->
     field = ".".join(loc) or None
     role = item.get("role")
     if loc[:1] == ["role"] or (not loc and role not in _ROLES):
-        msg = f"unknown role {role!r}; expected one of {', '.join(_ROLES)}" if "role" in item else \
+        msg = f"unknown role {strict_json.brief(role)}; expected one of {', '.join(_ROLES)}" if "role" in item else \
             "missing 'role'; expected one of " + ", ".join(_ROLES)
         return HistoryError(msg, index=index, field="role")
     text = err["msg"]

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from chatmend._json import brief
 from chatmend.exceptions import ReadError, error_context, validation_reason
 from chatmend.messages import ChatMessage, ImagePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.anthropic.wire import (
@@ -68,7 +69,7 @@ def read_message(item: Any, names: dict[str, str]) -> list[ChatMessage]:
             return [_message(role="system", content=content)]
         return [_message(role="system", content=_read_parts(content))]
     if role != "user":
-        raise ReadError(f"unsupported role {role!r}; expected user, assistant or system", path="role")
+        raise ReadError(f"unsupported role {brief(role)}; expected user, assistant or system", path="role")
     if isinstance(content, str):
         inner = _unwrap(content, SYSTEM_OPEN, SYSTEM_CLOSE)
         return [_message(role="system" if inner is not None else "user",
@@ -190,5 +191,5 @@ def _read_part(block: Any) -> Part:
             if source.get("type") == "url" and isinstance(source.get("url"), str):
                 return ImagePart(url=source["url"])
         raise ReadError("an image needs a base64 or url source", path="source")
-    raise ReadError(f"unsupported block {kind!r}; expected text, image, thinking, tool_use or tool_result")
+    raise ReadError(f"unsupported block {brief(kind)}; expected text, image, thinking, tool_use or tool_result")
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from chatmend._json import brief
 from chatmend.exceptions import ReadError
 from chatmend.messages import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.base import parse_data_url
@@ -37,7 +38,7 @@ def _read_part(part: object, path: str) -> TextPart | ImagePart | None:
         if not isinstance(url, str):
             raise read_error(f"'image_url' must be a string, got {type(url).__name__}", f"{path}.image_url")
         return parse_data_url(url)
-    raise read_error(f"unsupported content part type {kind!r}", path)
+    raise read_error(f"unsupported content part type {brief(kind)}", path)
 
 
 def _read_parts(content: object, path: str) -> list[TextPart | ImagePart]:
@@ -216,7 +217,7 @@ class Reader:
                 content = _read_content(item.get("content", ""), f"{path}.content")
                 self.messages.append(ChatMessage(role=neutral_role, content=content))
             else:
-                raise read_error(f"unknown role {role!r}; expected one of {', '.join(ROLES)}", path)
+                raise read_error(f"unknown role {brief(role)}; expected one of {', '.join(ROLES)}", path)
         elif kind == "reasoning":
             self.current(item).add_reasoning(item, path)
         elif kind == "function_call":
@@ -232,4 +233,4 @@ class Reader:
             self.messages.append(ChatMessage(role="tool", tool_call_id=call_id, is_error=is_error,
                                              tool_name=self.names.get(call_id), content=output))
         else:
-            raise read_error(f"unsupported input item type {kind!r}", path)
+            raise read_error(f"unsupported input item type {brief(kind)}", path)
