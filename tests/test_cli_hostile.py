@@ -375,3 +375,50 @@ def test_the_help_documents_the_limit() -> None:
         text = " ".join(proc.stdout.decode().split())
         assert "--max-json-size SIZE the largest line of JSON Lines, or whole JSON document" in text, command
         assert "(default: 64M; input with no line end, or a NUL byte, is refused" in text, command
+
+
+# --- also: what a writer writes, its own check accepts ---------------------------------------------------
+
+
+@pytest.mark.parametrize("provider", chatmend.providers.names())
+def test_a_system_only_history_is_refused_or_written_as_its_check_accepts(tmp_path: Path, provider: str) -> None:
+    (tmp_path / "s.jsonl").write_text('{"role":"system","content":"Be brief."}\n')
+    empty = chatmend.providers.get(provider).empty_list_error
+    converted = run("convert", "s.jsonl", "--to", provider, "--model", "m", "-o", "body.json", cwd=tmp_path)
+    checked = run("check", "s.jsonl", "--provider", provider, cwd=tmp_path)
+    no_traceback(converted)
+    no_traceback(checked)
+    if converted.returncode == 0:  # written: then its own check passes it, and so does check of the history
+        assert run("check", "body.json", "--provider", provider, cwd=tmp_path).returncode == 0
+        assert checked.returncode == 0, checked.stdout
+    else:  # refused (Anthropic: `system` is its own field, so no messages are left), and check says so
+        assert converted.returncode == 2
+        assert f"{provider}: messages: no messages to send ({empty})".encode() in converted.stderr
+        assert checked.returncode == 1
+        assert checked.stdout.startswith(b"messages: UNSUPPORTED: no messages to send")
+        assert not (tmp_path / "body.json").exists()
+    assert (converted.returncode == 2) == (provider == "anthropic")  # the only one that sends system apart
+
+
+@pytest.mark.parametrize("provider", [p for p in chatmend.providers.names()
+                                      if chatmend.providers.get(p).empty_list_error is not None])
+def test_a_saved_body_with_no_messages_is_a_problem_check_reports(tmp_path: Path, provider: str) -> None:
+    adapter = chatmend.providers.get(provider)
+    body = adapter.to_request([chatmend.ChatMessage(role="user", content="hi")], model="claude-x" if provider ==
+                              "anthropic" else "m")
+    body[adapter.list_key] = []
+    assert adapter.check(body)[0] == chatmend.Problem(code="EMPTY", path=adapter.list_key,
+                                                       message=adapter.empty_list_error or "", provider=provider)
+    (tmp_path / "b.json").write_text(json.dumps(body))
+    proc = run("check", "b.json", "--from", provider, cwd=tmp_path)
+    if provider == "anthropic":  # its system text is read, so there is a history to check
+        body["system"] = "Be brief."
+        (tmp_path / "b.json").write_text(json.dumps(body))
+        proc = run("check", "b.json", "--from", provider, cwd=tmp_path)
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stdout.decode().splitlines()[0] == f"{adapter.list_key}: EMPTY: {adapter.empty_list_error}"
+    else:  # nothing at all to read
+        assert proc.returncode == 2
+        assert proc.stderr == f"b.json: no messages in this {provider} body\n".encode()
+    with pytest.raises(chatmend.UnsupportedError, match="no messages to send"):
+        adapter.to_request([], model="m")

@@ -24,13 +24,14 @@ from functools import cache
 from json.encoder import encode_basestring
 from typing import Any, ClassVar, cast
 
-from chatmend.exceptions import CheckError, Problem, ReadError, error_context
+from chatmend.exceptions import CheckError, Problem, ReadError, UnsupportedError, error_context
 from chatmend.ids import digest, shortening_id_maker, wire_ids
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, Tool, ToolCall
 from chatmend.repair import IsReadOnly, RepairResult, repair_for_writers
 
 __all__ = [
+    "EMPTY",
     "SHAPE",
     "CheckContext",
     "HistoryInput",
@@ -50,6 +51,8 @@ __all__ = [
 
 SHAPE = "SHAPE"
 """Problem code shared by adapters for a body that is not of the provider's shape at all (check never raises)."""
+EMPTY = "EMPTY"
+"""Problem code of a body whose conversation list is empty, for a provider that needs one (`empty_list_error`)."""
 
 HistoryInput = Sequence[ChatMessage | Mapping[str, Any]]
 """What `to_request` accepts: ChatMessage objects or dicts of the neutral JSON shape."""
@@ -130,6 +133,10 @@ class Provider(ABC):
     tells them apart by model name and `claims_ids`, never by shape. None: its own."""
     plain_default: ClassVar[bool] = False
     """True for the one shape a list of plain text messages is read as when nothing else tells."""
+    empty_list_error: ClassVar[str | None] = None
+    """The provider's 400 for a body whose conversation list (`list_key`) is empty, a history of system text only
+    (None: it takes one): `to_request` refuses to write that body (UnsupportedError) and `check` reports it
+    (`EMPTY`), so the writer and the check agree."""
 
     def marks(self, item: Mapping[str, Any]) -> bool:
         """True when a list item has a shape only this provider's wire format has (a `tool_use` block, a
@@ -181,7 +188,12 @@ class Provider(ABC):
             # the writer takes ids from `final_ids`, unless the provider mints them by position
             result = repaired(history, is_read_only, repairer, assign_ids=not self.ids_by_position)
             ids = self._id_assigner(result.final_ids)
-            return self._write_body(result, ids, model, coerce_tools(tools), system, options)
+            body = self._write_body(result, ids, model, coerce_tools(tools), system, options)
+        if self.empty_list_error is not None and body.get(self.list_key) == []:
+            raise UnsupportedError(f"no messages to send ({self.empty_list_error}); a history of system text only "
+                                   "needs a user message", provider=self.name, path=self.list_key,
+                                   feature="empty history")
+        return body
 
     @abstractmethod
     def _write_body(self, result: RepairResult, ids: IdAssigner, model: str, tools: list[Tool],
@@ -225,7 +237,11 @@ class Provider(ABC):
         if model is None and isinstance(body, Mapping):
             named = body.get("model")
             model = named if isinstance(named, str) else None
-        return self._check(body, CheckContext(model=model, platform=platform))
+        problems = self._check(body, CheckContext(model=model, platform=platform))
+        if self.empty_list_error is not None and isinstance(body, Mapping) and body.get(self.list_key) == []:
+            problems.insert(0, Problem(code=EMPTY, path=self.list_key, message=self.empty_list_error,
+                                       provider=self.name))
+        return problems
 
     @abstractmethod
     def _check(self, body: Any, context: CheckContext) -> list[Problem]:

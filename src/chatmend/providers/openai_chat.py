@@ -125,6 +125,9 @@ class OpenAIChat(Provider):
     model_prefixes: ClassVar[tuple[str, ...]] = ("gpt-", "gpt4", "o1", "o3", "o4", "chatgpt")
     roles: ClassVar[frozenset[str]] = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
     plain_default: ClassVar[bool] = True
+    # OBS CopilotKit/CopilotKit#529 (`code: empty_array`); Kimi and Mistral, OpenAI-compatible, refuse it too
+    empty_list_error: ClassVar[str | None] = ("Invalid 'messages': empty array. Expected an array with minimum "
+                                              "length 1, but got an empty array instead.")
     tool_message_name: ClassVar[bool] = False
     """True when tool messages carry the tool's `name` (not a field of OpenAI's own type)."""
     reasoning_provider: ClassVar[str | None] = None

@@ -76,6 +76,9 @@ class Anthropic(Provider):
     required_fields: ClassVar[Mapping[str, Any]] = {"max_tokens": DEFAULT_MAX_TOKENS}
     model_prefixes: ClassVar[tuple[str, ...]] = ("claude",)
     roles: ClassVar[frozenset[str]] = frozenset({"user", "assistant"})
+    # `system` is a field of its own: system text alone leaves `messages` empty, which the API refuses
+    # (OBS Helicone/helicone#5257)
+    empty_list_error: ClassVar[str | None] = "messages: messages must have at least one element"
 
     # ---------------------------------------------------------------------------------------- detect
 
