@@ -422,3 +422,33 @@ def test_a_saved_body_with_no_messages_is_a_problem_check_reports(tmp_path: Path
         assert proc.stderr == f"b.json: no messages in this {provider} body\n".encode()
     with pytest.raises(chatmend.UnsupportedError, match="no messages to send"):
         adapter.to_request([], model="m")
+
+
+def test_an_image_with_an_empty_url_is_located_bad_input_in_the_neutral_form(tmp_path: Path) -> None:
+    image = '{"type":"image","url":" "}'
+    (tmp_path / "s.jsonl").write_text('{"role":"user","content":"hi"}\n'
+                                      '{"role":"user","content":[{"type":"text","text":"see"},' + image + ']}\n')
+    for command in COMMANDS:
+        proc = run(*command, "s.jsonl", cwd=tmp_path)
+        no_traceback(proc)
+        assert proc.returncode == 2, (command, proc.stderr)
+        assert proc.stderr == (b"s.jsonl:2: message 1, field 'content.1': an image's 'url' is empty; expected an "
+                               b"https URL or a data: URI (content is a string or a list of text, image and thinking "
+                               b"parts)\n")
+    with pytest.raises(ValueError, match="an image's 'url' is empty"):
+        chatmend.ImagePart(url="")
+
+
+@pytest.mark.parametrize("provider", chatmend.providers.names())
+def test_a_body_with_an_empty_image_url_is_located_bad_input(tmp_path: Path, provider: str) -> None:
+    image = chatmend.ImagePart(url="https://example.com/a.png")
+    history = [chatmend.ChatMessage(role="user", content=(chatmend.TextPart(text="see"), image))]
+    body = chatmend.providers.get(provider).to_request(history, model="m")
+    (tmp_path / "b.json").write_text(json.dumps(body).replace("https://example.com/a.png", ""))
+    for command in [*COMMANDS, ["convert", "--to", "gemini"]]:
+        proc = run(*command, "b.json", "--from", provider, cwd=tmp_path)
+        no_traceback(proc)
+        assert proc.returncode == 2, (command, proc.stderr)
+        text = proc.stderr.decode()
+        assert text.startswith(f"b.json: {chatmend.providers.get(provider).list_key}[0]"), text
+        assert text.endswith(f"an image's 'url' is empty; expected an https URL or a data: URI (reading {provider})\n")

@@ -69,6 +69,9 @@ class ImagePart(_Value):
             raise ValueError("an image needs exactly one of 'data' (base64) or 'url'")
         if self.data is not None and not self.media_type:
             raise ValueError("an image with 'data' needs its 'media_type', e.g. 'image/png'")
+        if self.url is not None and not self.url.strip():
+            # every provider rejects an image without an address; a body written with one would fail its check
+            raise ValueError("an image's 'url' is empty; expected an https URL or a data: URI")
         return self
 
 

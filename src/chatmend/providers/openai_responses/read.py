@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatmend._json import brief
-from chatmend.exceptions import ReadError
+from chatmend.exceptions import ReadError, model_rejections_at
 from chatmend.messages import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.base import parse_data_url
 from chatmend.providers.openai_responses.wire import ERROR_MARK, NAME, PHASES, ROLES, Json
@@ -37,7 +37,8 @@ def _read_part(part: object, path: str) -> TextPart | ImagePart | None:
             raise read_error("only images given by 'image_url' can be read (not by 'file_id')", path)
         if not isinstance(url, str):
             raise read_error(f"'image_url' must be a string, got {type(url).__name__}", f"{path}.image_url")
-        return parse_data_url(url)
+        with model_rejections_at(f"{path}.image_url"):  # an empty url
+            return parse_data_url(url)
     raise read_error(f"unsupported content part type {brief(kind)}", path)
 
 
