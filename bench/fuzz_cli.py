@@ -428,6 +428,8 @@ def run(count: int, seed: int, workers: int, save: str | None = None, out: Any =
         elif message[0] == "done":
             _, index, name, changes, found, counted, took = message
             files += 1
+            if files % 1000 == 0:
+                print(f"fuzz_cli: {files} files, {len(failures)} failures so far", file=sys.stderr, flush=True)
             running[owner[index]] = None
             codes.update({int(k): v for k, v in counted.items()})
             slowest = max(slowest, (took, index))
