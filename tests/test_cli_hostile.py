@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -266,3 +267,190 @@ def test_control_characters_are_escaped_in_everything_printed_for_a_person(tmp_p
     assert chatmend.loads((tmp_path / "out.jsonl").read_text())[0].tool_calls[0].id == "\x1b]0;pwned\x07"
     proc = run("repair", "s.jsonl", "-o", "out2.jsonl", "--report", "json", cwd=tmp_path)
     assert json.loads(proc.stdout)["interrupted"][0]["id"] == "\x1b]0;pwned\x07"
+
+
+# --- 14: input with no line end, or binary -----------------------------------------------------------------
+
+# A parent that feeds `chatmend ARGS -` from a child writing FEED forever, and prints chatmend's exit code, its
+# stderr and its peak memory (the children's max RSS, in KiB on Linux): chatmend is its only memory-hungry child.
+_FED = """
+import json, resource, subprocess, sys
+args = sys.argv[2:]
+writer = subprocess.Popen([sys.executable, "-c",
+    "import sys\\nchunk = bytes.fromhex(sys.argv[1]) * 65536\\n"
+    "try:\\n    while True: sys.stdout.buffer.write(chunk)\\nexcept BrokenPipeError: pass\\n", sys.argv[1]],
+    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+proc = subprocess.run([sys.executable, "-m", "chatmend", *args, "-"], stdin=writer.stdout, capture_output=True,
+                      timeout=30)
+writer.stdout.close(); writer.kill(); writer.wait()
+print(json.dumps({"rc": proc.returncode, "stderr": proc.stderr.decode("utf-8", "replace"),
+                  "rss_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
+"""
+
+
+def fed(feed: str, *args: str, cwd: Path) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    env.pop("CHATMEND_TRACEBACK", None)
+    proc = subprocess.run([sys.executable, "-c", _FED, feed.encode().hex(), *args], capture_output=True, cwd=cwd,
+                          env=env, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr  # the parent's own timeout (30 s) did not fire: chatmend stopped
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return result
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss is in KiB on Linux")
+@pytest.mark.parametrize("command", ["check", "show", "repair", "trim --max-messages 1"])
+def test_an_endless_stream_of_nul_bytes_is_refused_at_once(tmp_path: Path, command: str) -> None:
+    got = fed("\0", *command.split(), cwd=tmp_path)
+    assert got["rc"] == 2, got
+    assert "Traceback" not in got["stderr"]
+    assert got["stderr"] == ("<stdin>:1:1: a NUL byte (byte 0 of the input): binary data or UTF-16 text; "
+                             "expected UTF-8 JSON text\n")
+    assert got["rss_kib"] < 150 * 1024, got  # read a piece at a time: nowhere near the 64 MiB limit
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss is in KiB on Linux")
+@pytest.mark.parametrize(("limit", "shown", "rss_mib"),
+                         [([], "64 MiB", 320), (["--max-json-size", "1M"], "1 MiB", 150)])
+def test_an_endless_line_is_refused_at_the_limit_in_bounded_memory(
+        tmp_path: Path, limit: list[str], shown: str, rss_mib: int) -> None:
+    got = fed("y", "check", *limit, cwd=tmp_path)
+    assert got["rc"] == 2, got
+    assert got["stderr"] == (f"<stdin>:1: a line longer than {shown}, the limit (no line end: binary data?); "
+                             "expected JSON text (a larger limit: --max-json-size)\n")
+    assert got["rss_kib"] < rss_mib * 1024, got
+
+
+def test_a_nul_byte_is_located_in_a_file_and_in_place_leaves_it_alone(tmp_path: Path) -> None:
+    good = EXAMPLE.read_bytes()
+    lines = good.splitlines(keepends=True)
+    bad = b"".join(lines[:2]) + lines[2][:5] + b"\0" + lines[2][5:] + b"".join(lines[3:])
+    (tmp_path / "s.jsonl").write_bytes(bad)
+    offset = len(b"".join(lines[:2])) + 5
+    for k, command in enumerate((["repair", "--in-place"], ["check"], ["show"], ["repair"],
+                                 ["convert", "--to", "gemini"])):
+        proc = (run if k == 0 else in_process)(*command, "s.jsonl", cwd=tmp_path)
+        no_traceback(proc)
+        assert proc.returncode == 2, (command, proc.stderr)
+        assert proc.stderr == (f"s.jsonl:3:6: a NUL byte (byte {offset} of the input): binary data or UTF-16 "
+                               "text; expected UTF-8 JSON text\n").encode()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
+    assert (tmp_path / "s.jsonl").read_bytes() == bad
+
+
+def test_the_limit_bounds_lines_and_whole_documents_and_can_be_raised(tmp_path: Path) -> None:
+    body = json.loads((SESSIONS / "anthropic_body.json").read_text())
+    body["messages"][0]["content"] = [{"type": "text", "text": f"part {i}"} for i in range(200)]
+    (tmp_path / "pretty.json").write_text(json.dumps(body, indent=2))  # a document of many short lines
+    (tmp_path / "one.jsonl").write_text(json.dumps({"role": "user", "content": "y" * 5000}) + "\n")
+    proc = run("check", "--max-json-size", "4K", "pretty.json", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr == (b"pretty.json: a JSON document larger than 4 KiB, the limit; expected a request body or "
+                           b"a list of messages (a larger limit: --max-json-size)\n")
+    proc = run("show", "--max-json-size", "4096", "one.jsonl", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(b"one.jsonl:1: a line longer than 4 KiB, the limit")
+    for name in ("pretty.json", "one.jsonl"):
+        assert in_process("check", "--max-json-size", "64K", name, cwd=tmp_path).returncode in (0, 1)
+        assert in_process("check", name, cwd=tmp_path).returncode in (0, 1)  # the default, 64 MiB
+
+
+def test_exactly_the_limit_is_read_and_one_byte_more_is_not(tmp_path: Path) -> None:
+    line = json.dumps({"role": "user", "content": "z" * 3000})
+    (tmp_path / "s.jsonl").write_text(line + "\r\n")  # the line end does not count
+    assert run("show", "--max-json-size", str(len(line)), "s.jsonl", cwd=tmp_path).returncode == 0
+    proc = run("show", "--max-json-size", str(len(line) - 1), "s.jsonl", cwd=tmp_path)
+    assert proc.returncode == 2 and b"a line longer than" in proc.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "12x", "-5", "M"])
+def test_a_bad_size_is_a_usage_error(value: str) -> None:
+    proc = run("check", "--max-json-size", value, str(EXAMPLE))
+    assert proc.returncode == 2
+    assert b"argument --max-json-size: expected a size such as 64M" in proc.stderr
+
+
+def test_the_help_documents_the_limit() -> None:
+    for k, command in enumerate(("check", "repair", "show", "convert", "trim")):
+        proc = run(command, "--help") if k == 0 else in_process(command, "--help", cwd=ROOT)
+        text = " ".join(proc.stdout.decode().split())
+        assert "--max-json-size SIZE the largest line of JSON Lines, or whole JSON document" in text, command
+        assert "(default: 64M; input with no line end, or a NUL byte, is refused" in text, command
+
+
+# --- also: what a writer writes, its own check accepts ---------------------------------------------------
+
+
+@pytest.mark.parametrize("provider", chatmend.providers.names())
+def test_a_system_only_history_is_refused_or_written_as_its_check_accepts(tmp_path: Path, provider: str) -> None:
+    (tmp_path / "s.jsonl").write_text('{"role":"system","content":"Be brief."}\n')
+    empty = chatmend.providers.get(provider).empty_list_error
+    converted = run("convert", "s.jsonl", "--to", provider, "--model", "m", "-o", "body.json", cwd=tmp_path)
+    checked = in_process("check", "s.jsonl", "--provider", provider, cwd=tmp_path)
+    no_traceback(converted)
+    no_traceback(checked)
+    if converted.returncode == 0:  # written: then its own check passes it, and so does check of the history
+        assert in_process("check", "body.json", "--provider", provider, cwd=tmp_path).returncode == 0
+        assert checked.returncode == 0, checked.stdout
+    else:  # refused (Anthropic: `system` is its own field, so no messages are left), and check says so
+        assert converted.returncode == 2
+        assert f"{provider}: messages: no messages to send ({empty})".encode() in converted.stderr
+        assert checked.returncode == 1
+        assert checked.stdout.startswith(b"messages: UNSUPPORTED: no messages to send")
+        assert not (tmp_path / "body.json").exists()
+    assert (converted.returncode == 2) == (provider == "anthropic")  # the only one that sends system apart
+
+
+@pytest.mark.parametrize("provider", [p for p in chatmend.providers.names()
+                                      if chatmend.providers.get(p).empty_list_error is not None])
+def test_a_saved_body_with_no_messages_is_a_problem_check_reports(tmp_path: Path, provider: str) -> None:
+    adapter = chatmend.providers.get(provider)
+    body = adapter.to_request([chatmend.ChatMessage(role="user", content="hi")], model="claude-x" if provider ==
+                              "anthropic" else "m")
+    body[adapter.list_key] = []
+    assert adapter.check(body)[0] == chatmend.Problem(code="EMPTY", path=adapter.list_key,
+                                                       message=adapter.empty_list_error or "", provider=provider)
+    (tmp_path / "b.json").write_text(json.dumps(body))
+    proc = run("check", "b.json", "--from", provider, cwd=tmp_path)
+    if provider == "anthropic":  # its system text is read, so there is a history to check
+        body["system"] = "Be brief."
+        (tmp_path / "b.json").write_text(json.dumps(body))
+        proc = run("check", "b.json", "--from", provider, cwd=tmp_path)
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stdout.decode().splitlines()[0] == f"{adapter.list_key}: EMPTY: {adapter.empty_list_error}"
+    else:  # nothing at all to read
+        assert proc.returncode == 2
+        assert proc.stderr == f"b.json: no messages in this {provider} body\n".encode()
+    with pytest.raises(chatmend.UnsupportedError, match="no messages to send"):
+        adapter.to_request([], model="m")
+
+
+def test_an_image_with_an_empty_url_is_located_bad_input_in_the_neutral_form(tmp_path: Path) -> None:
+    image = '{"type":"image","url":" "}'
+    (tmp_path / "s.jsonl").write_text('{"role":"user","content":"hi"}\n'
+                                      '{"role":"user","content":[{"type":"text","text":"see"},' + image + ']}\n')
+    for k, command in enumerate(COMMANDS):
+        proc = (run if k == 0 else in_process)(*command, "s.jsonl", cwd=tmp_path)
+        no_traceback(proc)
+        assert proc.returncode == 2, (command, proc.stderr)
+        assert proc.stderr == (b"s.jsonl:2: message 1, field 'content.1': an image's 'url' is empty; expected an "
+                               b"https URL or a data: URI (content is a string or a list of text, image and thinking "
+                               b"parts)\n")
+    with pytest.raises(ValueError, match="an image's 'url' is empty"):
+        chatmend.ImagePart(url="")
+
+
+@pytest.mark.parametrize("provider", chatmend.providers.names())
+def test_a_body_with_an_empty_image_url_is_located_bad_input(tmp_path: Path, provider: str) -> None:
+    image = chatmend.ImagePart(url="https://example.com/a.png")
+    history = [chatmend.ChatMessage(role="user", content=(chatmend.TextPart(text="see"), image))]
+    body = chatmend.providers.get(provider).to_request(history, model="m")
+    (tmp_path / "b.json").write_text(json.dumps(body).replace("https://example.com/a.png", ""))
+    for k, command in enumerate([*COMMANDS, ["convert", "--to", "gemini"]]):
+        # the first as a user runs it, the sweep over the others in-process (the same main(), fast)
+        proc = (run if k == 0 else in_process)(*command, "b.json", "--from", provider, cwd=tmp_path)
+        no_traceback(proc)
+        assert proc.returncode == 2, (command, proc.stderr)
+        text = proc.stderr.decode()
+        assert text.startswith(f"b.json: {chatmend.providers.get(provider).list_key}[0]"), text
+        assert text.endswith(f"an image's 'url' is empty; expected an https URL or a data: URI (reading {provider})\n")

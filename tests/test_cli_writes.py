@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+import chatmend
+
 ROOT = Path(__file__).resolve().parent.parent
 SESSIONS = ROOT / "examples" / "sessions"
 BROKEN = (SESSIONS / "claude_code.jsonl").read_bytes()  # a transcript with a call left unanswered
@@ -233,3 +235,37 @@ def test_transcripts_keep_crlf_blank_lines_and_a_bom(tmp_path: Path, sample: str
     assert written.count(b"\n") == written.count(b"\r\n")  # new lines end as the file's do
     plain = run("repair", str(SESSIONS / sample)).stdout.encode()
     assert written.removeprefix(b"\xef\xbb\xbf").replace(b"\r\n\r\n  \r\n", b"\r\n").replace(b"\r\n", b"\n") == plain
+
+
+@pytest.mark.parametrize("sample", ["ctrl_c_during_tools.jsonl", "kimi_repeated_ids.jsonl"])
+def test_neutral_json_lines_keep_unchanged_lines_crlf_blank_lines_and_a_bom(tmp_path: Path, sample: str) -> None:
+    source = ROOT / "examples" / sample
+    lines = source.read_bytes().splitlines()
+    assert run("repair", str(source)).returncode == 0
+    # the first line as a person may write it: spaces and another key order (still the same message)
+    first = json.loads(lines[0])
+    lines[0] = json.dumps(dict(reversed(list(first.items()))), indent=None).encode()
+    original = (b"\xef\xbb\xbf\r\n" + b"\r\n".join(lines[:2]) + b"\r\n\r\n  \r\n" + b"\r\n".join(lines[2:])
+                + b"\r\n\r\n")
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(original)
+    assert run("show", str(path)).stdout.startswith(f"{path} (chatmend,")  # read as the neutral format
+    proc = run("repair", str(path), "--in-place")
+    assert proc.returncode == 0, proc.stderr
+    written = path.read_bytes()
+    assert written != original  # the sample has something to repair
+    assert written.startswith(b"\xef\xbb\xbf\r\n" + lines[0] + b"\r\n" + lines[1] + b"\r\n\r\n  \r\n")
+    assert written.count(b"\n") == written.count(b"\r\n")  # new lines end as the file's do
+    kept = [line for line in lines if line in written.split(b"\r\n")]
+    canonical = run("repair", str(source)).stdout.encode().splitlines()
+    # every line is either one read (byte for byte) or the canonical line of a changed message
+    for line in written.removeprefix(b"\xef\xbb\xbf").split(b"\r\n"):
+        assert line in lines or line in canonical or not line.strip(), line
+    assert len(kept) >= len(lines) // 2
+    assert chatmend.loads(written.decode("utf-8-sig")) == chatmend.loads("".join(
+        line.decode() + "\n" for line in canonical))
+    # repaired again: nothing to change, nothing rewritten
+    again = run("repair", str(path), "--in-place")
+    assert again.returncode == 0 and path.read_bytes() == written
+    assert sorted(n for n in names(tmp_path) if ".bak" in n) == ["s.jsonl.bak"]
+    assert (tmp_path / "s.jsonl.bak").read_bytes() == original

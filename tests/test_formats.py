@@ -17,6 +17,7 @@ import chatmend.providers
 from chatmend import ChatMessage, dumps, repair_history
 from chatmend.formats import InputError, Progress, formats, read, read_lines
 from chatmend.formats._io import atomic_write
+from tests.providers.common import body_or_none
 from tests.strategies import examples, messy_histories
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -332,7 +333,9 @@ MODELS = {
 def test_every_adapters_body_is_detected_as_its_provider(history: list[ChatMessage], provider: str) -> None:
     if not repair_history(history).messages:
         return
-    body = chatmend.providers.get(provider).to_request(history, model=MODELS[provider])
+    body = body_or_none(chatmend.providers.get(provider), history, model=MODELS[provider])
+    if body is None:
+        return  # system text only: no messages to send, which the provider refuses (to_request too)
     session = read_lines(lines(json.dumps(body)), "auto")
     assert session.format == provider
     assert session.messages

@@ -303,3 +303,66 @@ def test_to_request_refuses_the_calls_leave_open_last_left_open_and_writes_once_
     body = provider.to_request(history, model="m", leave_open_last=True)
     assert body == provider.to_request(history, model="m") and provider.check(body) == []
     assert [m.get("tool_call_id") for m in body["messages"]] == [None, None, "a", "b"]
+# --- #21 item 16: one Repairer shared by threads ---------------------------------------------------------
+
+
+def _growing(seed: int, turns: int) -> list[list[ChatMessage]]:
+    """Successive versions of one growing history with repeated and missing results (thread `seed`'s own)."""
+    history: list[ChatMessage] = [U(f"task {seed}")]
+    versions = []
+    for turn in range(turns):
+        ids = [f"c{seed}_{turn}_{k}" for k in range(1 + (seed + turn) % 3)]
+        history = [*history, A(*ids, content=f"t{seed}.{turn}")]
+        versions.append(history)
+        history = [*history, *(T(i, f"r{seed}") for i in ids[: 1 + turn % len(ids)])]
+        if turn % 4 == seed % 4:
+            history = [*history, A(ids[0])]  # an id used again: repair renames it
+        versions.append(history)
+    return versions
+
+
+def test_a_repairer_shared_by_four_threads_gives_each_its_own_repair() -> None:
+    import sys
+    import threading
+
+    shared = Repairer()
+    histories = {seed: _growing(seed, 40) for seed in range(4)}
+    expected = {seed: [fields(repair_history(h)) for h in versions] for seed, versions in histories.items()}
+    wrong: list[tuple[int, int]] = []
+    start = threading.Barrier(4)
+
+    def hammer(seed: int) -> None:
+        start.wait()
+        for _ in range(3):
+            for k, history in enumerate(histories[seed]):
+                try:
+                    if fields(shared.repair(history)) != expected[seed][k]:
+                        wrong.append((seed, k))
+                except Exception:  # an unsafe Repairer also breaks mid-pass
+                    wrong.append((seed, -k))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible, so an unsafe Repairer is caught
+    try:
+        threads = [threading.Thread(target=hammer, args=(seed,)) for seed in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert wrong == []
+    assert fields(shared.repair(histories[2][-1])) == expected[2][-1]
+
+
+def test_a_repairer_called_from_its_own_is_read_only_is_an_error_not_a_deadlock() -> None:
+    repairer: Repairer
+
+    def is_read_only(name: str) -> bool:
+        repairer.repair([U("again")])
+        return True
+
+    repairer = Repairer(is_read_only=is_read_only)
+    with pytest.raises(RuntimeError, match="from inside its own call"):
+        repairer.repair([U("x"), A("c1"), U("y")])
+    assert fields(repairer.repair([U("x")])) == fields(repair_history([U("x")]))  # usable after

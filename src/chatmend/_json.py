@@ -14,7 +14,7 @@ import re
 import sys
 from typing import Any
 
-__all__ = ["NESTING", "loads", "lone_surrogate", "suspect"]
+__all__ = ["NESTING", "brief", "loads", "lone_surrogate", "suspect"]
 
 NESTING = "nested too deeply (arrays and objects more than about 900 levels deep)"
 
@@ -38,6 +38,15 @@ _CONSTANT = re.compile(r"(?<![\w.])(-?Infinity|NaN)(?!\w)")
 # A \uD800-\uDFFF escape not itself escaped (an even run of backslashes before it).
 _SURROGATE = re.compile(r"(?<!\\)(?:\\\\)*\\u([dD][89a-fA-F][0-9a-fA-F]{2})")
 _EXPONENT = re.compile(r"\d[eE][+]?\d{3}")
+
+
+def brief(value: object) -> str:
+    """A value from a file as an error message shows it: a string or a number as its repr (cut short), a list or
+    an object by its kind (its repr may be megabytes, or too deep for `repr` itself)."""
+    if isinstance(value, (dict, list, tuple)):
+        return "<an object>" if isinstance(value, dict) else "<a list>"
+    shown = repr(value)
+    return shown if len(shown) <= 80 else shown[:76] + "..." + shown[-1]
 
 
 def suspect(text: str) -> bool:

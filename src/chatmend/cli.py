@@ -47,7 +47,7 @@ from chatmend.formats import (
     write_backup,
     write_into,
 )
-from chatmend.formats._io import open_input
+from chatmend.formats._io import MAX_JSON_SIZE, open_input, read_all
 from chatmend.providers.base import Dropped
 from chatmend.repair import IsReadOnly, Origin
 from chatmend.trim import trim_history
@@ -190,6 +190,9 @@ def _parser() -> argparse.ArgumentParser:
                        + (" (or a directory: every file under it)" if name == "check" else ""))
         p.add_argument("--from", dest="fmt", metavar="FORMAT", default="auto", choices=readable,
                        help="the format of FILE (default: detected from its content)")
+        p.add_argument("--max-json-size", metavar="SIZE", type=_size, default=MAX_JSON_SIZE,
+                       help="the largest line of JSON Lines, or whole JSON document, read, in bytes or with K, M, "
+                            "G (default: 64M; input with no line end, or a NUL byte, is refused, not read whole)")
         return p
 
     repair = command("repair", "repair a session: every call answered right after it, ids unique",
@@ -310,6 +313,15 @@ def _proxy(args: argparse.Namespace) -> int:
     _say(f"chatmend proxy: listening on http://{config.host}:{config.port} ({routes})\n")
     serve(config)
     return OK
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
+
+
+def _size(text: str) -> int:
+    """A `--max-json-size` value: bytes, or a whole number of K, M or G (KiB, MiB, GiB)."""
+    match = re.fullmatch(r"\s*(\d+)\s*([KMG]?)(?:i?B)?\s*", text, flags=re.IGNORECASE)
+    if not match or int(match.group(1)) == 0:
+        raise argparse.ArgumentTypeError(f"expected a size such as 64M, 1G or 100000 (bytes), got {text!r}")
+    return int(match.group(1)) * _UNITS[match.group(2).upper()]
 
 
 def _read_only_option(parser: argparse.ArgumentParser) -> None:
@@ -339,8 +351,8 @@ def _repair(args: argparse.Namespace) -> int:
         if args.in_place:
             _lock(handle)
         st = os.fstat(handle.fileno()) if args.file != "-" else None
-        data = _read_all(handle)
-        session = read_bytes(data, args.fmt, name=_display(args.file))
+        data = read_all(handle, args.max_json_size)
+        session = read_bytes(data, args.fmt, name=_display(args.file), max_size=args.max_json_size)
         is_read_only = _read_only(args.read_only)
         target = args.to or session.format
         if args.in_place and target != session.format:
@@ -444,14 +456,6 @@ def _lock(handle: IO[bytes]) -> None:
         pass  # a file system without locks (some network mounts): the check for changes remains
 
 
-def _read_all(handle: IO[bytes]) -> bytes:
-    """Every byte of the input: the backup is made of exactly these, and the write compares against them."""
-    try:
-        return handle.read()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}") from None
-
-
 def _fixed(session: Session, text: str) -> list[Problem]:
     """The saved body's problems that the body written (`text`) no longer has, counted by code."""
     assert session.body is not None and session.provider is not None
@@ -461,7 +465,8 @@ def _fixed(session: Session, text: str) -> list[Problem]:
         return []
     lines = text.split("\n")
     try:
-        written = read_lines([line + "\n" for line in lines[:-1]] + [lines[-1]], session.format)
+        written = read_lines([line + "\n" for line in lines[:-1]] + [lines[-1]], session.format,
+                             max_size=sys.maxsize)  # our own output: the input's limit does not apply
     except ChatmendError:
         return before  # cannot happen: the writer writes what its reader reads
     remaining = Counter(p.code for p in (check(written.body) if written.body is not None else []))
@@ -769,7 +774,7 @@ def _print_report(report: dict[str, Any], style: str, out: TextIO) -> None:
 
 def _convert(args: argparse.Namespace) -> int:
     """`chatmend convert`: the provider's request body (repaired, id-mapped) or neutral JSON Lines."""
-    session = read(args.file, args.fmt)
+    session = read(args.file, args.fmt, max_size=args.max_json_size)
     if args.to == NEUTRAL:
         _write_output(neutral.write(session.messages), args.output)  # as read: `repair` is the command that changes one
         return OK
@@ -817,7 +822,7 @@ def _check(args: argparse.Namespace) -> int:
 
 def _check_lines(path: str, args: argparse.Namespace) -> tuple[list[str], str]:
     """The problem lines of one file, and the rules they are by (a provider, or the neutral rules)."""
-    session = read(path, args.fmt, prefer=args.provider)
+    session = read(path, args.fmt, prefer=args.provider, max_size=args.max_json_size)
     provider = args.provider or session.provider
     if args.platform is not None and (provider is None or args.platform not in adapter(provider).platforms):
         raise UsageError(f"--platform {args.platform} is not a platform of {provider or 'the neutral rules'}")
@@ -942,7 +947,7 @@ def _trim(args: argparse.Namespace) -> int:
     """`chatmend trim`: the session without its oldest turns, in the format read; exit 1 when it cannot fit."""
     if args.max_tokens is None and args.max_messages is None:
         raise UsageError("trim needs a budget: --max-tokens N and/or --max-messages N")
-    session = read(args.file, args.fmt)
+    session = read(args.file, args.fmt, max_size=args.max_json_size)
     target = args.to or session.format
     if target in TRANSCRIPT_FORMATS:
         # A transcript is written back record by record from its own history only: a shorter one has no records.
@@ -981,7 +986,7 @@ _COLORS = {
 
 def _show(args: argparse.Namespace) -> int:
     """`chatmend show`: a readable timeline, marking what repair would change."""
-    session = read(args.file, args.fmt)
+    session = read(args.file, args.fmt, max_size=args.max_json_size)
     color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty()
                                        and os.environ.get("NO_COLOR") is None)
     width = args.width or (shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100)

@@ -238,4 +238,5 @@ def validation_reason(error: ValidationError) -> str:
     """A model's refusal of a value read from outside, in a reader's words: `field: why` for its first error
     (the field only, not the union branch pydantic tried)."""
     first = error.errors(include_url=False)[0]
-    return f"{first['loc'][0]}: {first['msg']}" if first["loc"] else first["msg"]
+    why = first["msg"].removeprefix("Value error, ")  # pydantic's prefix for a validator's own ValueError
+    return f"{first['loc'][0]}: {why}" if first["loc"] else why

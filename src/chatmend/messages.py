@@ -77,6 +77,9 @@ class ImagePart(_Value):
             raise ValueError("an image needs exactly one of 'data' (base64) or 'url'")
         if self.data is not None and not self.media_type:
             raise ValueError("an image with 'data' needs its 'media_type', e.g. 'image/png'")
+        if self.url is not None and not self.url.strip():
+            # every provider rejects an image without an address; a body written with one would fail its check
+            raise ValueError("an image's 'url' is empty; expected an https URL or a data: URI")
         return self
 
 
@@ -326,7 +329,7 @@ def _history_error(exc: ValidationError, item: Mapping[Any, Any], index: int) ->
     field = ".".join(loc) or None
     role = item.get("role")
     if loc[:1] == ["role"] or (not loc and role not in _ROLES):
-        msg = f"unknown role {role!r}; expected one of {', '.join(_ROLES)}" if "role" in item else \
+        msg = f"unknown role {strict_json.brief(role)}; expected one of {', '.join(_ROLES)}" if "role" in item else \
             "missing 'role'; expected one of " + ", ".join(_ROLES)
         return HistoryError(msg, index=index, field="role")
     text = err["msg"]

@@ -14,7 +14,7 @@ from pydantic import ConfigDict, TypeAdapter
 
 from chatmend.exceptions import Problem
 from chatmend.providers.base import Provider
-from tests.providers.common import drain
+from tests.providers.common import drain, sendable_body
 from tests.providers.local_server import serve
 from tests.strategies import messy_histories
 
@@ -157,7 +157,7 @@ def _places(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 def broken_bodies(draw: st.DrawFn, provider: Provider) -> dict[str, Any]:
     """A body the provider wrote, then damaged in one to three places (a value replaced or removed)."""
     # A deep copy: the body shares the tool's parameters (and the history's objects) with their owners.
-    body = copy.deepcopy(provider.to_request(draw(messy_histories(max_size=8)), model="m", tools=[WEATHER_TOOL]))
+    body = copy.deepcopy(sendable_body(provider, draw(messy_histories(max_size=8)), model="m", tools=[WEATHER_TOOL]))
     for _ in range(draw(st.integers(1, 3))):
         places = [p for p in _places(body) if p]
         if not places:

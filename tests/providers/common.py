@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from hypothesis import reject
+
 from chatmend import ChatMessage, ImagePart, TextPart
-from chatmend.exceptions import Problem
+from chatmend.exceptions import Problem, UnsupportedError
 from chatmend.providers.base import Provider
 
 
@@ -45,3 +47,23 @@ def texts_and_images(history: list[ChatMessage]) -> tuple[list[str], list[str]]:
             elif isinstance(part, ImagePart):
                 images.append(part.data or part.url or "")
     return texts, images
+
+
+def body_or_none(provider: Any, history: Any, **kwargs: Any) -> dict[str, Any] | None:
+    """`provider.to_request(history, **kwargs)`, or None when the provider refuses the history for leaving its
+    conversation list empty (system text only, or nothing once repaired), which its API rejects (#21)."""
+    try:
+        body: dict[str, Any] = provider.to_request(history, **kwargs)
+    except UnsupportedError as exc:
+        if exc.feature != "empty history":
+            raise
+        return None
+    return body
+
+
+def sendable_body(provider: Any, history: Any, **kwargs: Any) -> dict[str, Any]:
+    """`provider.to_request(history, **kwargs)`; a history with nothing to send skips the example."""
+    body = body_or_none(provider, history, **kwargs)
+    if body is None:
+        reject()
+    return body

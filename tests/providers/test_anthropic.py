@@ -23,7 +23,7 @@ from chatmend.exceptions import ReadError, UnsupportedError
 from chatmend.providers import anthropic as adapter
 from chatmend.providers.base import sanitizing_id_maker
 from chatmend.repair import MAY_HAVE_RUN_WORDING, is_placeholder
-from tests.providers.common import drain, problems_after
+from tests.providers.common import body_or_none, drain, problems_after, sendable_body
 from tests.providers.local_server import serve
 from tests.strategies import PNG, examples, messy_histories
 
@@ -390,7 +390,8 @@ def _texts(blocks: str | list[dict[str, Any]]) -> Iterator[str]:
 @given(messy_histories(), st.booleans())
 def test_messy_histories_are_valid_and_stable(history: list[ChatMessage], thinking: bool) -> None:
     options: dict[str, Any] = {"thinking": THINKING} if thinking else {}
-    body = adapter.to_request(history, model=MODEL, **options)
+    # system text only: no messages, which to_request refuses (as the API does)
+    body = sendable_body(adapter, history, model=MODEL, **options)
     assert adapter.check(body) == []
     sdk_validate(body)
     assert json.loads(json.dumps(body)) == body
@@ -405,7 +406,8 @@ def test_messy_histories_are_valid_and_stable(history: list[ChatMessage], thinki
     assert again["messages"] == body["messages"]
     for i, message in enumerate(history):
         if message.role == "assistant" and not is_placeholder(message):
-            shorter = adapter.to_request(history[:i], model=MODEL, **options)["messages"]
+            prefix = body_or_none(adapter, history[:i], model=MODEL, **options)
+            shorter = prefix["messages"] if prefix else []
             assert body["messages"][: len(shorter)] == shorter
 
 
@@ -446,14 +448,16 @@ def thinking_histories(draw: st.DrawFn) -> list[ChatMessage]:
 @given(thinking_histories(), st.booleans())
 def test_thinking_rules_hold_on_merged_turns(history: list[ChatMessage], thinking: bool) -> None:
     options: dict[str, Any] = {"thinking": THINKING} if thinking else {}
-    body = adapter.to_request(history, model=MODEL, **options)
+    # system text only: no messages, which to_request refuses (as the API does)
+    body = sendable_body(adapter, history, model=MODEL, **options)
     assert adapter.check(body) == []
     sdk_validate(body)
     again = adapter.to_request(adapter.from_request(body), model=MODEL, **options)
     assert again["messages"] == body["messages"]
     for i, message in enumerate(history):
         if message.role == "assistant":
-            shorter = adapter.to_request(history[:i], model=MODEL, **options)["messages"]
+            prefix = body_or_none(adapter, history[:i], model=MODEL, **options)
+            shorter = prefix["messages"] if prefix else []
             assert body["messages"][: len(shorter)] == shorter
 
 

@@ -12,7 +12,7 @@ from chatmend import ChatMessage, HistoryError
 from chatmend import _json as strict_json
 from chatmend.formats import neutral
 from chatmend.formats._detect import NEUTRAL, detect_document, detect_records
-from chatmend.formats._io import InputError, Progress, decoded_lines, open_input
+from chatmend.formats._io import MAX_JSON_SIZE, InputError, Progress, bounded_lines, decoded_lines, joined, open_input
 from chatmend.formats._providers import adapter, provider_formats, read_provider, wire_json
 from chatmend.formats._session import Session
 from chatmend.jsonl import message_to_dict
@@ -34,24 +34,27 @@ _SAMPLE = 200
 _NOT_JSON = object()
 
 
-def read(path: str, fmt: str = "auto", *, progress: bool | None = None, prefer: str | None = None) -> Session:
+def read(path: str, fmt: str = "auto", *, progress: bool | None = None, prefer: str | None = None,
+         max_size: int = MAX_JSON_SIZE) -> Session:
     """Read `path` (`-` for stdin) as `fmt` (or detect it); raise InputError on bad input.
 
     `prefer`, a provider's name, is what detection reads a shape as when that provider shares it (plain text
-    messages, an OpenAI Chat body for Kimi).
+    messages, an OpenAI Chat body for Kimi). `max_size` bounds a line, and a whole JSON document, in bytes.
     """
     with open_input(path) as (handle, size):
-        return _read_handle(handle, size, path, fmt, progress, prefer)
+        return _read_handle(handle, size, path, fmt, progress, prefer, max_size)
 
 
-def read_bytes(data: bytes, fmt: str = "auto", *, name: str = "-", prefer: str | None = None) -> Session:
+def read_bytes(data: bytes, fmt: str = "auto", *, name: str = "-", prefer: str | None = None,
+               max_size: int = MAX_JSON_SIZE) -> Session:
     """`read` of bytes already read (`repair --in-place` reads the file once, for the backup too); `name` is what
     the progress line calls them."""
-    return _read_handle(io.BytesIO(data), len(data), name, fmt, None, prefer)
+    return _read_handle(io.BytesIO(data), len(data), name, fmt, None, prefer, max_size)
 
 
 def _read_handle(
-    handle: IO[bytes], size: int | None, name: str, fmt: str, progress: bool | None, prefer: str | None
+    handle: IO[bytes], size: int | None, name: str, fmt: str, progress: bool | None, prefer: str | None,
+    max_size: int,
 ) -> Session:
     """The Session in `handle`, as `read` and `read_bytes` read it."""
     known = formats()
@@ -59,7 +62,7 @@ def _read_handle(
         raise InputError(f"unknown format {fmt!r}; expected one of: auto, {', '.join(known)}")
     meter = Progress(name, size, enabled=progress)
     try:
-        return read_lines(decoded_lines(handle, meter), fmt, prefer)
+        return read_lines(decoded_lines(bounded_lines(handle, max_size), meter), fmt, prefer, max_size=max_size)
     finally:
         meter.close()
 
@@ -96,14 +99,20 @@ def _lenient_object(line: str) -> bool:
         return False
 
 
-def read_lines(lines: Iterable[str], fmt: str, prefer: str | None = None) -> Session:
-    """A Session from the file's lines (numbered from 1): JSON Lines, or one JSON document."""
+def read_lines(lines: Iterable[str], fmt: str, prefer: str | None = None, *, max_size: int = MAX_JSON_SIZE) -> Session:
+    """A Session from the file's lines (numbered from 1): JSON Lines, or one JSON document (of at most `max_size`
+    bytes)."""
     it = iter(lines)
     head: list[str] = []
+    blank = 0
     for line in it:
         head.append(line)
         if line.strip():
             break
+        blank += len(line)
+        if blank > max_size:  # an endless stream of blank lines (`yes ''`) is not held whole either
+            raise InputError("nothing but blank lines for longer than the limit; expected a chat session",
+                             line=len(head))
     else:
         raise InputError("empty file; expected a chat session (JSON Lines or a JSON request body)")
     first = _first_json(head[-1])
@@ -113,7 +122,7 @@ def read_lines(lines: Iterable[str], fmt: str, prefer: str | None = None) -> Ses
     if isinstance(first, Mapping):
         # A first line that is a whole JSON object: JSON Lines (a one-line body is one record).
         return _read_jsonl(stream, fmt, prefer)
-    return _read_document("".join(stream), fmt, prefer)
+    return _read_document(joined(stream, max_size), fmt, prefer)
 
 
 def _read_jsonl(stream: Iterator[str], fmt: str, prefer: str | None) -> Session:

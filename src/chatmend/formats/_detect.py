@@ -164,7 +164,7 @@ def _classify_messages(
         signed = _neutral_signs(message)
         marked |= here
         neutral = neutral or signed
-        role = message.get("role")
+        role = text_field(message, "role")  # a list or an object there is no role any shape has
         for other in others:
             # a tool message bearing another shape's signs (or the neutral one's) rules out no shape
             if other.roles and role not in other.roles and not (role == "tool" and (here or signed)):

@@ -19,9 +19,15 @@ from typing import IO
 from chatmend.exceptions import InputError
 
 __all__ = [
-    "InputError", "Progress", "atomic_write", "decoded_lines", "json_kind", "open_input", "write_all", "write_backup",
-    "write_into",
+    "MAX_JSON_SIZE", "InputError", "Progress", "atomic_write", "bounded_lines", "decoded_lines", "joined",
+    "json_kind", "open_input", "read_all", "write_all", "write_backup", "write_into",
 ]
+
+MAX_JSON_SIZE = 64 * 2**20
+"""The default bound on one line of JSON Lines, or on a whole JSON document (64 MiB: well over any provider's
+request limit), so that a stream with no line end (`/dev/zero`, a binary file) is refused, not held whole."""
+_PIECE = 2**20
+"""How much of a long line is read at a time (each piece checked for NUL as it arrives)."""
 
 
 def json_kind(value: object) -> str:
@@ -92,6 +98,93 @@ def open_input(path: str) -> Iterator[tuple[IO[bytes], int | None]]:
         yield handle, size
     finally:
         handle.close()
+
+
+def bounded_lines(handle: IO[bytes], limit: int = MAX_JSON_SIZE) -> Iterator[bytes]:
+    """The lines of `handle`, each at most `limit` bytes before its line end, or an InputError at the line;
+    a NUL byte (never in JSON text: binary data, UTF-16) is an InputError as soon as it is read. Memory stays
+    within about `limit`, whatever the input."""
+    cap = limit + 2  # the most a line may take with its line end (`\r\n`)
+    chunk = min(cap, _PIECE)
+    number = offset = 0
+    while True:
+        piece = handle.readline(chunk)
+        if not piece:
+            return
+        number += 1
+        _refuse_nul(piece, number, 0, offset)
+        parts, size = [piece], len(piece)
+        while not piece.endswith(b"\n") and len(piece) == chunk and size < cap:  # a long line: read on
+            piece = handle.readline(min(chunk, cap - size))
+            if not piece:
+                break
+            _refuse_nul(piece, number, size, offset)
+            parts.append(piece)
+            size += len(piece)
+        line = parts[0] if len(parts) == 1 else b"".join(parts)
+        if size > limit and len(line.rstrip(b"\n").removesuffix(b"\r")) > limit:
+            raise InputError(f"a line longer than {_bytes(limit)}, the limit (no line end: binary data?); "
+                             "expected JSON text (a larger limit: --max-json-size)", line=number)
+        offset += size
+        yield line
+
+
+def read_all(handle: IO[bytes], limit: int = MAX_JSON_SIZE) -> bytes:
+    """Every byte of `handle` (what `repair --in-place` backs up), refused as `bounded_lines` refuses them: a NUL
+    byte as soon as it is read, a line past `limit` once it is (so a stream with no line end is not held whole)."""
+    parts: list[bytes] = []
+    number, offset, line_start = 1, 0, 0  # the current line's number, and where it starts in the input
+    while True:
+        try:
+            chunk = handle.read(_PIECE)
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}") from None
+        if not chunk:
+            return b"".join(parts)
+        nul = chunk.find(b"\0")
+        if nul >= 0:
+            before = chunk.rfind(b"\n", 0, nul)
+            start = offset + before + 1 if before >= 0 else line_start
+            _refuse_nul(chunk[nul:], number + chunk.count(b"\n", 0, nul), offset + nul - start, start)
+        last = chunk.rfind(b"\n")
+        if last >= 0:
+            number += chunk.count(b"\n")
+            line_start = offset + last + 1
+        offset += len(chunk)
+        if offset - line_start > limit + 2:
+            raise InputError(f"a line longer than {_bytes(limit)}, the limit (no line end: binary data?); "
+                             "expected JSON text (a larger limit: --max-json-size)", line=number)
+        parts.append(chunk)
+
+
+def _refuse_nul(piece: bytes, number: int, column: int, offset: int) -> None:
+    """An InputError at the first NUL byte of `piece` (which starts `column` bytes into line `number`, the line
+    `offset` bytes into the input)."""
+    at = piece.find(b"\0")
+    if at >= 0:
+        raise InputError(f"a NUL byte (byte {offset + column + at} of the input): binary data or UTF-16 text; "
+                         "expected UTF-8 JSON text", line=number, column=column + at + 1)
+
+
+def _bytes(count: int) -> str:
+    """A size in words: `64 MiB`, `1000 bytes`."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count >= size and count % size == 0:
+            return f"{count // size} {unit}"
+    return f"{count} bytes"
+
+
+def joined(lines: Iterable[str], limit: int = MAX_JSON_SIZE) -> str:
+    """The lines of one JSON document as one text, or an InputError once they pass `limit` bytes (UTF-8)."""
+    parts: list[str] = []
+    size = 0
+    for line in lines:
+        size += len(line) if line.isascii() else len(line.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            raise InputError(f"a JSON document larger than {_bytes(limit)}, the limit; expected a request body "
+                             "or a list of messages (a larger limit: --max-json-size)")
+        parts.append(line)
+    return "".join(parts)
 
 
 def decoded_lines(raw: Iterable[bytes], progress: Progress | None = None) -> Iterator[str]:

@@ -1,13 +1,19 @@
-"""The neutral JSON Lines: `chatmend.jsonl`, read line by line with every error located."""
+"""The neutral JSON Lines: `chatmend.jsonl`, read line by line with every error located.
+
+A repaired file is written back line by line: a message repair leaves as it was keeps its line byte for byte
+(its spacing and key order, its line end, CRLF too, and the blank lines after it); only the messages repair
+changes or makes are written canonically, ending as the file's lines do.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-from chatmend import ChatMessage, HistoryError, dumps
+from chatmend import ChatMessage, HistoryError, RepairResult, dumps, repair_history
 from chatmend.formats._io import InputError
 from chatmend.formats._session import Session
-from chatmend.jsonl import iter_loads
+from chatmend.jsonl import dump_line, iter_loads
+from chatmend.repair import IsReadOnly
 
 __all__ = ["read", "write"]
 
@@ -17,11 +23,20 @@ NAME = "chatmend"
 def read(lines: Iterable[str]) -> Session:
     """A Session from neutral JSON Lines; every message remembers its line."""
     numbers: list[int] = []
+    raw: list[str] = []  # each message's line as read, with its line end
+    after: list[str] = []  # the blank lines after it
+    before: list[str] = []  # the blank lines before the first
 
     def tracked() -> Iterator[str]:
         for number, line in enumerate(lines, start=1):
             if line.strip():
                 numbers.append(number)
+                raw.append(line)
+                after.append("")
+            elif raw:
+                after[-1] += line
+            else:
+                before.append(line)
             yield line
 
     messages: list[ChatMessage] = []
@@ -32,7 +47,31 @@ def read(lines: Iterable[str]) -> Session:
     if not messages:
         raise InputError("empty file; expected a chat history (one JSON message a line)")
     where = [f"line {n}" for n in numbers[: len(messages)]]
-    return Session(format=NAME, messages=messages, where=where, write=write)
+
+    def repair(is_read_only: IsReadOnly | None) -> tuple[RepairResult, Iterator[str]]:
+        result = repair_history(messages, is_read_only=is_read_only)
+        return result, _kept_lines(result, messages, raw, after, "".join(before))
+
+    return Session(format=NAME, messages=messages, where=where, write=write, repair=repair)
+
+
+def _kept_lines(result: RepairResult, messages: Sequence[ChatMessage], raw: Sequence[str], after: Sequence[str],
+                before: str) -> Iterator[str]:
+    """The repaired history's lines: a message repair kept (the input's own object) as its line was read, with
+    the blank lines after it; a changed or new one canonically, ending as the first line does."""
+    first = raw[0]
+    newline = "\r\n" if first.endswith("\r\n") else "\n"
+    yield before
+    last = len(result.messages) - 1
+    for n, (message, origin) in enumerate(zip(result.messages, result.origins())):
+        i = origin.message_index
+        if origin.kind == "input" and message is messages[i]:
+            line = raw[i]
+            if n < last and not line.endswith("\n"):
+                line += newline  # the file's last line had no line end, and now a line follows it
+            yield line + after[i]
+        else:
+            yield dump_line(message) + newline
 
 
 def history_input_error(exc: HistoryError, *, what: str) -> InputError:

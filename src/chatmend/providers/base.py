@@ -48,6 +48,7 @@ from chatmend.repair import (
 from chatmend.results import SYNTHETIC_SOURCE
 
 __all__ = [
+    "EMPTY",
     "SHAPE",
     "BodyRepair",
     "CheckContext",
@@ -71,6 +72,8 @@ __all__ = [
 
 SHAPE = "SHAPE"
 """Problem code shared by adapters for a body that is not of the provider's shape at all (check never raises)."""
+EMPTY = "EMPTY"
+"""Problem code of a body whose conversation list is empty, for a provider that needs one (`empty_list_error`)."""
 
 HistoryInput = Sequence[ChatMessage | Mapping[str, Any]] | Sequence[Any]
 """What `to_request` accepts: ChatMessage objects or dicts of the neutral JSON shape, or a history holding the
@@ -163,6 +166,10 @@ class Provider(ABC):
     sdk_modules: ClassVar[tuple[str, ...]] = ()
     """The modules of the official SDK's message classes this provider reads (`anthropic.types`): a history
     holding such an object is read by this provider's `from_request` (`chatmend.providers.reader_of`)."""
+    empty_list_error: ClassVar[str | None] = None
+    """The provider's 400 for a body whose conversation list (`list_key`) is empty, a history of system text only
+    (None: it takes one): `to_request` refuses to write that body (UnsupportedError) and `check` reports it
+    (`EMPTY`), so the writer and the check agree."""
 
     def marks(self, item: Mapping[str, Any]) -> bool:
         """True when a list item has a shape only this provider's wire format has (a `tool_use` block, a
@@ -255,7 +262,12 @@ class Provider(ABC):
                 result = without_error_mark(result)
             result = self._without_foreign_natives(result, on_unsupported)
             ids = self._id_assigner(result.final_ids)
-            return self._write_body(result, ids, model, coerce_tools(tools), system, options)
+            body = self._write_body(result, ids, model, coerce_tools(tools), system, options)
+        if self.empty_list_error is not None and body.get(self.list_key) == []:
+            raise UnsupportedError(f"no messages to send ({self.empty_list_error}); a history of system text only "
+                                   "needs a user message", provider=self.name, path=self.list_key,
+                                   feature="empty history")
+        return body
 
     def _without_foreign_natives(self, result: RepairResult,
                                  on_unsupported: Callable[[Dropped], object] | None) -> RepairResult:
@@ -475,7 +487,11 @@ class Provider(ABC):
         if model is None and isinstance(body, Mapping):
             named = body.get("model")
             model = named if isinstance(named, str) else None
-        return self._check(body, CheckContext(model=model, platform=platform))
+        problems = self._check(body, CheckContext(model=model, platform=platform))
+        if self.empty_list_error is not None and isinstance(body, Mapping) and body.get(self.list_key) == []:
+            problems.insert(0, Problem(code=EMPTY, path=self.list_key, message=self.empty_list_error,
+                                       provider=self.name))
+        return problems
 
     @abstractmethod
     def _check(self, body: Any, context: CheckContext) -> list[Problem]:

@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
+from chatmend._json import brief
 from chatmend.exceptions import Problem, ReadError, error_context
 from chatmend.messages import (
     ChatMessage,
@@ -154,6 +155,9 @@ class OpenAIChat(Provider):
     roles: ClassVar[frozenset[str]] = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
     plain_default: ClassVar[bool] = True
     sdk_modules: ClassVar[tuple[str, ...]] = ("openai.types.chat",)  # Kimi and Mistral do not inherit it
+    # OBS CopilotKit/CopilotKit#529 (`code: empty_array`); Kimi and Mistral, OpenAI-compatible, refuse it too
+    empty_list_error: ClassVar[str | None] = ("Invalid 'messages': empty array. Expected an array with minimum "
+                                              "length 1, but got an empty array instead.")
     tool_message_name: ClassVar[bool] = False
     """True when tool messages carry the tool's `name` (not a field of OpenAI's own type)."""
     reasoning_provider: ClassVar[str | None] = None
@@ -404,7 +408,7 @@ class OpenAIChat(Provider):
             tool_name = name if isinstance(name, str) else None
             return ChatMessage(role="tool", tool_call_id=call_id, tool_name=tool_name,
                                content=self._read_content(item.get("content")))
-        raise ReadError(f"unsupported role {role!r}; expected system, developer, user, assistant or tool",
+        raise ReadError(f"unsupported role {brief(role)}; expected system, developer, user, assistant or tool",
                         path="role")
 
     def _read_assistant(self, item: Mapping[str, Any]) -> ChatMessage:
@@ -475,7 +479,7 @@ class OpenAIChat(Provider):
         if problem is not None:  # a kind read here with a malformed field: what `check` says of it
             field, text = problem
             raise ReadError(text, path=path + field)
-        raise ReadError(f"unsupported content part {kind!r}; expected text, refusal or image_url", path=path)
+        raise ReadError(f"unsupported content part {brief(kind)}; expected text, refusal or image_url", path=path)
 
     # ----------------------------------------------------------------------------------------- check
 
@@ -504,7 +508,7 @@ class OpenAIChat(Provider):
             return [self._problem(SHAPE, path, "expected a message object")]
         role = message.get("role")
         if role not in ("system", "developer", "user", "assistant", "tool"):
-            return [self._problem(SHAPE, f"{path}.role", f"unknown role {role!r}")]
+            return [self._problem(SHAPE, f"{path}.role", f"unknown role {brief(role)}")]
         out: list[Problem] = []
         content = message.get("content")
         if content is not None and not isinstance(content, (str, list)):

@@ -130,6 +130,9 @@ class Anthropic(Provider):
     model_prefixes: ClassVar[tuple[str, ...]] = ("claude",)
     roles: ClassVar[frozenset[str]] = frozenset({"user", "assistant"})
     writes_parts: ClassVar[frozenset[str]] = frozenset({"text", "image", "thinking", "file", "native"})
+    # `system` is a field of its own: system text alone leaves `messages` empty, which the API refuses
+    # (OBS Helicone/helicone#5257)
+    empty_list_error: ClassVar[str | None] = "messages: messages must have at least one element"
 
     # ---------------------------------------------------------------------------------------- detect
 

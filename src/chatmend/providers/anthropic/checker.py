@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from chatmend._json import brief
 from chatmend.exceptions import Problem
 from chatmend.providers.anthropic.wire import ID_ALPHABET, MEDIA_TYPES, THINKING, TOOL_NAME
 from chatmend.providers.base import SHAPE
@@ -122,7 +123,7 @@ class Checker:
                 if not isinstance(block, Mapping) or block.get("type") != "text":
                     kind = block.get("type") if isinstance(block, Mapping) else type(block).__name__
                     self.add(SHAPE, path, f"system.{j}: the system prompt takes text blocks only, "
-                                          f"not {kind!r}")
+                                          f"not {brief(kind)}")
                 else:
                     self.text(block, path)
         elif system is not None and not isinstance(system, str):
@@ -339,7 +340,7 @@ class Checker:
                 self.add(SHAPE, where, f"{where}: expected a content block object")
             elif isinstance(kind, str) and kind in _NOT_IN_RESULT:  # (a type the SDK does not know yet passes)
                 self.add(SHAPE, where, f"{where}: a tool_result holds text, image, document or search_result "
-                                       f"blocks, not {kind!r}")
+                                       f"blocks, not {brief(kind)}")
 
     def final(self, turns: list[_Turn], thinking_on: bool) -> None:
         """AT1 (thinking on: the last tool-use turn opens with thinking) and AT6 (off: no final thinking)."""

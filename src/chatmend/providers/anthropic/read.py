@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from chatmend._json import brief
 from chatmend.exceptions import ReadError, error_context, validation_reason
 from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.anthropic.wire import (
@@ -92,7 +93,7 @@ def read_message(item: Any, names: dict[str, str]) -> list[ChatMessage]:
         return [_message(role="system", content=content if isinstance(content, str) else _read_parts(content),
                          provider_data=_IN_MESSAGES)]
     if role != "user":
-        raise ReadError(f"unsupported role {role!r}; expected user, assistant or system", path="role")
+        raise ReadError(f"unsupported role {brief(role)}; expected user, assistant or system", path="role")
     if isinstance(content, str):
         inner = _unwrap(content, SYSTEM_OPEN, SYSTEM_CLOSE)
         return [_message(role="system" if inner is not None else "user",

@@ -36,17 +36,39 @@ _IMAGES_LABEL = re.compile(re.escape(IMAGES_LABEL).replace(re.escape("{id}"), "(
 
 
 def plain(value: Any) -> Any:
-    """An SDK object as JSON-shaped data; its bytes as standard base64, as the REST API sends them."""
-    if isinstance(value, Mapping):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, (bytes, bytearray)):
-        return base64.b64encode(bytes(value)).decode("ascii")
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return plain(dump(mode="python", exclude_none=True))
-    return value
+    """An SDK object as JSON-shaped data; its bytes as standard base64, as the REST API sends them. Built with a
+    stack, not recursion: arguments nested as deep as the JSON reader takes convert too."""
+    value = _plain_leaf(value)
+    if not isinstance(value, (Mapping, list, tuple)):
+        return value
+    top: Any = {} if isinstance(value, Mapping) else []
+    stack: list[tuple[Any, Any]] = [(value, top)]
+    while stack:
+        source, target = stack.pop()
+        for key, item in source.items() if isinstance(source, Mapping) else enumerate(source):
+            item = _plain_leaf(item)
+            if isinstance(item, (Mapping, list, tuple)):
+                inner: Any = {} if isinstance(item, Mapping) else []
+                stack.append((item, inner))
+                item = inner
+            if isinstance(target, dict):
+                target[key] = item
+            else:
+                target.append(item)
+    return top
+
+
+def _plain_leaf(value: Any) -> Any:
+    """A value as `plain` takes it: bytes as base64 text, an SDK object as its dump, anything else as it is."""
+    while True:
+        if isinstance(value, (bytes, bytearray)):
+            return base64.b64encode(bytes(value)).decode("ascii")
+        if isinstance(value, (Mapping, list, tuple, str)):
+            return value
+        dump = getattr(value, "model_dump", None)
+        if not callable(dump):
+            return value
+        value = dump(mode="python", exclude_none=True)
 
 
 def as_mapping(value: Any, path: str) -> Mapping[str, Any]:

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from chatmend.exceptions import ReadError
+from chatmend._json import brief
+from chatmend.exceptions import ReadError, model_rejections_at
 from chatmend.messages import ChatMessage, FilePart, NativePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.base import arguments_text, parse_data_url
 from chatmend.providers.openai_responses.wire import (
@@ -79,7 +80,8 @@ def _read_part(part: object, path: str) -> Content | None:
             return _native(part)  # by file_id: kept as it is
         if not isinstance(url, str):
             raise read_error(f"'image_url' must be a string, got {type(url).__name__}", f"{path}.image_url")
-        return parse_data_url(url)
+        with model_rejections_at(f"{path}.image_url"):  # an empty url
+            return parse_data_url(url)
     if kind == "input_file":
         return _read_file(part)
     if kind == "input_audio":
@@ -357,7 +359,7 @@ class Reader:
                 content = _read_content(item.get("content", ""), f"{path}.content")
                 self.add(ChatMessage(role=neutral_role, content=content), item)
             else:
-                raise read_error(f"unknown role {role!r}; expected one of {', '.join(ROLES)}", path)
+                raise read_error(f"unknown role {brief(role)}; expected one of {', '.join(ROLES)}", path)
         elif kind == "reasoning":
             self.current(item).add_reasoning(item, path)
         elif kind == "function_call" or is_client_call(item, kind):
