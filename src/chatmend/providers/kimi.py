@@ -21,7 +21,8 @@ from chatmend.providers.openai_chat import TEXTS, IdAssigner, OpenAIChat
 _KI4_TOOL_CHOICE = "tool_choice {value} is not supported with thinking enabled: use 'auto' or 'none'"
 _KI4_TEMPERATURE = "temperature {value} is not supported with thinking enabled: it is fixed at 1.0"
 
-__all__ = ["PROVIDER", "Kimi", "check", "from_request", "from_response", "send", "send_async", "to_request"]
+__all__ = ["PROVIDER", "Kimi", "check", "from_request", "from_response", "repair_body", "send", "send_async",
+           "to_request"]
 
 
 class _PositionIds(IdAssigner):
@@ -121,5 +122,6 @@ to_request = PROVIDER.to_request
 from_request = PROVIDER.from_request
 from_response = PROVIDER.from_response
 check = PROVIDER.check
+repair_body = PROVIDER.repair_body
 send = PROVIDER.send
 send_async = PROVIDER.send_async
