@@ -103,7 +103,7 @@ class Kimi(OpenAIChat):
     def _check_assistant(self, message: Mapping[str, Any], i: int, body: Mapping[str, Any]) -> list[Problem]:
         """KI3: content unless the message has calls; KI2: `reasoning_content` on calls with thinking on."""
         if not message.get("tool_calls"):
-            if not message.get("content"):
+            if not message.get("content") and not message.get("function_call"):
                 return [self._say("KI3", f"messages[{i}].content", index=i)]
             return []
         if _thinking_on(body) and not isinstance(message.get("reasoning_content"), str):

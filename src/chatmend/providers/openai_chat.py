@@ -108,6 +108,8 @@ _CONTENT_FIELDS = frozenset({"role", "content"})
 """The fields a system, developer or user message's model names (`name` and the rest are kept verbatim)."""
 _ASSISTANT_FIELDS = frozenset({"role", "content", "tool_calls", "function_call", "refusal", "audio",
                                "reasoning_content"})
+_WITHIN: WireMessage = {"role": "user", "content": ""}
+"""What a run of `repair_body` is written after (`_write_messages(within=True)`): a message, as in a body."""
 _OMITTED = object()
 """`_wire_content` of a content the wire did not have."""
 _CALL_FIELDS = frozenset({"id", "type", "function"})
@@ -282,10 +284,12 @@ class OpenAIChat(Provider):
         body.update(options)
         return body
 
-    def _write_messages(self, messages: list[ChatMessage], system: str | None, ids: IdAssigner) -> list[WireMessage]:
-        """The wire message list of a repaired history, its calls' wire ids given by `ids`."""
+    def _write_messages(self, messages: list[ChatMessage], system: str | None, ids: IdAssigner, *,
+                        within: bool = False) -> list[WireMessage]:
+        """The wire message list of a repaired history, its calls' wire ids given by `ids`; `within` a body (a run
+        of `repair_body`), as they are written after a message of the body, and not finished as a body ends."""
         waiting: Waiting = deque()  # the tool messages after an assistant message answer its calls in order
-        out: list[WireMessage] = []
+        out: list[WireMessage] = [_WITHIN] if within else []
         images: list[dict[str, Any]] = []  # OC7: image parts waiting for the run of tool messages to end
         named = self.tool_message_name
         # User and system messages go through `_append_turn` (a provider may move or precede them); assistant and tool
@@ -325,8 +329,18 @@ class OpenAIChat(Provider):
                 self._write_system(message, out)
         if images:
             self._append_turn(out, {"role": "user", "content": images})
+        if within:
+            return out[1:]  # (the body's own end is `_finish`'s, and `check`'s after a repair: base.repair_body)
         self._finish(out)
         return out
+
+    def _write_items(self, messages: list[ChatMessage], ids: Callable[[], IdAssigner], lead: int) -> list[Any]:
+        """A run of `repair_body` written as it stands inside the body: after a message, so that no turn is put
+        before it (Mistral's role order), and not finished as if the body ended with it."""
+        written = self._write_messages(messages, None, ids(), within=True)
+        if not lead:
+            return written
+        return written[len(self._write_messages(messages[:lead], None, ids(), within=True)):]
 
     def _user_parts(self, content: Sequence[Part]) -> list[dict[str, Any]]:
         """A user message's content parts: all but thinking, which a user message has no place for."""
@@ -345,7 +359,7 @@ class OpenAIChat(Provider):
         own = self._own(message.provider_data)
         content = message.content
         text, pics = (content, []) if isinstance(content, str) else self._text_and_moved(content)
-        if own is None:
+        if own is None and (isinstance(content, str) or not self._needs_list(content)):
             self._append_turn(out, {"role": "system", "content": text})
         else:
             wire = self._write_own("system", message, self._listed)
@@ -458,7 +472,7 @@ class OpenAIChat(Provider):
         if self.reasoning_provider is not None:
             # Any provider's thinking goes back as its text only (signatures are valid only where made).
             thinking = "" if isinstance(content, str) else _thinking_text(content)
-            if thinking or calls:
+            if thinking or (calls and _form(own).get("reasoning_content") != "omitted"):
                 # KI2: every tool-call message carries it, "" when the history has no thinking to give back
                 wire["reasoning_content"] = thinking
         elif reasoning:
@@ -542,7 +556,7 @@ class OpenAIChat(Provider):
             wire = {"role": "tool", "tool_call_id": call_id, "name": wire_name, "content": text}
         else:
             wire = {"role": "tool", "tool_call_id": call_id, "content": text}
-        if own is None:
+        if own is None and (isinstance(content, str) or not self._needs_list(content)):
             return wire
         form = _form(own)
         if not message.is_error and not pics:  # (an error's prefix, a moved image's note: a string)
@@ -553,7 +567,8 @@ class OpenAIChat(Provider):
                 wire["content"] = value
         if form.get("name") == "omitted":
             wire.pop("name", None)
-        wire.update(_fields(own))
+        if own:
+            wire.update(_fields(own))
         return wire
 
     def _write_tool(self, name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
@@ -833,8 +848,9 @@ class OpenAIChat(Provider):
         if not isinstance(calls, list):
             raise ReadError("'tool_calls' must be a list", path="tool_calls")
         tool_calls = [self._read_call(c, k) for k, c in enumerate(calls)]
-        if item.keys() <= _PLAIN_ASSISTANT and (calls or "tool_calls" not in item) and (
-                reply or self._content_form(item, content, "assistant") is None):
+        if item.keys() <= _PLAIN_ASSISTANT and (calls or "tool_calls" not in item) and (reply or (
+                self._content_form(item, content, "assistant") is None
+                and not (calls and self.reasoning_provider is not None))):
             return ChatMessage(role="assistant", content=content, tool_calls=tuple(tool_calls))  # the common case
         function_call = item.get("function_call")
         if function_call is not None:
@@ -847,6 +863,7 @@ class OpenAIChat(Provider):
             extra.append(ThinkingPart(text=reasoning, provider=self.name, provider_data=field))
         elif "reasoning_content" in item and not (self.reasoning_provider and reasoning == "" and tool_calls):
             rest["reasoning_content"] = reasoning  # (Kimi writes "" on every message with calls)
+        omitted = self.reasoning_provider is not None and tool_calls and "reasoning_content" not in item
         refusal = item.get("refusal")
         if isinstance(refusal, str) and refusal:
             extra.append(TextPart(text=refusal, provider_data={self.name: {FORM: {"field": "refusal"}}}))
@@ -867,10 +884,13 @@ class OpenAIChat(Provider):
             thinking = [p for p in extra if isinstance(p, ThinkingPart)]
             content = (*thinking, *wire_parts, *(p for p in extra if not isinstance(p, ThinkingPart)))
         spelled = None if reply else self._content_form(item, content, "assistant")
+        form = {"content": spelled} if spelled else {}
         if reply:
             rest = {k: v for k, v in rest.items() if v is not None and v != []}
+        elif omitted:
+            form["reasoning_content"] = "omitted"  # (a Kimi body sent with thinking off)
         return ChatMessage(role="assistant", content=content, tool_calls=tuple(tool_calls),
-                           provider_data=self._pd(rest, {"content": spelled} if spelled else None))
+                           provider_data=self._pd(rest, form))
 
     def _read_call(self, call: Any, k: int) -> ToolCall:
         """A function or custom tool call (a call of a type not known here is kept as it was, under its id and a
