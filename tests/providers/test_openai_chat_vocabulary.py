@@ -125,9 +125,10 @@ def call_turns(draw: st.DrawFn, ids: list[str]) -> list[dict[str, Any]]:
     """An assistant message with function and custom calls (or a legacy function_call), then its results."""
     if draw(st.integers(0, 4)) == 0:  # the legacy function_call, answered by a function message
         arguments = draw(st.sampled_from(['{"q": "x"}', '{ "q" : "x" }']))
-        call = {"role": "assistant", "content": None, "function_call": {"name": "search", "arguments": arguments}}
+        legacy: dict[str, Any] = {"role": "assistant", "content": None,
+                                  "function_call": {"name": "search", "arguments": arguments}}
         result = {"role": "function", "name": "search", "content": draw(st.sampled_from(["3 hits", None]))}
-        return [call, result]
+        return [legacy, result]
     calls = []
     for _ in range(draw(st.integers(1, 3))):
         call_id = f"call_{len(ids)}"
