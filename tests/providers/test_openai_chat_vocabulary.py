@@ -213,10 +213,13 @@ def test_removing_one_result_gives_a_body_whose_only_change_is_its_insertion(
 def test_kimi_comes_back_equal_too(body: dict[str, Any]) -> None:
     # Kimi's own ids (functions.NAME:N) are minted by position: a body with others gets its ids rewritten, and
     # nothing else of those items changes
-    # (some OpenAI bodies are not Kimi's: a refusal without content breaks KI3)
+    # (some OpenAI bodies are not Kimi's: a refusal without content breaks KI3); a rewritten message with tool calls
+    # also gets Kimi's `reasoning_content: ""` (KI2), which thinking-on models need
     repaired = kimi.repair_body(body)
     assert all(p.code == "KI3" for p in kimi.check(repaired.body))
-    assert _without_ids(repaired.body["messages"]) == _without_ids(body["messages"])
+    kimi_ready = [m if m["role"] != "assistant" or not m.get("tool_calls") or "reasoning_content" in m else
+                  {**m, "reasoning_content": ""} for m in body["messages"]]
+    assert _without_ids(repaired.body["messages"]) == _without_ids(kimi_ready)
     assert kimi.repair_body(repaired.body).body == repaired.body
 
 

@@ -282,7 +282,7 @@ class Provider(ABC):
                 result = repair_history(self.from_request(items), is_read_only=is_read_only)
                 if not result.changed:
                     return BodyRepair(dict(body), result)
-                written = self._write_items(result.messages, lambda: self._id_assigner(result.final_ids), 0)
+                written = self._write_list(result.messages, lambda: self._id_assigner(result.final_ids))
                 return BodyRepair({**body, self.list_key: written}, result, list(range(len(written))))
             flat = [m for group in groups for m in group]
             result = repair_history(flat, is_read_only=is_read_only)
@@ -301,7 +301,7 @@ class Provider(ABC):
                 return repaired
             # the list breaks a rule of the wire beyond pairing (its first role, alternation): the writer knows
             # them, so the whole list is written anew
-            written = self._write_items(out, self._ids_from(result, 0), 0)
+            written = self._write_list(out, self._ids_from(result, 0))
             return BodyRepair({**body, self.list_key: written}, result, list(range(len(written))))
 
     def _list_problems(self, body: Mapping[str, Any]) -> list[Problem]:
@@ -348,6 +348,11 @@ class Provider(ABC):
             ids.skip(first_call)
             return ids
         return assigner
+
+    def _write_list(self, messages: list[ChatMessage], ids: Callable[[], IdAssigner]) -> list[Any]:
+        """The whole conversation list written anew from repaired messages (hook: default `_write_items` of them
+        all; an adapter whose runs are written as they stand inside a body writes a whole body's list here)."""
+        return self._write_items(messages, ids, 0)
 
     def _write_items(self, messages: list[ChatMessage], ids: Callable[[], IdAssigner], lead: int) -> list[Any]:
         """Wire items for `messages[lead:]`, a run of repaired messages, their wire ids from a fresh `ids()`;

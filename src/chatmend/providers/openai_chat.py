@@ -334,6 +334,10 @@ class OpenAIChat(Provider):
         self._finish(out)
         return out
 
+    def _write_list(self, messages: list[ChatMessage], ids: Callable[[], IdAssigner]) -> list[Any]:
+        """The whole message list of `repair_body` written anew, as a body's (its start and end Mistral's too)."""
+        return self._write_messages(messages, None, ids())
+
     def _write_items(self, messages: list[ChatMessage], ids: Callable[[], IdAssigner], lead: int) -> list[Any]:
         """A run of `repair_body` written as it stands inside the body: after a message, so that no turn is put
         before it (Mistral's role order), and not finished as if the body ended with it."""
@@ -472,7 +476,7 @@ class OpenAIChat(Provider):
         if self.reasoning_provider is not None:
             # Any provider's thinking goes back as its text only (signatures are valid only where made).
             thinking = "" if isinstance(content, str) else _thinking_text(content)
-            if thinking or (calls and _form(own).get("reasoning_content") != "omitted"):
+            if thinking or any(not self._is_legacy(c) for c in calls):
                 # KI2: every tool-call message carries it, "" when the history has no thinking to give back
                 wire["reasoning_content"] = thinking
         elif reasoning:
@@ -848,9 +852,8 @@ class OpenAIChat(Provider):
         if not isinstance(calls, list):
             raise ReadError("'tool_calls' must be a list", path="tool_calls")
         tool_calls = [self._read_call(c, k) for k, c in enumerate(calls)]
-        if item.keys() <= _PLAIN_ASSISTANT and (calls or "tool_calls" not in item) and (reply or (
-                self._content_form(item, content, "assistant") is None
-                and not (calls and self.reasoning_provider is not None))):
+        if item.keys() <= _PLAIN_ASSISTANT and (calls or "tool_calls" not in item) and (
+                reply or self._content_form(item, content, "assistant") is None):
             return ChatMessage(role="assistant", content=content, tool_calls=tuple(tool_calls))  # the common case
         function_call = item.get("function_call")
         if function_call is not None:
@@ -861,9 +864,8 @@ class OpenAIChat(Provider):
         if isinstance(reasoning, str) and reasoning:
             field = {self.name: {FORM: {"field": "reasoning_content"}}} if self.thinking_parts else None
             extra.append(ThinkingPart(text=reasoning, provider=self.name, provider_data=field))
-        elif "reasoning_content" in item and not (self.reasoning_provider and reasoning == "" and tool_calls):
-            rest["reasoning_content"] = reasoning  # (Kimi writes "" on every message with calls)
-        omitted = self.reasoning_provider is not None and tool_calls and "reasoning_content" not in item
+        elif "reasoning_content" in item and not (self.reasoning_provider and reasoning == "" and calls):
+            rest["reasoning_content"] = reasoning  # (Kimi writes "" on every message with tool calls: KI2)
         refusal = item.get("refusal")
         if isinstance(refusal, str) and refusal:
             extra.append(TextPart(text=refusal, provider_data={self.name: {FORM: {"field": "refusal"}}}))
@@ -887,8 +889,6 @@ class OpenAIChat(Provider):
         form = {"content": spelled} if spelled else {}
         if reply:
             rest = {k: v for k, v in rest.items() if v is not None and v != []}
-        elif omitted:
-            form["reasoning_content"] = "omitted"  # (a Kimi body sent with thinking off)
         return ChatMessage(role="assistant", content=content, tool_calls=tuple(tool_calls),
                            provider_data=self._pd(rest, form))
 
