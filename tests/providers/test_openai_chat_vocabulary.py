@@ -523,3 +523,30 @@ def test_real_mistral_common_samples_read_and_only_their_ids_change() -> None:
         assert mistral.check(repaired.body) == [], path.name
         assert _without_ids(repaired.body["messages"]) == _without_ids(body["messages"]), path.name
         assert oc.repair_body(body).body["messages"][0] is body["messages"][0]
+
+
+def test_files_of_other_providers_map_to_file_parts_or_to_a_line_naming_them() -> None:
+    history = [ChatMessage(role="user", content=(
+        FilePart(data=PDF, media_type="application/pdf", filename="a.pdf"),
+        FilePart(url="https://x/doc.pdf", filename="doc.pdf"),
+        FilePart(file_id="file_1", provider="anthropic"),
+        FilePart(data=WAV, media_type="audio/wav")))]
+    body = oc.to_request(history, model="gpt-4o")
+    assert body["messages"][0]["content"] == [
+        {"type": "file", "file": {"file_data": f"data:application/pdf;base64,{PDF}", "filename": "a.pdf"}},
+        {"type": "text", "text": "[file doc.pdf: https://x/doc.pdf]"},
+        {"type": "text", "text": "[file: file id file_1 at anthropic]"},
+        {"type": "input_audio", "input_audio": {"data": WAV, "format": "wav"}}]
+    sdk_valid(body["messages"])
+
+
+def test_a_file_in_a_tool_result_follows_in_a_user_message() -> None:
+    history = [ChatMessage(role="user", content="read it"),
+               ChatMessage(role="assistant", tool_calls=(ToolCall(id="c1", name="read_file"),)),
+               ChatMessage(role="tool", tool_call_id="c1", content=(
+                   TextPart(text="here"), FilePart(data=PDF, media_type="application/pdf", filename="a.pdf")))]
+    messages = oc.to_request(history, model="gpt-4o")["messages"]
+    assert messages[2] == {"role": "tool", "tool_call_id": "c1", "content": "here"}
+    assert messages[3]["role"] == "user" and messages[3]["content"][1]["type"] == "file"
+    sdk_valid(messages)
+    assert oc.check({"model": "gpt-4o", "messages": messages}) == []

@@ -95,15 +95,14 @@ FORM = "form"
 LEGACY_ID = ""
 """The wire id a legacy `function_call` waits under: it has none (and repair gives every other call one)."""
 _NO_TEXT_FOR_IMAGES = "(image result: see the next message)"
-_PART_TYPES = ("text", "image_url", "input_audio", "refusal", "audio", "file")
-"""The content part types OpenAI's 400 for an empty type lists: the SDK's part types of every role (text,
-image_url, input_audio, file; refusal on the assistant), and `audio`."""
 _OWN_PART_TYPES = frozenset({"image_url", "input_audio", "file"})
 """Part types of Chat Completions that no other chat shape has (detection)."""
 _OWN_FIELDS = frozenset({"reasoning_content", "refusal", "name", "function_call"})
 """Message fields of Chat Completions (and the providers speaking it) that no other chat shape has."""
 _UNKNOWN_PART = ("Invalid value: {kind}. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', "
                  "'audio', and 'file'.")
+"""OpenAI's 400 for a part type it does not know, listing the SDK's part types of every role and `audio`: what
+`check` says of an empty type (a type not known here passes: providers add some every month)."""
 _CONTENT_FIELDS = frozenset({"role", "content"})
 """The fields a system, developer or user message's model names (`name` and the rest are kept verbatim)."""
 _ASSISTANT_FIELDS = frozenset({"role", "content", "tool_calls", "function_call", "refusal", "audio",
