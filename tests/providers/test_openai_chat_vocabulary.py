@@ -168,7 +168,7 @@ def chat_bodies(draw: st.DrawFn) -> dict[str, Any]:
     return {"model": "gpt-4o", "temperature": 0.2, "messages": messages}
 
 
-@examples(120)
+@examples(60)
 @given(body=chat_bodies())
 def test_a_generated_body_is_valid_passes_check_and_comes_back_equal(body: dict[str, Any]) -> None:
     sdk_valid(body["messages"])
@@ -180,14 +180,14 @@ def test_a_generated_body_is_valid_passes_check_and_comes_back_equal(body: dict[
     assert body == before
 
 
-@examples(120)
+@examples(60)
 @given(body=chat_bodies())
 def test_the_writer_writes_back_what_it_read(body: dict[str, Any]) -> None:
     # every item read as `repair_body` reads it and written anew is the item (what makes a rewritten item faithful)
     assert written_back(oc, body) == body["messages"]
 
 
-@examples(120)
+@examples(60)
 @given(body=chat_bodies(), data=st.data())
 def test_removing_one_result_gives_a_body_whose_only_change_is_its_insertion(
         body: dict[str, Any], data: st.DataObject) -> None:
@@ -277,7 +277,7 @@ def mistral_bodies(draw: st.DrawFn) -> dict[str, Any]:
     return {"model": "mistral-large-latest", "messages": messages}
 
 
-@examples(100)
+@examples(50)
 @given(body=mistral_bodies())
 def test_mistral_renamed_ids_change_only_the_ids_of_their_calls_and_results(body: dict[str, Any]) -> None:
     before = copy.deepcopy(body)
