@@ -347,6 +347,9 @@ class OpenAIChat(Provider):
 
     def _user_parts(self, content: Sequence[Part]) -> list[dict[str, Any]]:
         """A user message's content parts: all but thinking, which a user message has no place for."""
+        if self._plain(content):
+            return [_image(p) if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
+                    for p in content if isinstance(p, (TextPart, ImagePart))]
         out = []
         for p in content:
             if isinstance(p, TextPart) and p.provider_data is None:
@@ -361,8 +364,10 @@ class OpenAIChat(Provider):
         """A system (or developer) message; its images and files follow in a user message (OC7)."""
         own = self._own(message.provider_data)
         content = message.content
-        text, pics = (content, []) if isinstance(content, str) else self._text_and_moved(content)
-        if own is None and (isinstance(content, str) or not self._needs_list(content)):
+        plain = isinstance(content, str) or self._plain(content)
+        text, pics = (content, []) if isinstance(content, str) else \
+            _split(content) if plain else self._text_and_moved(content)
+        if own is None and (plain or not (isinstance(content, tuple) and self._needs_list(content))):
             self._append_turn(out, {"role": "system", "content": text})
         else:
             wire = self._write_own("system", message, self._listed)
@@ -454,15 +459,21 @@ class OpenAIChat(Provider):
         """The assistant message (appended to `out`), its calls with wire ids; its images queue for after the
         tool run (a user message with its images alone goes through `_append_turn`)."""
         content = message.content
-        own = self._own(message.provider_data)
-        pics = None if isinstance(content, str) else self._text_and_moved(content)[1]
+        own = self._own(message.provider_data) if message.provider_data is not None else None
         calls = message.tool_calls
         fields: dict[str, Any] = {}  # message fields held in the content (the refusal, audio)
         reasoning = ""
-        if not isinstance(content, str):
-            fields = self._content_fields(content)
-            reasoning = self._own_reasoning(content)
-        value = self._wire_content("assistant", content, _form(own).get("content"), self._listed)
+        pics: Sequence[ImagePart | FilePart] | None
+        value: Any
+        if own is None and (isinstance(content, str) or self._plain(content)):  # the common case: text and images
+            text, pics = (content, None) if isinstance(content, str) else _split(content)
+            value = text or None
+        else:
+            pics = None if isinstance(content, str) else self._text_and_moved(content)[1]
+            if not isinstance(content, str):
+                fields = self._content_fields(content)
+                reasoning = self._own_reasoning(content)
+            value = self._wire_content("assistant", content, _form(own).get("content"), self._listed)
         if not calls and not value and not fields and not reasoning and not own:
             if pics:
                 # OC7: an assistant message carries no images; nothing else is left of it to send.
@@ -546,7 +557,9 @@ class OpenAIChat(Provider):
         user message after the run. A legacy `function_call`'s result is a `role:"function"` message."""
         call_id, wire_name = waiting.popleft()
         content = message.content
-        text, pics = (content, None) if isinstance(content, str) else self._text_and_moved(content)
+        plain = isinstance(content, str) or self._plain(content)
+        text, pics = (content, None) if isinstance(content, str) else \
+            _split(content) if plain else self._text_and_moved(content)
         own = self._own(message.provider_data)
         if pics:
             images.extend(self._labelled(f"tool result {call_id or wire_name}", pics))  # OC7
@@ -559,7 +572,7 @@ class OpenAIChat(Provider):
             wire = {"role": "tool", "tool_call_id": call_id, "name": wire_name, "content": text}
         else:
             wire = {"role": "tool", "tool_call_id": call_id, "content": text}
-        if own is None and (isinstance(content, str) or not self._needs_list(content)):
+        if own is None and (plain or not (isinstance(content, tuple) and self._needs_list(content))):
             return wire
         form = _form(own)
         if not message.is_error and not pics:  # (an error's prefix, a moved image's note: a string)
@@ -590,6 +603,22 @@ class OpenAIChat(Provider):
             return None
         own = provider_data.get(self.name)
         return own if isinstance(own, dict) else None
+
+    def _plain(self, content: Sequence[Part]) -> bool:
+        """True when a content is text, images and others' thinking only, with nothing kept for this provider: what
+        the writer writes as it always did, fast."""
+        name = self.name
+        for p in content:
+            kind = type(p)
+            if kind is TextPart or kind is ImagePart:
+                if p.provider_data is not None:  # type: ignore[union-attr]
+                    return False
+            elif kind is ThinkingPart:
+                if p.provider == name and self.reasoning_provider is None:  # type: ignore[union-attr]
+                    return False
+            else:  # a file, a part kept verbatim
+                return False
+        return True
 
     def _is_field(self, part: Part) -> bool:
         """True for a text part that is the assistant's `refusal` field, not a part of its content."""
