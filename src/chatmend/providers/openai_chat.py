@@ -347,14 +347,14 @@ class OpenAIChat(Provider):
 
     def _user_parts(self, content: Sequence[Part]) -> list[dict[str, Any]]:
         """A user message's content parts: all but thinking, which a user message has no place for."""
-        if self._plain(content):
-            return [_image(p) if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
-                    for p in content if isinstance(p, (TextPart, ImagePart))]
         out = []
         for p in content:
-            if isinstance(p, TextPart) and p.provider_data is None:
-                out.append({"type": "text", "text": p.text})
-            elif not isinstance(p, ThinkingPart):
+            kind = type(p)
+            if kind is TextPart and p.provider_data is None:  # type: ignore[union-attr]
+                out.append({"type": "text", "text": p.text})  # type: ignore[union-attr]
+            elif kind is ImagePart and p.provider_data is None:  # type: ignore[union-attr]
+                out.append(_image(p))  # type: ignore[arg-type]
+            elif kind is not ThinkingPart:
                 part = self._write_part(p)
                 if part is not None:
                     out.append(part)
@@ -364,9 +364,9 @@ class OpenAIChat(Provider):
         """A system (or developer) message; its images and files follow in a user message (OC7)."""
         own = self._own(message.provider_data)
         content = message.content
-        plain = isinstance(content, str) or self._plain(content)
-        text, pics = (content, []) if isinstance(content, str) else \
-            _split(content) if plain else self._text_and_moved(content)
+        split = (content, []) if isinstance(content, str) else self._split_plain(content)
+        plain = split is not None
+        text, pics = split if split is not None else self._text_and_moved(content)  # type: ignore[arg-type]
         if own is None and (plain or not (isinstance(content, tuple) and self._needs_list(content))):
             self._append_turn(out, {"role": "system", "content": text})
         else:
@@ -465,8 +465,10 @@ class OpenAIChat(Provider):
         reasoning = ""
         pics: Sequence[ImagePart | FilePart] | None
         value: Any
-        if own is None and (isinstance(content, str) or self._plain(content)):  # the common case: text and images
-            text, pics = (content, None) if isinstance(content, str) else _split(content)
+        split = None if own is not None else (content, None) if isinstance(content, str) else \
+            self._split_plain(content)
+        if split is not None:  # the common case: text and images
+            text, pics = split
             value = text or None
         else:
             pics = None if isinstance(content, str) else self._text_and_moved(content)[1]
@@ -486,7 +488,7 @@ class OpenAIChat(Provider):
         if self.reasoning_provider is not None:
             # Any provider's thinking goes back as its text only (signatures are valid only where made).
             thinking = "" if isinstance(content, str) else _thinking_text(content)
-            if thinking or any(not self._is_legacy(c) for c in calls):
+            if thinking or (calls and (calls[0].provider_data is None or any(not self._is_legacy(c) for c in calls))):
                 # KI2: every tool-call message carries it, "" when the history has no thinking to give back
                 wire["reasoning_content"] = thinking
         elif reasoning:
@@ -557,9 +559,9 @@ class OpenAIChat(Provider):
         user message after the run. A legacy `function_call`'s result is a `role:"function"` message."""
         call_id, wire_name = waiting.popleft()
         content = message.content
-        plain = isinstance(content, str) or self._plain(content)
-        text, pics = (content, None) if isinstance(content, str) else \
-            _split(content) if plain else self._text_and_moved(content)
+        split = (content, []) if isinstance(content, str) else self._split_plain(content)
+        plain = split is not None
+        text, pics = split if split is not None else self._text_and_moved(content)  # type: ignore[arg-type]
         own = self._own(message.provider_data)
         if pics:
             images.extend(self._labelled(f"tool result {call_id or wire_name}", pics))  # OC7
@@ -604,21 +606,26 @@ class OpenAIChat(Provider):
         own = provider_data.get(self.name)
         return own if isinstance(own, dict) else None
 
-    def _plain(self, content: Sequence[Part]) -> bool:
-        """True when a content is text, images and others' thinking only, with nothing kept for this provider: what
-        the writer writes as it always did, fast."""
-        name = self.name
+    def _split_plain(self, content: Sequence[Part]) -> tuple[str, list[ImagePart]] | None:
+        """`_split` of a content of text, images and others' thinking with nothing kept for this provider (what the
+        writer writes as it always did, in one pass), or None for any other content."""
+        texts: list[str] = []
+        pics: list[ImagePart] = []
+        own_thinking = self.name if self.reasoning_provider is None else None
         for p in content:
             kind = type(p)
-            if kind is TextPart or kind is ImagePart:
+            if kind is TextPart:
                 if p.provider_data is not None:  # type: ignore[union-attr]
-                    return False
-            elif kind is ThinkingPart:
-                if p.provider == name and self.reasoning_provider is None:  # type: ignore[union-attr]
-                    return False
-            else:  # a file, a part kept verbatim
-                return False
-        return True
+                    return None
+                texts.append(p.text)  # type: ignore[union-attr]
+            elif kind is ImagePart:
+                if p.provider_data is not None:  # type: ignore[union-attr]
+                    return None
+                pics.append(p)  # type: ignore[arg-type]
+            elif kind is not ThinkingPart or (
+                    own_thinking is not None and p.provider == own_thinking):  # type: ignore[union-attr]
+                return None  # a file, a part kept verbatim, this provider's own reasoning
+        return "\n".join(texts), pics
 
     def _is_field(self, part: Part) -> bool:
         """True for a text part that is the assistant's `refusal` field, not a part of its content."""
