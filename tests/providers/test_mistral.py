@@ -383,7 +383,9 @@ def test_from_response_reads_thinking_chunks_and_mistral_image_strings() -> None
     assert mistral.from_response(raw) == expected
     assert mistral.from_response(ChatCompletion.model_construct(**raw)) == expected
     read = mistral.from_request([{"role": "user", "content": [{"type": "image_url", "image_url": "https://x/y.png"}]}])
-    assert read[0].content == (ImagePart(url="https://x/y.png"),)
+    # the bare string is Mistral's own form, written back as it came (#22)
+    assert read[0].content == (ImagePart(url="https://x/y.png", provider_data={"mistral": {"form": {
+        "image_url": "string"}}}),)
 
 
 # ---------------------------------------------------------------------------------------------------- send

@@ -15,7 +15,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from openai.types.chat import ChatCompletion
 
-from chatmend import ChatMessage, ImagePart, ReadError, TextPart, ThinkingPart, ToolCall, repair_history
+from chatmend import ChatMessage, ImagePart, NativePart, ReadError, TextPart, ThinkingPart, ToolCall, repair_history
 from chatmend.providers import base
 from chatmend.providers import openai_chat as oc
 from chatmend.providers.base import arguments_json, arguments_text
@@ -418,22 +418,26 @@ def test_from_request_reads_developer_refusal_and_null_content() -> None:
             {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "r"}]},
         ]
     )
-    assert history[0] == ChatMessage(role="system", content=(TextPart(text="rules"),))
-    assert history[1].content == (TextPart(text="no"),)
+    # lossless (#22): a developer message is a system message that is written back as developer, a list content
+    # is written back as a list, a refusal part as a refusal part
+    listed = {"openai_chat": {"form": {"content": "list"}}}
+    assert history[0] == ChatMessage(role="system", content=(TextPart(text="rules"),), provider_data={
+        "openai_chat": {"form": {"role": "developer", "content": "list"}}})
+    assert history[1].content == (TextPart(text="no", provider_data={"openai_chat": {"form": {"type": "refusal"}}}),)
     assert history[2].tool_calls[0].arguments == "not json"
-    assert history[3] == ChatMessage(role="tool", tool_call_id="c1", content=(TextPart(text="r"),))
+    assert history[3] == ChatMessage(role="tool", tool_call_id="c1", content=(TextPart(text="r"),),
+                                     provider_data=listed)
 
 
 @pytest.mark.parametrize(
     ("data", "path"),
     [
         ({"model": "m"}, "messages"),
-        ([{"role": "function", "name": "f", "content": "x"}], "messages[0].role"),
+        ([{"role": "robot", "content": "x"}], "messages[0].role"),
+        ([{"role": "function", "content": "x"}], "messages[0].name"),
         ([{"role": "tool", "content": "x"}], "messages[0].tool_call_id"),
-        (
-            [{"role": "user", "content": [{"type": "input_audio", "input_audio": {}}]}],
-            "messages[0].content[0]",
-        ),
+        ([{"role": "user", "content": [{"type": "text"}]}], "messages[0].content[0].text"),
+        ([{"role": "user", "content": [{"text": "x"}]}], "messages[0].content[0]"),
         ([{"role": "assistant", "tool_calls": [{"id": "a", "function": {}}]}], "messages[0].tool_calls[0]"),
         ("messages", None),
     ],
@@ -595,7 +599,10 @@ def test_mistral_takes_an_image_url_as_a_string_openai_does_not() -> None:
     body = {"model": "m", "messages": [{"role": "user", "content": [part]}]}
     assert mistral.check(body) == []
     assert [p.code for p in oc.check(body)] == ["SHAPE"]
-    assert mistral.from_request(body) == [ChatMessage(role="user", content=(ImagePart(url=part["image_url"]),))]
+    # the bare string is written back as one (#22: lossless)
+    image = ImagePart(url=part["image_url"], provider_data={"mistral": {"form": {"image_url": "string"}}})
+    assert mistral.from_request(body) == [ChatMessage(role="user", content=(image,))]
+    assert mistral.repair_body(body).body == body
 
 
 def test_a_call_with_an_empty_name_is_a_located_error_not_a_crash() -> None:
@@ -633,23 +640,24 @@ def _user_parts(*parts: dict[str, Any]) -> dict[str, Any]:
     return {"model": "m", "messages": [{"role": "user", "content": list(parts)}]}
 
 
-@pytest.mark.parametrize("kind", ["", "foo", "thinking", "input_text", "video_url"])
-def test_a_part_type_openai_does_not_know_is_its_invalid_value_400(kind: str) -> None:
+def test_an_empty_part_type_is_its_invalid_value_400() -> None:
     # OpenAI answers `Invalid value: 'image'. Supported values are: ...` with param `messages[0].content[1].type`
     # (provider-rules evidence in the adapter: one list for every role, audio and file included).
-    body = _user_parts({"type": "text", "text": "hi"}, {"type": kind})
+    body = _user_parts({"type": "text", "text": "hi"}, {"type": ""})
     problems = oc.check(body)
     assert [(p.code, p.path) for p in problems] == [("SHAPE", "messages[0].content[1].type")]
-    assert problems[0].message == (f"Invalid value: {kind!r}. Supported values are: 'text', 'image_url', "
+    assert problems[0].message == ("Invalid value: ''. Supported values are: 'text', 'image_url', "
                                    "'input_audio', 'refusal', 'audio', and 'file'.")
 
 
-def test_a_part_type_openai_knows_but_the_model_cannot_hold_passes_check_and_is_a_located_read_error() -> None:
-    body = _user_parts({"type": "input_audio", "input_audio": {"data": "UklG", "format": "wav"}})
+@pytest.mark.parametrize("kind", ["foo", "thinking", "input_text", "video_url"])
+def test_a_part_type_not_known_here_passes_check_and_is_kept_verbatim(kind: str) -> None:
+    # #22: providers add part types every month; one chatmend does not know is theirs to judge, and is kept
+    part = {"type": kind, kind: {"x": [1]}}
+    body = _user_parts({"type": "text", "text": "hi"}, part)
     assert oc.check(body) == []
-    with pytest.raises(ReadError, match="unsupported content part 'input_audio'") as info:
-        oc.from_request(body)
-    assert info.value.path == "messages[0].content[0]"
+    assert oc.from_request(body)[0].content[1] == NativePart(provider="openai_chat", data=part)
+    assert oc.repair_body(body).body == body
 
 
 def test_kimi_reports_only_an_empty_part_type_and_mistral_its_chunk_types() -> None:
@@ -664,6 +672,6 @@ def test_kimi_reports_only_an_empty_part_type_and_mistral_its_chunk_types() -> N
         ("SHAPE", "messages[0].content[0].type", "'foo' is not a valid ChunkTypes")]
     audio = {"type": "input_audio", "input_audio": "UklG"}
     assert mistral.check(_user_parts({"type": "text", "text": "hi"}, audio)) == []
-    with pytest.raises(ReadError) as info:
-        mistral.from_request(_user_parts({"type": "foo"}))
-    assert info.value.path == "messages[0].content[0]" and "unsupported content part 'foo'" in info.value.reason
+    # ... and read, kept verbatim (#22: nothing is refused)
+    assert mistral.from_request(_user_parts({"type": "foo"}))[0].content == (
+        NativePart(provider="mistral", data={"type": "foo"}),)

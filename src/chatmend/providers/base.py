@@ -359,7 +359,7 @@ class Provider(ABC):
                 if not result.changed and not self._list_problems(unchanged.body):
                     return unchanged
                 # changed, or valid in pairs but not on the wire (a first turn the writer would bridge)
-                written = self._write_items(result.messages, lambda: self._id_assigner(result.final_ids), 0)
+                written = self._write_list(result.messages, lambda: self._id_assigner(result.final_ids))
                 return BodyRepair({**body, self.list_key: written}, result, list(range(len(written))), history)
             flat = [m for group in groups for m in group]
             item_of = [r for r, group in enumerate(groups) for _ in group]
@@ -383,7 +383,7 @@ class Provider(ABC):
                 return repaired
             # the list breaks a rule of the wire beyond pairing (its first role, alternation): the writer knows
             # them, so the whole list is written anew
-            written = self._write_items(out, _assigners(wire_ids, 0), 0)
+            written = self._write_list(out, _assigners(wire_ids, 0))
             return BodyRepair({**body, self.list_key: written}, result, list(range(len(written))), flat, item_of)
 
     def _list_valid(self, items: list[Any]) -> bool:
@@ -449,6 +449,11 @@ class Provider(ABC):
             ids.skip(first_call)
             return ids
         return assigner
+
+    def _write_list(self, messages: list[ChatMessage], ids: Callable[[], IdAssigner]) -> list[Any]:
+        """The whole conversation list written anew from repaired messages (hook: default `_write_items` of them
+        all; an adapter whose runs are written as they stand inside a body writes a whole body's list here)."""
+        return self._write_items(messages, ids, 0)
 
     def _write_items(self, messages: list[ChatMessage], ids: Callable[[], IdAssigner], lead: int) -> list[Any]:
         """Wire items for `messages[lead:]`, a run of repaired messages, their wire ids from a fresh `ids()`;

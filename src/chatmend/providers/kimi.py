@@ -21,7 +21,8 @@ from chatmend.providers.openai_chat import TEXTS, IdAssigner, OpenAIChat
 _KI4_TOOL_CHOICE = "tool_choice {value} is not supported with thinking enabled: use 'auto' or 'none'"
 _KI4_TEMPERATURE = "temperature {value} is not supported with thinking enabled: it is fixed at 1.0"
 
-__all__ = ["PROVIDER", "Kimi", "check", "from_request", "from_response", "send", "send_async", "to_request"]
+__all__ = ["PROVIDER", "Kimi", "check", "from_request", "from_response", "repair_body", "send", "send_async",
+           "to_request"]
 
 
 class _PositionIds(IdAssigner):
@@ -102,7 +103,7 @@ class Kimi(OpenAIChat):
     def _check_assistant(self, message: Mapping[str, Any], i: int, body: Mapping[str, Any]) -> list[Problem]:
         """KI3: content unless the message has calls; KI2: `reasoning_content` on calls with thinking on."""
         if not message.get("tool_calls"):
-            if not message.get("content"):
+            if not message.get("content") and not message.get("function_call"):
                 return [self._say("KI3", f"messages[{i}].content", index=i)]
             return []
         if _thinking_on(body) and not isinstance(message.get("reasoning_content"), str):
@@ -121,5 +122,6 @@ to_request = PROVIDER.to_request
 from_request = PROVIDER.from_request
 from_response = PROVIDER.from_response
 check = PROVIDER.check
+repair_body = PROVIDER.repair_body
 send = PROVIDER.send
 send_async = PROVIDER.send_async

@@ -41,6 +41,7 @@ __all__ = [
     "check",
     "from_request",
     "from_response",
+    "repair_body",
     "send",
     "send_async",
     "to_request",
@@ -136,6 +137,8 @@ class Mistral(OpenAIChat):
     part_types: ClassVar[tuple[str, ...] | None] = (
         "text", "image", "image_url", "input_audio", "audio_url", "document_url", "reference", "file", "thinking")
     unknown_part_text: ClassVar[str] = "{kind} is not a valid ChunkTypes"  # mistral-common's converter
+    thinking_parts: ClassVar[bool] = True  # ThinkChunk: `{"type": "thinking", "thinking": [...], "signature"}`
+    developer_role: ClassVar[bool] = False  # system, user, assistant and tool only
 
     # ----------------------------------------------------------------------------------------- write
 
@@ -233,9 +236,18 @@ class Mistral(OpenAIChat):
 
     def _check_shape(self, message: Any, path: str) -> list[Problem]:
         """OpenAI's shape checks; no `developer` role: Mistral knows only system, user, assistant, tool."""
-        if isinstance(message, Mapping) and message.get("role") == "developer":
-            return [self._problem(SHAPE, f"{path}.role", "unknown role 'developer'; use 'system'")]
-        return super()._check_shape(message, path)
+        if isinstance(message, Mapping) and message.get("role") in ("developer", "function"):
+            return [self._problem(SHAPE, f"{path}.role", f"unknown role {message['role']!r}; use "
+                                  f"{'system' if message['role'] == 'developer' else 'tool'}")]
+        out = super()._check_shape(message, path)
+        calls = message.get("tool_calls") if isinstance(message, Mapping) and not out else None
+        for k, call in enumerate(calls if isinstance(calls, list) else []):
+            if call.get("type", "function") != "function":  # mistral-common's ToolCall: function calls only (our words)
+                out.append(self._problem(SHAPE, f"{path}.tool_calls[{k}].type",
+                                         f"Mistral tool calls are function calls, not {call['type']!r}"))
+        if isinstance(message, Mapping) and message.get("function_call") is not None and not out:
+            out.append(self._problem(SHAPE, f"{path}.function_call", "Mistral has no 'function_call': use tool_calls"))
+        return out
 
     def _check_result(self, message: Mapping[str, Any], path: str, expected: set[str], observed: set[str],
                       out: list[Problem]) -> None:
@@ -302,5 +314,6 @@ to_request = PROVIDER.to_request
 from_request = PROVIDER.from_request
 from_response = PROVIDER.from_response
 check = PROVIDER.check
+repair_body = PROVIDER.repair_body
 send = PROVIDER.send
 send_async = PROVIDER.send_async

@@ -7,11 +7,26 @@ of the base, and `_wire_name`, `_append_turn`, `_on_assistant`, `_finish`; check
 
 Choices where the wire has no place for something:
 - a tool result's images go in a user message right after the run of tool messages (OC7), after a line
-  naming the result (`Images from tool result <id>:`); an assistant's or system message's images likewise;
+  naming the result (`Images from tool result <id>:`); an assistant's or system message's images likewise
+  (and files: `file` and `input_audio` parts are user content only);
 - `is_error` becomes `ERROR_PREFIX` at the start of the result's text (there is no error flag);
-- thinking is not sent (no field for it), except by Kimi as `reasoning_content`; an assistant message left
-  with nothing to send (thinking only) is left out;
+- thinking of other providers is not sent (no field for it), except by Kimi as `reasoning_content`; an
+  assistant message left with nothing to send (thinking only) is left out;
 - a system message stays a system message where it stands; the `system` option adds one first.
+
+The whole request vocabulary of the SDK's `ChatCompletionMessageParam` is read and written back unchanged
+(README, "OpenAI Chat"): what the neutral model names is modelled, the rest is kept under the provider's name
+(`provider_data[name]`): every wire field the model does not name, verbatim, and under the reserved key `form`
+how the wire spelled what the model does name, where the writer would otherwise spell it differently:
+- on a message: `role` (`developer`, or `function` for a legacy function result), `content` (`null`,
+  `string`, `list`, `omitted`), `name` (`omitted`: a tool message without it, for providers that name results);
+- on a call: `type` (`custom`, or `omitted`), `field` (`function_call`: the legacy `function_call` field, not
+  a `tool_calls` item), `arguments` (`object`: Mistral's arguments as a JSON object, not text);
+- on a part: `type` (`refusal`, `input_audio`), `field` (`refusal`: the assistant's `refusal` field),
+  `image_url` (`string`: Mistral's and Kimi's bare URL), `file_data` (`base64`: no `data:` prefix).
+A part of a type the model has no place for (or of a type added last month) is a `NativePart`, written back
+verbatim where it stood; a `NativePart` without a `type` holds message fields (the assistant's `audio`), which
+is how they stay in the content that repair sees.
 """
 
 from __future__ import annotations
@@ -25,7 +40,9 @@ from chatmend._json import brief
 from chatmend.exceptions import Problem, ReadError, error_context
 from chatmend.messages import (
     ChatMessage,
+    FilePart,
     ImagePart,
+    NativePart,
     Part,
     TextPart,
     ThinkingPart,
@@ -50,6 +67,7 @@ from chatmend.repair import RepairResult
 
 __all__ = [
     "ERROR_PREFIX",
+    "FORM",
     "PROVIDER",
     "SHAPE",
     "TEXTS",
@@ -60,6 +78,7 @@ __all__ = [
     "check",
     "from_request",
     "from_response",
+    "repair_body",
     "send",
     "send_async",
     "to_request",
@@ -68,20 +87,36 @@ __all__ = [
 Body = dict[str, Any]
 WireMessage = dict[str, Any]
 Waiting = deque[tuple[str, str]]
-"""(wire id, wire name) of each call written whose result is still to come, in call order."""
+"""(wire id, wire name) of each call written whose result is still to come, in call order; the wire id is
+`LEGACY_ID` for a legacy `function_call`, answered by a `role:"function"` message."""
 
 ERROR_PREFIX = "Error: "
 """Chat Completions has no error flag on a tool message: a failed result says so in its text."""
+FORM = "form"
+"""The reserved key of `provider_data[name]`: how the wire spelled what the neutral model names (module doc)."""
+LEGACY_ID = ""
+"""The wire id a legacy `function_call` waits under: it has none (and repair gives every other call one)."""
 _NO_TEXT_FOR_IMAGES = "(image result: see the next message)"
-_PART_TYPES = ("text", "image_url", "input_audio", "refusal", "audio", "file")
-"""The content part types OpenAI knows, as its 400 for another type lists them: the SDK's part types of every
-role (text, image_url, input_audio, file; refusal on the assistant), and `audio`."""
 _OWN_PART_TYPES = frozenset({"image_url", "input_audio", "file"})
 """Part types of Chat Completions that no other chat shape has (detection)."""
-_OWN_FIELDS = frozenset({"reasoning_content", "refusal", "name"})
+_OWN_FIELDS = frozenset({"reasoning_content", "refusal", "name", "function_call"})
 """Message fields of Chat Completions (and the providers speaking it) that no other chat shape has."""
 _UNKNOWN_PART = ("Invalid value: {kind}. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', "
                  "'audio', and 'file'.")
+"""OpenAI's 400 for a part type it does not know, listing the SDK's part types of every role and `audio`: what
+`check` says of an empty type (a type not known here passes: providers add some every month)."""
+_CONTENT_FIELDS = frozenset({"role", "content"})
+"""The fields a system, developer or user message's model names (`name` and the rest are kept verbatim)."""
+_ASSISTANT_FIELDS = frozenset({"role", "content", "tool_calls", "function_call", "refusal", "audio",
+                               "reasoning_content"})
+_WITHIN: WireMessage = {"role": "user", "content": ""}
+"""What a run of `repair_body` is written after (`_write_messages(within=True)`): a message, as in a body."""
+_OMITTED = object()
+"""`_wire_content` of a content the wire did not have."""
+_CALL_FIELDS = frozenset({"id", "type", "function"})
+_PLAIN_ASSISTANT = frozenset({"role", "content", "tool_calls"})
+_AUDIO_MEDIA = {"mp3": "audio/mpeg", "wav": "audio/wav"}
+_AUDIO_FORMAT = {"audio/mpeg": "mp3", "audio/mp3": "mp3", "audio/wav": "wav", "audio/x-wav": "wav"}
 
 TEXTS: dict[str, str] = {
     "OC1": "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
@@ -115,15 +150,27 @@ def _named_function(call: Any) -> Mapping[str, Any] | None:
     return None
 
 
+def _call_kind(call: Mapping[str, Any]) -> str | None:
+    """A call's type as written (`function` when it names none), or None when its `type` is not a string."""
+    kind = call.get("type", "function")
+    return kind if isinstance(kind, str) else None
+
+
 def _with_raw_arguments(message: ChatMessage, item: Mapping[str, Any]) -> ChatMessage:
-    """The message with each call's arguments text kept as it came (`repair_body` writes it back byte for byte)."""
-    if not message.tool_calls:
+    """The message with each function call's arguments text kept as it came (`repair_body` writes it back byte for
+    byte); custom calls and the legacy `function_call` keep theirs already."""
+    calls = message.tool_calls
+    if not calls:
         return message
-    calls = tuple(
-        replace_field(call, "raw_arguments", text) if isinstance(text := raw["function"].get("arguments"), str)
-        else call
-        for call, raw in zip(message.tool_calls, item["tool_calls"]))
-    return replace_field(message, "tool_calls", calls)
+    wire = item.get("tool_calls")
+    wire_calls = wire if isinstance(wire, list) else []
+    kept = []
+    for k, call in enumerate(calls):
+        raw = wire_calls[k] if k < len(wire_calls) else None
+        function = raw.get("function") if isinstance(raw, Mapping) and _call_kind(raw) == "function" else None
+        text = function.get("arguments") if isinstance(function, Mapping) else None
+        kept.append(replace_field(call, "raw_arguments", text) if isinstance(text, str) else call)
+    return replace_field(message, "tool_calls", tuple(kept))
 
 
 def _thinking_text(parts: Sequence[Part]) -> str:
@@ -144,6 +191,46 @@ def _image(part: ImagePart) -> dict[str, Any]:
     return {"type": "image_url", "image_url": {"url": image_data_url(part)}}
 
 
+def _rest(item: Mapping[str, Any], named: frozenset[str] | tuple[str, ...]) -> dict[str, Any]:
+    """The fields of a wire object that the model does not name, verbatim."""
+    return {k: v for k, v in item.items() if k not in named}
+
+
+def _fields(own: Mapping[str, Any], exclude: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The verbatim wire fields of a provider_data entry (all but its `form`, and `exclude`)."""
+    return {k: v for k, v in own.items() if k != FORM and k not in exclude}
+
+
+def _form(own: Mapping[str, Any] | None) -> Mapping[str, str]:
+    """The `form` of a provider_data entry (empty when none)."""
+    form = own.get(FORM) if own is not None else None
+    return form if isinstance(form, Mapping) else {}
+
+
+def _moved(part: Part) -> bool:
+    """True for the parts only a user message carries (images, files): elsewhere they move to one (OC7)."""
+    return type(part) is ImagePart or type(part) is FilePart
+
+
+def _chunks_text(chunks: list[Any]) -> str:
+    """The text of Mistral's thinking chunks, joined."""
+    return "".join(t for c in chunks if isinstance(c, Mapping) and isinstance(t := c.get("text", ""), str))
+
+
+def _data_url(url: str) -> tuple[str, str] | None:
+    """(media type, base64 data) of a base64 `data:` URI that the neutral form writes back the same, else None."""
+    if not url.startswith("data:") or ";base64," not in url:
+        return None
+    head, data = url[5:].split(";base64,", 1)
+    return (head, data) if head else None
+
+
+def _media_of(file: Mapping[str, Any]) -> str:
+    """The media type of a `file` part's inline bytes given without a `data:` prefix (the wire names none)."""
+    name = file.get("filename")
+    return "application/pdf" if isinstance(name, str) and name.lower().endswith(".pdf") else "application/octet-stream"
+
+
 class OpenAIChat(Provider):
     """Chat Completions bodies: `messages` with `tool_calls` on the assistant and `role:"tool"` results."""
 
@@ -158,10 +245,17 @@ class OpenAIChat(Provider):
     # OBS CopilotKit/CopilotKit#529 (`code: empty_array`); Kimi and Mistral, OpenAI-compatible, refuse it too
     empty_list_error: ClassVar[str | None] = ("Invalid 'messages': empty array. Expected an array with minimum "
                                               "length 1, but got an empty array instead.")
+    writes_parts: ClassVar[frozenset[str]] = frozenset({"text", "image", "thinking", "file", "native"})
     tool_message_name: ClassVar[bool] = False
     """True when tool messages carry the tool's `name` (not a field of OpenAI's own type)."""
     reasoning_provider: ClassVar[str | None] = None
-    """The provider whose `reasoning_content` field carries thinking (Kimi); None: thinking is not sent."""
+    """The provider whose `reasoning_content` field carries every provider's thinking (Kimi); None: only this
+    provider's own thinking goes back in it (DeepSeek-style `reasoning_content`, read from its own bodies)."""
+    thinking_parts: ClassVar[bool] = False
+    """True when thinking is a content part of the assistant (Mistral's `thinking` chunks); else such a part is
+    one the provider does not know, kept verbatim."""
+    developer_role: ClassVar[bool] = True
+    """True when the provider knows the `developer` role (Mistral does not: a developer message goes as system)."""
     texts: ClassVar[dict[str, str]] = TEXTS
     """The provider's 400 text per rule code."""
     unanswered_code: ClassVar[str] = "OC1"
@@ -170,8 +264,9 @@ class OpenAIChat(Provider):
     """The rule an image outside a user message breaks (Mistral words it as MI11)."""
     image_url_as_string: ClassVar[bool] = False
     """Whether an `image_url` part may hold its URL as a bare string (Mistral's may; OpenAI's needs an object)."""
-    part_types: ClassVar[tuple[str, ...] | None] = _PART_TYPES
-    """The content part types the provider knows (None: not known here, any non-empty type is left to it)."""
+    part_types: ClassVar[tuple[str, ...] | None] = None
+    """The content part types the provider rejects all others of (None: a type not known here is left to the
+    provider, as new ones come every month: only an empty type is reported)."""
     unknown_part_text: ClassVar[str] = _UNKNOWN_PART
     """The provider's words for a part of a type it does not know (`{kind}`: the type, quoted)."""
 
@@ -179,7 +274,7 @@ class OpenAIChat(Provider):
 
     def marks(self, item: Mapping[str, Any]) -> bool:
         """Signs only a Chat Completions message has: OpenAI's own part types, roles and fields, and calls
-        with a `function` object."""
+        with a `function` or `custom` object."""
         content = item.get("content")
         if isinstance(content, list) and any(
                 isinstance(p, Mapping) and text_field(p) in _OWN_PART_TYPES for p in content):
@@ -188,7 +283,7 @@ class OpenAIChat(Provider):
             return True
         calls = item.get("tool_calls")
         return isinstance(calls, list) and bool(calls) and all(
-            isinstance(c, Mapping) and "function" in c for c in calls)
+            isinstance(c, Mapping) and ("function" in c or "custom" in c) for c in calls)
 
     # ----------------------------------------------------------------------------------------- write
 
@@ -201,10 +296,12 @@ class OpenAIChat(Provider):
         body.update(options)
         return body
 
-    def _write_messages(self, messages: list[ChatMessage], system: str | None, ids: IdAssigner) -> list[WireMessage]:
-        """The wire message list of a repaired history, its calls' wire ids given by `ids`."""
+    def _write_messages(self, messages: list[ChatMessage], system: str | None, ids: IdAssigner, *,
+                        within: bool = False) -> list[WireMessage]:
+        """The wire message list of a repaired history, its calls' wire ids given by `ids`; `within` a body (a run
+        of `repair_body`), as they are written after a message of the body, and not finished as a body ends."""
         waiting: Waiting = deque()  # the tool messages after an assistant message answer its calls in order
-        out: list[WireMessage] = []
+        out: list[WireMessage] = [_WITHIN] if within else []
         images: list[dict[str, Any]] = []  # OC7: image parts waiting for the run of tool messages to end
         named = self.tool_message_name
         # User and system messages go through `_append_turn` (a provider may move or precede them); assistant and tool
@@ -218,7 +315,8 @@ class OpenAIChat(Provider):
                 images = []
             if role == "tool":
                 content = message.content
-                if type(content) is str and not message.is_error:  # a plain result: `_write_result`'s result
+                if type(content) is str and not message.is_error and message.provider_data is None \
+                                and waiting and waiting[0][0]:  # a plain result: `_write_result`'s result
                     call_id, wire_name = waiting.popleft()
                     out.append({"role": "tool", "tool_call_id": call_id, "name": wire_name, "content": content}
                                if named else {"role": "tool", "tool_call_id": call_id, "content": content})
@@ -227,25 +325,117 @@ class OpenAIChat(Provider):
             elif role == "assistant":
                 self._on_assistant(out)
                 content = message.content
-                if type(content) is str and content and not message.tool_calls:
+                if type(content) is str and content and not message.tool_calls and message.provider_data is None:
                     out.append({"role": "assistant", "content": content})  # as `_write_assistant` writes a reply
                 else:
                     self._write_assistant(message, ids, waiting, images, out)
             elif role == "user":
                 content = message.content
-                self._append_turn(out, {"role": "user", "content": content if isinstance(content, str) else [
-                    _image(p) if isinstance(p, ImagePart) else {"type": "text", "text": p.text}
-                    for p in content if isinstance(p, (TextPart, ImagePart))
-                ] or ""})  # thinking only: nothing of it can be sent
+                if message.provider_data is None or self.name not in message.provider_data:
+                    wire: WireMessage = {"role": "user", "content": content if isinstance(content, str)
+                                         else self._user_parts(content) or ""}  # thinking only: nothing to send
+                else:
+                    wire = self._write_own("user", message, self._user_parts)
+                self._append_turn(out, wire)
             else:
-                text, pics = _split(message.content)
-                self._append_turn(out, {"role": "system", "content": text})
-                if pics:  # OC7: a system message carries no images
-                    self._append_turn(out, {"role": "user", "content": self._labelled("the system message", pics)})
+                self._write_system(message, out)
         if images:
             self._append_turn(out, {"role": "user", "content": images})
+        if within:
+            return out[1:]  # (the body's own end is `_finish`'s, and `check`'s after a repair: base.repair_body)
         self._finish(out)
         return out
+
+    def _write_list(self, messages: list[ChatMessage], ids: Callable[[], IdAssigner]) -> list[Any]:
+        """The whole message list of `repair_body` written anew, as a body's (its start and end Mistral's too)."""
+        return self._write_messages(messages, None, ids())
+
+    def _write_items(self, messages: list[ChatMessage], ids: Callable[[], IdAssigner], lead: int) -> list[Any]:
+        """A run of `repair_body` written as it stands inside the body: after a message, so that no turn is put
+        before it (Mistral's role order), and not finished as if the body ended with it."""
+        written = self._write_messages(messages, None, ids(), within=True)
+        if not lead:
+            return written
+        return written[len(self._write_messages(messages[:lead], None, ids(), within=True)):]
+
+    def _user_parts(self, content: Sequence[Part]) -> list[dict[str, Any]]:
+        """A user message's content parts: all but thinking, which a user message has no place for."""
+        out = []
+        for p in content:
+            kind = type(p)
+            if kind is TextPart and p.provider_data is None:  # type: ignore[union-attr]
+                out.append({"type": "text", "text": p.text})  # type: ignore[union-attr]
+            elif kind is ImagePart and p.provider_data is None:  # type: ignore[union-attr]
+                out.append(_image(p))  # type: ignore[arg-type]
+            elif kind is not ThinkingPart:
+                part = self._write_part(p)
+                if part is not None:
+                    out.append(part)
+        return out
+
+    def _write_system(self, message: ChatMessage, out: list[WireMessage]) -> None:
+        """A system (or developer) message; its images and files follow in a user message (OC7)."""
+        own = self._own(message.provider_data)
+        content = message.content
+        split = (content, []) if isinstance(content, str) else self._split_plain(content)
+        plain = split is not None
+        text, pics = split if split is not None else self._text_and_moved(content)  # type: ignore[arg-type]
+        if own is None and (plain or not (isinstance(content, tuple) and self._needs_list(content))):
+            self._append_turn(out, {"role": "system", "content": text})
+        else:
+            wire = self._write_own("system", message, self._listed)
+            if wire.get("role") == "developer" and not self.developer_role:
+                wire["role"] = "system"
+            self._append_turn(out, wire)
+        if pics:  # OC7: a system message carries no images
+            self._append_turn(out, {"role": "user", "content": self._labelled("the system message", pics)})
+
+    def _listed(self, content: Sequence[Part]) -> list[dict[str, Any]]:
+        """The parts a system, tool or assistant message keeps in its own content list (text, refusals, parts
+        kept verbatim, Mistral's thinking chunks), written."""
+        out = []
+        for p in content:
+            if _moved(p) or self._is_field(p):
+                continue
+            if isinstance(p, ThinkingPart):
+                if self._is_chunk(p):
+                    out.append(self._write_chunk(p))
+                continue
+            part = self._write_part(p)
+            if part is not None:
+                out.append(part)
+        return out
+
+    def _write_own(self, role: str, message: ChatMessage,
+                   parts: Callable[[Sequence[Part]], list[dict[str, Any]]]) -> WireMessage:
+        """A system, developer or user message read from this provider's own body: as it was spelled."""
+        own = self._own(message.provider_data) or {}
+        form = own.get(FORM) or {}
+        wire: WireMessage = {"role": form.get("role", role)}
+        value = self._wire_content(role, message.content, form.get("content"), parts)
+        if value is not _OMITTED:
+            wire["content"] = value
+        wire.update(_fields(own))
+        return wire
+
+    def _wire_content(self, role: str, content: str | tuple[Part, ...], spelled: str | None,
+                      parts: Callable[[Sequence[Part]], list[dict[str, Any]]]) -> Any:
+        """A message's `content` as the wire spelled it (`spelled`, the form's `content`; None: as the writer
+        does: a user's list as a list, any other as a string, an assistant's empty one as null), or `_OMITTED`.
+        What `_content_form` reads back."""
+        as_list = spelled == "list" or (spelled is None and not isinstance(content, str) and (
+            role == "user" or self._needs_list(content)))
+        if not as_list:
+            text = content if isinstance(content, str) else self._text_and_moved(content)[0]
+            empty = not text and (isinstance(content, str) or not self._needs_list(content))
+            if empty and spelled == "omitted":
+                return _OMITTED
+            if empty and (spelled == "null" or (role == "assistant" and spelled != "string")):
+                return None
+            return text
+        if isinstance(content, str):
+            return [{"type": "text", "text": content}] if content else []
+        return parts(content)
 
     def _wire_name(self, name: str) -> str:
         """A tool name as the provider accepts it (hook: Mistral restricts names)."""
@@ -262,9 +452,14 @@ class OpenAIChat(Provider):
     def _finish(self, out: list[WireMessage]) -> None:
         """Called once after the last message (hook: Mistral never ends on an assistant message)."""
 
-    def _labelled(self, source: str, pics: list[ImagePart]) -> list[dict[str, Any]]:
-        """Image parts moved out of a non-user message, after a line that says where they come from."""
-        return [{"type": "text", "text": f"Images from {source}:"}, *(_image(p) for p in pics)]
+    def _labelled(self, source: str, pics: Sequence[ImagePart | FilePart]) -> list[dict[str, Any]]:
+        """Image (and file) parts moved out of a non-user message, after a line that says where they come from."""
+        out: list[dict[str, Any]] = [{"type": "text", "text": f"Images from {source}:"}]
+        for p in pics:
+            part = _image(p) if isinstance(p, ImagePart) and p.provider_data is None else self._write_part(p)
+            if part is not None:
+                out.append(part)
+        return out
 
     def _write_assistant(
         self,
@@ -277,34 +472,65 @@ class OpenAIChat(Provider):
         """The assistant message (appended to `out`), its calls with wire ids; its images queue for after the
         tool run (a user message with its images alone goes through `_append_turn`)."""
         content = message.content
-        text, pics = (content, None) if isinstance(content, str) else _split(content)
+        own = self._own(message.provider_data) if message.provider_data is not None else None
         calls = message.tool_calls
-        if not calls and not text and pics:
-            # OC7: an assistant message carries no images; nothing else is left of it to send.
-            self._append_turn(out, {"role": "user", "content": self._labelled("the assistant", pics)})
-            return
-        if not calls and not text:
+        fields: dict[str, Any] = {}  # message fields held in the content (the refusal, audio)
+        reasoning = ""
+        pics: Sequence[ImagePart | FilePart] | None
+        value: Any
+        split = None if own is not None else (content, None) if isinstance(content, str) else \
+            self._split_plain(content)
+        if split is not None:  # the common case: text and images
+            text, pics = split
+            value = text or None
+        else:
+            pics = None if isinstance(content, str) else self._text_and_moved(content)[1]
+            if not isinstance(content, str):
+                fields = self._content_fields(content)
+                reasoning = self._own_reasoning(content)
+            value = self._wire_content("assistant", content, _form(own).get("content"), self._listed)
+        if not calls and not value and not fields and not reasoning and not own:
+            if pics:
+                # OC7: an assistant message carries no images; nothing else is left of it to send.
+                self._append_turn(out, {"role": "user", "content": self._labelled("the assistant", pics)})
             return  # thinking only: Chat Completions has no field for it (KI3: empty is rejected)
-        wire: WireMessage = {"role": "assistant", "content": text or None}
+        wire: WireMessage = {"role": "assistant"}
+        if value is not _OMITTED:
+            wire["content"] = value
+        wire.update(fields)
         if self.reasoning_provider is not None:
             # Any provider's thinking goes back as its text only (signatures are valid only where made).
             thinking = "" if isinstance(content, str) else _thinking_text(content)
-            if thinking or calls:
+            if thinking or (calls and (calls[0].provider_data is None or any(not self._is_legacy(c) for c in calls))):
                 # KI2: every tool-call message carries it, "" when the history has no thinking to give back
                 wire["reasoning_content"] = thinking
+        elif reasoning:
+            wire["reasoning_content"] = reasoning  # DeepSeek-style: this provider's own, sent back
         if calls:
             wire_calls = []
             for call in calls:
                 name = call.name
                 wire_name = self._wire_name(name)
                 call_id = ids.next_id(name)
-                waiting.append((call_id, wire_name))
-                wire_calls.append({
-                    "id": call_id,
-                    "type": "function",
-                    "function": {"name": wire_name, "arguments": arguments_json(call)},  # OC6
-                })
-            wire["tool_calls"] = wire_calls
+                if call.provider_data is None or self.name not in call.provider_data:
+                    waiting.append((call_id, wire_name))
+                    wire_calls.append({
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": wire_name, "arguments": arguments_json(call)},  # OC6
+                    })
+                    continue
+                written = self._write_call(call, call_id, wire_name)
+                if written is None:  # the legacy `function_call` field
+                    waiting.append((LEGACY_ID, wire_name))
+                    wire["function_call"] = self._write_function_call(call, wire_name)
+                else:
+                    waiting.append((call_id, wire_name))
+                    wire_calls.append(written)
+            if wire_calls:
+                wire["tool_calls"] = wire_calls
+        if own:
+            wire.update(_fields(own))
         out.append(wire)
         if pics:
             label = self._labelled("the assistant", pics)
@@ -313,20 +539,68 @@ class OpenAIChat(Provider):
             else:
                 self._append_turn(out, {"role": "user", "content": label})
 
+    def _write_call(self, call: ToolCall, call_id: str, wire_name: str) -> dict[str, Any] | None:
+        """A call read from this provider's own body, as it was spelled (None: the legacy `function_call`)."""
+        own = self._own(call.provider_data) or {}
+        form = _form(own)
+        if form.get("field") == "function_call":
+            return None
+        rest = _fields(own, ("function", "custom"))
+        kind = form.get("type", "function")
+        if kind == "custom":
+            custom = {"name": wire_name, "input": arguments_json(call), **(own.get("custom") or {})}
+            return {"id": call_id, "type": "custom", "custom": custom, **rest}
+        if kind not in ("function", "omitted"):  # a type not known here: kept as it was, under its wire id
+            return {"id": call_id, "type": kind, **_fields(own)}
+        arguments: Any = arguments_json(call)
+        if form.get("arguments") == "object" and call.raw_arguments is None and isinstance(call.arguments, dict):
+            arguments = call.arguments
+        function = {"name": wire_name, "arguments": arguments, **(own.get("function") or {})}
+        if form.get("arguments") == "omitted" and call.arguments == {} and call.raw_arguments is None:
+            del function["arguments"]
+        if kind == "omitted":
+            return {"id": call_id, "function": function, **rest}
+        return {"id": call_id, "type": "function", "function": function, **rest}
+
+    def _write_function_call(self, call: ToolCall, wire_name: str) -> dict[str, Any]:
+        """The legacy `function_call` field of an assistant message."""
+        own = self._own(call.provider_data) or {}
+        return {"name": wire_name, "arguments": arguments_json(call), **_fields(own)}
+
     def _write_result(self, message: ChatMessage, waiting: Waiting, images: list[dict[str, Any]]) -> WireMessage:
         """A `role:"tool"` message answering the first call still waiting, with text only; its images queue for a
-        user message after the run."""
+        user message after the run. A legacy `function_call`'s result is a `role:"function"` message."""
         call_id, wire_name = waiting.popleft()
         content = message.content
-        text, pics = (content, None) if isinstance(content, str) else _split(content)
+        split = (content, []) if isinstance(content, str) else self._split_plain(content)
+        plain = split is not None
+        text, pics = split if split is not None else self._text_and_moved(content)  # type: ignore[arg-type]
+        own = self._own(message.provider_data)
         if pics:
-            images.extend(self._labelled(f"tool result {call_id}", pics))  # OC7
+            images.extend(self._labelled(f"tool result {call_id or wire_name}", pics))  # OC7
             text = text or _NO_TEXT_FOR_IMAGES
         if message.is_error:
             text = ERROR_PREFIX + text  # no error flag in Chat Completions
-        if self.tool_message_name:
-            return {"role": "tool", "tool_call_id": call_id, "name": wire_name, "content": text}
-        return {"role": "tool", "tool_call_id": call_id, "content": text}
+        if call_id == LEGACY_ID:
+            wire: WireMessage = {"role": "function", "name": wire_name, "content": text}
+        elif self.tool_message_name:
+            wire = {"role": "tool", "tool_call_id": call_id, "name": wire_name, "content": text}
+        else:
+            wire = {"role": "tool", "tool_call_id": call_id, "content": text}
+        if own is None and (plain or not (isinstance(content, tuple) and self._needs_list(content))):
+            return wire
+        form = _form(own)
+        if not message.is_error and not pics:  # (an error's prefix, a moved image's note: a string)
+            value = self._wire_content("tool", content, form.get("content"), self._listed)
+            if value is _OMITTED:
+                del wire["content"]
+            else:
+                wire["content"] = value
+        if form.get("name") == "omitted":
+            wire.pop("name", None)
+        if own:
+            wire.update(_fields(own))
+        return wire
 
     def _write_tool(self, name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
         """A function tool definition."""
@@ -335,6 +609,143 @@ class OpenAIChat(Provider):
             function["description"] = description
         function["parameters"] = parameters
         return {"type": "function", "function": function}
+
+    # ------------------------------------------------------------------------------- write: parts and forms
+
+    def _own(self, provider_data: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        """This provider's entry of a `provider_data` (None when it has none)."""
+        if provider_data is None:
+            return None
+        own = provider_data.get(self.name)
+        return own if isinstance(own, dict) else None
+
+    def _split_plain(self, content: Sequence[Part]) -> tuple[str, list[ImagePart]] | None:
+        """`_split` of a content of text, images and others' thinking with nothing kept for this provider (what the
+        writer writes as it always did, in one pass), or None for any other content."""
+        texts: list[str] = []
+        pics: list[ImagePart] = []
+        own_thinking = self.name if self.reasoning_provider is None else None
+        for p in content:
+            kind = type(p)
+            if kind is TextPart:
+                if p.provider_data is not None:  # type: ignore[union-attr]
+                    return None
+                texts.append(p.text)  # type: ignore[union-attr]
+            elif kind is ImagePart:
+                if p.provider_data is not None:  # type: ignore[union-attr]
+                    return None
+                pics.append(p)  # type: ignore[arg-type]
+            elif kind is not ThinkingPart or (
+                    own_thinking is not None and p.provider == own_thinking):  # type: ignore[union-attr]
+                return None  # a file, a part kept verbatim, this provider's own reasoning
+        return "\n".join(texts), pics
+
+    def _is_field(self, part: Part) -> bool:
+        """True for a text part that is the assistant's `refusal` field, not a part of its content."""
+        return type(part) is TextPart and _form(self._own(part.provider_data)).get("field") == "refusal"
+
+    def _text_and_moved(self, content: Sequence[Part]) -> tuple[str, list[ImagePart | FilePart]]:
+        """A content's text parts joined by newlines (the refusal field aside), and its images and files."""
+        texts = [p.text for p in content if isinstance(p, TextPart) and not self._is_field(p)]
+        return "\n".join(texts), [p for p in content if isinstance(p, (ImagePart, FilePart))]
+
+    def _is_chunk(self, part: ThinkingPart) -> bool:
+        """True when a thinking part is one of this provider's `thinking` content parts (Mistral's chunks)."""
+        if not self.thinking_parts or part.provider != self.name:
+            return False
+        return _form(self._own(part.provider_data)).get("field") != "reasoning_content"
+
+    def _own_reasoning(self, content: Sequence[Part]) -> str:
+        """This provider's own `reasoning_content` text in a content (DeepSeek-style), joined."""
+        return "\n".join(p.text for p in content if isinstance(p, ThinkingPart) and p.provider == self.name
+                         and p.text and not self._is_chunk(p))
+
+    def _needs_list(self, content: Sequence[Part]) -> bool:
+        """True when a system, assistant or tool content cannot be written as a string without losing a part:
+        a refusal part, a text part with fields of its own, a part kept verbatim, a thinking chunk."""
+        for p in content:
+            if isinstance(p, NativePart):
+                if "type" in p.data:
+                    return True
+            elif isinstance(p, TextPart):
+                if p.provider_data is not None and self._own(p.provider_data) is not None and not self._is_field(p):
+                    return True
+            elif isinstance(p, ThinkingPart) and self._is_chunk(p):
+                return True
+        return False
+
+    def _content_fields(self, content: Sequence[Part]) -> dict[str, Any]:
+        """The message fields a content holds: the assistant's `refusal` text, and fields kept verbatim (`audio`)."""
+        fields: dict[str, Any] = {}
+        for p in content:
+            if type(p) is NativePart and "type" not in p.data:
+                fields.update(p.data)
+            elif isinstance(p, TextPart) and self._is_field(p):
+                fields["refusal"] = p.text
+        return fields
+
+    def _write_part(self, part: Part) -> dict[str, Any] | None:
+        """One content part as this provider writes it (None: thinking, which goes elsewhere or nowhere)."""
+        if type(part) is TextPart:
+            own = self._own(part.provider_data)
+            if own is None:
+                return {"type": "text", "text": part.text}
+            if _form(own).get("type") == "refusal":
+                return {"type": "refusal", "refusal": part.text, **_fields(own)}
+            return {"type": "text", "text": part.text, **_fields(own)}
+        if type(part) is ImagePart:
+            own = self._own(part.provider_data)
+            if own is None:
+                return _image(part)
+            url = image_data_url(part)
+            if _form(own).get("image_url") == "string":
+                return {"type": "image_url", "image_url": url, **_fields(own, ("image_url",))}
+            inner = {"url": url, **(own.get("image_url") or {})}
+            return {"type": "image_url", "image_url": inner, **_fields(own, ("image_url",))}
+        if type(part) is FilePart:
+            return self._write_file(part)
+        if type(part) is NativePart:
+            return dict(part.data) if "type" in part.data else None  # (message fields: `_content_fields`)
+        return None
+
+    def _write_file(self, part: FilePart) -> dict[str, Any]:
+        """A file: inline audio as `input_audio`, the rest as a `file` part; a file Chat cannot carry (by URL, or
+        uploaded to another provider) as a line of text naming it."""
+        own = self._own(part.provider_data) or {}
+        form = _form(own)
+        media = part.media_type or ""
+        audio = form.get("type") == "input_audio" or (
+            not own and part.data is not None and media.startswith("audio/"))
+        if audio and part.data is not None:
+            inner = {"data": part.data, "format": _AUDIO_FORMAT.get(media, media.removeprefix("audio/")),
+                     **(own.get("input_audio") or {})}
+            return {"type": "input_audio", "input_audio": inner, **_fields(own, ("input_audio",))}
+        file: dict[str, Any] = {}
+        if part.data is not None:
+            file["file_data"] = part.data if form.get("file_data") == "base64" else f"data:{media};base64,{part.data}"
+        elif part.file_id is not None and (part.provider is None or self.accepts_native(part.provider)):
+            file["file_id"] = part.file_id
+        else:
+            where = part.url if part.url is not None else f"file id {part.file_id} at {part.provider}"
+            named = f" {part.filename}" if part.filename else ""
+            return {"type": "text", "text": f"[file{named}: {where}]"}
+        if part.filename is not None:
+            file["filename"] = part.filename
+        file.update(own.get("file") or {})
+        return {"type": "file", "file": file, **_fields(own, ("file",))}
+
+    def _write_chunk(self, part: ThinkingPart) -> dict[str, Any]:
+        """One of Mistral's `thinking` chunks, as it came when its text is unchanged."""
+        own = self._own(part.provider_data) or {}
+        chunks = own.get("thinking")
+        if not (isinstance(chunks, list) and _chunks_text(chunks) == part.text) and not (
+                isinstance(chunks, str) and chunks == part.text):
+            chunks = [{"type": "text", "text": part.text}]
+        wire: dict[str, Any] = {"type": "thinking", "thinking": chunks}
+        if part.signature is not None:
+            wire["signature"] = part.signature
+        wire.update(_fields(own, ("thinking",)))
+        return wire
 
     # ------------------------------------------------------------------------------------------ read
 
@@ -350,25 +761,48 @@ class OpenAIChat(Provider):
                 items = list(data)
             else:
                 raise ReadError(f"expected a request body or a message list, got {type(data).__name__}")
-            history = []
-            for i, item in enumerate(items):
-                with error_context(path=f"messages[{i}]"):
-                    history.append(self._read_message(item))
-            return history
+            return self._read_items(items, raw=False)
 
     def _read_groups(self, items: list[Any]) -> list[list[ChatMessage]]:
         """One neutral message per wire message (`repair_body` keeps each one repair leaves alone); a message of a
         plain shape is read unvalidated (`_chat_fast.read_plain`), unless a subclass reads otherwise."""
         plain = _chat_fast.read_plain if _chat_fast.inherits(type(self), OpenAIChat, _READERS) else None
         with error_context(provider=self.name):
-            groups = []
-            for i, item in enumerate(items):
-                message = plain(item) if plain is not None else None
-                if message is None:
-                    with error_context(path=f"messages[{i}]"):
-                        message = _with_raw_arguments(self._read_message(item), item)
-                groups.append([message])
-            return groups
+            return [[m] for m in self._read_items(items, raw=True, plain=plain)]
+
+    def _read_items(self, items: list[Any], *, raw: bool,
+                    plain: Callable[[Any], ChatMessage | None] | None = None) -> list[ChatMessage]:
+        """Every wire message as a ChatMessage, in order (with `raw`, each function call keeps its arguments text;
+        with `plain`, a message of a plain shape is read by it, unvalidated).
+
+        A legacy `function_call` has no id: it gets `call_{i}_{k}`, the id repair gives an empty one, and the
+        `role:"function"` messages after it answer it under that id."""
+        history = []
+        legacy = ""  # the id of the last assistant message's legacy call
+        calls: dict[str, str] = {}  # the last assistant message's call ids, each to its tool's name
+        for i, item in enumerate(items):
+            fast = plain(item) if plain is not None else None
+            if fast is not None:
+                if fast.role == "assistant":
+                    legacy, calls = "", {c.id: c.name for c in fast.tool_calls}
+                history.append(fast)
+                continue
+            with error_context(path=f"messages[{i}]"):
+                role = item.get("role") if isinstance(item, Mapping) else None
+                if role == "function":
+                    message = self._read_function_result(item, legacy)
+                elif role == "assistant":
+                    message = self._read_assistant(item, at=i)
+                    legacy = next((c.id for c in message.tool_calls if self._is_legacy(c)), "")
+                    calls = {c.id: c.name for c in message.tool_calls}
+                    if raw:
+                        message = _with_raw_arguments(message, item)
+                else:
+                    message = self._read_message(item)
+                    if role == "tool" and self.tool_message_name:
+                        message = self._named_result(message, item, calls)
+                history.append(message)
+        return history
 
     def _list_valid(self, items: list[Any]) -> bool:
         """`repair_body`'s fast re-check: a list of plain messages judged in one pass (`_chat_fast.list_valid`),
@@ -387,17 +821,30 @@ class OpenAIChat(Provider):
             if not isinstance(message, Mapping):
                 raise ReadError("the first choice has no 'message'", path="choices[0].message")
             with error_context(path="choices[0].message"):
-                return self._read_assistant(message)
+                return self._read_assistant(message, reply=True)
+
+    def _pd(self, rest: dict[str, Any], form: Mapping[str, str] | None = None) -> dict[str, Any] | None:
+        """A `provider_data` of this provider from a wire object's other fields and its spelling (None: neither)."""
+        if form:
+            rest = {**rest, FORM: dict(form)}
+        return {self.name: rest} if rest else None
 
     def _read_message(self, item: Any) -> ChatMessage:
         """One wire message as a ChatMessage."""
         if not isinstance(item, Mapping):
             raise ReadError(f"expected a message object, got {type(item).__name__}")
         role = item.get("role")
-        if role in ("system", "developer"):
-            return ChatMessage(role="system", content=self._read_content(item.get("content")))
-        if role == "user":
-            return ChatMessage(role="user", content=self._read_content(item.get("content")))
+        if role in ("system", "developer", "user"):
+            content = self._read_content(item.get("content"))
+            neutral = "user" if role == "user" else "system"
+            if len(item) == 2 and isinstance(item.get("content"), str) and role != "developer":
+                return ChatMessage(role=neutral, content=content)  # the common case: nothing else to keep
+            form: dict[str, str] = {"role": "developer"} if role == "developer" else {}
+            spelled = self._content_form(item, content, neutral)
+            if spelled is not None:
+                form["content"] = spelled
+            return ChatMessage(role=neutral, content=content,
+                               provider_data=self._pd(_rest(item, _CONTENT_FIELDS), form))
         if role == "assistant":
             return self._read_assistant(item)
         if role == "tool":
@@ -406,45 +853,187 @@ class OpenAIChat(Provider):
                 raise ReadError("a tool message needs a string 'tool_call_id'", path="tool_call_id")
             name = item.get("name")
             tool_name = name if isinstance(name, str) else None
-            return ChatMessage(role="tool", tool_call_id=call_id, tool_name=tool_name,
-                               content=self._read_content(item.get("content")))
-        raise ReadError(f"unsupported role {brief(role)}; expected system, developer, user, assistant or tool",
-                        path="role")
+            content = self._read_content(item.get("content"))
+            named = ("role", "tool_call_id", "content", "name") if self.tool_message_name and tool_name else \
+                ("role", "tool_call_id", "content")
+            rest = _rest(item, named) if len(item) != len(named) or "content" not in item else {}
+            spelled = self._content_form(item, content, "tool")
+            return ChatMessage(role="tool", tool_call_id=call_id, tool_name=tool_name, content=content,
+                               provider_data=self._pd(rest, {"content": spelled} if spelled else None))
+        if role == "function":
+            return self._read_function_result(item, "")
+        raise ReadError(f"unsupported role {brief(role)}; expected system, developer, user, assistant, tool or "
+                        "function", path="role")
 
-    def _read_assistant(self, item: Mapping[str, Any]) -> ChatMessage:
-        """An assistant message (of a body or a reply) with its calls and, for Kimi, its reasoning."""
+    def _named_result(self, message: ChatMessage, item: Mapping[str, Any], calls: Mapping[str, str]) -> ChatMessage:
+        """A tool message of a provider that names results (Kimi, Mistral), with the name kept when it is not the
+        one the writer gives (its call's), or the lack of one."""
+        name = item.get("name")
+        if isinstance(name, str) and name == self._wire_name(calls.get(message.tool_call_id or "", name)):
+            return message
+        own = dict(self._own(message.provider_data) or {})
+        if name is None:
+            own[FORM] = {**_form(own), "name": "omitted"}
+        else:
+            own["name"] = name
+        return replace_field(message, "provider_data", {**(message.provider_data or {}), self.name: own})
+
+    def _read_function_result(self, item: Mapping[str, Any], answering: str) -> ChatMessage:
+        """A legacy `role:"function"` message: the result of the legacy `function_call` before it."""
+        name = item.get("name")
+        if not isinstance(name, str) or not name:
+            raise ReadError("a function message needs a string 'name'", path="name")
         content = self._read_content(item.get("content"))
-        reasoning = item.get("reasoning_content") if self.reasoning_provider else None
-        if isinstance(reasoning, str) and reasoning:
-            parts: list[Part] = [ThinkingPart(text=reasoning, provider=self.reasoning_provider)]
-            if isinstance(content, str):
-                parts.extend([TextPart(text=content)] if content else [])
-            else:
-                parts.extend(content)
-            content = tuple(parts)
-        calls = item.get("tool_calls") or []
+        spelled = self._content_form(item, content, "tool")
+        return ChatMessage(role="tool", tool_call_id=answering, tool_name=name, content=content,
+                           provider_data=self._pd(_rest(item, ("role", "name", "content")),
+                                                  {"content": spelled} if spelled else None))
+
+    def _content_form(self, item: Mapping[str, Any], content: str | tuple[Part, ...], role: str) -> str | None:
+        """How the wire spelled a message's content, when `_wire_content` would spell the neutral one otherwise
+        (None: alike)."""
+        if "content" not in item:
+            return "omitted"
+        wire = item["content"]
+        if isinstance(content, str):
+            as_list, text = False, content
+        else:
+            as_list = role == "user" or self._needs_list(content)
+            text = self._text_and_moved(content)[0]
+        if wire is None:
+            return None if role == "assistant" and not as_list and not text else "null"
+        if isinstance(wire, str):
+            return "string" if as_list or (role == "assistant" and not wire) else None
+        return None if as_list else "list"
+
+    def _read_assistant(self, item: Mapping[str, Any], at: int = 0, *, reply: bool = False) -> ChatMessage:
+        """An assistant message (of a body or a reply) with its calls, its refusal, audio and reasoning; `at` is
+        its index in the body (a legacy `function_call`'s id). Of a `reply`, only what it says is kept: not how
+        its content was spelled, nor its empty fields (`refusal: null`, `annotations: []`)."""
+        content = self._read_content(item.get("content"))
+        calls = item.get("tool_calls")
+        if calls is None:
+            calls = []
         if not isinstance(calls, list):
             raise ReadError("'tool_calls' must be a list", path="tool_calls")
-        return ChatMessage(role="assistant", content=content,
-                           tool_calls=tuple(self._read_call(c, k) for k, c in enumerate(calls)))
+        tool_calls = [self._read_call(c, k) for k, c in enumerate(calls)]
+        if item.keys() <= _PLAIN_ASSISTANT and (calls or "tool_calls" not in item) and (
+                reply or self._content_form(item, content, "assistant") is None):
+            return ChatMessage(role="assistant", content=content, tool_calls=tuple(tool_calls))  # the common case
+        function_call = item.get("function_call")
+        if function_call is not None:
+            tool_calls.append(self._read_function_call(function_call, f"call_{at}_{len(tool_calls)}"))
+        rest = _rest(item, _ASSISTANT_FIELDS)
+        extra: list[Part] = []  # parts of the message fields that hold content
+        reasoning = item.get("reasoning_content")
+        if isinstance(reasoning, str) and reasoning:
+            field = {self.name: {FORM: {"field": "reasoning_content"}}} if self.thinking_parts else None
+            extra.append(ThinkingPart(text=reasoning, provider=self.name, provider_data=field))
+        elif "reasoning_content" in item and not (self.reasoning_provider and reasoning == "" and calls):
+            rest["reasoning_content"] = reasoning  # (Kimi writes "" on every message with tool calls: KI2)
+        refusal = item.get("refusal")
+        if isinstance(refusal, str) and refusal:
+            extra.append(TextPart(text=refusal, provider_data={self.name: {FORM: {"field": "refusal"}}}))
+        elif "refusal" in item:
+            rest["refusal"] = refusal
+        audio = item.get("audio")
+        if audio is not None:
+            extra.append(NativePart(provider=self.name, data={"audio": audio}))
+        elif "audio" in item:
+            rest["audio"] = None
+        if "function_call" in item and function_call is None:
+            rest["function_call"] = None
+        if "tool_calls" in item and not calls:
+            rest["tool_calls"] = calls
+        if extra:
+            wire_parts = list(content) if not isinstance(content, str) else (
+                [TextPart(text=content)] if content else [])
+            thinking = [p for p in extra if isinstance(p, ThinkingPart)]
+            content = (*thinking, *wire_parts, *(p for p in extra if not isinstance(p, ThinkingPart)))
+        spelled = None if reply else self._content_form(item, content, "assistant")
+        form = {"content": spelled} if spelled else {}
+        if reply:
+            rest = {k: v for k, v in rest.items() if v is not None and v != []}
+        return ChatMessage(role="assistant", content=content, tool_calls=tuple(tool_calls),
+                           provider_data=self._pd(rest, form))
 
     def _read_call(self, call: Any, k: int) -> ToolCall:
-        """A function tool call; its JSON-text arguments become an object when they parse."""
+        """A function or custom tool call (a call of a type not known here is kept as it was, under its id and a
+        name); JSON-text arguments become an object when they parse."""
         path = f"tool_calls[{k}]"
-        function = _named_function(call)
-        if function is None:
+        if not isinstance(call, Mapping):
             raise ReadError("a tool call needs a 'function' with a non-empty 'name'", path=path)
         call_id = call.get("id")
         if call_id is not None and not isinstance(call_id, str):  # (`check`: SHAPE)
             raise ReadError(f"'id' must be a string, got {type(call_id).__name__}", path=f"{path}.id")
+        kind = _call_kind(call)
+        if kind == "custom":
+            return self._read_custom_call(call, call_id or "", path)
+        if kind != "function":
+            if kind is None:
+                raise ReadError("a tool call's 'type' must be a string", path=f"{path}.type")
+            payload = call.get(kind)
+            name = payload.get("name") if isinstance(payload, Mapping) else None
+            return ToolCall(id=call_id or "", name=name if isinstance(name, str) and name else kind,
+                            provider_data=self._pd(_rest(call, ("id", "type")), {"type": kind}))
+        function = _named_function(call)
+        if function is None:
+            raise ReadError("a tool call needs a 'function' with a non-empty 'name'", path=path)
         arguments = function.get("arguments")
         if arguments is not None and not isinstance(arguments, (str, dict)):  # (`check`: OC6)
             raise ReadError(f"'arguments' must be JSON text (or an object), got {type(arguments).__name__}",
                             path=f"{path}.function.arguments")
-        return ToolCall(id=call_id or "", name=function["name"], arguments=arguments if arguments is not None else {})
+        parsed = arguments if arguments is not None else {}
+        if call.keys() == _CALL_FIELDS and len(function) == 2 and isinstance(arguments, str):
+            return ToolCall(id=call_id or "", name=function["name"], arguments=parsed)  # the common case
+        rest = _rest(call, _CALL_FIELDS)
+        inner = _rest(function, ("name", "arguments"))
+        form = {}
+        if "type" not in call:
+            form["type"] = "omitted"
+        if isinstance(arguments, dict):
+            form["arguments"] = "object"
+        elif "arguments" not in function:
+            form["arguments"] = "omitted"
+        elif arguments is None:
+            inner["arguments"] = None
+        if inner:
+            rest["function"] = inner
+        return ToolCall(id=call_id or "", name=function["name"], arguments=parsed,
+                        provider_data=self._pd(rest, form))
+
+    def _read_custom_call(self, call: Mapping[str, Any], call_id: str, path: str) -> ToolCall:
+        """A custom tool call: free-text `input` for a custom tool, answered by a tool message like any call."""
+        custom = call.get("custom")
+        name = custom.get("name") if isinstance(custom, Mapping) else None
+        text = custom.get("input") if isinstance(custom, Mapping) else None
+        if not isinstance(custom, Mapping) or not isinstance(name, str) or not name or not isinstance(text, str):
+            raise ReadError("a custom tool call needs a 'custom' object with a non-empty 'name' and a string 'input'",
+                            path=f"{path}.custom")
+        rest = _rest(call, ("id", "type", "custom"))
+        inner = _rest(custom, ("name", "input"))
+        if inner:
+            rest["custom"] = inner
+        return ToolCall(id=call_id, name=name, arguments=text, raw_arguments=text,
+                        provider_data=self._pd(rest, {"type": "custom"}))
+
+    def _read_function_call(self, function_call: Any, call_id: str) -> ToolCall:
+        """The legacy `function_call` field of an assistant message, as a call under `call_id`."""
+        name = function_call.get("name") if isinstance(function_call, Mapping) else None
+        arguments = function_call.get("arguments") if isinstance(function_call, Mapping) else None
+        if not isinstance(function_call, Mapping) or not isinstance(name, str) or not name or \
+                not isinstance(arguments, str):
+            raise ReadError("'function_call' needs a non-empty 'name' and string 'arguments'", path="function_call")
+        return ToolCall(id=call_id, name=name, arguments=arguments, raw_arguments=arguments,
+                        provider_data=self._pd(_rest(function_call, ("name", "arguments")),
+                                               {"field": "function_call"}))
+
+    def _is_legacy(self, call: ToolCall) -> bool:
+        """True for the call of an assistant message's legacy `function_call` field."""
+        return _form(self._own(call.provider_data)).get("field") == "function_call"
 
     def _read_content(self, content: Any) -> str | tuple[Part, ...]:
-        """A string, null, or a list of text, refusal, image and (Mistral) thinking parts."""
+        """A string, null, or a list of parts."""
         if content is None:
             return ""
         if isinstance(content, str):
@@ -455,31 +1044,97 @@ class OpenAIChat(Provider):
         return tuple(self._read_part(part, j) for j, part in enumerate(content))
 
     def _read_part(self, part: Any, j: int) -> Part:
-        """One content part."""
+        """One content part: text, refusal, image, file and audio parts modelled, any other kept verbatim."""
         path = f"content[{j}]"
         kind = part.get("type") if isinstance(part, Mapping) else None
         if kind == "text" and isinstance(part.get("text"), str):
-            return TextPart(text=part["text"])
+            if len(part) == 2:
+                return TextPart(text=part["text"])
+            return TextPart(text=part["text"], provider_data=self._pd(_rest(part, ("type", "text"))))
         if kind == "refusal" and isinstance(part.get("refusal"), str):
-            return TextPart(text=part["refusal"])
+            return TextPart(text=part["refusal"],
+                            provider_data=self._pd(_rest(part, ("type", "refusal")), {"type": "refusal"}))
         if kind == "image_url":
-            image = part.get("image_url")
-            url = image.get("url") if isinstance(image, Mapping) else image
-            if isinstance(url, str):
-                return parse_data_url(url)
-        if kind == "thinking":
-            chunks = part.get("thinking")
-            text = "".join(c.get("text", "") for c in chunks if isinstance(c, Mapping)) if isinstance(
-                chunks, list) else str(chunks or "")
-            signature = part.get("signature")
-            return ThinkingPart(text=text, signature=signature if isinstance(signature, str) else None,
-                                provider=self.name)
-        readable = kind in ("text", "refusal", "image_url") or not isinstance(kind, str)
-        problem = self._part_problem(part) if readable else None
+            image = self._read_image(part)
+            if image is not None:
+                return image
+        if kind == "input_audio" or kind == "file":
+            file = self._read_file(part, kind)
+            return file if file is not None else NativePart(provider=self.name, data=part)
+        if kind == "thinking" and self.thinking_parts:
+            return self._read_chunk(part)
+        problem = self._part_problem(part) if kind in ("text", "refusal", "image_url") or not kind or \
+            not isinstance(kind, str) else None
         if problem is not None:  # a kind read here with a malformed field: what `check` says of it
             field, text = problem
             raise ReadError(text, path=path + field)
-        raise ReadError(f"unsupported content part {brief(kind)}; expected text, refusal or image_url", path=path)
+        return NativePart(provider=self.name, data=part)  # a type the model does not name: kept as it is
+
+    def _read_image(self, part: Mapping[str, Any]) -> ImagePart | None:
+        """An `image_url` part (its `detail` and other fields kept), or None when it holds no URL."""
+        image = part.get("image_url")
+        url = image.get("url") if isinstance(image, Mapping) else image
+        if not isinstance(url, str):
+            return None
+        parsed = parse_data_url(url)
+        if parsed.data is not None and image_data_url(parsed) != url:
+            parsed = ImagePart(url=url)  # a data URI the neutral form would spell otherwise: kept as a URL
+        rest = _rest(part, ("type", "image_url"))
+        form = None
+        if isinstance(image, Mapping):
+            inner = _rest(image, ("url",))
+            if inner:
+                rest["image_url"] = inner
+        else:
+            form = {"image_url": "string"}
+        if not rest and form is None:
+            return parsed
+        return ImagePart(media_type=parsed.media_type, data=parsed.data, url=parsed.url,
+                         provider_data=self._pd(rest, form))
+
+    def _read_file(self, part: Mapping[str, Any], kind: str) -> FilePart | None:
+        """An `input_audio` or `file` part as a FilePart (its other fields kept), or None when it does not map."""
+        inner = part.get(kind)
+        if not isinstance(inner, Mapping):
+            return None
+        rest = _rest(part, ("type", kind))
+        if kind == "input_audio":
+            data, fmt = inner.get("data"), inner.get("format")
+            if not isinstance(data, str) or not isinstance(fmt, str) or not fmt:
+                return None
+            media = _AUDIO_MEDIA.get(fmt, f"audio/{fmt}")
+            kept = _rest(inner, ("data", "format"))
+            if _AUDIO_FORMAT.get(media, media.removeprefix("audio/")) != fmt:
+                kept["format"] = fmt
+            if kept:
+                rest["input_audio"] = kept
+            return FilePart(data=data, media_type=media, provider_data=self._pd(rest, {"type": "input_audio"}))
+        data, file_id, filename = inner.get("file_data"), inner.get("file_id"), inner.get("filename")
+        if (data is None) == (file_id is None) or not isinstance(data or file_id, str) or (
+                filename is not None and not isinstance(filename, str)):
+            return None
+        kept = _rest(inner, ("file_data", "file_id", "filename"))
+        if kept:
+            rest["file"] = kept
+        if file_id is not None:
+            return FilePart(file_id=file_id, filename=filename, provider=self.name, provider_data=self._pd(rest))
+        assert isinstance(data, str)
+        inline = _data_url(data)
+        if inline is None:  # bare base64, as the SDK's docstring has it
+            return FilePart(data=data, media_type=_media_of(inner), filename=filename,
+                            provider_data=self._pd(rest, {"file_data": "base64"}))
+        return FilePart(data=inline[1], media_type=inline[0], filename=filename, provider_data=self._pd(rest))
+
+    def _read_chunk(self, part: Mapping[str, Any]) -> ThinkingPart:
+        """One of Mistral's `thinking` chunks: its text, signature, and its chunks when not plain."""
+        chunks = part.get("thinking")
+        text = _chunks_text(chunks) if isinstance(chunks, list) else str(chunks or "")
+        signature = part.get("signature")
+        rest = _rest(part, ("type", "thinking", "signature") if isinstance(signature, str) else ("type", "thinking"))
+        if chunks != [{"type": "text", "text": text}]:
+            rest["thinking"] = chunks
+        return ThinkingPart(text=text, signature=signature if isinstance(signature, str) else None,
+                            provider=self.name, provider_data=self._pd(rest))
 
     # ----------------------------------------------------------------------------------------- check
 
@@ -507,8 +1162,10 @@ class OpenAIChat(Provider):
         if not isinstance(message, Mapping):
             return [self._problem(SHAPE, path, "expected a message object")]
         role = message.get("role")
-        if role not in ("system", "developer", "user", "assistant", "tool"):
+        if role not in ("system", "developer", "user", "assistant", "tool", "function"):
             return [self._problem(SHAPE, f"{path}.role", f"unknown role {brief(role)}")]
+        if role == "function" and not (isinstance(message.get("name"), str) and message["name"]):
+            return [self._problem(SHAPE, f"{path}.name", "a function message needs a string 'name'")]
         out: list[Problem] = []
         content = message.get("content")
         if content is not None and not isinstance(content, (str, list)):
@@ -527,16 +1184,23 @@ class OpenAIChat(Provider):
                 return [*out, self._problem(SHAPE, f"{path}.tool_calls",
                                             "'tool_calls' is a list on assistant messages")]
             for k, call in enumerate(calls):
-                if _named_function(call) is None:
-                    out.append(self._problem(SHAPE, f"{path}.tool_calls[{k}]",
-                                             "a tool call needs a 'function' object with a non-empty string 'name'"))
+                problem = _call_problem(call)
+                if problem is not None:
+                    out.append(self._problem(SHAPE, f"{path}.tool_calls[{k}]{problem[0]}", problem[1]))
                 elif "id" in call and not isinstance(call["id"], str):
                     out.append(self._problem(SHAPE, f"{path}.tool_calls[{k}].id", "'id' must be a string"))
+        function_call = message.get("function_call")
+        if function_call is not None and (role != "assistant" or not isinstance(function_call, Mapping) or not (
+                isinstance(function_call.get("name"), str) and function_call["name"]
+                and isinstance(function_call.get("arguments"), str))):
+            out.append(self._problem(SHAPE, f"{path}.function_call",
+                                     "'function_call' is an object with a non-empty 'name' and string 'arguments', "
+                                     "on assistant messages"))
         return out
 
     def _part_problem(self, part: Any) -> tuple[str, str] | None:
         """What is malformed in one content part (the field's path below the part, and why), or None. A part
-        of a type the provider knows but the neutral model cannot hold (audio, a file) is left to the provider."""
+        of a type not known here is left to the provider (it is read and written back verbatim)."""
         if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
             return "", "expected a content part object"
         kind = part["type"]
@@ -609,7 +1273,8 @@ class OpenAIChat(Provider):
             if limit is not None and len(call_id) > limit:  # OC5
                 where = f"{here}.id"
                 out.append(self._say("OC5", where, where=where, limit=limit, length=len(call_id)))
-            arguments = call["function"].get("arguments")
+            function = call.get("function") if _call_kind(call) == "function" else None
+            arguments = function.get("arguments") if isinstance(function, Mapping) else ""
             if not isinstance(arguments, str):  # OC6
                 out.append(self._say("OC6", f"{here}.function.arguments", where=f"{here}.function.arguments",
                                      kind=_json_type(arguments)))
@@ -630,12 +1295,32 @@ class OpenAIChat(Provider):
                 return [self._say(self.image_code, f"messages[{i}].content[{j}]", index=i, role=role)]
         return []
 
+
+
     # ------------------------------------------------------------------------------------------ send
 
     def _create(self, client: Any, body: dict[str, Any]) -> Any:
         """`client.chat.completions.create(**body)` with an `openai.OpenAI` client (or `AsyncOpenAI`)."""
         create = client.chat.completions.create
         return create(**_sdk_kwargs(create, body))
+
+
+def _call_problem(call: Any) -> tuple[str, str] | None:
+    """What is malformed in one tool call (the field's path below the call, and why), or None; a call of a type
+    not known here is left to the provider."""
+    if not isinstance(call, Mapping):
+        return "", "a tool call needs a 'function' object with a non-empty string 'name'"
+    kind = _call_kind(call)
+    if kind is None:
+        return ".type", "a tool call's 'type' must be a string"
+    if kind == "function" and _named_function(call) is None:
+        return "", "a tool call needs a 'function' object with a non-empty string 'name'"
+    if kind == "custom":
+        custom = call.get("custom")
+        if not isinstance(custom, Mapping) or not (isinstance(custom.get("name"), str) and custom["name"]) \
+                or not isinstance(custom.get("input"), str):
+            return ".custom", "a custom tool call needs a 'custom' object with a non-empty 'name' and a string 'input'"
+    return None
 
 
 def _sdk_kwargs(create: Callable[..., Any], body: dict[str, Any]) -> dict[str, Any]:
@@ -674,5 +1359,6 @@ to_request = PROVIDER.to_request
 from_request = PROVIDER.from_request
 from_response = PROVIDER.from_response
 check = PROVIDER.check
+repair_body = PROVIDER.repair_body
 send = PROVIDER.send
 send_async = PROVIDER.send_async
