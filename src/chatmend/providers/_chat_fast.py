@@ -22,7 +22,7 @@ __all__ = ["inherits", "list_valid", "read_plain"]
 # Templates made as the validating reader makes each message, so a copy has its fields-set too.
 _USER = ChatMessage(role="user", content="")
 _SYSTEM = ChatMessage(role="system", content="")
-_TOOL = ChatMessage(role="tool", tool_call_id="", tool_name=None, content="")
+_TOOL = ChatMessage(role="tool", tool_call_id="", tool_name=None, content="", provider_data=None)
 _ASSISTANT = ChatMessage(role="assistant", content="", tool_calls=())
 _CALL = ToolCall(id="", name="f", arguments={}, raw_arguments="")
 
@@ -35,6 +35,8 @@ def read_plain(item: Any) -> ChatMessage | None:
         return None
     role = item.get("role")
     content = item.get("content")
+    if content == "":
+        return None  # the reader records how an empty content was spelled ("", null or missing): not plain
     size = len(item)
     if role == "tool":
         call_id = item.get("tool_call_id")
@@ -50,8 +52,8 @@ def read_plain(item: Any) -> ChatMessage | None:
     calls = item.get("tool_calls")
     if calls is None:
         return from_template(_ASSISTANT, {"content": content or ""}) if size == 2 and "content" in item else None
-    if size != 3 or "content" not in item or type(calls) is not list:
-        return None
+    if size != 3 or "content" not in item or type(calls) is not list or not calls:
+        return None  # an empty `tool_calls` is a spelling the reader records: not plain
     read = []
     for call in calls:
         plain = _plain_call(call)
@@ -79,6 +81,8 @@ def list_valid(items: list[Any], id_max_length: int | None) -> bool:
     """True only when every item is of a plain shape and the list keeps OpenAI's rules OC1-OC6 (each call
     answered by the tool messages right after it, once; ids unique in their message and at most `id_max_length`
     long): what `OpenAIChat.check` then finds nothing in. False for anything else (unsure)."""
+    if not items:
+        return False  # an empty list is a 400 of its own (EMPTY)
     pending: set[str] = set()  # the calls of the open tool run still to answer
     in_run = False  # an assistant message with calls opened a run that only tool messages continue
     for item in items:

@@ -766,7 +766,9 @@ class OpenAIChat(Provider):
     def _read_groups(self, items: list[Any]) -> list[list[ChatMessage]]:
         """One neutral message per wire message (`repair_body` keeps each one repair leaves alone); a message of a
         plain shape is read unvalidated (`_chat_fast.read_plain`), unless a subclass reads otherwise."""
-        plain = _chat_fast.read_plain if _chat_fast.inherits(type(self), OpenAIChat, _READERS) else None
+        # a tool message named by its call (`tool_message_name`) is read with its call at hand: not by the fast one
+        fast = _chat_fast.inherits(type(self), OpenAIChat, _READERS) and not self.tool_message_name
+        plain = _chat_fast.read_plain if fast else None
         with error_context(provider=self.name):
             return [[m] for m in self._read_items(items, raw=True, plain=plain)]
 
