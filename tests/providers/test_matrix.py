@@ -26,6 +26,7 @@ from tests.strategies import corrupt, examples, messy_histories
 # Where each provider's body keeps its message list.
 MESSAGE_LIST = {
     "anthropic": "messages",
+    "bedrock": "messages",
     "gemini": "contents",
     "kimi": "messages",
     "mistral": "messages",
@@ -197,6 +198,13 @@ REPLIES: dict[str, dict[str, Any]] = {
             {"text": "hmm", "thought": True}, {"text": "ok"},
             {"functionCall": {"name": "search", "args": {"q": "x"}}, "thoughtSignature": "c2ln"}]}}],
         "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+    },
+    "bedrock": {
+        "ResponseMetadata": {"HTTPStatusCode": 200}, "stopReason": "tool_use",
+        "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}, "metrics": {"latencyMs": 1},
+        "output": {"message": {"role": "assistant", "content": [
+            {"reasoningContent": {"reasoningText": {"text": "hmm", "signature": "sig"}}}, {"text": "ok"},
+            {"toolUse": {"toolUseId": "tooluse_1", "name": "search", "input": {"q": "x"}}}]}},
     },
     "openai_responses": {
         "id": "resp_1", "object": "response", "status": "completed", "model": "m", "output": [

@@ -18,6 +18,7 @@ __all__ = ["get", "names", "register"]
 
 _MODULES: dict[str, str] = {
     "anthropic": "chatmend.providers.anthropic",
+    "bedrock": "chatmend.providers.bedrock",
     "gemini": "chatmend.providers.gemini",
     "kimi": "chatmend.providers.kimi",
     "mistral": "chatmend.providers.mistral",
