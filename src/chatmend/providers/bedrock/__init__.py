@@ -81,7 +81,6 @@ _PLAIN_BLOCK_KEYS = frozenset({"text", *MEDIA_KINDS})
 _OWN_FIELDS = frozenset({"toolConfig", "inferenceConfig", "additionalModelRequestFields", "modelId",
                          "guardrailConfig", "additionalModelResponseFieldPaths", "promptVariables"})
 """Top-level request fields of Converse that no other chat body has."""
-_OPEN_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
 
 class Bedrock(Provider):
@@ -137,7 +136,7 @@ class Bedrock(Provider):
             body["toolConfig"] = {"tools": specs}
         elif any(m.tool_calls for m in history):
             # BR5: toolUse and toolResult blocks need a toolConfig; the tools the history called existed
-            body["toolConfig"] = {"tools": [{"toolSpec": {"name": name, "inputSchema": {"json": _OPEN_SCHEMA}}}
+            body["toolConfig"] = {"tools": [{"toolSpec": {"name": name, "inputSchema": {"json": {"type": "object", "properties": {}}}}}
                                             for name in used_tool_names(history)]}
         body.update(options)
         return body
@@ -153,12 +152,13 @@ class Bedrock(Provider):
         return {"toolSpec": spec}
 
     def _write_items(self, messages: list[ChatMessage], ids: Callable[[], IdAssigner], lead: int) -> list[Any]:
-        """A run inside a body: no user filler before its first assistant turn, system messages in place (the
-        top-level `system` is the caller's), the lead's items left out."""
-        written = write_messages(messages, ids(), leading_filler=False)
+        """A run of a body's list: its system messages in place (the top-level `system` is the caller's), the
+        lead's items left out. A user filler before a run opening with an assistant turn is right at the top of the
+        list; inside it the base's re-check finds the two user turns and writes the whole list anew."""
+        written = write_messages(messages, ids())
         if not lead:
             return written
-        return written[len(write_messages(messages[:lead], ids(), leading_filler=False)):]
+        return written[len(write_messages(messages[:lead], ids())):]
 
     # ------------------------------------------------------------------------------------------ read
 

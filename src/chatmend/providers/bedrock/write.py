@@ -279,10 +279,17 @@ class _Writer:
         if not blocks:
             blocks = [{"text": ASSISTANT_FILLER}]  # BR3: the turn stays, so the user turns around it stay apart
         self.assistant_turn(blocks, leading_filler)
+        # after repair, one result per call follows in call order (a lead written alone for context has none)
+        history = self.history
         j = i + 1
-        results = [self.result(self.history[j + k], wire_id) for k, wire_id in enumerate(call_ids)]
+        results = []
+        for wire_id in call_ids:
+            if j >= len(history) or history[j].role != "tool":
+                break
+            results.append(self.result(history[j], wire_id))
+            j += 1
         self.user(results)
-        return j + len(call_ids)
+        return j
 
     def result(self, message: ChatMessage, wire_id: str) -> Block:
         """A `toolResult` block under the wire id of the call it answers; `status` only when it failed (the field
