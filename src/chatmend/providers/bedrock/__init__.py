@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
 from chatmend.messages import ChatMessage, Tool
+from chatmend.providers._lossless import Run
 from chatmend.providers.base import SHAPE, CheckContext, IdAssigner, Provider, to_plain
 from chatmend.providers.bedrock.checker import TEXTS, Checker
 from chatmend.providers.bedrock.read import read_assistant, read_message, read_system
@@ -158,7 +159,31 @@ class Bedrock(Provider):
         written = write_messages(messages, ids())
         if not lead:
             return written
-        return written[len(write_messages(messages[:lead], ids())):]
+        before = write_messages(messages[:lead], ids())
+        k = len(before)
+        if k and k <= len(written) and len(written[k - 1]["content"]) > len(before[-1]["content"]):
+            # the run's first blocks join the lead's last turn (a result after the kept ones): they go as a turn of
+            # their own, which `_rebuild` merges with the kept turn
+            tail = written[k - 1]["content"][len(before[-1]["content"]):]
+            return [{"role": written[k - 1]["role"], "content": tail}, *written[k:]]
+        return written[k:]
+
+    def _rebuild(self, items: list[Any], out: list[ChatMessage], kept: list[int | None], runs: list[Run],
+                 result: RepairResult) -> tuple[list[Any], list[int]]:
+        """The base's new list, with a written turn and the turn of the same role beside it merged into one new
+        turn (BR3: Converse does not merge turns itself)."""
+        new_items, rewritten = super()._rebuild(items, out, kept, runs, result)
+        fresh = set(rewritten)
+        merged: list[Any] = []
+        is_new: list[bool] = []
+        for k, item in enumerate(new_items):
+            if merged and (k in fresh or is_new[-1]) and _same_role_turns(merged[-1], item):
+                merged[-1] = {**merged[-1], "content": [*merged[-1]["content"], *item["content"]]}
+                is_new[-1] = True
+            else:
+                merged.append(item)
+                is_new.append(k in fresh)
+        return merged, [k for k, new in enumerate(is_new) if new]
 
     # ------------------------------------------------------------------------------------------ read
 
@@ -222,6 +247,12 @@ class Bedrock(Provider):
     def _check(self, body: Any, context: CheckContext) -> list[Problem]:
         """The 400s Converse would answer with; a malformed body is reported, never raised."""
         return Checker(self.name).run(body)
+
+
+def _same_role_turns(first: Any, second: Any) -> bool:
+    """True for two wire messages of one role with content lists (what Converse refuses side by side)."""
+    return (isinstance(first, Mapping) and isinstance(second, Mapping) and first.get("role") == second.get("role")
+            and isinstance(first.get("content"), list) and isinstance(second.get("content"), list))
 
 
 def _decoded(value: Any) -> Any:
