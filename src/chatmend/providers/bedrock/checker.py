@@ -241,4 +241,6 @@ def _block_problem(block: Any) -> str | None:
             return "a toolResult block needs a string 'toolUseId' and a 'content' list"
         if value.get("status") not in (None, "success", "error"):
             return "a toolResult's status is success or error"
+        if not all(isinstance(item, Mapping) and len(item) == 1 for item in value["content"]):
+            return "a toolResult's content blocks set exactly one of their members"
     return None
