@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import itertools
 import json
 import re
 from collections.abc import Callable
@@ -178,7 +179,7 @@ def test_reasoning_of_bedrock_goes_back_signed_and_another_providers_as_tagged_t
 
 
 def test_native_blocks_and_unnamed_fields_come_back_verbatim() -> None:
-    body = {
+    body: dict[str, Any] = {
         "system": [{"text": "sys"}, {"cachePoint": {"type": "default"}}],
         "messages": [
             {"role": "user", "content": [{"text": "hi"}, {"guardContent": {"text": {"text": "guarded"}}},
@@ -278,10 +279,9 @@ def test_every_body_passes_botocores_validation_and_check_and_reads_back(history
     assert adapter.check(body) == []
     assert_botocore_accepts(body)
     roles = [m["role"] for m in body["messages"]]
-    assert roles[:1] in ([], ["user"]) and all(a != b for a, b in zip(roles, roles[1:]))  # BR3, BR4
+    assert roles[:1] in ([], ["user"]) and all(a != b for a, b in itertools.pairwise(roles))  # BR3, BR4
     texts, images = texts_and_images([m for m in history if not is_placeholder(m)])
-    wire = json.dumps(adapter.from_request(body) and [m.model_dump(mode="json") for m in adapter.from_request(body)],
-                      ensure_ascii=False)
+    wire = json.dumps([m.model_dump(mode="json") for m in adapter.from_request(body)], ensure_ascii=False)
     for text in texts:
         assert text.strip() == "" or json.dumps(text, ensure_ascii=False)[1:-1] in wire
     for image in images:
@@ -333,6 +333,11 @@ def _set(path: list[Any], value: Any) -> Callable[[dict[str, Any]], None]:
     return breaks
 
 
+def _rename(body: dict[str, Any], new_id: str) -> None:
+    body["messages"][1]["content"][0]["toolUse"]["toolUseId"] = new_id
+    body["messages"][2]["content"][0]["toolResult"]["toolUseId"] = new_id
+
+
 FAULTS: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
     "BR1": (lambda b: b["messages"][2]["content"].pop(1),
             "Expected toolResult blocks at messages.2.content for the following Ids: b"),
@@ -354,8 +359,7 @@ FAULTS: dict[str, tuple[Callable[[dict[str, Any]], None], str]] = {
             "The text field in the ContentBlock object at messages.0.content.0 is blank."),
     "BR8e": (_set(["messages", 0, "content"], []),
              "The content field in the Message object at messages.0 is empty."),
-    "BR11": (lambda b: [b["messages"][1]["content"][0]["toolUse"].update(toolUseId="a/1"),
-                        b["messages"][2]["content"][0]["toolResult"].update(toolUseId="a/1")],
+    "BR11": (lambda b: _rename(b, "a/1"),
              "Member must satisfy regular expression pattern: [a-zA-Z0-9_.:-]+"),
     "BR12": (_set(["messages", 1, "content", 0, "toolUse", "name"], "web search"),
              "Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+"),

@@ -137,8 +137,7 @@ class Bedrock(Provider):
             body["toolConfig"] = {"tools": specs}
         elif any(m.tool_calls for m in history):
             # BR5: toolUse and toolResult blocks need a toolConfig; the tools the history called existed
-            body["toolConfig"] = {"tools": [{"toolSpec": {"name": name, "inputSchema": {"json": {"type": "object", "properties": {}}}}}
-                                            for name in used_tool_names(history)]}
+            body["toolConfig"] = {"tools": [_open_tool(name) for name in used_tool_names(history)]}
         body.update(options)
         return body
 
@@ -247,6 +246,11 @@ class Bedrock(Provider):
     def _check(self, body: Any, context: CheckContext) -> list[Problem]:
         """The 400s Converse would answer with; a malformed body is reported, never raised."""
         return Checker(self.name).run(body)
+
+
+def _open_tool(name: str) -> dict[str, Any]:
+    """A `toolSpec` for a tool the history called and the caller did not describe: any object is its input."""
+    return {"toolSpec": {"name": name, "inputSchema": {"json": {"type": "object", "properties": {}}}}}
 
 
 def _same_role_turns(first: Any, second: Any) -> bool:

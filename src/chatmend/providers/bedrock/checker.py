@@ -231,10 +231,9 @@ def _block_problem(block: Any) -> str | None:
     (kind, value), = block.items()
     if kind == "text" and not isinstance(value, str):
         return "a text block holds a string"
-    if kind == "toolUse":
-        if not isinstance(value, Mapping) or not isinstance(value.get("toolUseId"), str) or not isinstance(
-                value.get("name"), str) or "input" not in value:
-            return "a toolUse block needs a string 'toolUseId' and 'name', and an 'input'"
+    if kind == "toolUse" and (not isinstance(value, Mapping) or not isinstance(value.get("toolUseId"), str)
+                              or not isinstance(value.get("name"), str) or "input" not in value):
+        return "a toolUse block needs a string 'toolUseId' and 'name', and an 'input'"
     if kind == "toolResult":
         if not isinstance(value, Mapping) or not isinstance(value.get("toolUseId"), str) or not isinstance(
                 value.get("content"), list):
