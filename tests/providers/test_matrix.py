@@ -27,11 +27,18 @@ from tests.strategies import corrupt, examples, messy_histories
 MESSAGE_LIST = {
     "anthropic": "messages",
     "bedrock": "messages",
+    "deepseek": "messages",
     "gemini": "contents",
+    "groq": "messages",
     "kimi": "messages",
     "mistral": "messages",
+    "ollama": "messages",
     "openai_chat": "messages",
     "openai_responses": "input",
+    "openrouter": "messages",
+    "together": "messages",
+    "vllm": "messages",
+    "xai": "messages",
 }
 MATRIX = examples(150)
 
@@ -187,6 +194,10 @@ REPLIES: dict[str, dict[str, Any]] = {
                              "tool_calls": [_CHAT_CALL]}, 1),
     "mistral": completion("m", {"role": "assistant", "content": [{"type": "text", "text": "ok"}],
                                 "tool_calls": [_CHAT_CALL]}, 1),
+    "deepseek": completion("deepseek-v4-flash", {"role": "assistant", "content": "ok", "reasoning_content": "hmm",
+                                                 "tool_calls": [_CHAT_CALL]}, 1),
+    **{name: completion("m", {"role": "assistant", "content": "ok", "tool_calls": [_CHAT_CALL]}, 1)
+       for name in ("groq", "ollama", "openrouter", "together", "vllm", "xai")},
     "anthropic": {
         "id": "msg_1", "type": "message", "role": "assistant", "model": "m", "stop_reason": "tool_use",
         "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1},
