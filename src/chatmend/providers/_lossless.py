@@ -153,7 +153,12 @@ def plan_rewrite(messages: Sequence[ChatMessage], kept: list[int | None]) -> lis
             lead = min(lead, q)
         if lead < start:  # from the first message of the item holding the call
             first = members[kept[lead]][0] if kept[lead] is not None else lead  # type: ignore[index]
-            lead = max(min(lead, first), runs[-1].end if runs else 0)
+            lead = min(lead, first)
+            while runs and lead < runs[-1].end:
+                # the call stands before the end of the previous run (its results around a kept one): one run, the
+                # kept items between them written anew, so the writer still sees the call before every result
+                previous = runs.pop()
+                start, lead = previous.start, min(lead, previous.lead)
         runs.append(Run(lead, start, p))
     return runs
 

@@ -280,7 +280,7 @@ class Provider(ABC):
             groups = self._read_groups(items)
             if groups is None:  # the adapter cannot tell items apart: the whole list is written anew when changed
                 result = repair_history(self.from_request(items), is_read_only=is_read_only)
-                if not result.changed:
+                if not result.changed and not self._list_problems(body):  # (a rule beyond pairing: written anew)
                     return BodyRepair(dict(body), result)
                 written = self._write_items(result.messages, lambda: self._id_assigner(result.final_ids), 0)
                 return BodyRepair({**body, self.list_key: written}, result, list(range(len(written))))

@@ -24,6 +24,7 @@ class Groq(OpenAIChat):
     name: ClassVar[str] = "groq"
     title: ClassVar[str] = "Groq"
     description: ClassVar[str] = "Groq (OpenAI Chat shaped, string content on assistant and system messages)"
+    model_prefixes: ClassVar[tuple[str, ...]] = ()  # it serves other vendors' models
     shape_of: ClassVar[str | None] = "openai_chat"
     texts: ClassVar[dict[str, str]] = {
         **TEXTS,

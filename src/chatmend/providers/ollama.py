@@ -31,6 +31,7 @@ class Ollama(OpenAIChat):
     id_max_length: ClassVar[int | None] = None  # no id rule (SRC `server/routes.go`)
     title: ClassVar[str] = "Ollama"
     description: ClassVar[str] = "Ollama's OpenAI-compatible /v1 endpoint (images as base64 data: URIs)"
+    model_prefixes: ClassVar[tuple[str, ...]] = ()  # it serves other vendors' models
     shape_of: ClassVar[str | None] = "openai_chat"
     texts: ClassVar[dict[str, str]] = {
         **TEXTS,

@@ -36,6 +36,7 @@ class OpenRouter(OpenAIChat):
     name: ClassVar[str] = "openrouter"
     title: ClassVar[str] = "OpenRouter"
     description: ClassVar[str] = "OpenRouter (OpenAI Chat shaped; the upstream's rules by the model's vendor/)"
+    model_prefixes: ClassVar[tuple[str, ...]] = ()  # it serves other vendors' models
     shape_of: ClassVar[str | None] = "openai_chat"
 
     def upstream(self, model: str | None) -> Provider | None:

@@ -26,6 +26,7 @@ class Together(OpenAIChat):
     name: ClassVar[str] = "together"
     title: ClassVar[str] = "Together AI"
     description: ClassVar[str] = "Together AI (OpenAI Chat shaped)"
+    model_prefixes: ClassVar[tuple[str, ...]] = ()  # it serves other vendors' models
     shape_of: ClassVar[str | None] = "openai_chat"
     unanswered_code: ClassVar[str] = "TG1"
     texts: ClassVar[dict[str, str]] = {

@@ -36,6 +36,7 @@ class VLLM(OpenAIChat):
     id_max_length: ClassVar[int | None] = None
     title: ClassVar[str] = "vLLM"
     description: ClassVar[str] = "vLLM's OpenAI-compatible server (Mistral and Kimi models by their template's rules)"
+    model_prefixes: ClassVar[tuple[str, ...]] = ()  # it serves other vendors' models
     shape_of: ClassVar[str | None] = "openai_chat"
 
     def template(self, model: str | None) -> Provider | None:
