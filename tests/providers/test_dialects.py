@@ -228,7 +228,7 @@ def test_ollama_images_inline_only_and_tool_content_a_string() -> None:
 # ----------------------------------------------------------------------------------- generated histories
 
 
-UPSTREAM_MODELS = {
+UPSTREAM_MODELS: dict[str, tuple[str, dict[str, Any]]] = {
     "deepseek": ("deepseek-v4-pro", {"thinking": {"type": "enabled"}}),
     "openrouter": ("mistralai/mistral-large-2411", {}),
     "vllm": ("mistralai/Mistral-Small-3.2-24B-Instruct-2506", {}),
