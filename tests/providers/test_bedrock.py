@@ -500,3 +500,28 @@ def test_bedrock_is_registered_and_detected_by_its_blocks() -> None:
     assert detect_document(body) == "bedrock"
     assert detect_document(body["messages"]) == "bedrock"
     assert detect_document({**body, "system": [{"text": "s"}]}) == "bedrock"
+
+
+def test_the_command_line_checks_repairs_and_converts_bedrock_bodies(capsys: pytest.CaptureFixture[str],
+                                                                     tmp_path: Any) -> None:
+    from chatmend.cli import main
+
+    body = _body()
+    body["messages"][2]["content"].pop(1)  # result b lost
+    path = tmp_path / "converse.json"
+    path.write_text(json.dumps(body))
+    assert main(["check", str(path)]) == 1
+    out, err = capsys.readouterr()
+    assert "BR1: Expected toolResult blocks at messages.2.content for the following Ids: b" in out + err
+    assert main(["repair", str(path)]) == 0
+    repaired = json.loads(capsys.readouterr().out)
+    assert adapter.check(repaired) == [] and repaired["toolConfig"] == body["toolConfig"]
+    neutral = tmp_path / "history.jsonl"
+    neutral.write_text("".join(json.dumps(m.model_dump(mode="json", exclude_defaults=True)) + "\n"
+                               for m in LOOP_HISTORY))
+    assert main(["convert", str(neutral), "--to", "bedrock"]) == 0
+    converted = json.loads(capsys.readouterr().out)
+    assert adapter.check(converted) == [] and "modelId" not in converted
+
+
+LOOP_HISTORY = [user("go"), assistant("", call("a")), tool("a", "1"), user("thanks")]
