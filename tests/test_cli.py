@@ -225,6 +225,12 @@ PROVIDERS = ["openai_chat", "kimi", "mistral", "anthropic", "openai_responses", 
 FIRST_PROBLEM = {
     "anthropic_body.json": "messages[2]: AN1: messages.2: `tool_use` ids were found without `tool_result` blocks "
     "immediately after: toolu_01Ld6Mgj1x3Qm4KgxJu9hY2b.",
+    "bedrock_converse.json": "messages[2].content: BR1: Expected toolResult blocks at messages.2.content for the "
+    "following Ids: tooluse_a8nlf2bqGLcZvaSoBpQ1sH",
+    "deepseek_body.json": "messages[2].reasoning_content: DS3: Missing `reasoning_content` field in the assistant "
+    "message at message index 2.",
+    "xai_body.json": "messages[2].role: OC1: An assistant message with 'tool_calls' must be followed by tool "
+    "messages",
     "claude_code.jsonl": "messages[1].tool_calls[1]: R6: the call toolu_01VwP4sLm8GzR2tXq9nB6cYe (Bash) has no "
     "result (line 3)",
     "codex_rollout.jsonl": "messages[4].tool_calls[0]: R6: the call call_Fh3Wc9TqL2vN8xPz6mRb0KdY (apply_patch) "
@@ -464,8 +470,8 @@ def test_check_of_a_valid_file_exits_0(capsys: pytest.CaptureFixture[str], tmp_p
          b'{"role":"tool","tool_call_id":"a","content":5}\n', [],
          ":2: content: content must be a string or a list of parts, got int (reading openai_chat)\n"),
         (b'{"messages": [{"role": "user", "content": "hi"}]}', [],
-         ": cannot tell the format: the messages hold only plain text, which OpenAI Chat and Anthropic Messages "
-         "share; say which with --from openai_chat or --from anthropic\n"),
+         ": cannot tell the format: the messages hold only plain text, which OpenAI Chat, Anthropic Messages and "
+         "Bedrock Converse share; say which with --from openai_chat or --from anthropic or --from bedrock\n"),
         (b'{\n  "messages": [\n    {"role": "user" "content": "hi"}\n  ]\n}\n', [],
          ":3:21: invalid JSON: Expecting ',' delimiter; expected a JSON request body, a JSON list of messages, "
          "or JSON Lines\n"),

@@ -27,6 +27,7 @@ def client_where_every_sdk_call_is(method: Callable[..., Any]) -> Any:
         responses=ns(create=method),  # openai_responses (openai.AsyncOpenAI)
         messages=ns(create=method),  # anthropic (anthropic.AsyncAnthropic)
         aio=ns(models=ns(generate_content=method)),  # gemini (google.genai.Client().aio)
+        converse=method,  # bedrock (an aioboto3 / aiobotocore bedrock-runtime client)
     )
 
 

@@ -27,11 +27,19 @@ from tests.strategies import corrupt, examples, messy_histories
 # Where each provider's body keeps its message list.
 MESSAGE_LIST = {
     "anthropic": "messages",
+    "bedrock": "messages",
+    "deepseek": "messages",
     "gemini": "contents",
+    "groq": "messages",
     "kimi": "messages",
     "mistral": "messages",
+    "ollama": "messages",
     "openai_chat": "messages",
     "openai_responses": "input",
+    "openrouter": "messages",
+    "together": "messages",
+    "vllm": "messages",
+    "xai": "messages",
 }
 MATRIX = examples(150)
 
@@ -193,6 +201,10 @@ REPLIES: dict[str, dict[str, Any]] = {
                              "tool_calls": [_CHAT_CALL]}, 1),
     "mistral": completion("m", {"role": "assistant", "content": [{"type": "text", "text": "ok"}],
                                 "tool_calls": [_CHAT_CALL]}, 1),
+    "deepseek": completion("deepseek-v4-flash", {"role": "assistant", "content": "ok", "reasoning_content": "hmm",
+                                                 "tool_calls": [_CHAT_CALL]}, 1),
+    **{name: completion("m", {"role": "assistant", "content": "ok", "tool_calls": [_CHAT_CALL]}, 1)
+       for name in ("groq", "ollama", "openrouter", "together", "vllm", "xai")},
     "anthropic": {
         "id": "msg_1", "type": "message", "role": "assistant", "model": "m", "stop_reason": "tool_use",
         "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1},
@@ -204,6 +216,13 @@ REPLIES: dict[str, dict[str, Any]] = {
             {"text": "hmm", "thought": True}, {"text": "ok"},
             {"functionCall": {"name": "search", "args": {"q": "x"}}, "thoughtSignature": "c2ln"}]}}],
         "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
+    },
+    "bedrock": {
+        "ResponseMetadata": {"HTTPStatusCode": 200}, "stopReason": "tool_use",
+        "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}, "metrics": {"latencyMs": 1},
+        "output": {"message": {"role": "assistant", "content": [
+            {"reasoningContent": {"reasoningText": {"text": "hmm", "signature": "sig"}}}, {"text": "ok"},
+            {"toolUse": {"toolUseId": "tooluse_1", "name": "search", "input": {"q": "x"}}}]}},
     },
     "openai_responses": {
         "id": "resp_1", "object": "response", "status": "completed", "model": "m", "output": [

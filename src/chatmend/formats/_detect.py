@@ -198,7 +198,8 @@ def _classify_messages(
         return prefer  # plain text: the shape the caller names
     if plain is not None:
         return plain  # plain text messages read the same in every chat shape
-    titles = " and ".join(p.title for p in shapes)
+    names = [p.title for p in shapes]
+    titles = " and ".join(names) if len(names) < 3 else f"{', '.join(names[:-1])} and {names[-1]}"
     return _unsure(f"the messages hold only plain text, which {titles} share", [p.name for p in shapes], prefer)
 
 

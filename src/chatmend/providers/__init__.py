@@ -21,11 +21,19 @@ __all__ = ["get", "names", "read_sdk_history", "reader_of", "register"]
 
 _MODULES: dict[str, str] = {
     "anthropic": "chatmend.providers.anthropic",
+    "bedrock": "chatmend.providers.bedrock",
+    "deepseek": "chatmend.providers.deepseek",
     "gemini": "chatmend.providers.gemini",
+    "groq": "chatmend.providers.groq",
     "kimi": "chatmend.providers.kimi",
     "mistral": "chatmend.providers.mistral",
+    "ollama": "chatmend.providers.ollama",
     "openai_chat": "chatmend.providers.openai_chat",
     "openai_responses": "chatmend.providers.openai_responses",
+    "openrouter": "chatmend.providers.openrouter",
+    "together": "chatmend.providers.together",
+    "vllm": "chatmend.providers.vllm",
+    "xai": "chatmend.providers.xai",
 }
 _LOADED: dict[str, Provider] = {}
 

@@ -159,12 +159,11 @@ def plan_rewrite(messages: Sequence[ChatMessage], kept: list[int | None]) -> lis
         if lead < start:  # from the first message of the item holding the call
             first = members[kept[lead]][0] if kept[lead] is not None else lead  # type: ignore[index]
             lead = min(lead, first)
-            if runs and lead < runs[-1].end:
-                # the call was written by the run before (a kept result stands between two new ones of one
-                # call): one run from there, the kept messages between written anew, so the writer sees the call
+            while runs and lead < runs[-1].end:
+                # the call stands before the end of the previous run (its results around a kept one): one run, the
+                # kept items between them written anew, so the writer still sees the call before every result
                 previous = runs.pop()
-                runs.append(Run(previous.lead, previous.start, p))
-                continue
+                start, lead = previous.start, min(lead, previous.lead)
         runs.append(Run(lead, start, p))
     return runs
 

@@ -145,7 +145,11 @@ class Anthropic(Provider):
             for p in content)
 
     def marks_body(self, body: Mapping[str, Any]) -> bool:
-        """A top-level `system` (Chat Completions puts system text in a message)."""
+        """A top-level `system` (Chat Completions puts system text in a message), unless its blocks are typeless
+        (Bedrock Converse's `{"text": ...}` blocks)."""
+        system = body.get("system")
+        if isinstance(system, list) and system and all(isinstance(b, Mapping) and "type" not in b for b in system):
+            return False
         return "system" in body
 
     # ----------------------------------------------------------------------------------------- write

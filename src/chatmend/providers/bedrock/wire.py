@@ -1,0 +1,67 @@
+"""The vocabulary writing, reading and checking share: the provider's name, limits, formats, tags and fillers."""
+
+from __future__ import annotations
+
+import re
+
+PROVIDER_NAME = "bedrock"
+"""The registry name (`Bedrock.name`): the `provider` of the reasoning Bedrock returned, and of its native blocks."""
+RAW_ARGUMENTS = "_raw_arguments"
+"""The `toolUse.input` key that carries arguments which are not a JSON object, verbatim (`input` is sent to the
+model as an object)."""
+ID_MAX_LENGTH = 64
+"""The longest `toolUseId` (botocore's `ToolUseId`: min 1, max 64)."""
+ID_ALPHABET = "a-zA-Z0-9_.:-"
+"""The characters of a `toolUseId` (botocore 1.44.8's `ToolUseId` pattern `[a-zA-Z0-9_.:-]+`), as the inside of a
+regex class. The API reference page shows the stricter `[a-zA-Z0-9_-]+` (provider-rules §8); the service model
+is what the endpoint validates against."""
+ID = re.compile(f"[{ID_ALPHABET}]{{1,{ID_MAX_LENGTH}}}")
+TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+"""botocore's `ToolName`: 1-64 characters of `[a-zA-Z0-9_-]`."""
+
+IMAGE_FORMATS: dict[str, str] = {"image/png": "png", "image/jpeg": "jpeg", "image/jpg": "jpeg", "image/gif": "gif",
+                                 "image/webp": "webp"}
+"""Image media types to botocore's `ImageFormat`."""
+DOCUMENT_FORMATS: dict[str, str] = {
+    "application/pdf": "pdf", "text/csv": "csv", "application/msword": "doc",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
+    "application/vnd.ms-excel": "xls", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx",
+    "text/html": "html", "text/plain": "txt", "text/markdown": "md",
+}
+"""Document media types to botocore's `DocumentFormat`."""
+VIDEO_FORMATS: dict[str, str] = {"video/x-matroska": "mkv", "video/quicktime": "mov", "video/mp4": "mp4",
+                                 "video/webm": "webm", "video/x-flv": "flv", "video/mpeg": "mpeg",
+                                 "video/x-ms-wmv": "wmv", "video/3gpp": "three_gp"}
+"""Video media types to botocore's `VideoFormat` (`mpg` reads back as `video/mpeg`)."""
+AUDIO_FORMATS: dict[str, str] = {"audio/mpeg": "mp3", "audio/mp3": "mp3", "audio/opus": "opus", "audio/wav": "wav",
+                                 "audio/x-wav": "wav", "audio/aac": "aac", "audio/flac": "flac", "audio/mp4": "mp4",
+                                 "audio/ogg": "ogg", "audio/webm": "webm", "audio/x-matroska": "mka",
+                                 "audio/m4a": "m4a", "audio/pcm": "pcm"}
+"""Audio media types to botocore's `AudioFormat`."""
+MEDIA_KINDS = ("image", "document", "video", "audio")
+"""The content blocks carrying media as `{format, source}`."""
+
+
+def media_type_of(kind: str, fmt: str) -> str:
+    """The media type of a block's `format` (the first media type mapping to it, else `kind/format`)."""
+    table = {"image": IMAGE_FORMATS, "document": DOCUMENT_FORMATS, "video": VIDEO_FORMATS,
+             "audio": AUDIO_FORMATS}.get(kind, {})
+    for media_type, name in table.items():
+        if name == fmt:
+            return media_type
+    if kind == "document":
+        return f"application/{fmt}"
+    return f"{kind}/{fmt}"
+
+
+THINKING_OPEN, THINKING_CLOSE = "<thinking>\n", "\n</thinking>"
+"""The tags around thinking sent as text (another provider's: its signature is not Bedrock's)."""
+SYSTEM_OPEN, SYSTEM_CLOSE = "<system>\n", "\n</system>"
+"""The tags around a later system message sent as user text (`system` is top-level only)."""
+USER_FILLER = "Continue."
+"""BR3/BR4: the user turn put before an assistant turn that would open the body or follow another assistant turn."""
+ASSISTANT_FILLER = "(no text)"
+"""BR3: the assistant turn of an assistant message that puts nothing on the wire (its images moved to the next user
+turn, or thinking that cannot be sent), so the user turns around it stay apart and prefix-stable."""
+ERROR_WITHOUT_OUTPUT = "The tool failed without output."
+"""BR6: the text of a failed result with no content (`status: error` needs content)."""

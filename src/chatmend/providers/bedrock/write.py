@@ -1,0 +1,342 @@
+"""The body writer: a repaired history as the top-level `system` blocks and strictly alternating Converse messages."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from chatmend.exceptions import UnsupportedError
+from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, ToolCall
+from chatmend.providers.base import IdAssigner, parse_data_url
+from chatmend.providers.bedrock.wire import (
+    ASSISTANT_FILLER,
+    AUDIO_FORMATS,
+    DOCUMENT_FORMATS,
+    ERROR_WITHOUT_OUTPUT,
+    IMAGE_FORMATS,
+    PROVIDER_NAME,
+    RAW_ARGUMENTS,
+    SYSTEM_CLOSE,
+    SYSTEM_OPEN,
+    THINKING_CLOSE,
+    THINKING_OPEN,
+    USER_FILLER,
+    VIDEO_FORMATS,
+)
+
+Block = dict[str, Any]
+WireMessage = dict[str, Any]
+
+JSON_TEXT = "json"
+"""`provider_data["bedrock"]["block"]` of a text part read from a `json` result block: written back as `json`."""
+_IMAGE_AT = "Image at "
+_NAME_UNSAFE = re.compile(r"[^a-zA-Z0-9\s\-()\[\]]+")
+_SPACES = re.compile(r"\s+")
+
+
+def _blank(text: str) -> bool:
+    """True for text Converse refuses in a text block (BR8: empty or whitespace only)."""
+    return not text or text.isspace()
+
+
+def _own(provider_data: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The fields of a block chatmend does not name that Bedrock gave it (written back only to Bedrock)."""
+    if not provider_data:
+        return {}
+    mine = provider_data.get(PROVIDER_NAME)
+    return dict(mine) if isinstance(mine, Mapping) else {}
+
+
+def _source(data: str | None, url: str | None, extra: dict[str, Any]) -> dict[str, Any] | None:
+    """A media `source`: base64 `bytes` (the JSON form of the blob; `send` decodes it for boto3) or an S3 location;
+    None for a URL Converse cannot fetch."""
+    if data is not None:
+        return {"bytes": data}
+    if url is not None and url.startswith("s3://"):
+        return {"s3Location": {"uri": url, **extra.pop("s3Location", {})}}
+    return None
+
+
+def _image(part: ImagePart) -> Block:
+    """An `image` block; an image by https URL (Converse takes bytes or S3 only) is named in a text block."""
+    if part.url is not None and part.url.startswith("data:"):
+        inline = parse_data_url(part.url)
+        if inline.data is not None:
+            part = ImagePart(media_type=inline.media_type, data=inline.data, provider_data=part.provider_data)
+    extra = _own(part.provider_data)
+    source = _source(part.data, part.url, extra)
+    if source is None:
+        return {"text": _IMAGE_AT + (part.url or "")}
+    fmt = extra.pop("format", None) or IMAGE_FORMATS.get(part.media_type or "") or _extension_format(
+        part.url, IMAGE_FORMATS)
+    if fmt is None:
+        raise UnsupportedError(f"image media type {part.media_type!r} is not accepted; expected one of "
+                               f"{', '.join(sorted(set(IMAGE_FORMATS.values())))}", provider=PROVIDER_NAME,
+                               feature="image")
+    return {"image": {"format": fmt, "source": source, **extra}}
+
+
+def _extension_format(url: str | None, table: Mapping[str, str]) -> str | None:
+    """The format an S3 object's extension names (`.png`), when it is one of the table's."""
+    if not url or "." not in url.rsplit("/", 1)[-1]:
+        return None
+    ext = url.rsplit(".", 1)[-1].lower()
+    return ext if ext in set(table.values()) else ("jpeg" if ext == "jpg" and "jpeg" in table.values() else None)
+
+
+def _document_name(filename: str | None) -> str:
+    """A document `name` Converse accepts (letters, digits, single spaces, hyphens, parentheses, brackets)."""
+    name = _SPACES.sub(" ", _NAME_UNSAFE.sub("-", filename or "")).strip()
+    return name[:200] or "document"
+
+
+def _file(part: FilePart) -> Block:
+    """A `document`, `video` or `audio` block by the file's media type."""
+    extra = _own(part.provider_data)
+    media_type = part.media_type or ""
+    kind = extra.pop("kind", None) or ("video" if media_type.startswith("video/") else "audio" if media_type.startswith(
+        "audio/") else "document")
+    table = {"video": VIDEO_FORMATS, "audio": AUDIO_FORMATS}.get(kind, DOCUMENT_FORMATS)
+    source = _source(part.data, part.url, extra)
+    fmt = extra.pop("format", None) or table.get(media_type) or _extension_format(part.url, table)
+    if source is None or fmt is None:
+        what = "a file id" if part.file_id is not None else (f"a URL ({part.url})" if source is None
+                                                            else f"media type {media_type!r}")
+        raise UnsupportedError(f"a Converse {kind} block cannot carry {what}: give its bytes or an s3:// URL "
+                               f"of a format Converse knows", provider=PROVIDER_NAME, feature="file")
+    if kind == "document":
+        return {"document": {"format": fmt, "name": extra.pop("name", None) or _document_name(part.filename),
+                             "source": source, **extra}}
+    return {kind: {"format": fmt, "source": source, **extra}}
+
+
+def _reasoning(part: ThinkingPart) -> Block | None:
+    """The part as a `reasoningContent` block when Bedrock made it (its signature is valid only there), else None."""
+    if part.provider != PROVIDER_NAME:
+        return None
+    extra = _own(part.provider_data)
+    if part.redacted:
+        return {"reasoningContent": {"redactedContent": part.data, **extra}} if part.data else None
+    text: dict[str, Any] = {"text": part.text}
+    if part.signature is not None:
+        text["signature"] = part.signature
+    return {"reasoningContent": {"reasoningText": text, **extra}}
+
+
+def _text_block(part: TextPart) -> Block | None:
+    """A text block (None when blank, BR8); a text read from a `json` result block is not written here."""
+    return None if _blank(part.text) else {"text": part.text}
+
+
+def _content_blocks(parts: Sequence[Part]) -> list[Block]:
+    """User parts as blocks: no blank text (BR8), other providers' thinking as tagged text."""
+    blocks: list[Block] = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            block = _text_block(part)
+            if block is not None:
+                blocks.append(block)
+        elif isinstance(part, ImagePart):
+            blocks.append(_image(part))
+        elif isinstance(part, FilePart):
+            blocks.append(_file(part))
+        elif isinstance(part, NativePart):
+            blocks.append(part.data)  # Bedrock's own block, verbatim (another's never reaches the writer)
+        elif not _blank(part.text):
+            blocks.append({"text": THINKING_OPEN + part.text + THINKING_CLOSE})
+    return blocks
+
+
+def _result_content(content: str | tuple[Part, ...], is_error: bool) -> list[Block]:
+    """A `toolResult`'s content: text, json, images, documents; never empty when it failed (BR6)."""
+    if isinstance(content, str):
+        blocks: list[Block] = [] if _blank(content) else [{"text": content}]
+    else:
+        blocks = []
+        for part in content:
+            if isinstance(part, TextPart) and _own(part.provider_data).get("block") == JSON_TEXT:
+                try:
+                    value = json.loads(part.text)
+                except ValueError:
+                    value = None
+                if isinstance(value, dict):  # BR7: a json block holds an object
+                    blocks.append({"json": value})
+                    continue
+            blocks.extend(_content_blocks((part,)))
+    if not blocks and is_error:
+        blocks = [{"text": ERROR_WITHOUT_OUTPUT}]
+    return blocks
+
+
+def _tool_input(call: ToolCall) -> Any:
+    """`toolUse.input`: the object, or verbatim text under RAW_ARGUMENTS (the model takes an object)."""
+    arguments = call.arguments
+    if isinstance(arguments, dict):
+        return arguments
+    return {} if _blank(arguments) else {RAW_ARGUMENTS: arguments}
+
+
+class _Writer:
+    """One pass over a repaired history: the wire messages, merged so that user and assistant turns alternate."""
+
+    __slots__ = ("history", "ids", "moved", "out")
+
+    def __init__(self, history: list[ChatMessage], ids: IdAssigner) -> None:
+        self.history = history
+        self.ids = ids
+        self.out: list[WireMessage] = []
+        self.moved: list[Block] = []
+        """Media of an assistant message (only user turns carry images and documents), for the next user turn."""
+
+    def user(self, blocks: list[Block]) -> None:
+        """Add blocks to the user turn being written (BR3: results, moved media and a steer share one turn)."""
+        if not blocks:
+            return
+        out = self.out
+        if out and out[-1]["role"] == "user":
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": "user", "content": blocks})
+
+    def assistant_turn(self, blocks: list[Block], leading_filler: bool) -> None:
+        """Append an assistant turn; a user filler goes before it where a user turn must (BR3, BR4)."""
+        out = self.out
+        if (out and out[-1]["role"] == "assistant") or (not out and leading_filler):
+            out.append({"role": "user", "content": [{"text": USER_FILLER}]})
+        out.append({"role": "assistant", "content": blocks})
+
+    def flush_moved(self) -> None:
+        """The assistant's media, after its results."""
+        if self.moved:
+            moved, self.moved = self.moved, []
+            self.user(moved)
+
+    def run(self, start: int, leading_filler: bool) -> None:
+        """Write every message from `start` on."""
+        history = self.history
+        i = start
+        while i < len(history):
+            message = history[i]
+            if message.role == "assistant":
+                self.flush_moved()
+                i = self.assistant(i, leading_filler)
+                continue
+            self.flush_moved()
+            if message.role == "user":
+                content = message.content
+                if isinstance(content, str):
+                    self.user([] if _blank(content) else [{"text": content}])
+                else:
+                    self.user(_content_blocks(content))
+            elif message.role == "system":
+                self.system_in_place(message)
+            else:
+                # unreachable after repair (every result follows its call); check reports it
+                self.user([self.result(message, message.tool_call_id or "")])
+            i += 1
+        self.flush_moved()
+
+    def system_in_place(self, message: ChatMessage) -> None:
+        """A later system message as user text in place, tagged so the model knows whose words these are."""
+        content = message.content
+        text = content if isinstance(content, str) else "\n".join(p.text for p in content if isinstance(p, TextPart))
+        blocks = [] if _blank(text) else [{"text": SYSTEM_OPEN + text + SYSTEM_CLOSE}]
+        if not isinstance(content, str):
+            blocks.extend(_content_blocks([p for p in content if not isinstance(p, TextPart)]))
+        self.user(blocks)
+
+    def assistant(self, i: int, leading_filler: bool) -> int:
+        """Write the assistant message at `i` and its results; the index after them."""
+        message = self.history[i]
+        content = message.content
+        blocks: list[Block] = []
+        if isinstance(content, str):
+            if not _blank(content):
+                blocks.append({"text": content})
+        else:
+            for part in content:
+                if isinstance(part, TextPart):
+                    block = _text_block(part)
+                    if block is not None:
+                        blocks.append(block)
+                elif isinstance(part, ThinkingPart):
+                    signed = _reasoning(part)
+                    if signed is not None:
+                        blocks.append(signed)
+                    elif not _blank(part.text):  # another provider's thinking: its text only
+                        blocks.append({"text": THINKING_OPEN + part.text + THINKING_CLOSE})
+                elif isinstance(part, NativePart):
+                    blocks.append(part.data)
+                else:  # images and files go in user turns only: after the results
+                    self.moved.extend(_content_blocks((part,)))
+        calls = message.tool_calls
+        call_ids = [self.ids.next_id(c.name) for c in calls]
+        for call, wire_id in zip(calls, call_ids):
+            blocks.append({"toolUse": {"toolUseId": wire_id, "name": call.name, "input": _tool_input(call),
+                                       **_own(call.provider_data)}})
+        if not blocks:
+            blocks = [{"text": ASSISTANT_FILLER}]  # BR3: the turn stays, so the user turns around it stay apart
+        self.assistant_turn(blocks, leading_filler)
+        # after repair, one result per call follows in call order (a lead written alone for context has none)
+        history = self.history
+        j = i + 1
+        results = []
+        for wire_id in call_ids:
+            if j >= len(history) or history[j].role != "tool":
+                break
+            results.append(self.result(history[j], wire_id))
+            j += 1
+        self.user(results)
+        return j
+
+    def result(self, message: ChatMessage, wire_id: str) -> Block:
+        """A `toolResult` block under the wire id of the call it answers; `status` only when it failed (the field
+        is only supported by some models)."""
+        block: Block = {"toolUseId": wire_id, "content": _result_content(message.content, message.is_error)}
+        if message.is_error:
+            block["status"] = "error"
+        block.update(_own(message.provider_data))
+        return {"toolResult": block}
+
+
+def system_blocks(history: list[ChatMessage], system: str | None) -> tuple[list[Block], int]:
+    """The top-level `system` blocks (the option, then the system messages the history opens with) and the index of
+    the first message written in the list."""
+    blocks: list[Block] = [] if system is None or _blank(system) else [{"text": system}]
+    i = 0
+    while i < len(history) and history[i].role == "system":
+        content = history[i].content
+        if isinstance(content, str):
+            if not _blank(content):
+                blocks.append({"text": content})
+        elif all(isinstance(p, TextPart) or (isinstance(p, NativePart) and p.provider == PROVIDER_NAME)
+                 for p in content):
+            for part in content:
+                if isinstance(part, NativePart):
+                    blocks.append(part.data)  # a cachePoint or guardContent of the system prompt
+                elif isinstance(part, TextPart) and not _blank(part.text):
+                    blocks.append({"text": part.text})
+        else:
+            break  # images cannot go in the top-level system: this one goes in place
+        i += 1
+    return blocks, i
+
+
+def write_messages(history: list[ChatMessage], ids: IdAssigner, *, start: int = 0,
+                   leading_filler: bool = True) -> list[WireMessage]:
+    """The wire messages of a repaired history from `start` on (`leading_filler`: a body opening with an assistant
+    turn gets a user filler first, BR4; a run written inside a body does not)."""
+    writer = _Writer(history, ids)
+    writer.run(start, leading_filler)
+    return writer.out
+
+
+def used_tool_names(history: list[ChatMessage]) -> list[str]:
+    """The tool names the history's calls use, in order of first use."""
+    names: dict[str, None] = {}
+    for message in history:
+        for call in message.tool_calls:
+            names.setdefault(call.name, None)
+    return list(names)
