@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime, timezone
 from typing import Any
 
@@ -164,7 +165,8 @@ def test_the_capability_runs_in_the_agent_loop() -> None:
     broken = _valid()[:2]  # the reply's calls never got results (the process died)
     broken.append(ModelRequest(parts=[UserPromptPart("are you there?", timestamp=T0)]))
     agent = Agent(FunctionModel(model), capabilities=[capability()])
-    result = agent.run_sync("continue", message_history=broken)
+    # asyncio.run, not run_sync: run_sync leaves its event loop open (a ResourceWarning when it is collected)
+    result = asyncio.run(agent.run("continue", message_history=broken))
     assert result.output == "done"
     sent = seen[-1]
     assert answered(sent)

@@ -183,7 +183,7 @@ class OpenAIResponses(Provider):
                     kept[p] = None  # OR7: written anew, which leaves out the reasoning whose item is gone
             runs = plan_rewrite(out, kept)
             if not runs and len(out) == len(flat) and all(r is not None for r in kept):
-                return BodyRepair(dict(body), result)
+                return BodyRepair(dict(body), result, history=flat)
             calls_before = [0]
             for m in out:
                 calls_before.append(calls_before[-1] + len(m.tool_calls))
@@ -204,11 +204,11 @@ class OpenAIResponses(Provider):
                 rewritten.extend(range(len(new_items), len(new_items) + len(written)))
                 new_items.extend(written)
                 p = run.end
-            repaired = BodyRepair({**body, "input": new_items}, result, rewritten)
+            repaired = BodyRepair({**body, "input": new_items}, result, rewritten, history=flat)
             if not self._list_problems(repaired.body):
                 return repaired
             written = self._write_items(out, self._ids_from(result, 0), 0)
-            return BodyRepair({**body, "input": written}, result, list(range(len(written))))
+            return BodyRepair({**body, "input": written}, result, list(range(len(written))), history=flat)
 
     def _write_items(self, messages: list[ChatMessage], ids: Callable[[], IdAssigner], lead: int) -> list[Any]:
         """The items of `messages[lead:]`, written after the lead's (for its calls) by one writer: never through
