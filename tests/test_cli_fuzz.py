@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+import chatmend.providers
+
 from tests.test_cli_hostile import in_process
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +42,8 @@ def test_a_small_fuzz_run_finds_nothing(tmp_path: Path) -> None:
                           capture_output=True, timeout=300, check=False, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0].startswith("fuzz_cli: 40 mutated files (seed 21), 520 runs (13 commands each)")
+    commands = 6 + 1 + len(chatmend.providers.names())  # repair (3 ways), check, show, trim; convert to each form
+    assert lines[0].startswith(f"fuzz_cli: 40 mutated files (seed 21), {40 * commands} runs ({commands} commands each)")
     assert lines[-1] == "no failures: no traceback, no exit outside 0/1/2, no file lost or half-written"
     assert not (tmp_path / "failing").exists()
 
@@ -85,7 +88,7 @@ def test_a_deep_value_is_named_by_its_kind_in_an_error_not_printed_whole(tmp_pat
     proc = run("check", "s.json", "--from", "openai_chat", cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.decode() == ("s.json: messages[1].role: unsupported role <an object>; expected system, "
-                                    "developer, user, assistant or tool (reading openai_chat)\n")
+                                    "developer, user, assistant, tool or function (reading openai_chat)\n")
     assert len(proc.stderr) < 300
 
 

@@ -434,8 +434,8 @@ def test_an_image_with_an_empty_url_is_located_bad_input_in_the_neutral_form(tmp
         no_traceback(proc)
         assert proc.returncode == 2, (command, proc.stderr)
         assert proc.stderr == (b"s.jsonl:2: message 1, field 'content.1': an image's 'url' is empty; expected an "
-                               b"https URL or a data: URI (content is a string or a list of text, image and thinking "
-                               b"parts)\n")
+                               b"https URL or a data: URI (content is a string or a list of text, image, thinking, file "
+                               b"and native parts)\n")
     with pytest.raises(ValueError, match="an image's 'url' is empty"):
         chatmend.ImagePart(url="")
 
@@ -444,7 +444,11 @@ def test_an_image_with_an_empty_url_is_located_bad_input_in_the_neutral_form(tmp
 def test_a_body_with_an_empty_image_url_is_located_bad_input(tmp_path: Path, provider: str) -> None:
     image = chatmend.ImagePart(url="https://example.com/a.png")
     history = [chatmend.ChatMessage(role="user", content=(chatmend.TextPart(text="see"), image))]
-    body = chatmend.providers.get(provider).to_request(history, model="m")
+    adapter = chatmend.providers.get(provider)
+    body = adapter.to_request(history, model="m")
+    if not any(getattr(p, "url", None) == image.url for m in adapter.from_request(body)
+               if not isinstance(m.content, str) for p in m.content):
+        pytest.skip(f"{provider} carries no image by URL (the writer sends it another way)")
     (tmp_path / "b.json").write_text(json.dumps(body).replace("https://example.com/a.png", ""))
     for k, command in enumerate([*COMMANDS, ["convert", "--to", "gemini"]]):
         # the first as a user runs it, the sweep over the others in-process (the same main(), fast)

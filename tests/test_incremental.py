@@ -273,6 +273,10 @@ def test_to_request_with_options_is_the_same_body_by_a_repairer_or_without(
         try:
             fresh = provider.to_request(history, model="test-model", **options)
         except UnsupportedError as error:  # leave_open_last left calls open: no body, by a repairer neither
+            if error.feature == "empty history":  # nothing to send (#21): by a repairer neither
+                with pytest.raises(UnsupportedError):
+                    provider.to_request(history, model="test-model", repairer=repairer)
+                continue
             assert options.get("leave_open_last") and "left calls open" in str(error)
             assert repair_history(history, **options).messages != repair_history(history).messages
             with pytest.raises(UnsupportedError, match="left calls open"):

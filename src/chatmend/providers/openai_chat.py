@@ -763,6 +763,13 @@ class OpenAIChat(Provider):
                 raise ReadError(f"expected a request body or a message list, got {type(data).__name__}")
             return self._read_items(items, raw=False)
 
+    def _sdk_item(self, item: Any) -> Any:
+        """An SDK message's dict as the wire has it: its `content=None` is the wire's null, which `model_dump`
+        (exclude_none) leaves out, and the reader tells a null content from an omitted one."""
+        if isinstance(item, dict) and item.get("role") == "assistant" and "content" not in item:
+            item = {"role": "assistant", "content": None, **{k: v for k, v in item.items() if k != "role"}}
+        return super()._sdk_item(item)
+
     def _read_groups(self, items: list[Any]) -> list[list[ChatMessage]]:
         """One neutral message per wire message (`repair_body` keeps each one repair leaves alone); a message of a
         plain shape is read unvalidated (`_chat_fast.read_plain`), unless a subclass reads otherwise."""
