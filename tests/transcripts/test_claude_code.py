@@ -130,16 +130,23 @@ def test_repeated_ids_are_renamed_in_call_and_result() -> None:
     ] == ["toolu_1", "toolu_1", "toolu_1_1", "toolu_1_1"]
 
 
-def test_not_a_record_is_a_located_error() -> None:
-    with pytest.raises(InputError) as info:
-        read_text(
-            '{"type":"user","uuid":"a","sessionId":"s","message":{"role":"user","content":"x"}}\n[1]\n',
-            "claude_code",
-        )
-    assert (info.value.line, info.value.message) == (
-        2,
-        "a JSON list, expected a JSON object (one Claude Code transcript record a line)",
-    )
+def test_a_line_that_is_not_a_record_is_kept_and_warned_about() -> None:
+    # Claude Code skips such a line (a stray value, a crash's half-written last line): so does chatmend.
+    first = '{"type":"user","uuid":"a","sessionId":"s","message":{"role":"user","content":"x"}}'
+    call = ('{"type":"assistant","uuid":"b","parentUuid":"a","sessionId":"s","message":{"id":"m","role":"assistant",'
+            '"content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{}}]}}')
+    text = f'{first}\n[1]\n{call}\n{{"type":"user","uuid":"c","parentUuid":"b","mess'
+    session = read_text(text, "claude_code")
+    assert len(session.warnings) == 2 and session.warnings[0] == "line 2: not a record (a list); kept as it is"
+    assert session.warnings[1].startswith("line 4: not a record (invalid JSON: ")
+    assert [m.role for m in session.messages] == ["user", "assistant"]
+    result, chunks = session.repaired(None)
+    out = "".join(chunks).split("\n")
+    assert [c.id for c in result.interrupted] == ["toolu_1"]
+    lines = text.split("\n")
+    assert out[:3] == lines[:3] and out[4:] == [lines[3], ""]  # kept verbatim, in place
+    assert json.loads(out[3])["message"]["content"][0]["tool_use_id"] == "toolu_1"
+    assert "".join(session.write(session.messages)) == text + "\n"
 
 
 @examples(60)
