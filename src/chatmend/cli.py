@@ -566,7 +566,8 @@ def _report(session: Session, result: RepairResult, file: str) -> dict[str, Any]
         "notes": [{"at": at(i), "tool_call_id": messages[i].tool_call_id} for i in result.notes],
         "renamed": [{"at": at(r.message_index), "old": r.old, "new": r.new} for r in result.renamed],
         "dropped": [{"at": at(i)} for i in result.dropped],
-    }
+        **({"store": list(session.fixes)} if session.fixes else {}),
+    } | ({"changed": True} if session.fixes else {})
 
 
 def _plural(count: int, one: str, many: str) -> str:
@@ -612,6 +613,7 @@ def _report_lines(report: dict[str, Any]) -> list[str]:
     if dropped:
         lines.append(f"  dropped {_plural(len(dropped), 'placeholder', 'placeholders')}: "
                      + _some(d["at"] for d in dropped))
+    lines.extend(f"  {fix}" for fix in report.get("store", []))  # what the session store's writer fixed
     rejected = report.get("rejected") or []
     if rejected:
         lines.append(f"  fixed {_plural(len(rejected), 'problem', 'problems')} {report['format']} "
