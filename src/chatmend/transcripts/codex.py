@@ -95,6 +95,8 @@ class Codex(TranscriptFormat):
         self._assistant: tuple[list[Part], list[ToolCall], list[BlockAt]] | None = None
         self._reply_of: dict[str, ChatMessage] = {}
         """The reply that made each call still waiting for its output (Codex pairs by `call_id`)."""
+        self._positions: dict[int, list[int]] = {}
+        """For a compaction record: where each item read stands in its replacement history."""
         for k, record in enumerate(records):
             with errors_at_line(record, _WHAT):
                 self._read(k, record)
@@ -129,10 +131,14 @@ class Codex(TranscriptFormat):
         self.messages, self.blocks_at = [], []
         for earlier in self.records[:k]:
             earlier.blocks = []
-        record.blocks = list(history)
+        read: list[Any] = []
+        self._positions[k] = []
         for b, item in enumerate(history):
-            if isinstance(item, Mapping):
-                self._read_item(k, b, record, item, f"payload.replacement_history[{b}].")
+            if isinstance(item, Mapping) and self._read_item(k, len(read), record, item,
+                                                             f"payload.replacement_history[{b}]."):
+                read.append(item)
+                self._positions[k].append(b)
+        record.blocks = read
         self._flush()
 
     def _read_item(self, k: int, b: int, record: Record, payload: Mapping[str, Any], where: str) -> bool:
@@ -244,7 +250,14 @@ class Codex(TranscriptFormat):
             return dict(blocks[0])
         data = dict(record.data)
         if data.get("type") == "compacted":
-            data["payload"] = {**data["payload"], "replacement_history": blocks}
+            # the items chatmend reads take their places back among those it does not (reasoning, compaction)
+            history = list(data["payload"]["replacement_history"])
+            positions = self._positions[record_index(self.records, record)]
+            for position, block in zip(positions, blocks):
+                history[position] = block
+            for position in reversed(positions[len(blocks):]):
+                del history[position]
+            data["payload"] = {**data["payload"], "replacement_history": history}
             return data
         data["payload"] = blocks[0] if len(blocks) == 1 else {"type": "message", "role": "user", "content": [
             c for b in blocks for c in b.get("content", [])]}
@@ -296,6 +309,11 @@ class Codex(TranscriptFormat):
                 data = _with_ordinal(data, n)
             out.append((None, data))
         yield from self._lines(out)
+
+
+def record_index(records: list[Record], record: Record) -> int:
+    """The index of a record (by identity) in the file's records."""
+    return next(k for k, r in enumerate(records) if r is record)
 
 
 def _with_ordinal(data: dict[str, Any], ordinal: int) -> dict[str, Any]:
