@@ -103,8 +103,8 @@ class GeminiCli:
         call's in toolCalls, the part's in content)."""
         self.fixes: list[str] = []
         """What repair fixed beyond the history, for its report (shared with the Session)."""
-        self.duplicates: dict[int, list[int]] = {}
-        """Record index -> the parts of it that repeat a response already stored with its call."""
+        self.duplicates: dict[tuple[int, int | None], list[int]] = {}
+        """(record, embedded item) -> the parts of it that repeat a response its call's turn already holds."""
         self.model: str | None = None
         self._answered: set[str] = set()
         """The calls whose responses the last model record holds."""
@@ -171,14 +171,14 @@ class GeminiCli:
                 texts.append(part)
                 continue
             call_id = str(response.get("id") or "")
-            if call_id in answered:  # the response its call's toolCalls[].result already holds
-                answered.discard(call_id)
-                self.duplicates.setdefault(source.line, []).append(n)
+            if call_id and call_id in answered:  # a response its call's turn already holds (toolCalls[].result)
+                self.duplicates.setdefault((source.line, source.item), []).append(n)
                 self.warnings.append(f"{self._at(source)}: a second copy of the response to {call_id} (Gemini CLI "
                                      "would send both); repair removes it")
                 continue
             self._add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=str(response.get("name") or "") or None,
                                   content=_response_text(response.get("response"))), "response", source, n)
+            answered.add(call_id)
         text = _text(texts)
         if texts and text.strip() and not text.strip().startswith(_IGNORED):
             self._add(ChatMessage(role="user", content=text), "user", source, -1)
@@ -233,16 +233,22 @@ class GeminiCli:
             elif origin.kind == "note":
                 self._note(changed, origin.message_index, message)
         removed: set[int] = set()
+        emptied: dict[int, list[int]] = {}  # record -> embedded items left with no part
         self.fixes.clear()
-        for k, gone in self.duplicates.items():
+        for (k, item), gone in self.duplicates.items():
             self.fixes.append(f"removed {len(gone)} second {'copy' if len(gone) == 1 else 'copies'} of a stored "
-                              f"response at {self._at(_Source(k))} (Gemini CLI would send both)")
-            data = self._data(changed, _Source(k))
+                              f"response at {self._at(_Source(k, item))} (Gemini CLI would send both)")
+            data = self._data(changed, _Source(k, item))
             content = [p for n, p in enumerate(_parts(data.get("content"))) if n not in gone]
             if content:
                 data["content"] = content
-            else:
+            elif item is None:
                 removed.add(k)
+            else:
+                emptied.setdefault(k, []).append(item)
+        for k, items in emptied.items():
+            holder = changed[k] if self.document is not None or "$set" not in changed[k] else changed[k]["$set"]
+            holder["messages"] = [m for j, m in enumerate(holder["messages"]) if j not in items]
         return result, self._lines(changed, removed)
 
     def _data(self, changed: dict[int, dict[str, Any]], source: _Source) -> dict[str, Any]:
