@@ -74,7 +74,7 @@ def test_a_response_stored_twice_is_one_response_and_repair_removes_the_copy() -
 
 
 def test_rewind_and_set_messages_are_replayed() -> None:
-    records = [
+    records: list[dict[str, Any]] = [
         HEADER,
         {"id": "a", "timestamp": "t", "type": "user", "content": "first"},
         {"id": "b", "timestamp": "t", "type": "gemini", "content": "reply"},
@@ -84,7 +84,8 @@ def test_rewind_and_set_messages_are_replayed() -> None:
     ]
     session = read_text("".join(lines_of(records)))
     assert [m.content for m in session.messages] == ["first", "again"]
-    replaced = [*records, {"$set": {"messages": [{"id": "z", "type": "user", "content": "compressed"}]}},
+    replaced: list[dict[str, Any]] = [
+        *records, {"$set": {"messages": [{"id": "z", "type": "user", "content": "compressed"}]}},
                 {"id": "y", "type": "gemini", "content": "ok"}]
     session = read_text("".join(lines_of(replaced)))
     assert [m.content for m in session.messages] == ["compressed", "ok"]
@@ -110,7 +111,7 @@ def test_an_older_single_json_chat(tmp_path: Path) -> None:
 
 
 def test_an_orphan_response_becomes_a_note_in_its_part() -> None:
-    records = [HEADER, {"id": "u", "type": "user", "content": "go"},
+    records: list[dict[str, Any]] = [HEADER, {"id": "u", "type": "user", "content": "go"},
                {"id": "x", "type": "user", "content": [
                    {"functionResponse": {"id": "ghost", "name": "ls", "response": {"output": "a"}}}]}]
     session = read_text("".join(lines_of(records)))
@@ -135,3 +136,29 @@ def test_real_gemini_cli_sessions_read_and_repair_losing_no_line(name: str) -> N
     assert "".join(session.write(session.messages)) == path.read_text()
     result, chunks = session.repaired(None)
     assert not result.changed and "".join(chunks) == path.read_text()
+
+
+def test_copies_inside_a_set_messages_list_are_removed_from_the_list() -> None:
+    # After a resume Gemini CLI stores its whole history in one $set: the call's turn, a `_response` record
+    # and the older copy; all three would be sent.
+    response = {"functionResponse": {"id": "c1", "name": "run_shell_command", "response": {"output": "hi"}}}
+    history = [
+        {"id": "u1", "type": "user", "content": [{"text": "run it"}]},
+        {"id": "m1", "type": "gemini", "content": [{"functionCall": {"id": "c1", "name": "run_shell_command",
+                                                                     "args": {}}}],
+         "toolCalls": [_call("c1", "hi")]},
+        {"id": "m1_response", "type": "user", "content": [response]},
+        {"id": "u2", "type": "user", "content": [response]},
+        {"id": "u3", "type": "user", "content": [{"text": "and now?"}]},
+    ]
+    records: list[dict[str, Any]] = [HEADER, {"$set": {"messages": history, "lastUpdated": "t"}}]
+    session = read_text("".join(lines_of(records)))
+    assert [(m.role, m.tool_call_id) for m in session.messages] == [
+        ("user", None), ("assistant", None), ("tool", "c1"), ("user", None)]
+    assert len(session.warnings) == 2
+    _, chunks = session.repaired(None)
+    written = "".join(chunks)
+    kept = json.loads(written.split("\n")[1])["$set"]
+    assert [m["id"] for m in kept["messages"]] == ["u1", "m1", "u3"] and kept["lastUpdated"] == "t"
+    assert written.split("\n")[0] == json.dumps(HEADER, separators=(",", ":"))
+    assert read_text(written).warnings == []

@@ -179,12 +179,12 @@ class Codex(TranscriptFormat):
             call_id = optional_text(record, f"{where}call_id", payload.get("call_id"))
             content, failed = _output(payload)
             self._flush()
-            name = self.tool_name(call_id)
+            waiting = self.tool_name(call_id)
             reply = self._reply_of.pop(call_id, None)
             if reply is not None:
                 self._answer(reply, call_id, content, failed, (k, b))
             else:
-                self.add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=name, is_error=failed,
+                self.add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=waiting, is_error=failed,
                                      content=content), [(k, b)])
             return True
         return False
@@ -193,7 +193,7 @@ class Codex(TranscriptFormat):
                 at: BlockAt) -> None:
         """An output answers its call as Codex reads it, by `call_id` wherever it stands: it joins the outputs
         right after the call's reply (an output appended after later messages is not an orphan)."""
-        order = {}  # each call id's place in the reply: outputs stand in the order of their calls
+        order: dict[str, int] = {}  # each call id's place in the reply: outputs stand in the order of their calls
         for n, c in enumerate(reply.tool_calls):
             order.setdefault(c.id, n)
         call = reply.tool_calls[order[call_id]]

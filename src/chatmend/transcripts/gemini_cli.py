@@ -37,8 +37,8 @@ _IGNORED = ("/", "?", "<session_context>", "<hook_context>")
 def holds_session(value: object) -> bool:
     """True for a Gemini CLI chat: an older single-JSON session or the header line of a JSON Lines one."""
     return isinstance(value, Mapping) and isinstance(value.get("sessionId"), str) and (
-        isinstance(value.get("projectHash"), str) or isinstance(value.get("messages"), list)
-        and any(isinstance(m, Mapping) and m.get("type") in ("user", "gemini") for m in value["messages"]))
+        isinstance(value.get("projectHash"), str) or (isinstance(value.get("messages"), list)
+        and any(isinstance(m, Mapping) and m.get("type") in ("user", "gemini") for m in value["messages"])))
 
 
 def is_record(value: Mapping[str, Any]) -> bool:
@@ -71,8 +71,9 @@ def _text(parts: list[Any]) -> str:
 
 def _response_text(response: object) -> str:
     """A functionResponse's `response` as neutral content: its `output` text, else its JSON."""
-    if isinstance(response, Mapping) and isinstance(response.get("output"), str) and len(response) == 1:
-        return response["output"]
+    output = response.get("output") if isinstance(response, Mapping) else None
+    if isinstance(output, str) and isinstance(response, Mapping) and len(response) == 1:
+        return output
     return json.dumps(response, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -130,7 +131,7 @@ class GeminiCli:
             elif isinstance(data.get("id"), str):
                 final[data["id"]] = (_Source(k), data)  # a new version keeps the first one's place (a Map's set)
             else:
-                embedded = data.get("$set") if isinstance(data.get("$set"), Mapping) else data
+                embedded: Mapping[str, Any] = data["$set"] if isinstance(data.get("$set"), Mapping) else data
                 messages = embedded.get("messages")
                 if not isinstance(messages, list) or (embedded is data and not holds_session(data)):
                     continue
