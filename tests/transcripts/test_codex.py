@@ -152,7 +152,11 @@ def _rollout_0171() -> list[dict[str, object]]:
                                               "arguments": '{"cmd":"sleep 60"}', "metadata": meta}},
         {"type": "event_msg", "payload": {"type": "turn_aborted", "reason": "interrupted"}},
     ]
-    return [{"timestamp": f"2026-11-30T10:00:{n:02d}.000Z", "ordinal": n, **item} for n, item in enumerate(items)]
+    records = [{"timestamp": f"2026-11-30T10:00:{n:02d}.000Z", "ordinal": n, **item} for n, item in enumerate(items)]
+    for n, record in enumerate(records):  # 0.171 also writes a metadata object on the line
+        if record["type"] == "response_item":
+            record["metadata"] = {"history_sequence": n, "sampled_through_sequence": 1, "user_input_order": 0}
+    return records
 
 
 def test_what_repair_adds_is_appended_with_the_next_ordinal_and_the_turns_metadata() -> None:
@@ -171,6 +175,7 @@ def test_what_repair_adds_is_appended_with_the_next_ordinal_and_the_turns_metada
         "timestamp": "2026-11-30T10:00:09.000Z", "ordinal": 10, "type": "response_item",
         "payload": {"type": "function_call_output", "call_id": "call_9", "output": result.messages[-1].content,
                     "metadata": {"turn_id": "t-1"}},
+        "metadata": {"history_sequence": 9, "sampled_through_sequence": 1},  # the next; the call's own dropped
     }]
     again = read_text(out)
     # (a plain-string output does not say it failed: is_error reads false)

@@ -281,7 +281,9 @@ class Codex(TranscriptFormat):
         data["type"] = "response_item"
         data["payload"] = payload
         if isinstance(near.data.get("metadata"), Mapping):
-            data["metadata"] = near.data["metadata"]
+            # the call's turn, less what belongs to the call alone (its place among the user's inputs)
+            data["metadata"] = {k: v for k, v in near.data["metadata"].items()
+                                if k not in ("user_input_order", "retained_source")}
         return data
 
     def _emit(self, pieces: list[tuple[int | None, Any]]) -> Iterator[str]:
@@ -304,11 +306,24 @@ class Codex(TranscriptFormat):
             elif blocks:
                 out.append((record, self.render(record, blocks, 0)))
         ordinals = [r.data["ordinal"] for r in self.records if type(r.data.get("ordinal")) is int]
+        sequence = max(_sequences(self.records), default=0)
         for n, data in enumerate(added, start=max(ordinals, default=-1) + 1):
             if ordinals:
                 data = _with_ordinal(data, n)
+            metadata = data.get("metadata")
+            if isinstance(metadata, dict) and type(metadata.get("history_sequence")) is int:
+                sequence += 1  # each item of the history has its own, in order
+                data["metadata"] = {**metadata, "history_sequence": sequence}
             out.append((None, data))
         yield from self._lines(out)
+
+
+def _sequences(records: list[Record]) -> Iterator[int]:
+    """The `metadata.history_sequence` numbers of the file's lines (0.17x)."""
+    for record in records:
+        metadata = record.data.get("metadata")
+        if isinstance(metadata, Mapping) and type(metadata.get("history_sequence")) is int:
+            yield metadata["history_sequence"]
 
 
 def record_index(records: list[Record], record: Record) -> int:
