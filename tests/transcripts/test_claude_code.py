@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import example, given
 
 from chatmend import ChatMessage, ImagePart, TextPart, repair_history
@@ -137,7 +138,7 @@ def test_a_line_that_is_not_a_record_is_kept_and_warned_about() -> None:
     text = f'{first}\n[1]\n{call}\n{{"type":"user","uuid":"c","parentUuid":"b","mess'
     session = read_text(text, "claude_code")
     assert len(session.warnings) == 2 and session.warnings[0] == "line 2: not a record (a list); kept as it is"
-    assert session.warnings[1].startswith("line 4: not a record (invalid JSON: ")
+    assert session.warnings[1].startswith("line 4: not a record (invalid JSON at column ")
     assert [m.role for m in session.messages] == ["user", "assistant"]
     result, chunks = session.repaired(None)
     out = "".join(chunks).split("\n")
@@ -302,3 +303,15 @@ def test_the_chain_from_the_leaf_not_file_order_across_a_compaction() -> None:
     assert out[:5] == original[:5] and out[6:] == original[6:]  # before the boundary, the mode record: kept
     note = json.loads(out[5])
     assert note["uuid"] == "r1" and note["message"]["content"][0]["type"] == "text"
+
+
+def test_the_repair_report_names_a_line_that_is_not_a_record(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from chatmend.cli import main
+
+    path = tmp_path / "session.jsonl"
+    good = _cc("u1", None, "user", "hi", "00")
+    path.write_text("".join(lines_of([good])) + '{"type":"user","uui')
+    assert main(["repair", str(path), "--in-place"]) == 0
+    out = capsys.readouterr().out
+    assert "  warning: line 2: not a record (invalid JSON at column " in out and "nothing to repair" in out

@@ -162,3 +162,21 @@ def test_copies_inside_a_set_messages_list_are_removed_from_the_list() -> None:
     assert [m["id"] for m in kept["messages"]] == ["u1", "m1", "u3"] and kept["lastUpdated"] == "t"
     assert written.split("\n")[0] == json.dumps(HEADER, separators=(",", ":"))
     assert read_text(written).warnings == []
+
+
+def test_repair_in_place_removes_the_copy_and_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from chatmend.cli import main
+
+    path = tmp_path / ".gemini" / "tmp" / "p" / "chats" / "session-2026-12-01T10-00-s1.jsonl"
+    path.parent.mkdir(parents=True)
+    records = _session_061()
+    path.write_text("".join(lines_of(records)))
+    assert main(["repair", str(path), "--in-place"]) == 0
+    err = capsys.readouterr().out
+    assert "removed 1 second copy of a stored response at line 7 (Gemini CLI would send both)" in err
+    assert "answered 1 call as interrupted: c2 (run_shell_command)" in err
+    written = path.read_text().splitlines()
+    assert len(written) == len(records) - 1 and all('"u2"' not in line for line in written)
+    assert main(["repair", str(path), "--in-place"]) == 0  # a repaired session repairs nothing more
+    assert "nothing to repair" in capsys.readouterr().out
+    assert main(["check", str(path)]) == 0

@@ -81,7 +81,7 @@ def parse_records(lines: Iterable[str], *, what: str, warnings: list[str] | None
             if warnings is None:
                 raise InputError(f"invalid JSON: {exc.msg}; expected {what}",
                                  line=number, column=exc.colno) from None
-            warnings.append(f"line {number}: not a record (invalid JSON: {exc.msg} at column {exc.colno}); "
+            warnings.append(f"line {number}: not a record (invalid JSON at column {exc.colno}: {exc.msg}); "
                             "kept as it is")
             data = None
         if not isinstance(data, dict):
