@@ -170,6 +170,9 @@ def test_repaired_transcript_reads_back_as_the_repaired_history(history: list[Ch
     untouched = [r for r in records if r.get("type") in ("summary", "file-history-snapshot")]
     assert all(json.dumps(r, ensure_ascii=False, separators=(",", ":")) in out for r in untouched)
     assert sum(line in kept for line in out) >= len(untouched)
+    if repair_history(session.messages).changed:  # the chain Claude Code resumes passes every record, in order
+        chain = [str(r["uuid"]) for r in _live_chain(out)]
+        assert chain == [json.loads(x)["uuid"] for x in out if x and json.loads(x).get("type") in ("user", "assistant")]
 
 
 def test_a_compaction_boundary_keeps_its_null_parent() -> None:

@@ -101,6 +101,8 @@ def test_repaired_rollout_reads_back_as_the_repaired_history(history: list[ChatM
     # A Codex output is a plain string: whether it failed is not written back (is_error reads false).
     assert normal(again.messages) == normal([m.model_copy(update={"is_error": False}) for m in expected])
     assert not repair_history(again.messages).changed
+    if not (result.renamed or result.notes or result.dropped):
+        assert out.startswith(text)  # what repair adds is appended: every line keeps its byte offset
     events = [line for line in text.split("\n")[:-1] if '"event_msg"' in line or '"session_meta"' in line]
     assert [
         line for line in out.split("\n")[:-1] if '"event_msg"' in line or '"session_meta"' in line
