@@ -257,7 +257,8 @@ def test_parallel_calls_all_resume_after_repair() -> None:
         ("tool_use", "toolu_1"), ("tool_use", "toolu_2"), ("tool_use", "toolu_3"),
         ("tool_result", "toolu_1"), ("tool_result", "toolu_2"), ("tool_result", "toolu_3")]
     stamps = [str(r["timestamp"]) for r in chain]
-    assert stamps == sorted(stamps)  # an inserted result is not earlier than the line before it
+    assert stamps == sorted(stamps)  # an inserted result is later than the line before it (2.1.1 drops it else)
+    assert stamps[-2:] == ["2026-12-01T10:00:09.001Z", "2026-12-01T10:00:09.002Z"]
     assert out[:4] == text.split("\n")[:4]  # the calls' lines are untouched
     assert not read_text("\n".join(out) + "\n").repaired(None)[0].changed
 

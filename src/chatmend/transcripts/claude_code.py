@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
@@ -299,8 +300,9 @@ class ClaudeCode(TranscriptFormat):
         Claude Code follows `parentUuid` from the leaf; each parallel result hanging off its own call's record
         is a branch of which resume keeps one. When repair changed anything, every live record (and every new
         one) hangs off the live record before it, so the chain passes every `tool_use` and then every
-        `tool_result`; the first keeps its parent (null at the start or a compaction boundary). A new record's
-        timestamp is not earlier than the line before it (Claude Code drops results that go back in time).
+        `tool_result`; the first keeps its parent (null at the start or a compaction boundary). A new record is
+        timestamped a millisecond after the line before it (Claude Code 2.1.1 leaves out results that are not
+        later than the line before them, and their calls with them).
         """
         if [id(record) if data is None else None for record, data in out] == [id(r) for r in self.records]:
             return  # nothing repaired: the tree stays as Claude Code wrote it
@@ -311,8 +313,8 @@ class ClaudeCode(TranscriptFormat):
         for i, (record, data) in enumerate(out):
             current = data if data is not None else (record.data if record is not None else {})
             if record is None and isinstance(current.get("timestamp"), str) and stamp is not None \
-                    and current["timestamp"] < stamp:
-                current = {**current, "timestamp": stamp}
+                    and current["timestamp"] <= stamp:
+                current = {**current, "timestamp": _after(stamp)}
                 out[i] = (record, current)
             if isinstance(current.get("timestamp"), str):
                 stamp = max(stamp or current["timestamp"], current["timestamp"])
@@ -323,3 +325,14 @@ class ClaudeCode(TranscriptFormat):
                 out[i] = (record, {**current, "parentUuid": previous})
             started = True
             previous = current["uuid"]
+
+
+def _after(stamp: str) -> str:
+    """The ISO timestamp one millisecond after `stamp`, written as Claude Code writes them (`...00.000Z`); an
+    unreadable one is kept as it is."""
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00")) + timedelta(milliseconds=1)
+    except ValueError:
+        return stamp
+    text = moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
+    return f"{text}Z" if stamp.endswith("Z") else moment.isoformat(timespec="milliseconds")
