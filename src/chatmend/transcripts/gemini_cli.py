@@ -109,6 +109,8 @@ class GeminiCli:
         self.model: str | None = None
         self._answered: set[str] = set()
         """The calls whose responses the last model record holds."""
+        self._copies: list[str] = []
+        """The warnings about responses stored twice (a repair's report says it removed them instead)."""
         for source, record in self._replay():
             self._read(source, record)
 
@@ -174,8 +176,9 @@ class GeminiCli:
             call_id = str(response.get("id") or "")
             if call_id and call_id in answered:  # a response its call's turn already holds (toolCalls[].result)
                 self.duplicates.setdefault((source.line, source.item), []).append(n)
-                self.warnings.append(f"{self._at(source)}: a second copy of the response to {call_id} (Gemini CLI "
-                                     "would send both); repair removes it")
+                self._copies.append(f"{self._at(source)}: a second copy of the response to {call_id} (Gemini CLI "
+                                    "would send both); repair removes it")
+                self.warnings.append(self._copies[-1])
                 continue
             self._add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=str(response.get("name") or "") or None,
                                   content=_response_text(response.get("response"))), "response", source, n)
@@ -236,6 +239,7 @@ class GeminiCli:
         removed: set[int] = set()
         emptied: dict[int, list[int]] = {}  # record -> embedded items left with no part
         self.fixes.clear()
+        self.warnings[:] = [w for w in self.warnings if w not in self._copies]  # said as fixed below
         for (k, item), gone in self.duplicates.items():
             self.fixes.append(f"removed {len(gone)} second {'copy' if len(gone) == 1 else 'copies'} of a stored "
                               f"response at {self._at(_Source(k, item))} (Gemini CLI would send both)")
