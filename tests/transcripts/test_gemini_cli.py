@@ -180,3 +180,26 @@ def test_repair_in_place_removes_the_copy_and_says_so(tmp_path: Path, capsys: py
     assert main(["repair", str(path), "--in-place"]) == 0  # a repaired session repairs nothing more
     assert "nothing to repair" in capsys.readouterr().out
     assert main(["check", str(path)]) == 0
+
+
+def test_parallel_calls_each_holding_the_whole_turn_keep_their_own_response() -> None:
+    # After a resume Gemini CLI 0.61 stores each parallel call with every response of the turn: 4 for 2 calls.
+    both = [{"functionResponse": {"id": c, "name": "run_shell_command", "response": {"output": c}}}
+            for c in ("c1", "c2")]
+    calls = [{**_call(c, None), "result": both} for c in ("c1", "c2")]
+    history = [
+        {"id": "u1", "type": "user", "content": [{"text": "two at once"}]},
+        {"id": "m1", "type": "gemini", "content": [{"functionCall": {"id": c, "name": "run_shell_command",
+                                                                     "args": {}}} for c in ("c1", "c2")],
+         "toolCalls": calls},
+        {"id": "m1_response", "type": "user", "content": both},
+    ]
+    records: list[dict[str, Any]] = [HEADER, {"$set": {"messages": history}}]
+    session = read_text("".join(lines_of(records)))
+    assert [(m.role, m.tool_call_id, m.content) for m in session.messages if m.role == "tool"] == [
+        ("tool", "c1", "c1"), ("tool", "c2", "c2")]
+    result, chunks = session.repaired(None)
+    assert not result.changed and len(session.fixes) == 2
+    kept = json.loads("".join(chunks).split("\n")[1])["$set"]["messages"]
+    assert [m["id"] for m in kept] == ["u1", "m1"]
+    assert [[r["functionResponse"]["id"] for r in c["result"]] for c in kept[1]["toolCalls"]] == [["c1"], ["c2"]]

@@ -77,15 +77,16 @@ def _response_text(response: object) -> str:
     return json.dumps(response, ensure_ascii=False, separators=(",", ":"))
 
 
-def _responses(result: object, call: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """A toolCalls entry's stored result as (call id, text) responses."""
+def _responses(result: object, call: Mapping[str, Any]) -> list[tuple[int, str, str]]:
+    """A toolCalls entry's stored result as (part index, call id, text) responses."""
     if isinstance(result, str):
-        return [(str(call.get("id") or ""), result)]
+        return [(-1, str(call.get("id") or ""), result)]
     out = []
-    for part in _parts(result):
+    for n, part in enumerate(_parts(result)):
         response = part.get("functionResponse") if isinstance(part, Mapping) else None
         if isinstance(response, Mapping):
-            out.append((str(response.get("id") or call.get("id") or ""), _response_text(response.get("response"))))
+            out.append((n, str(response.get("id") or call.get("id") or ""),
+                        _response_text(response.get("response"))))
     return out
 
 
@@ -104,6 +105,8 @@ class GeminiCli:
         call's in toolCalls, the part's in content)."""
         self.fixes: list[str] = []
         """What repair fixed beyond the history, for its report (shared with the Session)."""
+        self.result_copies: dict[tuple[int, int | None], list[tuple[int, int]]] = {}
+        """(record, embedded item) -> (call, part) of toolCalls results that repeat another call's response."""
         self.duplicates: dict[tuple[int, int | None], list[int]] = {}
         """(record, embedded item) -> the parts of it that repeat a response its call's turn already holds."""
         self.model: str | None = None
@@ -203,8 +206,16 @@ class GeminiCli:
         if not calls and not text:
             return  # Gemini CLI sends no turn for it
         self._add(ChatMessage(role="assistant", content=text, tool_calls=calls), "model", source, -1)
+        own = {str(c.get("id") or "") for c in tool_calls}
         for n, call in enumerate(tool_calls):
-            for call_id, output in _responses(call.get("result"), call):
+            for p, call_id, output in _responses(call.get("result"), call):
+                if call_id in self._answered or (call_id != str(call.get("id") or "") and call_id in own):
+                    # another call's response (after a resume Gemini CLI stores the whole turn with each call)
+                    self.result_copies.setdefault((source.line, source.item), []).append((n, p))
+                    self._copies.append(f"{self._at(source)}: toolCalls[{n}] holds a copy of the response to "
+                                        f"{call_id} (Gemini CLI would send both); repair removes it")
+                    self.warnings.append(self._copies[-1])
+                    continue
                 self._add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=str(call.get("name") or "tool"),
                                       is_error=call.get("status") == "error", content=output), "result", source, n)
                 self._answered.add(call_id)
@@ -251,6 +262,13 @@ class GeminiCli:
                 removed.add(k)
             else:
                 emptied.setdefault(k, []).append(item)
+        for (k, item), copies in self.result_copies.items():
+            self.fixes.append(f"removed {len(copies)} {'copy' if len(copies) == 1 else 'copies'} of other calls' "
+                              f"responses from toolCalls at {self._at(_Source(k, item))} (Gemini CLI would send both)")
+            calls = self._data(changed, _Source(k, item))["toolCalls"]
+            for n in {n for n, _ in copies}:
+                drop = {p for m, p in copies if m == n}
+                calls[n]["result"] = [part for p, part in enumerate(_parts(calls[n]["result"])) if p not in drop]
         for k, items in emptied.items():
             holder = changed[k] if self.document is not None or "$set" not in changed[k] else changed[k]["$set"]
             holder["messages"] = [m for j, m in enumerate(holder["messages"]) if j not in items]
