@@ -64,8 +64,10 @@ def test_trim_exits_1_when_the_last_turn_does_not_fit(tmp_path: Path, capsys: py
     assert "over the budget (kept anyway)" in err
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in SESSIONS.iterdir()
-                                        if p.name not in ("claude_code.jsonl", "codex_rollout.jsonl")))
+TRANSCRIPTS = ("claude_code.jsonl", "codex_rollout.jsonl", "gemini_cli_session.jsonl")
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in SESSIONS.iterdir() if p.name not in TRANSCRIPTS))
 def test_trim_writes_every_provider_format_back_in_its_format(name: str, tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     source = SESSIONS / name

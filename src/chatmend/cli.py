@@ -696,7 +696,9 @@ def _report(session: Session, result: RepairResult, file: str) -> dict[str, Any]
         "notes": [{"at": at(i), "tool_call_id": messages[i].tool_call_id} for i in result.notes],
         "renamed": [{"at": at(r.message_index), "old": r.old, "new": r.new} for r in result.renamed],
         "dropped": [{"at": at(i)} for i in result.dropped],
-    }
+        **({"store": list(session.fixes)} if session.fixes else {}),
+        **({"warnings": list(session.warnings)} if session.warnings else {}),
+    } | ({"changed": True} if session.fixes else {})
 
 
 def _plural(count: int, one: str, many: str) -> str:
@@ -721,8 +723,10 @@ def report_lines(report: dict[str, Any]) -> list[str]:
 
 
 def _report_lines(report: dict[str, Any]) -> list[str]:
+    warnings = [f"  warning: {w}" for w in report.get("warnings", [])]  # what the reader kept unread
     if not report["changed"]:
-        return [f"{report['file']}: nothing to repair ({_plural(report['messages'], 'message', 'messages')})"]
+        return [f"{report['file']}: nothing to repair ({_plural(report['messages'], 'message', 'messages')})",
+                *warnings]
     lines = [f"{report['file']}: repaired ({report['format']})"]
     moved, interrupted, notes = report["moved"], report["interrupted"], report["notes"]
     renamed, dropped = report["renamed"], report["dropped"]
@@ -750,10 +754,12 @@ def _report_lines(report: dict[str, Any]) -> list[str]:
     if unsupported:
         lines.append(f"  left out {_plural(len(unsupported), 'part', 'parts')} the target cannot carry: "
                      + _some(f"{u['provider']}'s {u['type']!r} ({u['at']})" for u in unsupported))
+    lines.extend(f"  {fix}" for fix in report.get("store", []))  # what the session store's writer fixed
     rejected = report.get("rejected") or []
     if rejected:
         lines.append(f"  fixed {_plural(len(rejected), 'problem', 'problems')} {report['format']} "
                      "would reject: " + _some(f"{p['code']} at {p['path']}" for p in rejected))
+    lines.extend(warnings)
     if report.get("backup"):
         lines.append(f"  wrote {report['written']} (the original is in {report['backup']})")
     return lines

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import example, given
 
 from chatmend import ChatMessage, ImagePart, TextPart, repair_history
-from chatmend.formats import InputError
 from tests.strategies import PNG, examples, messy_histories
 from tests.transcripts.helpers import PLACEHOLDER_BEFORE_RESULT, claude_code_records, lines_of, normal, read_text
 
@@ -130,16 +130,23 @@ def test_repeated_ids_are_renamed_in_call_and_result() -> None:
     ] == ["toolu_1", "toolu_1", "toolu_1_1", "toolu_1_1"]
 
 
-def test_not_a_record_is_a_located_error() -> None:
-    with pytest.raises(InputError) as info:
-        read_text(
-            '{"type":"user","uuid":"a","sessionId":"s","message":{"role":"user","content":"x"}}\n[1]\n',
-            "claude_code",
-        )
-    assert (info.value.line, info.value.message) == (
-        2,
-        "a JSON list, expected a JSON object (one Claude Code transcript record a line)",
-    )
+def test_a_line_that_is_not_a_record_is_kept_and_warned_about() -> None:
+    # Claude Code skips such a line (a stray value, a crash's half-written last line): so does chatmend.
+    first = '{"type":"user","uuid":"a","sessionId":"s","message":{"role":"user","content":"x"}}'
+    call = ('{"type":"assistant","uuid":"b","parentUuid":"a","sessionId":"s","message":{"id":"m","role":"assistant",'
+            '"content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{}}]}}')
+    text = f'{first}\n[1]\n{call}\n{{"type":"user","uuid":"c","parentUuid":"b","mess'
+    session = read_text(text, "claude_code")
+    assert len(session.warnings) == 2 and session.warnings[0] == "line 2: not a record (a list); kept as it is"
+    assert session.warnings[1].startswith("line 4: not a record (invalid JSON at column ")
+    assert [m.role for m in session.messages] == ["user", "assistant"]
+    result, chunks = session.repaired(None)
+    out = "".join(chunks).split("\n")
+    assert [c.id for c in result.interrupted] == ["toolu_1"]
+    lines = text.split("\n")
+    assert out[:3] == lines[:3] and out[4:] == [lines[3], ""]  # kept verbatim, in place
+    assert json.loads(out[3])["message"]["content"][0]["tool_use_id"] == "toolu_1"
+    assert "".join(session.write(session.messages)) == text + "\n"
 
 
 @examples(60)
@@ -163,6 +170,9 @@ def test_repaired_transcript_reads_back_as_the_repaired_history(history: list[Ch
     untouched = [r for r in records if r.get("type") in ("summary", "file-history-snapshot")]
     assert all(json.dumps(r, ensure_ascii=False, separators=(",", ":")) in out for r in untouched)
     assert sum(line in kept for line in out) >= len(untouched)
+    if repair_history(session.messages).changed:  # the chain Claude Code resumes passes every record, in order
+        chain = [str(r["uuid"]) for r in _live_chain(out)]
+        assert chain == [json.loads(x)["uuid"] for x in out if x and json.loads(x).get("type") in ("user", "assistant")]
 
 
 def test_a_compaction_boundary_keeps_its_null_parent() -> None:
@@ -196,3 +206,116 @@ def test_a_placeholder_reply_does_not_forget_the_calls_waiting_for_results() -> 
     result = session.messages[-1]
     assert (result.role, result.tool_name) == ("tool", "search")  # the call before the placeholder's tool
     assert repair_history(session.messages).messages[-1].tool_name == "search"
+
+
+def _cc(uid: str, parent: str | None, kind: str, content: object, stamp: str, **extra: object) -> dict[str, object]:
+    message: dict[str, object] = {"role": kind, "content": content}
+    if kind == "assistant":
+        message["id"] = extra.pop("message_id", f"msg_{uid}")
+    return {"parentUuid": parent, "isSidechain": False, "type": kind, "message": message, "uuid": uid,
+            "timestamp": f"2026-12-01T10:00:{stamp}.000Z", "sessionId": "s", "version": "2.1.1", **extra}
+
+
+def _use(call_id: str) -> list[dict[str, object]]:
+    return [{"type": "tool_use", "id": call_id, "name": "Bash", "input": {"command": "sleep 60"}}]
+
+
+def _result(call_id: str) -> list[dict[str, object]]:
+    return [{"type": "tool_result", "tool_use_id": call_id, "content": "ok"}]
+
+
+def _live_chain(lines: list[str]) -> list[dict[str, object]]:
+    """The records Claude Code resumes: from the last main-chain user or assistant record back by parentUuid."""
+    records = [json.loads(line) for line in lines if line]
+    by_uuid = {r["uuid"]: r for r in records if "uuid" in r}
+    node: dict[str, object] | None = [r for r in records if r.get("type") in ("user", "assistant")][-1]
+    walk = []
+    while node is not None:
+        walk.append(node)
+        node = by_uuid.get(node.get("parentUuid"))
+    return walk[::-1]
+
+
+def test_parallel_calls_all_resume_after_repair() -> None:
+    # Three parallel calls, one answered (its result hangs off its own tool_use line), the session killed.
+    records = [
+        _cc("u1", None, "user", "run three", "00"),
+        _cc("a1", "u1", "assistant", _use("toolu_1"), "01", message_id="msg_1"),
+        _cc("a2", "a1", "assistant", _use("toolu_2"), "02", message_id="msg_1"),
+        _cc("a3", "a2", "assistant", _use("toolu_3"), "03", message_id="msg_1"),
+        _cc("r1", "a1", "user", _result("toolu_1"), "09"),
+    ]
+    text = "".join(lines_of(records))
+    session = read_text(text)
+    assert [len(m.tool_calls) for m in session.messages if m.role == "assistant"] == [3]
+    result, chunks = session.repaired(None)
+    assert [c.id for c in result.interrupted] == ["toolu_2", "toolu_3"]
+    out = "".join(chunks).split("\n")[:-1]
+    chain = _live_chain(out)
+    blocks = [b for r in chain for b in r["message"]["content"] if isinstance(b, dict)]  # type: ignore[index]
+    assert [(b["type"], b.get("id") or b.get("tool_use_id")) for b in blocks] == [
+        ("tool_use", "toolu_1"), ("tool_use", "toolu_2"), ("tool_use", "toolu_3"),
+        ("tool_result", "toolu_1"), ("tool_result", "toolu_2"), ("tool_result", "toolu_3")]
+    stamps = [str(r["timestamp"]) for r in chain]
+    assert stamps == sorted(stamps)  # an inserted result is later than the line before it (2.1.1 drops it else)
+    assert stamps[-2:] == ["2026-12-01T10:00:09.001Z", "2026-12-01T10:00:09.002Z"]
+    assert out[:4] == text.split("\n")[:4]  # the calls' lines are untouched
+    assert not read_text("\n".join(out) + "\n").repaired(None)[0].changed
+
+
+def test_a_healthy_tree_is_left_as_claude_code_wrote_it() -> None:
+    records = [
+        _cc("u1", None, "user", "two", "00"),
+        _cc("a1", "u1", "assistant", _use("toolu_1"), "01", message_id="m"),
+        _cc("a2", "a1", "assistant", _use("toolu_2"), "02", message_id="m"),
+        _cc("r1", "a1", "user", _result("toolu_1"), "03"),
+        _cc("r2", "a2", "user", _result("toolu_2"), "04"),
+        _cc("a3", "r2", "assistant", [{"type": "text", "text": "done"}], "05"),
+    ]
+    text = "".join(lines_of(records))
+    session = read_text(text)
+    assert [m.role for m in session.messages] == ["user", "assistant", "tool", "tool", "assistant"]
+    result, chunks = session.repaired(None)
+    assert not result.changed and "".join(chunks) == text
+
+
+def test_the_chain_from_the_leaf_not_file_order_across_a_compaction() -> None:
+    # An abandoned branch and what came before the compaction are not sent: a result whose call is behind the
+    # boundary is an orphan in what Claude Code resumes.
+    boundary: dict[str, object] = {"parentUuid": None, "logicalParentUuid": "a1", "isSidechain": False,
+                "type": "system",
+                "subtype": "compact_boundary", "uuid": "cb", "timestamp": "2026-12-01T10:00:05.000Z",
+                "sessionId": "s", "compactMetadata": {"trigger": "auto"}, "someNewField": 1}
+    records: list[dict[str, Any]] = [
+        _cc("u1", None, "user", "start", "00"),
+        _cc("a1", "u1", "assistant", _use("toolu_old"), "01"),
+        _cc("x1", "u1", "user", "an abandoned edit", "02"),
+        boundary,
+        _cc("s1", "cb", "user", "summary of before", "06", isCompactSummary=True),
+        _cc("r1", "s1", "user", _result("toolu_old"), "07"),
+        {"type": "mode", "mode": "normal", "sessionId": "s"},
+        _cc("u2", "r1", "user", "go on", "08"),
+    ]
+    text = "".join(lines_of(records))
+    session = read_text(text)
+    assert next(m.content for m in session.messages if m.role == "user") == "summary of before"
+    assert session.where[0] == "line 5"
+    result, chunks = session.repaired(None)
+    assert result.notes == [1] and not result.interrupted  # toolu_old (behind the boundary) is not resumed
+    out = "".join(chunks).split("\n")
+    original = text.split("\n")
+    assert out[:5] == original[:5] and out[6:] == original[6:]  # before the boundary, the mode record: kept
+    note = json.loads(out[5])
+    assert note["uuid"] == "r1" and note["message"]["content"][0]["type"] == "text"
+
+
+def test_the_repair_report_names_a_line_that_is_not_a_record(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from chatmend.cli import main
+
+    path = tmp_path / "session.jsonl"
+    good = _cc("u1", None, "user", "hi", "00")
+    path.write_text("".join(lines_of([good])) + '{"type":"user","uui')
+    assert main(["repair", str(path), "--in-place"]) == 0
+    out = capsys.readouterr().out
+    assert "  warning: line 2: not a record (invalid JSON at column " in out and "nothing to repair" in out

@@ -22,6 +22,7 @@ __all__ = ["TRANSCRIPT_FORMATS", "detect", "formats", "read", "read_lines"]
 TRANSCRIPT_FORMATS = {
     "claude_code": "Claude Code session transcripts (~/.claude/projects/*/*.jsonl)",
     "codex": "Codex CLI session files (~/.codex/sessions/**/rollout-*.jsonl)",
+    "gemini_cli": "Gemini CLI sessions (~/.gemini/tmp/*/chats/session-*.jsonl, and the older .json chats)",
 }
 
 
@@ -153,6 +154,10 @@ def _read_jsonl(stream: Iterator[str], fmt: str, prefer: str | None) -> Session:
 
         session: Session = codex.read(lines)
         return session
+    if fmt == "gemini_cli":
+        from chatmend.transcripts import gemini_cli
+
+        return gemini_cli.read(lines)
     items, numbers = parse_records(lines, what=f"one {fmt} message a line")
     key = adapter(fmt).list_key
     if len(items) == 1 and isinstance(items[0], Mapping) and key in items[0]:
@@ -193,6 +198,10 @@ def _read_document(text: str, fmt: str, prefer: str | None) -> Session:
                          "or JSON Lines", line=exc.lineno, column=exc.colno) from None
     if fmt == "auto":
         fmt = detect_document(value, prefer)
+    if fmt == "gemini_cli" and isinstance(value, dict):
+        from chatmend.transcripts import gemini_cli
+
+        return gemini_cli.read_document(value, text)
     if fmt in TRANSCRIPT_FORMATS:
         raise InputError(f"a single JSON document; {fmt} sessions are JSON Lines (one record a line)")
     indent = "\n" in text.strip()

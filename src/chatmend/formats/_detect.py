@@ -71,6 +71,10 @@ def detect_document(value: object, prefer: str | None = None) -> str:
     """The format of a whole JSON document: a request body or a message/item/content list (`prefer`, a
     provider's name: the one read as when the shape is shared)."""
     adapters = _adapters()
+    from chatmend.transcripts import gemini_cli
+
+    if gemini_cli.holds_session(value):
+        return "gemini_cli"
     if isinstance(value, Mapping):
         for provider in _own_lists(adapters):
             if provider.holds_history(value):
@@ -102,6 +106,10 @@ def detect_records(records: Sequence[object], prefer: str | None = None) -> str:
         return "codex"
     if _legacy_codex(objects):
         return "codex"
+    from chatmend.transcripts import gemini_cli
+
+    if any(gemini_cli.is_record(r) for r in objects):
+        return "gemini_cli"
     if any(text_field(r) in CLAUDE_CODE_TYPES and ("uuid" in r or "sessionId" in r) for r in objects):
         return "claude_code"
     if len(records) == 1 and not isinstance(objects[0].get("role"), str):

@@ -51,6 +51,10 @@ class Session:
     """The model the file names, if any."""
     item_lines: list[int] = field(default_factory=list)
     """For JSON Lines of a body's list: the line of each item (so `messages[3]` can say `line 7`)."""
+    warnings: list[str] = field(default_factory=list)
+    """What the reader kept without reading it and a person should know (a half-written line), located."""
+    fixes: list[str] = field(default_factory=list)
+    """What a session store's repair fixed beyond the history (a response stored twice), filled by `repair`."""
     repair: Callable[[IsReadOnly | None], tuple[RepairResult, Iterator[str]]] | None = field(default=None)
     """Repair and write back in one step, for formats whose writer needs the repair itself: transcripts trace each
     message to its source records by its origin, provider bodies write through the Repairer that made it."""

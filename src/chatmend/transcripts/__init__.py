@@ -1,4 +1,4 @@
-"""Readers and writers for the session files agent tools save: Claude Code and Codex CLI transcripts.
+"""Readers and writers for the session files agent tools save: Claude Code, Codex CLI and Gemini CLI sessions.
 
 Each module offers `read(lines) -> Session`; repairing a transcript writes it back record by record,
 keeping every record chatmend does not need untouched.
@@ -6,4 +6,4 @@ keeping every record chatmend does not need untouched.
 
 from __future__ import annotations
 
-__all__ = ["claude_code", "codex"]
+__all__ = ["claude_code", "codex", "gemini_cli"]

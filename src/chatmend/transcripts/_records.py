@@ -61,9 +61,13 @@ class Record:
     """The blank lines before it, as read: only the first record has them."""
 
 
-def parse_records(lines: Iterable[str], *, what: str) -> list[Record]:
+def parse_records(lines: Iterable[str], *, what: str, warnings: list[str] | None = None) -> list[Record]:
     """Every non-blank line as a JSON object; a bad line is an InputError with line and column. Line ends and
-    blank lines are kept on the records, so unchanged lines are written back byte for byte."""
+    blank lines are kept on the records, so unchanged lines are written back byte for byte.
+
+    With `warnings` (a list to add to), a line that is not a record (a crash's half-written last line, a stray
+    value) is kept verbatim as a record holding nothing, and said there, as the tool that wrote it skips it.
+    """
     records: list[Record] = []
     blank = ""
     for number, line in enumerate(lines, start=1):
@@ -74,10 +78,18 @@ def parse_records(lines: Iterable[str], *, what: str) -> list[Record]:
         try:
             data = strict_json.loads(text)
         except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg}; expected {what}",
-                             line=number, column=exc.colno) from None
+            if warnings is None:
+                raise InputError(f"invalid JSON: {exc.msg}; expected {what}",
+                                 line=number, column=exc.colno) from None
+            warnings.append(f"line {number}: not a record (invalid JSON at column {exc.colno}: {exc.msg}); "
+                            "kept as it is")
+            data = None
         if not isinstance(data, dict):
-            raise InputError(f"a JSON {type(data).__name__}, expected a JSON object ({what})", line=number)
+            if warnings is None:
+                raise InputError(f"a JSON {type(data).__name__}, expected a JSON object ({what})", line=number)
+            if data is not None:
+                warnings.append(f"line {number}: not a record ({json_kind(data)}); kept as it is")
+            data = {}
         if records:
             records[-1].after = blank
         records.append(Record(number, text, data, end=line[len(text):], before="" if records else blank))
@@ -156,13 +168,13 @@ class TranscriptFormat(ABC):
         self.messages.append(message)
         self.blocks_at.append(blocks_at)
 
-    def session(self) -> Session:
+    def session(self, warnings: Sequence[str] = ()) -> Session:
         """The Session: neutral messages located by line, written back record by record."""
         if not self.messages:
             raise InputError(f"no conversation messages in this {self.name} transcript")
         where = [f"line {self.records[b[0][0]].line}" if b else "?" for b in self.blocks_at]
         return Session(format=self.name, messages=self.messages, where=where, write=self._write_unrepaired,
-                       provider=self.provider, model=self.model, repair=self._repair)
+                       provider=self.provider, model=self.model, repair=self._repair, warnings=list(warnings))
 
     # --- writing -------------------------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
@@ -35,8 +36,65 @@ _ENVELOPE = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranc
 
 
 def read(lines: Iterable[str]) -> Session:
-    """A Session from a Claude Code transcript."""
-    return ClaudeCode(parse_records(lines, what=_WHAT)).session()
+    """A Session from a Claude Code transcript (a line that is not a record is kept and warned about)."""
+    warnings: list[str] = []
+    return ClaudeCode(parse_records(lines, what=_WHAT, warnings=warnings)).session(warnings)
+
+
+def _main_chain(record: Record) -> bool:
+    """True for a record of the main conversation's tree (not a subagent's sidechain) that has a uuid."""
+    return not record.data.get("isSidechain") and isinstance(record.data.get("uuid"), str)
+
+
+def live_records(records: list[Record]) -> set[int]:
+    """The records Claude Code resumes: the `parentUuid` chain from the leaf it continues (the last main-chain
+    user or assistant record) back to its start or a compaction boundary, plus what Claude Code gathers back
+    onto that chain: the other records of a reply split one block a line (same `message.id`) and the results
+    hanging off them (parallel calls). A transcript without uuids, or whose chain breaks (a parent that is not
+    there), is read whole."""
+    index = {r.data["uuid"]: k for k, r in enumerate(records) if _main_chain(r)}
+    leaf = next((k for k in range(len(records) - 1, -1, -1)
+                 if _main_chain(records[k]) and text_field(records[k].data) in ("user", "assistant")), None)
+    if leaf is None:
+        return set(range(len(records)))
+    live: set[int] = set()
+    k: int | None = leaf
+    parent: object = None
+    while k is not None and k not in live:
+        live.add(k)
+        parent = records[k].data.get("parentUuid")
+        k = index.get(parent) if isinstance(parent, str) else None
+    if parent is not None:
+        return set(range(len(records)))  # a broken chain (a parent that is not there): read whole, relinked
+    first = min(live)
+    replies = {_message_id(records[k]) for k in live} - {None}
+    for k in range(first, len(records)):
+        if _main_chain(records[k]) and _message_id(records[k]) in replies:
+            live.add(k)
+    calls = {records[k].data["uuid"] for k in live if text_field(records[k].data) == "assistant"}
+    for k in range(first, len(records)):
+        record = records[k]
+        parent = record.data.get("parentUuid")
+        if _main_chain(record) and isinstance(parent, str) and parent in calls and _holds_results(record):
+            live.add(k)
+    return live
+
+
+def _message_id(record: Record) -> object:
+    """An assistant record's `message.id` (the reply it is a block of), else None."""
+    message = record.data.get("message")
+    if text_field(record.data) != "assistant" or not isinstance(message, Mapping):
+        return None
+    value = message.get("id")
+    return value if isinstance(value, str) else None
+
+
+def _holds_results(record: Record) -> bool:
+    """True for a user record holding a tool_result block."""
+    message = record.data.get("message")
+    content = message.get("content") if isinstance(message, Mapping) else None
+    return text_field(record.data) == "user" and isinstance(content, list) and any(
+        isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content)
 
 
 def _blocks(content: object) -> list[Any]:
@@ -93,7 +151,10 @@ class ClaudeCode(TranscriptFormat):
     def __init__(self, records: list[Record]) -> None:
         super().__init__(records)
         self._assistant: tuple[object, list[Part], list[ToolCall], list[BlockAt]] | None = None
+        self.live = live_records(records)
         for k, record in enumerate(records):
+            if k not in self.live:
+                continue  # not what Claude Code resumes (an abandoned branch, before a compaction): kept as is
             with errors_at_line(record, _WHAT):
                 self._read(k, record)
         with errors_at_line(records[-1], _WHAT):
@@ -234,40 +295,44 @@ class ClaudeCode(TranscriptFormat):
         return data
 
     def relink(self, out: list[tuple[Record | None, dict[str, Any] | None]]) -> None:
-        """Keep the `parentUuid` chain walking through every record in its new order.
+        """Make the chain Claude Code resumes pass every record it should, in their new order.
 
-        A transcript whose records each point at the one before stays so; otherwise (parallel results that
-        share a parent) a parent is kept while it still comes earlier. A null parent (the start, or a
-        compaction boundary) is never changed. New records always hang off the record before them.
+        Claude Code follows `parentUuid` from the leaf; each parallel result hanging off its own call's record
+        is a branch of which resume keeps one. When repair changed anything, every live record (and every new
+        one) hangs off the live record before it, so the chain passes every `tool_use` and then every
+        `tool_result`; the first keeps its parent (null at the start or a compaction boundary). A new record is
+        timestamped a millisecond after the line before it (Claude Code 2.1.1 leaves out results that are not
+        later than the line before them, and their calls with them).
         """
-        linear = _is_linear(self.records)
-        seen: set[str] = set()
+        if [id(record) if data is None else None for record, data in out] == [id(r) for r in self.records]:
+            return  # nothing repaired: the tree stays as Claude Code wrote it
+        live = {id(self.records[k]) for k in self.live}
         previous: str | None = None
+        stamp: str | None = None
+        started = False
         for i, (record, data) in enumerate(out):
             current = data if data is not None else (record.data if record is not None else {})
-            if current.get("isSidechain") or not isinstance(current.get("uuid"), str):
+            if record is None and isinstance(current.get("timestamp"), str) and stamp is not None \
+                    and current["timestamp"] <= stamp:
+                current = {**current, "timestamp": _after(stamp)}
+                out[i] = (record, current)
+            if isinstance(current.get("timestamp"), str):
+                stamp = max(stamp or current["timestamp"], current["timestamp"])
+            if (record is not None and id(record) not in live) or not isinstance(current.get("uuid"), str) \
+                    or current.get("isSidechain"):
                 continue
-            parent = current.get("parentUuid")
-            new = record is None
-            keep = parent is None and not new if previous is not None else True
-            linked = parent == previous if linear else isinstance(parent, str) and parent in seen
-            if not keep and (new or not linked):
-                fixed = dict(current)
-                fixed["parentUuid"] = previous
-                out[i] = (record, fixed)
-            seen.add(current["uuid"])
+            if started and current.get("parentUuid") != previous:
+                out[i] = (record, {**current, "parentUuid": previous})
+            started = True
             previous = current["uuid"]
 
 
-def _is_linear(records: list[Record]) -> bool:
-    """True when every chained record's parent is null or the chained record before it."""
-    previous: str | None = None
-    for record in records:
-        data = record.data
-        if data.get("isSidechain") or not isinstance(data.get("uuid"), str):
-            continue
-        parent = data.get("parentUuid")
-        if previous is not None and parent is not None and parent != previous:
-            return False
-        previous = data["uuid"]
-    return True
+def _after(stamp: str) -> str:
+    """The ISO timestamp one millisecond after `stamp`, written as Claude Code writes them (`...00.000Z`); an
+    unreadable one is kept as it is."""
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00")) + timedelta(milliseconds=1)
+    except ValueError:
+        return stamp
+    text = moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
+    return f"{text}Z" if stamp.endswith("Z") else moment.isoformat(timespec="milliseconds")

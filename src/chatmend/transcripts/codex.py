@@ -1,15 +1,21 @@
 """Codex CLI session files: `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`.
 
 One JSON record a line: `{"timestamp", "type", "payload"}` (rollouts before that envelope hold a session
-line, then the bare items, and `{"record_type": "state"}` lines). Records of type `response_item` hold one
-OpenAI Responses item (`message`, `function_call`, `function_call_output`, `custom_tool_call`,
-`local_shell_call`, `reasoning`, ...); `session_meta`, `turn_context`, `event_msg` and `compacted` records
-describe the session and are kept as they are and not read, like `reasoning` items.
+line, then the bare items, and `{"record_type": "state"}` lines; 0.17x lines also carry an `ordinal`, and
+`response_item` payloads a `metadata` object). Records of type `response_item` hold one OpenAI Responses item
+(`message`, `function_call`, `function_call_output`, `custom_tool_call`, `local_shell_call`, `reasoning`,
+`web_search_call`, ...); a `compacted` record's `replacement_history` replaces the whole history before it
+(the history restarts there); `session_meta`, `turn_context` and `event_msg` records describe the session
+and are kept as they are and not read, like `reasoning` and `web_search_call` items (server-side, no output).
+
+Codex pairs a call with its output by `call_id`, wherever the output stands, and keeps the byte offsets of
+earlier lines (`thread_history_1.sqlite`): repair rewrites the lines it changes in their place and APPENDS what
+it adds (synthetic outputs) at the end of the file, each with the next `ordinal` when the file's lines have one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from chatmend import ChatMessage, ImagePart, TextPart, ToolCall
@@ -87,6 +93,10 @@ class Codex(TranscriptFormat):
         super().__init__(records)
         self.legacy = "payload" not in records[0].data and "type" not in records[0].data
         self._assistant: tuple[list[Part], list[ToolCall], list[BlockAt]] | None = None
+        self._reply_of: dict[str, ChatMessage] = {}
+        """The reply that made each call still waiting for its output (Codex pairs by `call_id`)."""
+        self._positions: dict[int, list[int]] = {}
+        """For a compaction record: where each item read stands in its replacement history."""
         for k, record in enumerate(records):
             with errors_at_line(record, _WHAT):
                 self._read(k, record)
@@ -100,12 +110,40 @@ class Codex(TranscriptFormat):
         if data.get("type") == "turn_context" and isinstance(payload, Mapping) \
                 and isinstance(payload.get("model"), str):
             self.model = payload["model"]
+        if data.get("type") == "compacted" and isinstance(payload, Mapping) \
+                and isinstance(payload.get("replacement_history"), list):
+            self._restart(k, record, payload["replacement_history"])
+            return
         if self.legacy and "payload" not in data and isinstance(data.get("type"), str) and data["type"] in _ITEM_TYPES:
             payload = data  # the bare item of an older rollout
         elif data.get("type") != "response_item" or not isinstance(payload, Mapping):
             return
-        kind = payload.get("type")
         where = "" if payload is data else "payload."  # (an older rollout's items have no envelope)
+        if self._read_item(k, 0, record, payload, where):
+            record.blocks = [payload]
+
+    def _restart(self, k: int, record: Record, history: list[Any]) -> None:
+        """A compaction: the history restarts with its replacement history (what came before is no longer sent,
+        and is kept as it is)."""
+        self._assistant = None
+        self._reply_of = {}
+        self._waiting = {}
+        self.messages, self.blocks_at = [], []
+        for earlier in self.records[:k]:
+            earlier.blocks = []
+        read: list[Any] = []
+        self._positions[k] = []
+        for b, item in enumerate(history):
+            if isinstance(item, Mapping) and self._read_item(k, len(read), record, item,
+                                                             f"payload.replacement_history[{b}]."):
+                read.append(item)
+                self._positions[k].append(b)
+        record.blocks = read
+        self._flush()
+
+    def _read_item(self, k: int, b: int, record: Record, payload: Mapping[str, Any], where: str) -> bool:
+        """Read one Responses item (block `b` of record `k`); True when it is one chatmend reads."""
+        kind = payload.get("type")
         # an item without a type is not one chatmend reads: kept as it is, as any other
         expect(record, f"{where}type", kind, (str, type(None)), "a string (the item's type)")
         if kind == "message":
@@ -113,17 +151,17 @@ class Codex(TranscriptFormat):
             if role == "assistant":
                 # An assistant message and the calls right after it are one reply.
                 self._flush()
-                record.blocks = [payload]
-                self._assistant = ([], [], [(k, 0)])
+                self._assistant = ([], [], [(k, b)])
                 content = _parts(payload.get("content"))
                 self._assistant[0].extend((TextPart(text=content),) if isinstance(content, str) else content)
-            elif role in ("user", "developer", "system"):
+                return True
+            if role in ("user", "developer", "system"):
                 self._flush()
-                record.blocks = [payload]
                 self.add(ChatMessage(role="user" if role == "user" else "system",
-                                     content=_parts(payload.get("content"))), [(k, 0)])
-        elif kind in _CALLS:
-            record.blocks = [payload]
+                                     content=_parts(payload.get("content"))), [(k, b)])
+                return True
+            return False
+        if kind in _CALLS:
             if self._assistant is None:
                 self._assistant = ([], [], [])
             call_id = (optional_text(record, f"{where}call_id", payload.get("call_id"))
@@ -135,14 +173,37 @@ class Codex(TranscriptFormat):
             expect(record, f"{where}{field}", arguments, (dict, str),
                    "a string (the call's JSON arguments) or an object")
             self._assistant[1].append(ToolCall(id=call_id, name=name, arguments=arguments))
-            self._assistant[2].append((k, 0))
-        elif kind in _RESULTS:
-            self._flush()
-            record.blocks = [payload]
+            self._assistant[2].append((k, b))
+            return True
+        if kind in _RESULTS:
             call_id = optional_text(record, f"{where}call_id", payload.get("call_id"))
             content, failed = _output(payload)
-            self.add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=self.tool_name(call_id),
-                                 is_error=failed, content=content), [(k, 0)])
+            self._flush()
+            waiting = self.tool_name(call_id)
+            reply = self._reply_of.pop(call_id, None)
+            if reply is not None:
+                self._answer(reply, call_id, content, failed, (k, b))
+            else:
+                self.add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=waiting, is_error=failed,
+                                     content=content), [(k, b)])
+            return True
+        return False
+
+    def _answer(self, reply: ChatMessage, call_id: str, content: str | tuple[Part, ...], failed: bool,
+                at: BlockAt) -> None:
+        """An output answers its call as Codex reads it, by `call_id` wherever it stands: it joins the outputs
+        right after the call's reply (an output appended after later messages is not an orphan)."""
+        order: dict[str, int] = {}  # each call id's place in the reply: outputs stand in the order of their calls
+        for n, c in enumerate(reply.tool_calls):
+            order.setdefault(c.id, n)
+        call = reply.tool_calls[order[call_id]]
+        index = next(i for i in range(len(self.messages) - 1, -1, -1) if self.messages[i] is reply) + 1
+        while index < len(self.messages) and self.messages[index].role == "tool" \
+                and order.get(self.messages[index].tool_call_id or "", -1) <= order[call_id]:
+            index += 1
+        self.messages.insert(index, ChatMessage(role="tool", tool_call_id=call_id, tool_name=call.name,
+                                                is_error=failed, content=content))
+        self.blocks_at.insert(index, [at])
 
     def _flush(self) -> None:
         """Emit the reply being read, if any."""
@@ -153,7 +214,10 @@ class Codex(TranscriptFormat):
         content: str | tuple[Part, ...] = tuple(parts)
         if all(isinstance(p, TextPart) for p in parts):
             content = "".join(p.text for p in parts if isinstance(p, TextPart))
-        self.add_reply(ChatMessage(role="assistant", content=content, tool_calls=tuple(calls)), blocks_at)
+        reply = ChatMessage(role="assistant", content=content, tool_calls=tuple(calls))
+        self.add_reply(reply, blocks_at)
+        for call in calls:
+            self._reply_of[call.id] = reply
 
     # --- writing -------------------------------------------------------------------------------------------
 
@@ -182,20 +246,98 @@ class Codex(TranscriptFormat):
         return [{"type": kind, "call_id": result.tool_call_id, "output": text}]
 
     def render(self, record: Record, blocks: list[Any], copy: int) -> dict[str, Any]:
-        # One item a record: a run of several blocks only happens for new blocks, written one a record.
         if self.legacy and "payload" not in record.data:
             return dict(blocks[0])
         data = dict(record.data)
+        if data.get("type") == "compacted":
+            # the items chatmend reads take their places back among those it does not (reasoning, compaction)
+            history = list(data["payload"]["replacement_history"])
+            positions = self._positions[record_index(self.records, record)]
+            for position, block in zip(positions, blocks):
+                history[position] = block
+            for position in reversed(positions[len(blocks):]):
+                del history[position]
+            data["payload"] = {**data["payload"], "replacement_history": history}
+            return data
         data["payload"] = blocks[0] if len(blocks) == 1 else {"type": "message", "role": "user", "content": [
             c for b in blocks for c in b.get("content", [])]}
         return data
 
     def new_record(self, near: Record, blocks: list[Any], serial: int) -> dict[str, Any]:
+        """A synthetic output appended at the end: the file's last timestamp (not earlier than the line before
+        it), the call's `metadata` (Codex writes one on each item of a turn)."""
+        payload = dict(blocks[0])
+        call = next((b for b in near.blocks if isinstance(b, Mapping) and b.get("call_id") == payload["call_id"]),
+                    None)
+        if isinstance(call, Mapping) and isinstance(call.get("metadata"), Mapping):
+            payload["metadata"] = call["metadata"]
         if self.legacy and "payload" not in near.data:
-            return dict(blocks[0])
+            return payload
         data: dict[str, Any] = {}
-        if "timestamp" in near.data:
-            data["timestamp"] = near.data["timestamp"]
+        stamp = next((r.data["timestamp"] for r in reversed(self.records) if isinstance(r.data.get("timestamp"), str)),
+                     None)
+        if stamp is not None:
+            data["timestamp"] = stamp
         data["type"] = "response_item"
-        data["payload"] = blocks[0]
+        data["payload"] = payload
+        if isinstance(near.data.get("metadata"), Mapping):
+            # the call's turn, less what belongs to the call alone (its place among the user's inputs)
+            data["metadata"] = {k: v for k, v in near.data["metadata"].items()
+                                if k not in ("user_input_order", "retained_source")}
         return data
+
+    def _emit(self, pieces: list[tuple[int | None, Any]]) -> Iterator[str]:
+        """Every record keeps its place (and every unchanged line its byte offset); a record whose items repair
+        changed is rewritten where it stands, one whose items it dropped is left out, and what repair adds goes
+        at the end, each line with the next `ordinal` when the file's lines carry one."""
+        kept: dict[int, list[Any]] = {}
+        added: list[dict[str, Any]] = []
+        for k, block in pieces:
+            assert k is not None
+            if k >= 0:
+                kept.setdefault(k, []).append(block)
+            else:
+                added.append(self.new_record(self.records[-1 - k], [block], len(added) + 1))
+        out: list[tuple[Record | None, dict[str, Any] | None]] = []
+        for k, record in enumerate(self.records):
+            blocks = kept.get(k)
+            if not record.blocks or blocks == record.blocks:
+                out.append((record, None))
+            elif blocks:
+                out.append((record, self.render(record, blocks, 0)))
+        ordinals = [r.data["ordinal"] for r in self.records if type(r.data.get("ordinal")) is int]
+        sequence = max(_sequences(self.records), default=0)
+        for n, data in enumerate(added, start=max(ordinals, default=-1) + 1):
+            if ordinals:
+                data = _with_ordinal(data, n)
+            metadata = data.get("metadata")
+            if isinstance(metadata, dict) and type(metadata.get("history_sequence")) is int:
+                sequence += 1  # each item of the history has its own, in order
+                data["metadata"] = {**metadata, "history_sequence": sequence}
+            out.append((None, data))
+        yield from self._lines(out)
+
+
+def _sequences(records: list[Record]) -> Iterator[int]:
+    """The `metadata.history_sequence` numbers of the file's lines (0.17x)."""
+    for record in records:
+        metadata = record.data.get("metadata")
+        if isinstance(metadata, Mapping) and type(metadata.get("history_sequence")) is int:
+            yield metadata["history_sequence"]
+
+
+def record_index(records: list[Record], record: Record) -> int:
+    """The index of a record (by identity) in the file's records."""
+    return next(k for k, r in enumerate(records) if r is record)
+
+
+def _with_ordinal(data: dict[str, Any], ordinal: int) -> dict[str, Any]:
+    """The record with `ordinal` after its timestamp, where Codex writes it."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        out[key] = value
+        if key == "timestamp":
+            out["ordinal"] = ordinal
+    if "ordinal" not in out:
+        out = {"ordinal": ordinal, **out}
+    return out
