@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 import chatmend.providers
-
 from tests.test_cli_hostile import in_process
 
 ROOT = Path(__file__).resolve().parent.parent

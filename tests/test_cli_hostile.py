@@ -434,8 +434,8 @@ def test_an_image_with_an_empty_url_is_located_bad_input_in_the_neutral_form(tmp
         no_traceback(proc)
         assert proc.returncode == 2, (command, proc.stderr)
         assert proc.stderr == (b"s.jsonl:2: message 1, field 'content.1': an image's 'url' is empty; expected an "
-                               b"https URL or a data: URI (content is a string or a list of text, image, thinking, file "
-                               b"and native parts)\n")
+                               b"https URL or a data: URI (content is a string or a list of text, image, thinking, "
+                               b"file and native parts)\n")
     with pytest.raises(ValueError, match="an image's 'url' is empty"):
         chatmend.ImagePart(url="")
 
