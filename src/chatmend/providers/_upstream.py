@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from chatmend.exceptions import Problem
-from chatmend.providers.base import CheckContext, Provider
+from chatmend.exceptions import Problem, error_context
+from chatmend.providers.base import CheckContext, HistoryInput, Provider
+from chatmend.providers.openai_chat import OpenAIChat
 
 
 def relabelled(owner: Provider, problems: list[Problem]) -> list[Problem]:
@@ -17,3 +18,27 @@ def relabelled(owner: Provider, problems: list[Problem]) -> list[Problem]:
 def upstream_check(owner: Provider, upstream: Provider, body: Any, context: CheckContext) -> list[Problem]:
     """`upstream`'s 400s of a body sent through `owner`."""
     return relabelled(owner, upstream._check(body, context))
+
+
+class ServingChat(OpenAIChat):
+    """A Chat-shaped service in front of other vendors' models (a router, an inference server): the adapter of the
+    model it serves writes and checks the body, OpenAI's rules apply to any other model."""
+
+    def serving(self, model: str | None) -> Provider | None:
+        """The adapter whose rules apply to `model`, or None for OpenAI's own (hook)."""
+        return None
+
+    def to_request(self, history: HistoryInput, *, model: str, **kwargs: Any) -> dict[str, Any]:
+        """The body, written by the served model's adapter where there is one (its ids, its role order)."""
+        adapter = self.serving(model)
+        if adapter is not None:
+            with error_context(provider=self.name):
+                return adapter.to_request(history, model=model, **kwargs)
+        return super().to_request(history, model=model, **kwargs)
+
+    def _check(self, body: Any, context: CheckContext) -> list[Problem]:
+        """The served model's adapter's 400s, relayed; OpenAI's for any other model."""
+        adapter = self.serving(context.model)
+        if adapter is not None:
+            return upstream_check(self, adapter, body, context)
+        return super()._check(body, context)

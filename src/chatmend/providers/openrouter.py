@@ -17,11 +17,10 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from chatmend import providers
-from chatmend.exceptions import Problem, ReadError, error_context
+from chatmend.exceptions import ReadError, error_context
 from chatmend.messages import ChatMessage
-from chatmend.providers._upstream import upstream_check
-from chatmend.providers.base import CheckContext, HistoryInput, Provider, to_plain
-from chatmend.providers.openai_chat import OpenAIChat
+from chatmend.providers._upstream import ServingChat
+from chatmend.providers.base import Provider, to_plain
 
 __all__ = ["PROVIDER", "VENDORS", "OpenRouter", "check", "from_request", "from_response", "send", "send_async",
            "to_request"]
@@ -30,7 +29,7 @@ VENDORS: dict[str, str] = {"mistralai": "mistral", "moonshotai": "kimi", "deepse
 """OpenRouter's vendor prefixes whose upstream has a Chat-shaped adapter here, to its registry name."""
 
 
-class OpenRouter(OpenAIChat):
+class OpenRouter(ServingChat):
     """OpenRouter: OpenAI Chat bodies, judged by the rules of the upstream the model's vendor names."""
 
     name: ClassVar[str] = "openrouter"
@@ -39,27 +38,12 @@ class OpenRouter(OpenAIChat):
     model_prefixes: ClassVar[tuple[str, ...]] = ()  # it serves other vendors' models
     shape_of: ClassVar[str | None] = "openai_chat"
 
-    def upstream(self, model: str | None) -> Provider | None:
+    def serving(self, model: str | None) -> Provider | None:
         """The adapter whose rules apply to `model` (`vendor/name`), or None for OpenAI's own."""
         if not model or "/" not in model:
             return None
         name = VENDORS.get(model.split("/", 1)[0].lower())
         return providers.get(name) if name is not None else None
-
-    def to_request(self, history: HistoryInput, *, model: str, **kwargs: Any) -> dict[str, Any]:
-        """The body, written by the upstream's adapter where there is one (its ids, its role order)."""
-        upstream = self.upstream(model)
-        if upstream is not None:
-            with error_context(provider=self.name):
-                return upstream.to_request(history, model=model, **kwargs)
-        return super().to_request(history, model=model, **kwargs)
-
-    def _check(self, body: Any, context: CheckContext) -> list[Problem]:
-        """The upstream's 400s, relayed; OpenAI's for a model of any other vendor."""
-        upstream = self.upstream(context.model)
-        if upstream is not None:
-            return upstream_check(self, upstream, body, context)
-        return super()._check(body, context)
 
     def from_response(self, response: Any) -> ChatMessage:
         """The reply; OpenRouter's error wrapper as a ReadError with the upstream's own words."""

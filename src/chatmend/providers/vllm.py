@@ -14,13 +14,11 @@ Send with `openai.OpenAI(base_url="http://HOST:8000/v1", api_key=...)`.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from chatmend import providers
-from chatmend.exceptions import Problem, error_context
-from chatmend.providers._upstream import upstream_check
-from chatmend.providers.base import CheckContext, HistoryInput, Provider
-from chatmend.providers.openai_chat import OpenAIChat
+from chatmend.providers._upstream import ServingChat
+from chatmend.providers.base import Provider
 
 __all__ = ["PROVIDER", "TEMPLATES", "VLLM", "check", "from_request", "from_response", "send", "send_async",
            "to_request"]
@@ -29,7 +27,7 @@ TEMPLATES = ("mistral", "kimi")
 """The adapters whose rules a served model's template brings, tried in order by their model names."""
 
 
-class VLLM(OpenAIChat):
+class VLLM(ServingChat):
     """vLLM: OpenAI Chat bodies, with the rules of the served model's template where chatmend knows them."""
 
     name: ClassVar[str] = "vllm"
@@ -39,24 +37,9 @@ class VLLM(OpenAIChat):
     model_prefixes: ClassVar[tuple[str, ...]] = ()  # it serves other vendors' models
     shape_of: ClassVar[str | None] = "openai_chat"
 
-    def template(self, model: str | None) -> Provider | None:
+    def serving(self, model: str | None) -> Provider | None:
         """The adapter whose rules the model's chat template brings, or None."""
         return next((p for p in map(providers.get, TEMPLATES) if p.serves(model)), None)
-
-    def to_request(self, history: HistoryInput, *, model: str, **kwargs: Any) -> dict[str, Any]:
-        """The body, written by the template's adapter where there is one."""
-        template = self.template(model)
-        if template is not None:
-            with error_context(provider=self.name):
-                return template.to_request(history, model=model, **kwargs)
-        return super().to_request(history, model=model, **kwargs)
-
-    def _check(self, body: Any, context: CheckContext) -> list[Problem]:
-        """The template adapter's 400s; OpenAI's for any other model."""
-        template = self.template(context.model)
-        if template is not None:
-            return upstream_check(self, template, body, context)
-        return super()._check(body, context)
 
 
 PROVIDER = VLLM()
