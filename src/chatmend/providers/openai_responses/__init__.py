@@ -184,26 +184,9 @@ class OpenAIResponses(Provider):
             runs = plan_rewrite(out, kept)
             if not runs and len(out) == len(flat) and all(r is not None for r in kept):
                 return BodyRepair(dict(body), result, history=flat)
-            calls_before = [0]
-            for m in out:
-                calls_before.append(calls_before[-1] + len(m.tool_calls))
-            new_items: list[Any] = []
-            rewritten: list[int] = []
-            run_at = {run.start: run for run in runs}
-            p = 0
-            while p < len(out):
-                run = run_at.get(p)
-                if run is None:
-                    r = kept[p]
-                    assert r is not None
-                    new_items.extend(units[r])
-                    p += 1
-                    continue
-                written = self._write_items(out[run.lead:run.end], self._ids_from(result, calls_before[run.lead]),
-                                            run.start - run.lead)
-                rewritten.extend(range(len(new_items), len(new_items) + len(written)))
-                new_items.extend(written)
-                p = run.end
+            # the base's rebuild, over units: a kept unit stands as one entry of the list it returns
+            rebuilt, written_at = self._rebuild(units, out, kept, runs, wire_ids)
+            new_items, rewritten = _flattened(rebuilt, set(written_at))
             repaired = BodyRepair({**body, "input": new_items}, result, rewritten, history=flat)
             if not self._list_problems(repaired.body):
                 return repaired
@@ -256,6 +239,20 @@ class OpenAIResponses(Provider):
     def _create(self, client: Any, body: dict[str, Any]) -> Any:
         """`client.responses.create(**body)` on an `openai.OpenAI` client (or `AsyncOpenAI`)."""
         return client.responses.create(**body)
+
+
+def _flattened(rebuilt: list[Any], written_at: set[int]) -> tuple[list[Any], list[int]]:
+    """The input list of `_rebuild`'s entries over units (a kept unit: its items; a written entry: one item), and
+    the positions of the written items in it."""
+    items: list[Any] = []
+    rewritten: list[int] = []
+    for k, entry in enumerate(rebuilt):
+        if k in written_at:
+            rewritten.append(len(items))
+            items.append(entry)
+        else:
+            items.extend(entry)
+    return items, rewritten
 
 
 def _ends_in_reasoning(unit: list[Any]) -> bool:
