@@ -23,8 +23,7 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from chatmend.bridges._neutral import neutral_makers
-from chatmend.messages import ChatMessage
-from chatmend.messages import TextPart as NeutralText
+from chatmend.messages import ChatMessage, text_of
 from chatmend.repair import IsReadOnly, Wording, repair_history
 
 __all__ = ["SYNTHESIZED", "RepairMiddleware", "pre_model_hook", "repair"]
@@ -45,10 +44,10 @@ def repair(messages: Sequence[BaseMessage], *, is_read_only: IsReadOnly | None =
     out: list[BaseMessage] = []
     for message, origin in zip(result.messages, result.origins()):
         if origin.kind == "synthetic":
-            out.append(ToolMessage(content=_plain(message), tool_call_id=message.tool_call_id or "",
+            out.append(ToolMessage(content=text_of(message.content), tool_call_id=message.tool_call_id or "",
                                    name=message.tool_name, status="error", response_metadata={SYNTHESIZED: True}))
         elif origin.kind == "note":
-            out.append(HumanMessage(content=_plain(message)))
+            out.append(HumanMessage(content=text_of(message.content)))
         elif message is neutral[origin.message_index]:
             out.append(messages[origin.message_index])
         else:
@@ -107,10 +106,6 @@ def _text(content: Any) -> str:
     texts = [b.get("text", "") if isinstance(b, dict) else str(b) for b in content]
     return "\n".join(t for t in texts if t)
 
-
-def _plain(message: ChatMessage) -> str:
-    content = message.content
-    return content if isinstance(content, str) else "\n".join(p.text for p in content if isinstance(p, NeutralText))
 
 
 def _renamed(original: BaseMessage, message: ChatMessage) -> BaseMessage:

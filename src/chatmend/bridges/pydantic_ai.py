@@ -42,8 +42,7 @@ from pydantic_ai.messages import (
 )
 
 from chatmend.bridges._neutral import neutral_makers
-from chatmend.messages import ChatMessage
-from chatmend.messages import TextPart as NeutralText
+from chatmend.messages import ChatMessage, text_of
 from chatmend.repair import IsReadOnly, Wording, repair_history
 from chatmend.results import Origin, RepairResult
 
@@ -213,7 +212,7 @@ def _request_part_of(messages: Sequence[ModelMessage], neutral: list[ChatMessage
                      result: RepairResult) -> tuple[ModelRequestPart, _Source | None]:
     if origin.kind == "synthetic":
         response = messages[sources[origin.message_index][0]]
-        synthetic = ToolReturnPart(tool_name=message.tool_name or "tool", content=_plain(message),
+        synthetic = ToolReturnPart(tool_name=message.tool_name or "tool", content=text_of(message.content),
                                    tool_call_id=message.tool_call_id or "", outcome="interrupted",
                                    metadata={SYNTHESIZED: True})
         if response.timestamp is not None:  # the call's own time: the same history repairs to equal objects
@@ -221,7 +220,7 @@ def _request_part_of(messages: Sequence[ModelMessage], neutral: list[ChatMessage
         return synthetic, None
     if origin.kind == "note":
         orphan = messages[sources[origin.message_index][0]].parts[sources[origin.message_index][1]]
-        note = UserPromptPart(content=_plain(message))
+        note = UserPromptPart(content=text_of(message.content))
         when = getattr(orphan, "timestamp", None)  # the orphan's own time: equal histories repair to equal notes
         return (dataclasses.replace(note, timestamp=when) if when is not None else note), None
     source = sources[origin.message_index]
@@ -231,10 +230,6 @@ def _request_part_of(messages: Sequence[ModelMessage], neutral: list[ChatMessage
         return dataclasses.replace(part, tool_call_id=message.tool_call_id or ""), None  # renamed with its call
     return part, source  # type: ignore[return-value]
 
-
-def _plain(message: ChatMessage) -> str:
-    content = message.content
-    return content if isinstance(content, str) else "\n".join(p.text for p in content if isinstance(p, NeutralText))
 
 
 def _flush(messages: Sequence[ModelMessage], pending: list[tuple[ModelRequestPart, _Source | None]],
