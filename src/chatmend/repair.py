@@ -59,6 +59,7 @@ __all__ = [
     "read_sdk_objects",
     "repair_for_writers",
     "repair_history",
+    "synthetic_result",
 ]
 
 IsReadOnly = Callable[[str], bool]
@@ -253,8 +254,12 @@ def _is_blank(message: ChatMessage) -> bool:
 
 def interrupted_result(call: ToolCall, *, read_only: bool) -> ChatMessage:
     """Rule 6: the synthetic result of a call that never got one."""
-    return from_template(_SYNTHETIC, {"tool_call_id": call.id, "tool_name": call.name,
-                                      "content": _wording(call.name, read_only)})
+    return synthetic_result(call.id, call.name, read_only=read_only)
+
+
+def synthetic_result(call_id: str, name: str, *, read_only: bool) -> ChatMessage:
+    """Rule 6's result for the call `call_id` to tool `name` (a body's fast repair knows no ToolCall)."""
+    return from_template(_SYNTHETIC, {"tool_call_id": call_id, "tool_name": name, "content": _wording(name, read_only)})
 
 
 @lru_cache(maxsize=256)

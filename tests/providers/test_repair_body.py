@@ -90,7 +90,7 @@ def test_top_level_fields_stay_as_they_were() -> None:
     assert [m["role"] for m in repaired.body["messages"]] == ["user", "assistant", "tool"]
 
 
-def test_a_renamed_call_rewrites_its_message_and_its_results() -> None:
+def test_a_renamed_call_rewrites_its_message_and_the_results_it_renames() -> None:
     chat = providers.get("openai_chat")
     call = {"type": "function", "function": {"name": "f", "arguments": "{}"}}
     body = {"model": "gpt-4o", "messages": [
@@ -103,7 +103,8 @@ def test_a_renamed_call_rewrites_its_message_and_its_results() -> None:
     repaired = chat.repair_body(body)
     out = repaired.body["messages"]
     assert out[0] is body["messages"][0] and out[-1] is body["messages"][-1]
-    assert repaired.rewritten == [1, 2, 3]
+    assert repaired.rewritten == [1, 3]  # the first result keeps its id: the input's own object
+    assert out[2] is body["messages"][2] and out[3]["tool_call_id"] == "same_1"
     assert chat.check(repaired.body) == []
 
 

@@ -16,8 +16,9 @@ from functools import cache
 from typing import Any
 
 from chatmend.messages import ChatMessage, ToolCall, from_template
+from chatmend.providers._spans import BLANK, CALLS, OTHER, REPLY, RESULT
 
-__all__ = ["inherits", "list_valid", "read_plain"]
+__all__ = ["inherits", "list_valid", "read_plain", "stubs"]
 
 # Templates made as the validating reader makes each message, so a copy has its fields-set too.
 _USER = ChatMessage(role="user", content="")
@@ -113,6 +114,56 @@ def list_valid(items: list[Any], id_max_length: int | None) -> bool:
             pending.update(ids)
             in_run = True
     return not pending
+
+
+def stubs(items: list[Any]) -> tuple[list[int], list[Any]] | None:
+    """The stubs of `repair_body`'s fast path (`providers._spans`), one per message: None unless every item is of a
+    plain shape (what `read_plain` reads, and a user note's text parts), so that `list_valid` would judge the
+    repaired list, and repair of the stubs is repair of what the reader reads."""
+    kinds: list[int] = []
+    refs: list[Any] = []
+    kind_of, ref_of = kinds.append, refs.append
+    for item in items:
+        if type(item) is not dict:
+            return None
+        role = item.get("role")
+        content = item.get("content")
+        if content == "":
+            return None  # a spelling the reader records: not plain
+        size = len(item)
+        if role == "tool":
+            call_id = item.get("tool_call_id")
+            if size != 3 or type(content) is not str or type(call_id) is not str:
+                return None
+            kind_of(RESULT)
+            ref_of(call_id)
+        elif role == "assistant":
+            if "content" not in item or (content is not None and type(content) is not str):
+                return None
+            calls = item.get("tool_calls")
+            if calls is None:
+                if size != 2:
+                    return None
+                kind_of(REPLY if content and not content.isspace() else BLANK)
+                ref_of(None)
+                continue
+            if size != 3 or type(calls) is not list or not calls:
+                return None
+            call_ids = []
+            for call in calls:
+                if not _plain_call_shape(call):
+                    return None
+                call_ids.append(call["id"])
+            kind_of(CALLS)
+            ref_of(call_ids)
+        elif role == "user" or role == "system":
+            if size != 2 or (type(content) is not str and not (role == "user" and content and _text_parts(content))):
+                return None  # (an empty list is not a note's: the writer would write it otherwise)
+            kind_of(OTHER)
+            ref_of(None)
+        else:
+            return None
+    return kinds, refs
 
 
 def _text_parts(content: Any) -> bool:

@@ -10,14 +10,17 @@ lead, which the writer writes first for context and leaves out: a writer always 
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple
+
+from typing_extensions import Self
 
 from chatmend.messages import ChatMessage, NativePart
 from chatmend.results import RepairResult
 
-__all__ = ["BodyRepair", "Dropped", "Run", "kept_items", "plan_rewrite", "unwritable_parts"]
+__all__ = ["BodyRepair", "BodyReport", "Dropped", "Run", "kept_items", "plan_rewrite", "unwritable_parts"]
 
 
 @dataclass(frozen=True)
@@ -33,25 +36,104 @@ class Dropped:
 
 
 @dataclass(frozen=True)
-class BodyRepair:
-    """What `Provider.repair_body` returns: the body, repaired in its own format, and what changed."""
+class BodyReport:
+    """What a body repair did, in counts: what the proxy's header and log say, known without the neutral model."""
 
-    body: dict[str, Any]
-    """The repaired body: the input's top-level fields as they were, its list with only the changed items new."""
-    result: RepairResult
-    """The neutral repair behind it (what was interrupted, moved, renamed, turned into notes)."""
-    rewritten: list[int] = field(default_factory=list)
-    """Positions, in the output list, of the items written anew; every other item is the input's own object."""
-    history: list[ChatMessage] = field(default_factory=list)
-    """The neutral messages read from the list, the repair's input: `result`'s indices are positions in it."""
-    item_of: list[int] = field(default_factory=list)
-    """For each message of `history`, the index of the input list item it was read from (empty when the adapter
-    reads the list as a whole: no `_read_groups`)."""
+    interrupted: list[str]
+    """The final ids of the calls answered as interrupted, in history order."""
+    moved: int = 0
+    notes: int = 0
+    renamed: int = 0
+    dropped: int = 0
+
+    @property
+    def changed(self) -> bool:
+        """True when the repair changed the conversation."""
+        return bool(self.interrupted or self.moved or self.notes or self.renamed or self.dropped)
+
+    @classmethod
+    def of(cls, result: RepairResult) -> BodyReport:
+        """The counts of a neutral repair."""
+        return cls([c.id for c in result.interrupted], len(result.moved), len(result.notes), len(result.renamed),
+                   len(result.dropped) + len(result.stripped))
+
+
+NeutralSide = tuple[RepairResult, list[ChatMessage], list[int]]
+"""A body repair's neutral side: the repair result, the history it read, and each message's item."""
+
+
+class BodyRepair:
+    """What `Provider.repair_body` returns: the body, repaired in its own format, and what changed.
+
+    The neutral side (`result`, `history`, `item_of`) is what the repair of the body's history gives. The fast
+    path (`Provider._fast_repair`) repairs without it and leaves it to be worked out on first use, by the neutral
+    path, which writes the same body: the proxy, which reads only `report`, never pays for it.
+    """
+
+    def __init__(self, body: dict[str, Any], result: RepairResult | None = None, rewritten: list[int] | None = None,
+                 history: list[ChatMessage] | None = None, item_of: list[int] | None = None, *,
+                 report: BodyReport | None = None, neutral: Callable[[], NeutralSide] | None = None) -> None:
+        if result is None and neutral is None:
+            raise TypeError("a BodyRepair needs its result, or how to work it out")
+        self.body = body
+        """The repaired body: the input's top-level fields as they were, its list with only the changed items
+        new."""
+        self.rewritten = rewritten if rewritten is not None else []
+        """Positions, in the output list, of the items written anew; every other item is the input's own object."""
+        self._neutral_side = None if result is None else (result, history or [], item_of or [])
+        self._neutral = neutral
+        self._report = report
+
+    def _side(self) -> NeutralSide:
+        if self._neutral_side is None:
+            assert self._neutral is not None
+            self._neutral_side = self._neutral()  # (two threads asking at once work it out twice, alike)
+        return self._neutral_side
+
+    @property
+    def result(self) -> RepairResult:
+        """The neutral repair behind it (what was interrupted, moved, renamed, turned into notes)."""
+        return self._side()[0]
+
+    @property
+    def history(self) -> list[ChatMessage]:
+        """The neutral messages read from the list, the repair's input: `result`'s indices are positions in it."""
+        return self._side()[1]
+
+    @property
+    def item_of(self) -> list[int]:
+        """For each message of `history`, the index of the input list item it was read from (empty when the
+        adapter reads the list as a whole: no `_read_groups`)."""
+        return self._side()[2]
+
+    @property
+    def report(self) -> BodyReport:
+        """The repair in counts."""
+        if self._report is None:
+            self._report = BodyReport.of(self.result)
+        return self._report
 
     @property
     def changed(self) -> bool:
         """True when the body differs from the input."""
-        return bool(self.rewritten) or self.result.changed
+        return bool(self.rewritten) or self.report.changed
+
+    @classmethod
+    def of_repair(cls, other: BodyRepair) -> Self:
+        """`other` as this class (a subclass's own attributes at their defaults), its neutral side still lazy."""
+        return cls(other.body, rewritten=other.rewritten, report=other._report, neutral=other._side)
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with some attributes changed (`body`, `rewritten`, or a subclass's own)."""
+        copied = copy.copy(self)
+        for name, value in changes.items():
+            if not hasattr(copied, name) or name.startswith("_"):
+                raise AttributeError(f"{type(self).__name__} has no attribute {name!r} to replace")
+            setattr(copied, name, value)
+        return copied
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(rewritten={self.rewritten!r}, report={self.report!r})"
 
 
 def kept_items(

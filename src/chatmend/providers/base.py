@@ -30,7 +30,17 @@ from chatmend.exceptions import ChatmendError, CheckError, Problem, ReadError, U
 from chatmend.ids import digest, shortening_id_maker, wire_ids
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, NativePart, Tool, ToolCall, replace_field
-from chatmend.providers._lossless import BodyRepair, Dropped, Run, kept_items, plan_rewrite, unwritable_parts
+from chatmend.providers._lossless import (
+    BodyRepair,
+    BodyReport,
+    Dropped,
+    NeutralSide,
+    Run,
+    kept_items,
+    plan_rewrite,
+    unwritable_parts,
+)
+from chatmend.providers._spans import SpanPlan, plan_spans
 from chatmend.repair import (
     DEFAULT_OPTIONS,
     IsReadOnly,
@@ -351,6 +361,45 @@ class Provider(ABC):
                 raise ReadError(f"expected a {self.title or self.name} body with a {self.list_key!r} list",
                                 provider=self.name, path=self.list_key)
             items: list[Any] = body[self.list_key]
+            fast = self._fast_repair(body, items, is_read_only)
+            return fast if fast is not None else self._neutral_repair_body(body, items, is_read_only)
+
+    def _fast_repair(self, body: Mapping[str, Any], items: list[Any],
+                     is_read_only: IsReadOnly | None) -> BodyRepair | None:
+        """`repair_body` on stubs of the items (`providers._spans`), building no model: None when the adapter gives
+        no stubs for these items, or an id would not be a wire id as it is (the neutral path then decides)."""
+        stubs = self._stubs(items) if items else None
+        if stubs is None:
+            return None
+        plan = plan_spans(*stubs)
+        if self._wire_ids(plan.final_ids) is not plan.final_ids:
+            return None  # an id the provider would not take: the neutral path maps ids
+        report = BodyReport(plan.interrupted, plan.moved, plan.notes, plan.renamed, plan.dropped)
+
+        def neutral() -> NeutralSide:
+            return self._neutral_repair_body(body, items, is_read_only)._side()
+
+        if plan.unchanged:
+            return BodyRepair(dict(body), report=report, neutral=neutral)
+        new_items, rewritten = self._assemble(items, plan, is_read_only)
+        return BodyRepair({**body, self.list_key: new_items}, rewritten=rewritten, report=report, neutral=neutral)
+
+    def _stubs(self, items: list[Any]) -> tuple[list[int], list[Any]] | None:
+        """Hook of the fast path: one stub per neutral message of the list (`providers._spans`: its kind, and the
+        ids repair pairs by), or None when the items are not all of shapes the adapter's `_assemble` writes
+        exactly as its neutral path would (default: no fast path)."""
+        return None
+
+    def _assemble(self, items: list[Any], plan: SpanPlan,
+                  is_read_only: IsReadOnly | None) -> tuple[list[Any], list[int]]:
+        """Hook of the fast path: the repaired list from the stubs' plan, and the positions of the items written
+        anew (an adapter that gives `_stubs` gives this)."""
+        raise NotImplementedError(f"{type(self).__name__} gives stubs but does not assemble them")
+
+    def _neutral_repair_body(self, body: Mapping[str, Any], items: list[Any],
+                             is_read_only: IsReadOnly | None) -> BodyRepair:
+        """`repair_body` through the neutral model: read, repair, keep the items repair left alone."""
+        with error_context(provider=self.name):
             groups = self._read_groups(items)
             if groups is None:  # the adapter cannot tell items apart: the whole list is written anew when changed
                 history = self.from_request(items)

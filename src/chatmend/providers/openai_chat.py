@@ -51,6 +51,7 @@ from chatmend.messages import (
     replace_field,
 )
 from chatmend.providers import _chat_fast
+from chatmend.providers._spans import ANSWER, CALL, KEEP, SYNTHETIC, SpanPlan
 from chatmend.providers.base import (
     SHAPE,
     CheckContext,
@@ -63,7 +64,7 @@ from chatmend.providers.base import (
     text_field,
     to_plain,
 )
-from chatmend.repair import RepairResult
+from chatmend.repair import IsReadOnly, RepairResult, orphan_note, synthetic_result
 
 __all__ = [
     "ERROR_PREFIX",
@@ -136,6 +137,9 @@ TEXTS: dict[str, str] = {
 
 _READERS = ("_read_message", "_read_assistant", "_read_call", "_read_content", "_read_part", "_read_groups")
 """The reading hooks whose plain-shape case `_chat_fast.read_plain` stands in for."""
+_WRITERS = ("_write_messages", "_write_assistant", "_write_result", "_write_items", "_write_list", "_wire_name",
+            "_append_turn", "_on_assistant", "_finish", "_user_parts")
+"""The writing hooks whose output on plain messages `_assemble` writes itself (or calls, unchanged)."""
 _CHECKERS = ("_check", "_check_shape", "_part_problem", "_check_messages", "_check_calls", "_check_assistant",
              "_check_images", "_list_valid")
 """The checking hooks whose verdict on plain lists `_chat_fast.list_valid` stands in for."""
@@ -812,6 +816,42 @@ class OpenAIChat(Provider):
                         message = self._named_result(message, item, calls)
                 history.append(message)
         return history
+
+    def _stubs(self, items: list[Any]) -> tuple[list[int], list[Any]] | None:
+        """The fast path of `repair_body` (`providers._spans`) on lists of plain messages (`_chat_fast.stubs`), for
+        this class and the dialects that read, check and write as it does."""
+        if self.tool_message_name or self.reasoning_provider is not None or \
+                not _chat_fast.inherits(type(self), OpenAIChat, _READERS + _CHECKERS + _WRITERS):
+            return None
+        return _chat_fast.stubs(items)
+
+    def _assemble(self, items: list[Any], plan: SpanPlan,
+                  is_read_only: IsReadOnly | None) -> tuple[list[Any], list[int]]:
+        """The list the plan makes of plain messages: what is kept as it was, a renamed call or result as a copy
+        under its new id (what the writer writes of a plain message), synthetic results and notes by the writer."""
+        out: list[Any] = []
+        rewritten: list[int] = []
+        for step, index, argument in plan.steps:
+            if step == KEEP:
+                out += items[index:argument]
+                continue
+            rewritten.append(len(out))
+            item = items[index]
+            if step == CALL:
+                out.append({**item, "tool_calls": [{**call, "id": final}
+                                                   for call, final in zip(item["tool_calls"], argument)]})
+            elif step == ANSWER:
+                out.append({**item, "tool_call_id": argument})
+            elif step == SYNTHETIC:
+                ci, final = argument
+                name = item["tool_calls"][ci]["function"]["name"]
+                read_only = is_read_only is not None and bool(is_read_only(name))
+                result = synthetic_result(final, name, read_only=read_only)
+                out.append(self._write_result(result, deque([(final, name)]), []))
+            else:  # NOTE: a plain tool message, read as the reader reads it
+                note = orphan_note(_chat_fast.read_plain(item))  # type: ignore[arg-type]
+                out += self._write_messages([note], None, IdAssigner([]), within=True)
+        return out, rewritten
 
     def _list_valid(self, items: list[Any]) -> bool:
         """`repair_body`'s fast re-check: a list of plain messages judged in one pass (`_chat_fast.list_valid`),

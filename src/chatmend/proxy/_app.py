@@ -76,8 +76,8 @@ def repair_request(provider_name: str, raw: bytes) -> Repaired:
         return Repaired(raw, False, [], 0, 0, 0, 0)
     # compact and unescaped, as the SDKs write bodies; deterministic, so a prompt cache keeps hitting
     data = json.dumps(result.body, ensure_ascii=False, separators=(",", ":")).encode()
-    r = result.result
-    return Repaired(data, True, [c.id for c in r.interrupted], len(r.moved), len(r.notes), len(r.renamed),
+    report = result.report  # counts only: the neutral side of a fast repair is never worked out here
+    return Repaired(data, True, list(report.interrupted), report.moved, report.notes, report.renamed,
                     len(result.rewritten))
 
 

@@ -41,7 +41,6 @@ prefix-stable, which "drop" is not: what it drops depends on which assistant tur
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
 
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
@@ -104,14 +103,15 @@ BodyThinkingPolicy = Literal["drop", "keep", "server"]
 """`repair_body`'s thinking policies: the writer's two, and `"server"` (the API's `block_binding` drops)."""
 
 
-@dataclass(frozen=True)
 class AnthropicBodyRepair(BodyRepair):
     """`BodyRepair` with what the thinking policy did."""
 
-    thinking_dropped: list[Dropped] = field(default_factory=list)
-    """The signed thinking blocks left out (`"drop"`), each at its place in the input body's `messages`."""
-    block_binding: bool = False
-    """True when `"server"` set `thinking.block_binding.prefix_mismatch_behavior` to `"drop_block"`."""
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.thinking_dropped: list[Dropped] = []
+        """The signed thinking blocks left out (`"drop"`), each at its place in the input body's `messages`."""
+        self.block_binding = False
+        """True when `"server"` set `thinking.block_binding.prefix_mismatch_behavior` to `"drop_block"`."""
 
 
 class Anthropic(Provider):
@@ -250,8 +250,7 @@ class Anthropic(Provider):
         if thinking_policy not in ("drop", "keep", "server"):
             raise ValueError(f"thinking_policy must be 'drop', 'keep' or 'server', not {thinking_policy!r}")
         repaired = super().repair_body(body, is_read_only=is_read_only)
-        out = AnthropicBodyRepair(repaired.body, repaired.result, repaired.rewritten, repaired.history,
-                                  repaired.item_of)
+        out = AnthropicBodyRepair.of_repair(repaired)
         if thinking_policy == "keep" or not repaired.changed:
             return out
         return _apply_thinking_policy(self, body[self.list_key], out, thinking_policy)
@@ -296,8 +295,8 @@ def _apply_thinking_policy(provider: Anthropic, before: list[Any], repaired: Ant
                 or not isinstance(thinking, Mapping) or not thinking_enabled(repaired.body):
             return repaired
         binding = {**(thinking.get("block_binding") or {}), "prefix_mismatch_behavior": "drop_block"}
-        return replace(repaired, body={**repaired.body, "thinking": {**thinking, "block_binding": binding}},
-                       block_binding=True)
+        return repaired.replace(body={**repaired.body, "thinking": {**thinking, "block_binding": binding}},
+                                block_binding=True)
     if not bound:
         return repaired
     new_items = list(items)
@@ -316,7 +315,7 @@ def _apply_thinking_policy(provider: Anthropic, before: list[Any], repaired: Ant
     if provider._list_problems(body):
         return repaired  # a rule the drop would break (a merged turn's thinking no longer first, ...)
     rewritten = sorted({*repaired.rewritten, *(q for q in bound if new_items[q] is not items[q])})
-    return replace(repaired, body=body, rewritten=rewritten, thinking_dropped=dropped)
+    return repaired.replace(body=body, rewritten=rewritten, thinking_dropped=dropped)
 
 
 def _signed_thinking_at(item: Any) -> bool:

@@ -1,0 +1,239 @@
+"""The fast path of `repair_body`: the spec's rules decided on stubs of the wire items, building no model.
+
+A body an agent sends is mostly plain messages whose spans are already valid; the neutral repair would read every
+one of them into the model only to give each back unchanged. Here an adapter reduces each neutral message its list
+holds to a stub (what kind of message it is, and the ids repair pairs by), and `plan_spans` runs rules 1 to 7 on
+the stubs alone: it says which stretches of messages are kept as they are, and what stands between them (a call
+under new ids, a result moved or renamed, a synthetic result, a note). The adapter then assembles its list from
+that plan, writing only the new messages with its own writer (`Provider._fast_repair`).
+
+`plan_spans` mirrors `repair._Pass` step for step (with its default options), so that the body assembled from a
+plan is the body the neutral path writes: tests/providers/test_repair_body_spans.py compares both on generated
+bodies of every shape the stubs accept. An adapter gives no stubs (None) for a list holding anything else, and the
+neutral path decides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from chatmend.ids import FinalIds
+
+__all__ = ["ANSWER", "BLANK", "CALL", "CALLS", "KEEP", "NOTE", "OTHER", "REPLY", "RESULT", "SYNTHETIC", "SpanPlan",
+           "plan_spans"]
+
+# The kinds of stubs: one per neutral message of the list.
+OTHER = 0
+"""A user, system or developer message: never changed by repair, kept where it stands."""
+REPLY = 1
+"""An assistant message with no calls that is not blank: it ends a span."""
+CALLS = 2
+"""An assistant message with calls (its stub's ids: the calls' ids as written)."""
+RESULT = 3
+"""A tool result (its stub's id: the call id it answers)."""
+BLANK = 4
+"""An assistant message with no calls and only whitespace: rule 1 drops it."""
+
+# The steps of a plan, each `(step, index, argument)`; indices are positions of stubs (neutral messages).
+KEEP = 0
+"""Messages `index` to `argument` (excluded) kept as they are, in order."""
+CALL = 1
+"""The assistant message at `index` under new final ids (`argument`: every call's final id)."""
+ANSWER = 2
+"""The result at `index` under a new id (`argument`: the final id of the call it answers)."""
+SYNTHETIC = 3
+"""A synthetic result for call `argument[0]` of the assistant message at `index`, under final id `argument[1]`."""
+NOTE = 4
+"""The result at `index` turned into a user note (rule 7)."""
+
+Step = tuple[int, int, Any]
+
+
+@dataclass
+class SpanPlan:
+    """What the spec's repair makes of a list of stubs: the steps, the final ids and the report's counts."""
+
+    steps: list[Step] = field(default_factory=list)
+    final_ids: list[str] = field(default_factory=list)
+    """Every call's final id, in history order."""
+    interrupted: list[str] = field(default_factory=list)
+    """The final ids of the calls answered as interrupted, in history order."""
+    moved: int = 0
+    notes: int = 0
+    renamed: int = 0
+    dropped: int = 0
+
+    @property
+    def unchanged(self) -> bool:
+        """True when the plan keeps every message as it is, in place."""
+        return len(self.steps) <= 1 and not self.dropped and all(step[0] == KEEP for step in self.steps)
+
+
+def plan_spans(kinds: list[int], refs: list[Any]) -> SpanPlan:
+    """Rules 1 to 7 on stubs: `kinds[i]` is message i's kind, `refs[i]` its ids (a CALLS stub's list of call ids,
+    a RESULT stub's call id, None for the others)."""
+    return _Planner(kinds, refs).run()
+
+
+class _Planner:
+    """One pass over the stubs, as `repair._Pass.run` walks a history: a stretch of messages kept as they are
+    stays open (`self.kept_from` to the current message) until something else must be said."""
+
+    def __init__(self, kinds: list[int], refs: list[Any]) -> None:
+        self.kinds, self.refs = kinds, refs
+        self.plan = SpanPlan()
+        self.ids = FinalIds()
+        self.plan.final_ids = self.ids.in_order
+        self.kept_from = 0
+        self.kept_to = 0  # the open stretch is kinds[kept_from:kept_to]
+
+    def run(self) -> SpanPlan:
+        kinds, n = self.kinds, len(self.kinds)
+        i = 0
+        while i < n:
+            kind = kinds[i]
+            if kind == CALLS:
+                i = self.span(i)
+                continue
+            if kind == BLANK:
+                self.plan.dropped += 1  # rule 1
+                self.skip_to(i + 1)
+            elif kind == RESULT:
+                self.plan.notes += 1  # rule 7: nothing before it in its span waits for a result
+                self.say(NOTE, i, None)
+                self.skip_to(i + 1)
+            else:
+                self.kept_to = i + 1
+            i += 1
+        self.flush()
+        return self.plan
+
+    # the open stretch of kept messages
+
+    def keep(self, index: int) -> None:
+        """Message `index` comes next, as it is."""
+        if index != self.kept_to:
+            self.flush()
+            self.kept_from = index
+        self.kept_to = index + 1
+
+    def say(self, step: int, index: int, argument: Any) -> None:
+        """A step other than keeping comes next."""
+        self.flush()
+        self.plan.steps.append((step, index, argument))
+
+    def skip_to(self, index: int) -> None:
+        """Go on at message `index`, the stretch so far closed unless it ends just there."""
+        if self.kept_to != index:
+            self.flush()
+            self.kept_from = self.kept_to = index
+
+    def flush(self) -> None:
+        if self.kept_to > self.kept_from:
+            self.plan.steps.append((KEEP, self.kept_from, self.kept_to))
+        self.kept_from = self.kept_to
+
+    # one span (`_Pass.span`)
+
+    def span(self, start: int) -> int:
+        """Rules 3 and 4 for the span at `start` (rule 5 for its calls); returns where the pass goes on."""
+        kinds, refs, n = self.kinds, self.refs, len(self.kinds)
+        calls: list[str] = refs[start]
+        finals = self.final_ids(start, calls)
+        index = first = start + 1
+        for call_id in calls:  # rule 3's common case: the results right after the calls, in call order
+            if index == n or kinds[index] != RESULT or refs[index] != call_id:
+                break
+            index += 1
+        in_place, n_calls = index - first, len(calls)
+        results = [*range(first, index), *[-1] * (n_calls - in_place)]
+        rest: list[int] = []
+        if in_place < n_calls and index < n and kinds[index] not in (CALLS, REPLY):
+            index, rest = self.pair_results(calls, index, results)
+        if finals is None:
+            self.keep(start)
+        else:
+            self.say(CALL, start, finals)
+        for ci, at in enumerate(results):
+            final = calls[ci] if finals is None else finals[ci]
+            if at < 0:
+                self.plan.interrupted.append(final)
+                self.say(SYNTHETIC, start, (ci, final))
+            elif refs[at] != final:
+                self.say(ANSWER, at, final)
+            else:
+                self.keep(at)
+        for at in rest:
+            if at < 0:
+                self.say(NOTE, -1 - at, None)
+            else:
+                self.keep(at)
+        self.skip_to(index)
+        return index
+
+    def final_ids(self, start: int, calls: list[str]) -> list[str] | None:
+        """Rule 5 for the calls of the assistant message at `start`: None when every one keeps its id."""
+        ids = self.ids
+        used, in_order = ids.used, ids.in_order
+        for ci, raw in enumerate(calls):
+            if raw and raw not in used:
+                used.add(raw)
+                in_order.append(raw)
+                continue
+            finals = list(calls[:ci])
+            for cj in range(ci, len(calls)):
+                final = ids.allocate(calls[cj], start, cj)
+                if final != calls[cj]:
+                    self.plan.renamed += 1
+                finals.append(final)
+            return finals if finals != calls else None
+        return None
+
+    def pair_results(self, calls: list[str], index: int, results: list[int]) -> tuple[int, list[int]]:
+        """Rule 3 (`_Pass._pair_results`): each result takes the first unanswered call with its original id;
+        returns where the span ends and its other messages (`-1 - index` for a result that becomes a note)."""
+        kinds, refs, n = self.kinds, self.refs, len(self.kinds)
+        n_calls, first_open = len(calls), results.index(-1)
+        waiting: dict[str, int] = {}
+        for ci in range(n_calls - 1, first_open - 1, -1):
+            waiting[calls[ci]] = ci
+        later = _next_with_same_id(calls) if len(waiting) < n_calls - first_open else None
+        rest: list[int] = []
+        in_place, last = True, first_open - 1
+        while index < n:
+            kind = kinds[index]
+            if kind == RESULT:
+                call_id = refs[index]
+                ci = waiting.pop(call_id, -1)
+                if ci >= 0:
+                    results[ci] = index
+                    if later is not None and later[ci] >= 0:
+                        waiting[call_id] = later[ci]
+                    if in_place and ci > last:
+                        last = ci
+                    else:
+                        self.plan.moved += 1
+                else:
+                    self.plan.notes += 1
+                    rest.append(-1 - index)
+                    in_place = False
+            elif kind in (CALLS, REPLY):
+                break  # the next span, or a reply: this span ends here
+            elif kind == BLANK:
+                self.plan.dropped += 1  # a placeholder (rule 1)
+            else:
+                in_place = False
+                rest.append(index)
+            index += 1
+        return index, rest
+
+
+def _next_with_same_id(calls: list[str]) -> list[int]:
+    """For each call, the index of the next call of the same reply with the same id (-1: none)."""
+    later = [-1] * len(calls)
+    seen: dict[str, int] = {}
+    for ci in range(len(calls) - 1, -1, -1):
+        later[ci] = seen.get(calls[ci], -1)
+        seen[calls[ci]] = ci
+    return later

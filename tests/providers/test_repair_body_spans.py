@@ -1,0 +1,165 @@
+"""`repair_body`'s span path (`providers._spans`): the spec's rules decided on stubs of the wire items give the
+very body the neutral path writes, the same report, and the same neutral side (worked out only when asked)."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chatmend import providers
+from chatmend.providers import _chat_fast
+from chatmend.providers._spans import BLANK, CALLS, KEEP, OTHER, REPLY, RESULT, plan_spans
+from chatmend.providers.base import Provider
+from chatmend.providers.openai_chat import OpenAIChat
+from tests.strategies import examples
+
+CHAT = OpenAIChat()
+
+
+def chat_messy_body(n_messages: int, seed: int = 5) -> dict[str, Any]:
+    """bench/body_repair.py's messy Chat body (bench/ holds scripts, not a package: loaded from its file)."""
+    spec = importlib.util.spec_from_file_location(
+        "_bench_workloads", Path(__file__).resolve().parents[2] / "bench" / "workloads.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    body: dict[str, Any] = module.chat_messy_body(n_messages, seed=seed)
+    return body
+IDS = st.sampled_from(["a", "b", "c", "", "a_1", "call_2_0"])
+TEXT = st.sampled_from(["ok", "Done.", "ünïcode ✓", "Error: it broke"])
+
+
+def plain_call() -> st.SearchStrategy[dict[str, Any]]:
+    function = st.fixed_dictionaries({"name": st.sampled_from(["f", "read_file"]),
+                                      "arguments": st.sampled_from(['{"q": 1}', "{ \"q\" : 2 }", "{}", "{\"cut"])})
+    return st.fixed_dictionaries({"id": IDS, "type": st.just("function"), "function": function})
+
+
+def plain_item() -> st.SearchStrategy[dict[str, Any]]:
+    """Every shape the Chat stubs take: plain messages, blank replies (rule 1), a note's text parts, results with
+    any id, anywhere."""
+    note = st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": TEXT}), min_size=1, max_size=2)
+    return st.one_of(
+        st.fixed_dictionaries({"role": st.sampled_from(["user", "system"]), "content": TEXT}),
+        st.fixed_dictionaries({"role": st.just("user"), "content": note}),
+        st.fixed_dictionaries({"role": st.just("assistant"), "content": st.one_of(TEXT, st.none(), st.just(" "))}),
+        st.fixed_dictionaries({"role": st.just("assistant"), "content": st.one_of(TEXT, st.none()),
+                               "tool_calls": st.lists(plain_call(), min_size=1, max_size=3)}),
+        st.fixed_dictionaries({"role": st.just("tool"), "tool_call_id": IDS, "content": TEXT}),
+        st.fixed_dictionaries({"role": st.just("tool"), "tool_call_id": IDS, "content": TEXT}),
+    )
+
+
+def neutral(adapter: Provider, body: dict[str, Any], is_read_only: Any = None) -> Any:
+    return adapter._neutral_repair_body(body, body["messages"], is_read_only)
+
+
+def assert_same_as_neutral(adapter: Provider, body: dict[str, Any], is_read_only: Any = None) -> None:
+    before = copy.deepcopy(body)
+    assert adapter._stubs(body["messages"]) is not None  # the span path is the one taken
+    fast = adapter.repair_body(body, is_read_only=is_read_only)
+    slow = neutral(adapter, body, is_read_only)
+    assert fast.body == slow.body
+    again = adapter.repair_body(copy.deepcopy(body), is_read_only=is_read_only)
+    assert json.dumps(fast.body) == json.dumps(again.body)  # the same bytes every time
+    assert fast.report == slow.report
+    assert fast.changed == slow.changed
+    assert fast.result == slow.result and fast.history == slow.history and fast.item_of == slow.item_of
+    assert body == before  # the input is not mutated
+    inputs = {id(item) for item in body["messages"]}
+    assert [id(item) in inputs for item in fast.body["messages"]] == [
+        i not in fast.rewritten for i in range(len(fast.body["messages"]))]
+    if not fast.body["messages"]:
+        return  # every message was blank: nothing is left to send (`check` says EMPTY)
+    assert adapter.check(fast.body) == []
+    again = adapter.repair_body(fast.body)
+    assert not again.changed and again.body == fast.body  # idempotent
+
+
+@examples(400)
+@given(items=st.lists(plain_item(), min_size=1, max_size=12), read_only=st.booleans())
+def test_the_span_path_writes_the_body_the_neutral_path_writes(items: list[dict[str, Any]], read_only: bool) -> None:
+    body = {"model": "gpt-4.1", "messages": items, "temperature": 0}
+    assert_same_as_neutral(CHAT, body, (lambda name: name == "read_file") if read_only else None)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_messy_workload_takes_the_span_path_and_gives_the_neutral_body(seed: int) -> None:
+    assert_same_as_neutral(CHAT, chat_messy_body(1500, seed=seed))
+
+
+def test_a_renamed_copy_keeps_the_keys_of_the_item_in_their_order() -> None:
+    call = {"type": "function", "function": {"name": "f", "arguments": "{}"}, "id": "a"}
+    body: dict[str, Any] = {"model": "gpt-4.1", "messages": [
+        {"tool_calls": [call, dict(call)], "content": None, "role": "assistant"},
+        {"content": "1", "role": "tool", "tool_call_id": "a"}, {"content": "2", "role": "tool", "tool_call_id": "a"}]}
+    items = CHAT.repair_body(body).body["messages"]
+    assert [c["id"] for c in items[0]["tool_calls"]] == ["a", "a_1"] and items[2]["tool_call_id"] == "a_1"
+    assert [list(item) for item in items] == [list(item) for item in body["messages"]]
+    assert list(items[0]["tool_calls"][1]) == list(call)
+
+
+def test_the_neutral_side_is_worked_out_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    original = OpenAIChat._neutral_repair_body
+
+    def counted(self: OpenAIChat, *args: Any) -> Any:
+        calls.append(1)
+        return original(self, *args)
+
+    monkeypatch.setattr(OpenAIChat, "_neutral_repair_body", counted)
+    repaired = CHAT.repair_body(chat_messy_body(300))
+    assert repaired.changed and repaired.report.interrupted and calls == []
+    assert repaired.result.interrupted and repaired.history and repaired.item_of
+    assert calls == [1]  # once, for all three
+
+
+def test_ids_the_provider_would_not_take_go_the_neutral_way() -> None:
+    long_id = "x" * 41  # OC5: at most 40 characters
+    body = {"model": "gpt-4.1", "messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": long_id, "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]}
+    repaired = CHAT.repair_body(body)
+    assert CHAT.check(repaired.body) == []
+    wire_id = repaired.body["messages"][1]["tool_calls"][0]["id"]
+    assert wire_id != long_id and len(wire_id) <= 40  # the neutral path mapped it to a wire id
+    assert repaired.body["messages"][2]["tool_call_id"] == wire_id
+    assert repaired.body == neutral(CHAT, body).body
+
+
+def test_the_dialects_that_read_check_and_write_as_chat_take_the_span_path() -> None:
+    items = [{"role": "user", "content": "hi"}]
+    assert providers.get("openai_chat")._stubs(items) is not None
+    assert providers.get("together")._stubs(items) is not None  # Chat's own rules and writer
+    # more rules of their own (a check, a last-message rule, reasoning sent back, other ids): the neutral path
+    for name in ("deepseek", "groq", "xai", "openrouter", "vllm", "ollama", "kimi", "mistral"):
+        assert providers.get(name)._stubs(items) is None, name
+
+
+def test_shapes_the_stubs_do_not_take_go_the_neutral_way() -> None:
+    near: list[dict[str, Any]] = [{"role": "developer", "content": "s"}, {"role": "user", "content": ""},
+                 {"role": "tool", "tool_call_id": "a", "content": "ok", "name": "f"},
+                 {"role": "assistant", "content": None, "tool_calls": []},
+                 {"role": "user", "content": []}]
+    for item in near:
+        assert _chat_fast.stubs([{"role": "user", "content": "hi"}, item]) is None, item
+
+
+def test_a_plan_keeps_a_valid_list_in_one_stretch_and_says_each_change() -> None:
+    kinds = [OTHER, CALLS, RESULT, RESULT, REPLY]
+    plan = plan_spans(kinds, [None, ["a", "b"], "a", "b", None])
+    assert plan.steps == [(KEEP, 0, 5)] and plan.unchanged and plan.final_ids == ["a", "b"]
+    # b answered before a, a blank reply among the results, an orphan: moved, dropped, noted
+    plan = plan_spans([OTHER, CALLS, RESULT, BLANK, RESULT, RESULT], [None, ["a", "b"], "b", None, "a", "z"])
+    assert (plan.moved, plan.dropped, plan.notes) == (1, 1, 1) and not plan.unchanged
+    # an id used twice: the second call is renamed, its result with it
+    plan = plan_spans([CALLS, RESULT, CALLS, RESULT], [["a"], "a", ["a"], "a"])
+    assert plan.final_ids == ["a", "a_1"] and plan.renamed == 1
