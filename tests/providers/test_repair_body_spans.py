@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from chatmend import providers
 from chatmend.providers import _chat_fast
-from chatmend.providers._spans import BLANK, CALLS, KEEP, OTHER, REPLY, RESULT, plan_spans
+from chatmend.providers._spans import BLANK, CALLS, KEEP, OTHER, REPLY, RESULT, Stubs, plan_spans
+from chatmend.providers.anthropic import Anthropic
 from chatmend.providers.base import Provider
 from chatmend.providers.openai_chat import OpenAIChat
 from tests.strategies import examples
@@ -23,14 +24,18 @@ from tests.strategies import examples
 CHAT = OpenAIChat()
 
 
-def chat_messy_body(n_messages: int, seed: int = 5) -> dict[str, Any]:
-    """bench/body_repair.py's messy Chat body (bench/ holds scripts, not a package: loaded from its file)."""
+def _workloads() -> Any:
+    """bench/workloads.py, whose messy bodies bench/body_repair.py times (bench/ holds scripts, not a package)."""
     spec = importlib.util.spec_from_file_location(
         "_bench_workloads", Path(__file__).resolve().parents[2] / "bench" / "workloads.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    body: dict[str, Any] = module.chat_messy_body(n_messages, seed=seed)
+    return module
+
+
+def chat_messy_body(n_messages: int, seed: int = 5) -> dict[str, Any]:
+    body: dict[str, Any] = _workloads().chat_messy_body(n_messages, seed=seed)
     return body
 IDS = st.sampled_from(["a", "b", "c", "", "a_1", "call_2_0"])
 TEXT = st.sampled_from(["ok", "Done.", "ünïcode ✓", "Error: it broke"])
@@ -57,6 +62,20 @@ def plain_item() -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
+class NeutralChat(OpenAIChat):
+    """Chat with the span path off."""
+
+    def _stubs(self, items: list[Any]) -> Stubs | None:
+        return None
+
+
+class NeutralAnthropic(Anthropic):
+    """Anthropic with the span path off."""
+
+    def _stubs(self, items: list[Any]) -> Stubs | None:
+        return None
+
+
 def neutral(adapter: Provider, body: dict[str, Any], is_read_only: Any = None) -> Any:
     return adapter._neutral_repair_body(body, body["messages"], is_read_only)
 
@@ -65,7 +84,8 @@ def assert_same_as_neutral(adapter: Provider, body: dict[str, Any], is_read_only
     before = copy.deepcopy(body)
     assert adapter._stubs(body["messages"]) is not None  # the span path is the one taken
     fast = adapter.repair_body(body, is_read_only=is_read_only)
-    slow = neutral(adapter, body, is_read_only)
+    slow = (NeutralChat() if isinstance(adapter, OpenAIChat) else NeutralAnthropic()).repair_body(
+        body, is_read_only=is_read_only)
     assert fast.body == slow.body
     again = adapter.repair_body(copy.deepcopy(body), is_read_only=is_read_only)
     assert json.dumps(fast.body) == json.dumps(again.body)  # the same bytes every time
@@ -76,6 +96,7 @@ def assert_same_as_neutral(adapter: Provider, body: dict[str, Any], is_read_only
     inputs = {id(item) for item in body["messages"]}
     assert [id(item) in inputs for item in fast.body["messages"]] == [
         i not in fast.rewritten for i in range(len(fast.body["messages"]))]
+    assert set(fast.rewritten) <= set(slow.rewritten)
     if not fast.body["messages"]:
         return  # every message was blank: nothing is left to send (`check` says EMPTY)
     assert adapter.check(fast.body) == []
@@ -163,3 +184,63 @@ def test_a_plan_keeps_a_valid_list_in_one_stretch_and_says_each_change() -> None
     # an id used twice: the second call is renamed, its result with it
     plan = plan_spans([CALLS, RESULT, CALLS, RESULT], [["a"], "a", ["a"], "a"])
     assert plan.final_ids == ["a", "a_1"] and plan.renamed == 1
+
+
+# --- Anthropic -----------------------------------------------------------------------------------------------
+
+ANTHROPIC = Anthropic()
+CACHED = {"cache_control": {"type": "ephemeral"}}
+
+
+def text_block(texts: st.SearchStrategy[str] = TEXT) -> st.SearchStrategy[dict[str, Any]]:
+    block = st.fixed_dictionaries({"type": st.just("text"), "text": texts})
+    return st.one_of(block, block.map(lambda b: {**b, **CACHED}))
+
+
+def assistant_turn() -> st.SearchStrategy[dict[str, Any]]:
+    tool_use = st.fixed_dictionaries({"type": st.just("tool_use"), "id": IDS.filter(bool),
+                                      "name": st.sampled_from(["f", "read_file"]),
+                                      "input": st.sampled_from([{}, {"q": 1}])})
+    texts = st.lists(text_block(st.sampled_from(["ok", "Let me look."])), max_size=2)
+    blocks = st.tuples(texts, st.lists(tool_use, max_size=3)).map(lambda pair: [*pair[0], *pair[1]])  # calls last
+    return st.fixed_dictionaries({"role": st.just("assistant"),
+                                  "content": st.one_of(blocks, st.sampled_from(["Done.", " "]),
+                                                       st.just([{"type": "text", "text": " "}]))})
+
+
+def user_turn() -> st.SearchStrategy[dict[str, Any]]:
+    result = st.fixed_dictionaries(
+        {"type": st.just("tool_result"), "tool_use_id": IDS.filter(bool),
+         "content": st.one_of(TEXT, st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": TEXT}),
+                                             min_size=1, max_size=2))},
+        optional={"is_error": st.booleans()})
+    image = st.just({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"}})
+    blocks = st.lists(st.one_of(result, result, text_block(), image), min_size=1, max_size=5)
+    return st.fixed_dictionaries({"role": st.just("user"), "content": st.one_of(blocks, blocks, TEXT)})
+
+
+@examples(400)
+@given(items=st.lists(st.one_of(user_turn(), assistant_turn()), min_size=1, max_size=10), read_only=st.booleans())
+def test_the_span_path_writes_the_anthropic_body_the_neutral_path_writes(items: list[dict[str, Any]],
+                                                                        read_only: bool) -> None:
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": items}
+    assert_same_as_neutral(ANTHROPIC, body, (lambda name: name == "read_file") if read_only else None)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_messy_anthropic_workload_takes_the_span_path_and_gives_the_neutral_body(seed: int) -> None:
+    assert_same_as_neutral(ANTHROPIC, _workloads().anthropic_messy_body(1500, seed=seed))
+
+
+def test_anthropic_bodies_with_thinking_on_or_other_blocks_go_the_neutral_way() -> None:
+    body = _workloads().anthropic_messy_body(40)
+    thinking_on = {**body, "thinking": {"type": "enabled", "budget_tokens": 2048}}
+    assert ANTHROPIC._fast_repair(thinking_on, thinking_on["messages"], None) is None  # AT1 judges the last turn
+    assert ANTHROPIC._fast_repair(body, body["messages"], None) is not None
+    for turn in ({"role": "user", "content": [{"type": "document", "source": {"type": "text", "data": "d"}}]},
+                 {"role": "assistant", "content": [{"type": "server_tool_use", "id": "s", "name": "web_search",
+                                                    "input": {}}]},
+                 {"role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": "s"}]},
+                 {"role": "system", "content": "s"}, {"role": "user", "content": " "},
+                 {"role": "user", "content": [{"type": "text", "text": ""}]}):
+        assert ANTHROPIC._stubs([*body["messages"], turn]) is None, turn

@@ -16,7 +16,7 @@ from functools import cache
 from typing import Any
 
 from chatmend.messages import ChatMessage, ToolCall, from_template
-from chatmend.providers._spans import BLANK, CALLS, OTHER, REPLY, RESULT
+from chatmend.providers._spans import BLANK, CALLS, OTHER, REPLY, RESULT, Stubs
 
 __all__ = ["inherits", "list_valid", "read_plain", "stubs"]
 
@@ -116,7 +116,7 @@ def list_valid(items: list[Any], id_max_length: int | None) -> bool:
     return not pending
 
 
-def stubs(items: list[Any]) -> tuple[list[int], list[Any]] | None:
+def stubs(items: list[Any]) -> Stubs | None:
     """The stubs of `repair_body`'s fast path (`providers._spans`), one per message: None unless every item is of a
     plain shape (what `read_plain` reads, and a user note's text parts), so that `list_valid` would judge the
     repaired list, and repair of the stubs is repair of what the reader reads."""
@@ -163,7 +163,7 @@ def stubs(items: list[Any]) -> tuple[list[int], list[Any]] | None:
             ref_of(None)
         else:
             return None
-    return kinds, refs
+    return Stubs(kinds, refs)
 
 
 def _text_parts(content: Any) -> bool:

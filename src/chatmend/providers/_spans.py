@@ -16,12 +16,12 @@ neutral path decides.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from chatmend.ids import FinalIds
 
 __all__ = ["ANSWER", "BLANK", "CALL", "CALLS", "KEEP", "NOTE", "OTHER", "REPLY", "RESULT", "SYNTHETIC", "SpanPlan",
-           "plan_spans"]
+           "Stubs", "plan_spans"]
 
 # The kinds of stubs: one per neutral message of the list.
 OTHER = 0
@@ -41,13 +41,30 @@ KEEP = 0
 CALL = 1
 """The assistant message at `index` under new final ids (`argument`: every call's final id)."""
 ANSWER = 2
-"""The result at `index` under a new id (`argument`: the final id of the call it answers)."""
+"""The result at `index`, written anew under `argument`, the final id of the call it answers (a renamed call's
+results are written with it, as the neutral path's writer writes them: in one turn with the call's other
+results)."""
 SYNTHETIC = 3
 """A synthetic result for call `argument[0]` of the assistant message at `index`, under final id `argument[1]`."""
 NOTE = 4
 """The result at `index` turned into a user note (rule 7)."""
 
 Step = tuple[int, int, Any]
+
+
+class Stubs(NamedTuple):
+    """An adapter's stubs of a conversation list: one kind and one ref per neutral message, and where each message
+    stands in the list (None when message i is item i)."""
+
+    kinds: list[int]
+    refs: list[Any]
+    """A CALLS stub's list of call ids, a RESULT stub's call id, None for the others."""
+    items: list[int] | None = None
+    """For each message, the item it was read from (None when message i is item i: an Anthropic user turn holds
+    several messages)."""
+    blocks: list[int] | None = None
+    """For each message, where its blocks begin and end in its item's content: `blocks[2 * i]` and `blocks[2 * i
+    + 1]` (flat ints: nothing for the garbage collector to follow)."""
 
 
 @dataclass
@@ -71,8 +88,7 @@ class SpanPlan:
 
 
 def plan_spans(kinds: list[int], refs: list[Any]) -> SpanPlan:
-    """Rules 1 to 7 on stubs: `kinds[i]` is message i's kind, `refs[i]` its ids (a CALLS stub's list of call ids,
-    a RESULT stub's call id, None for the others)."""
+    """Rules 1 to 7 on stubs: `kinds[i]` is message i's kind, `refs[i]` its ids (`Stubs`)."""
     return _Planner(kinds, refs).run()
 
 
@@ -86,7 +102,7 @@ class _Planner:
         self.ids = FinalIds()
         self.plan.final_ids = self.ids.in_order
         self.kept_from = 0
-        self.kept_to = 0  # the open stretch is kinds[kept_from:kept_to]
+        self.kept_to = 0  # the open stretch is kinds[kept_from:kept_to]; it reaches the message `run` is at
 
     def run(self) -> SpanPlan:
         kinds, n = self.kinds, len(self.kinds)
@@ -147,6 +163,9 @@ class _Planner:
                 break
             index += 1
         in_place, n_calls = index - first, len(calls)
+        if in_place == n_calls and finals is None:
+            self.kept_to = index  # the common case: the open stretch (it reaches `start`) goes on over the span
+            return index
         results = [*range(first, index), *[-1] * (n_calls - in_place)]
         rest: list[int] = []
         if in_place < n_calls and index < n and kinds[index] not in (CALLS, REPLY):
@@ -160,8 +179,8 @@ class _Planner:
             if at < 0:
                 self.plan.interrupted.append(final)
                 self.say(SYNTHETIC, start, (ci, final))
-            elif refs[at] != final:
-                self.say(ANSWER, at, final)
+            elif finals is not None:
+                self.say(ANSWER, at, final)  # a renamed call's results are written with it, renamed or not
             else:
                 self.keep(at)
         for at in rest:

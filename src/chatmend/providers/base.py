@@ -40,7 +40,7 @@ from chatmend.providers._lossless import (
     plan_rewrite,
     unwritable_parts,
 )
-from chatmend.providers._spans import SpanPlan, plan_spans
+from chatmend.providers._spans import SpanPlan, Stubs, plan_spans
 from chatmend.repair import (
     DEFAULT_OPTIONS,
     IsReadOnly,
@@ -371,7 +371,7 @@ class Provider(ABC):
         stubs = self._stubs(items) if items else None
         if stubs is None:
             return None
-        plan = plan_spans(*stubs)
+        plan = plan_spans(stubs.kinds, stubs.refs)
         if self._wire_ids(plan.final_ids) is not plan.final_ids:
             return None  # an id the provider would not take: the neutral path maps ids
         report = BodyReport(plan.interrupted, plan.moved, plan.notes, plan.renamed, plan.dropped)
@@ -381,19 +381,23 @@ class Provider(ABC):
 
         if plan.unchanged:
             return BodyRepair(dict(body), report=report, neutral=neutral)
-        new_items, rewritten = self._assemble(items, plan, is_read_only)
+        assembled = self._assemble(items, stubs, plan, is_read_only)
+        if assembled is None:
+            return None
+        new_items, rewritten = assembled
         return BodyRepair({**body, self.list_key: new_items}, rewritten=rewritten, report=report, neutral=neutral)
 
-    def _stubs(self, items: list[Any]) -> tuple[list[int], list[Any]] | None:
+    def _stubs(self, items: list[Any]) -> Stubs | None:
         """Hook of the fast path: one stub per neutral message of the list (`providers._spans`: its kind, and the
         ids repair pairs by), or None when the items are not all of shapes the adapter's `_assemble` writes
         exactly as its neutral path would (default: no fast path)."""
         return None
 
-    def _assemble(self, items: list[Any], plan: SpanPlan,
-                  is_read_only: IsReadOnly | None) -> tuple[list[Any], list[int]]:
+    def _assemble(self, items: list[Any], stubs: Stubs, plan: SpanPlan,
+                  is_read_only: IsReadOnly | None) -> tuple[list[Any], list[int]] | None:
         """Hook of the fast path: the repaired list from the stubs' plan, and the positions of the items written
-        anew (an adapter that gives `_stubs` gives this)."""
+        anew (an adapter that gives `_stubs` gives this); None when the plan asks for what it cannot write as the
+        neutral path would (that path then decides)."""
         raise NotImplementedError(f"{type(self).__name__} gives stubs but does not assemble them")
 
     def _neutral_repair_body(self, body: Mapping[str, Any], items: list[Any],

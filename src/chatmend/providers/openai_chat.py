@@ -51,7 +51,7 @@ from chatmend.messages import (
     replace_field,
 )
 from chatmend.providers import _chat_fast
-from chatmend.providers._spans import ANSWER, CALL, KEEP, SYNTHETIC, SpanPlan
+from chatmend.providers._spans import ANSWER, CALL, KEEP, SYNTHETIC, SpanPlan, Stubs
 from chatmend.providers.base import (
     SHAPE,
     CheckContext,
@@ -817,7 +817,7 @@ class OpenAIChat(Provider):
                 history.append(message)
         return history
 
-    def _stubs(self, items: list[Any]) -> tuple[list[int], list[Any]] | None:
+    def _stubs(self, items: list[Any]) -> Stubs | None:
         """The fast path of `repair_body` (`providers._spans`) on lists of plain messages (`_chat_fast.stubs`), for
         this class and the dialects that read, check and write as it does."""
         if self.tool_message_name or self.reasoning_provider is not None or \
@@ -825,7 +825,7 @@ class OpenAIChat(Provider):
             return None
         return _chat_fast.stubs(items)
 
-    def _assemble(self, items: list[Any], plan: SpanPlan,
+    def _assemble(self, items: list[Any], stubs: Stubs, plan: SpanPlan,
                   is_read_only: IsReadOnly | None) -> tuple[list[Any], list[int]]:
         """The list the plan makes of plain messages: what is kept as it was, a renamed call or result as a copy
         under its new id (what the writer writes of a plain message), synthetic results and notes by the writer."""

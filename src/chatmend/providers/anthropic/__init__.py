@@ -45,6 +45,8 @@ from typing import Any, ClassVar, Literal
 
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
 from chatmend.messages import ChatMessage, Tool
+from chatmend.providers._spans import SpanPlan, Stubs
+from chatmend.providers.anthropic import spans
 from chatmend.providers.anthropic.checker import TEXTS, Checker
 from chatmend.providers.anthropic.read import read_assistant, read_message, read_system
 from chatmend.providers.anthropic.wire import (
@@ -243,6 +245,20 @@ class Anthropic(Provider):
                                                                             for c in m.tool_calls])
         return write_items(result, ids(), lead)
 
+    def _fast_repair(self, body: Mapping[str, Any], items: list[Any],
+                     is_read_only: IsReadOnly | None) -> BodyRepair | None:
+        """The span path, for bodies with thinking off (with it on, AT1 judges the last turn: the neutral path)."""
+        return None if thinking_enabled(body) else super()._fast_repair(body, items, is_read_only)
+
+    def _stubs(self, items: list[Any]) -> Stubs | None:
+        """Plain turns (`spans.stubs`)."""
+        return spans.stubs(items)
+
+    def _assemble(self, items: list[Any], stubs: Stubs, plan: SpanPlan,
+                  is_read_only: IsReadOnly | None) -> tuple[list[Any], list[int]] | None:
+        """Kept turns as they were, changed user blocks as new turns (`spans.assemble`)."""
+        return spans.assemble(items, stubs, plan, is_read_only)
+
     def repair_body(self, body: Mapping[str, Any], *, is_read_only: IsReadOnly | None = None,
                     thinking_policy: BodyThinkingPolicy = "drop") -> AnthropicBodyRepair:
         """`Provider.repair_body`, then the thinking policy (module docstring) on the assistant messages after
@@ -320,11 +336,12 @@ def _apply_thinking_policy(provider: Anthropic, before: list[Any], repaired: Ant
 
 def _signed_thinking_at(item: Any) -> bool:
     """True for an assistant wire message holding a thinking or redacted_thinking block."""
-    if not isinstance(item, Mapping) or item.get("role") != "assistant":
+    # (asked of every turn after the first change: a dict is told apart before the slower Mapping check)
+    if not isinstance(item, (dict, Mapping)) or item.get("role") != "assistant":
         return False
     content = item.get("content")
     return isinstance(content, list) and any(
-        isinstance(b, Mapping) and b.get("type") in SIGNED_THINKING for b in content)
+        isinstance(b, (dict, Mapping)) and b.get("type") in SIGNED_THINKING for b in content)
 
 
 def _last_assistant_turn(items: list[Any]) -> int:

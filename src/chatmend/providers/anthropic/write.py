@@ -435,24 +435,37 @@ class _Writer:
                     self.emit_user(blocks)
                     blocks = []
                 self.lead_out = len(self.out)
-            message = history[k]
+            blocks.append(result_block(history[k], wire_id))
             k += 1
-            content = message.content
-            if isinstance(content, str):
-                sent: str | list[Block] = content if content and not content.isspace() else ""  # AN9
-            else:
-                sent = _content_blocks(content)
-            # AN9: a blank result is sent without content.
-            block: Block = ({"type": "tool_result", "tool_use_id": wire_id, "content": sent} if sent
-                            else {"type": "tool_result", "tool_use_id": wire_id})
-            if message.is_error:
-                block["is_error"] = True
-            if message.provider_data is not None:
-                _with(block, message.provider_data)
-            blocks.append(block)
         if blocks:
             self.emit_user(blocks)  # AN1, AN3: the results open the next user turn
         return k
+
+
+def result_block(message: ChatMessage, wire_id: str) -> Block:
+    """A tool message as the tool_result block answering the call with `wire_id`: its images inside it,
+    `is_error` only when set, the block's other fields from `provider_data`."""
+    content = message.content
+    if isinstance(content, str):
+        sent: str | list[Block] = content if content and not content.isspace() else ""  # AN9
+    else:
+        sent = _content_blocks(content)
+    # AN9: a blank result is sent without content.
+    block: Block = ({"type": "tool_result", "tool_use_id": wire_id, "content": sent} if sent
+                    else {"type": "tool_result", "tool_use_id": wire_id})
+    if message.is_error:
+        block["is_error"] = True
+    if message.provider_data is not None:
+        _with(block, message.provider_data)
+    return block
+
+
+def user_blocks(message: ChatMessage) -> list[Block]:
+    """A user message's content as the blocks of a user turn (AN9: a blank text is not sent)."""
+    content = message.content
+    if isinstance(content, str):
+        return [] if _blank(content) else [_text(content)]
+    return _content_blocks(content)
 
 
 def _first_change(repair: RepairResult) -> int | None:
