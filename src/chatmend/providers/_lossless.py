@@ -83,6 +83,9 @@ class BodyRepair:
         self._neutral_side = None if result is None else (result, history or [], item_of or [])
         self._neutral = neutral
         self._report = report
+        self.from_spans = False
+        """True when the span path made it (`Provider._fast_repair`): every item of the list was of a plain shape
+        of the adapter's stubs."""
 
     def _side(self) -> NeutralSide:
         if self._neutral_side is None:
@@ -121,7 +124,9 @@ class BodyRepair:
     @classmethod
     def of_repair(cls, other: BodyRepair) -> Self:
         """`other` as this class (a subclass's own attributes at their defaults), its neutral side still lazy."""
-        return cls(other.body, rewritten=other.rewritten, report=other._report, neutral=other._side)
+        made = cls(other.body, rewritten=other.rewritten, report=other._report, neutral=other._side)
+        made.from_spans = other.from_spans
+        return made
 
     def replace(self, **changes: Any) -> Self:
         """A copy with some attributes changed (`body`, `rewritten`, or a subclass's own)."""

@@ -47,7 +47,9 @@ results)."""
 SYNTHETIC = 3
 """A synthetic result for call `argument[0]` of the assistant message at `index`, under final id `argument[1]`."""
 NOTE = 4
-"""The result at `index` turned into a user note (rule 7)."""
+"""The result at `index` turned into a user note (rule 7); `argument`: the last assistant message before it with a
+call of the id it answers (-1: none, or not asked for: `plan_spans(name_notes=)`), whose tool a reader names the
+result after (Anthropic's)."""
 
 Step = tuple[int, int, Any]
 
@@ -59,12 +61,9 @@ class Stubs(NamedTuple):
     kinds: list[int]
     refs: list[Any]
     """A CALLS stub's list of call ids, a RESULT stub's call id, None for the others."""
-    items: list[int] | None = None
-    """For each message, the item it was read from (None when message i is item i: an Anthropic user turn holds
-    several messages)."""
-    blocks: list[int] | None = None
-    """For each message, where its blocks begin and end in its item's content: `blocks[2 * i]` and `blocks[2 * i
-    + 1]` (flat ints: nothing for the garbage collector to follow)."""
+    starts: list[int] | None = None
+    """The first message of each item, and after them the number of messages (None when message i is item i: an
+    Anthropic user turn holds several messages)."""
 
 
 @dataclass
@@ -87,20 +86,23 @@ class SpanPlan:
         return len(self.steps) <= 1 and not self.dropped and all(step[0] == KEEP for step in self.steps)
 
 
-def plan_spans(kinds: list[int], refs: list[Any]) -> SpanPlan:
-    """Rules 1 to 7 on stubs: `kinds[i]` is message i's kind, `refs[i]` its ids (`Stubs`)."""
-    return _Planner(kinds, refs).run()
+def plan_spans(kinds: list[int], refs: list[Any], *, name_notes: bool = False) -> SpanPlan:
+    """Rules 1 to 7 on stubs: `kinds[i]` is message i's kind, `refs[i]` its ids (`Stubs`); with `name_notes`,
+    each NOTE says which assistant message last called the id it answers (for a reader that names results)."""
+    return _Planner(kinds, refs, name_notes).run()
 
 
 class _Planner:
     """One pass over the stubs, as `repair._Pass.run` walks a history: a stretch of messages kept as they are
     stays open (`self.kept_from` to the current message) until something else must be said."""
 
-    def __init__(self, kinds: list[int], refs: list[Any]) -> None:
+    def __init__(self, kinds: list[int], refs: list[Any], name_notes: bool) -> None:
         self.kinds, self.refs = kinds, refs
         self.plan = SpanPlan()
         self.ids = FinalIds()
         self.plan.final_ids = self.ids.in_order
+        self.caller: dict[str, int] | None = {} if name_notes else None
+        """For each call id, the last assistant message so far with a call of it (`name_notes`)."""
         self.kept_from = 0
         self.kept_to = 0  # the open stretch is kinds[kept_from:kept_to]; it reaches the message `run` is at
 
@@ -117,13 +119,17 @@ class _Planner:
                 self.skip_to(i + 1)
             elif kind == RESULT:
                 self.plan.notes += 1  # rule 7: nothing before it in its span waits for a result
-                self.say(NOTE, i, None)
+                self.say(NOTE, i, self.caller_of(i))
                 self.skip_to(i + 1)
             else:
                 self.kept_to = i + 1
             i += 1
         self.flush()
         return self.plan
+
+    def caller_of(self, result: int) -> int:
+        """The last assistant message before `result` with a call of the id it answers (-1: none, or not asked)."""
+        return -1 if self.caller is None else self.caller.get(self.refs[result], -1)
 
     # the open stretch of kept messages
 
@@ -156,6 +162,10 @@ class _Planner:
         """Rules 3 and 4 for the span at `start` (rule 5 for its calls); returns where the pass goes on."""
         kinds, refs, n = self.kinds, self.refs, len(self.kinds)
         calls: list[str] = refs[start]
+        caller = self.caller
+        if caller is not None:
+            for call_id in calls:
+                caller[call_id] = start
         finals = self.final_ids(start, calls)
         index = first = start + 1
         for call_id in calls:  # rule 3's common case: the results right after the calls, in call order
@@ -185,7 +195,7 @@ class _Planner:
                 self.keep(at)
         for at in rest:
             if at < 0:
-                self.say(NOTE, -1 - at, None)
+                self.say(NOTE, -1 - at, self.caller_of(-1 - at))
             else:
                 self.keep(at)
         self.skip_to(index)

@@ -135,6 +135,9 @@ class Provider(ABC):
 
     # ---------------------------------------------------------------------------- flags `to_request` reads
 
+    names_results: ClassVar[bool] = False
+    """True when the reader names a tool result after the last call of its id (Anthropic's): the span path then
+    tells a note which call that was (`plan_spans(name_notes=)`)."""
     id_max_length: ClassVar[int | None] = None
     """The longest tool call id the provider accepts (None: no known limit)."""
     id_alphabet: ClassVar[str | None] = None
@@ -371,7 +374,7 @@ class Provider(ABC):
         stubs = self._stubs(items) if items else None
         if stubs is None:
             return None
-        plan = plan_spans(stubs.kinds, stubs.refs)
+        plan = plan_spans(stubs.kinds, stubs.refs, name_notes=self.names_results)
         if self._wire_ids(plan.final_ids) is not plan.final_ids:
             return None  # an id the provider would not take: the neutral path maps ids
         report = BodyReport(plan.interrupted, plan.moved, plan.notes, plan.renamed, plan.dropped)
@@ -380,12 +383,16 @@ class Provider(ABC):
             return self._neutral_repair_body(body, items, is_read_only)._side()
 
         if plan.unchanged:
-            return BodyRepair(dict(body), report=report, neutral=neutral)
-        assembled = self._assemble(items, stubs, plan, is_read_only)
-        if assembled is None:
-            return None
-        new_items, rewritten = assembled
-        return BodyRepair({**body, self.list_key: new_items}, rewritten=rewritten, report=report, neutral=neutral)
+            repaired = BodyRepair(dict(body), report=report, neutral=neutral)
+        else:
+            assembled = self._assemble(items, stubs, plan, is_read_only)
+            if assembled is None:
+                return None
+            new_items, rewritten = assembled
+            repaired = BodyRepair({**body, self.list_key: new_items}, rewritten=rewritten, report=report,
+                                  neutral=neutral)
+        repaired.from_spans = True
+        return repaired
 
     def _stubs(self, items: list[Any]) -> Stubs | None:
         """Hook of the fast path: one stub per neutral message of the list (`providers._spans`: its kind, and the

@@ -123,6 +123,7 @@ class Anthropic(Provider):
     id_max_length: ClassVar[int | None] = ID_MAX_LENGTH  # AN5
     id_alphabet: ClassVar[str | None] = ID_ALPHABET  # AN5
     error_field: ClassVar[bool] = True  # tool_result `is_error: true`
+    names_results: ClassVar[bool] = True  # a tool_result is read under the name of the last tool_use of its id
     sdk_modules: ClassVar[tuple[str, ...]] = ("anthropic.types",)
     texts: ClassVar[dict[str, str]] = TEXTS
     title: ClassVar[str] = "Anthropic Messages"
@@ -267,8 +268,8 @@ class Anthropic(Provider):
             raise ValueError(f"thinking_policy must be 'drop', 'keep' or 'server', not {thinking_policy!r}")
         repaired = super().repair_body(body, is_read_only=is_read_only)
         out = AnthropicBodyRepair.of_repair(repaired)
-        if thinking_policy == "keep" or not repaired.changed:
-            return out
+        if thinking_policy == "keep" or not repaired.changed or repaired.from_spans:
+            return out  # (the span path takes no thinking blocks: the policy has nothing to drop)
         return _apply_thinking_policy(self, body[self.list_key], out, thinking_policy)
 
     def from_response(self, response: Any) -> ChatMessage:

@@ -15,7 +15,7 @@ neutral path's writer writes of such a run.
 from __future__ import annotations
 
 import bisect
-from typing import Any, NamedTuple
+from typing import Any
 
 from chatmend.providers._spans import (
     ANSWER,
@@ -23,7 +23,6 @@ from chatmend.providers._spans import (
     CALL,
     CALLS,
     KEEP,
-    NOTE,
     OTHER,
     REPLY,
     RESULT,
@@ -44,124 +43,121 @@ def stubs(items: list[Any]) -> Stubs | None:
     """One stub per neutral message of a Messages list of plain turns; None for any other list."""
     kinds: list[int] = []
     refs: list[Any] = []
-    places = _Places([], [])
-    for r, item in enumerate(items):
+    starts: list[int] = []
+    kind_of, ref_of, start_at = kinds.append, refs.append, starts.append
+    for item in items:
         if type(item) is not dict or len(item) != 2:
             return None
+        start_at(len(kinds))
         role, content = item.get("role"), item.get("content")
         if role == "assistant":
-            stub = _assistant_stub(content)
-            if stub is None:
+            kind, ids = _assistant_stub(content)
+            if kind < 0:
                 return None
-            kinds.append(stub[0])
-            refs.append(stub[1])
-            places.add(r, 0, 0)
-        elif role == "user":
-            if not _user_stubs(r, content, kinds, refs, places):
-                return None
-        else:
+            kind_of(kind)
+            ref_of(ids)
+            continue
+        if role != "user":
             return None  # a system message inside `messages`, or not a turn
-    return Stubs(kinds, refs, places.items, places.blocks)
+        if type(content) is str:
+            if not content or content.isspace():
+                return None  # AN9: the writer leaves a blank turn out
+            kind_of(OTHER)
+            ref_of(None)
+            continue
+        if type(content) is not list or not content:
+            return None
+        others = False  # in a run of blocks other than results (one message)
+        for block in content:
+            if type(block) is not dict:
+                return None
+            block_type = block.get("type")
+            if block_type == "tool_result":
+                if not _plain_result(block):
+                    return None
+                kind_of(RESULT)
+                ref_of(block["tool_use_id"])
+                others = False
+            elif not _plain_user_block(block_type, block):
+                return None
+            elif not others:
+                kind_of(OTHER)
+                ref_of(None)
+                others = True
+    starts.append(len(kinds))
+    return Stubs(kinds, refs, starts)
 
 
-def _assistant_stub(content: Any) -> tuple[int, list[str] | None] | None:
-    """An assistant turn's kind and call ids (None: not plain)."""
+def _parts_of(content: list[Any]) -> list[tuple[int, int]]:
+    """The blocks of each message of a user turn's content, as `stubs` counts them: one a result, one a run of
+    other blocks."""
+    parts: list[tuple[int, int]] = []
+    group = 0
+    for j, block in enumerate(content):
+        if block.get("type") == "tool_result":
+            if j > group:
+                parts.append((group, j))
+            parts.append((j, j + 1))
+            group = j + 1
+    if group < len(content):
+        parts.append((group, len(content)))
+    return parts
+
+
+_NOT_PLAIN = (-1, None)
+
+
+def _assistant_stub(content: Any) -> tuple[int, list[str] | None]:
+    """An assistant turn's kind and call ids (kind -1: not plain)."""
     if type(content) is str:
         return (REPLY, None) if content and not content.isspace() else (BLANK, None)
     if type(content) is not list:
-        return None
+        return _NOT_PLAIN
     ids: list[str] = []
     blank = said = False  # a blank text block, a block that says something
     for block in content:
         if type(block) is not dict:
-            return None
+            return _NOT_PLAIN
         kind = block.get("type")
         size = len(block) - (_CACHED in block)
         if kind == "tool_use":
             call_id, name = block.get("id"), block.get("name")
             if size != 4 or type(call_id) is not str or type(name) is not str or not name or \
                     type(block.get("input")) is not dict:
-                return None
+                return _NOT_PLAIN
             ids.append(call_id)
             said = True
         elif kind == "text":
             text = block.get("text")
             if size != 2 or type(text) is not str or ids:
-                return None  # (text after a call: the writer puts the calls last)
+                return _NOT_PLAIN  # (text after a call: the writer puts the calls last)
             if not text or text.isspace():
                 blank = True
             else:
                 said = True
         else:
-            return None  # thinking too: where it may stand (AT2, AT6, AT7) is the writer's to judge
+            return _NOT_PLAIN  # thinking too: where it may stand (AT2, AT6, AT7) is the writer's to judge
     if blank and said:
-        return None  # AN9: the writer leaves the blank block out of a turn that says something
+        return _NOT_PLAIN  # AN9: the writer leaves the blank block out of a turn that says something
     if ids:
         return CALLS, ids
     return (REPLY if said else BLANK), None
 
 
-class _Places(NamedTuple):
-    """Where each message stands: its turn, and its blocks in the turn (`Stubs.items`, `Stubs.blocks`)."""
-
-    items: list[int]
-    blocks: list[int]
-
-    def add(self, r: int, lo: int, hi: int) -> None:
-        self.items.append(r)
-        self.blocks.append(lo)
-        self.blocks.append(hi)
-
-
-def _user_stubs(r: int, content: Any, kinds: list[int], refs: list[Any], places: _Places) -> bool:
-    """The stubs of user turn `r`, appended; False when it is not plain."""
-    if type(content) is str:
-        if not content or content.isspace():
-            return False  # AN9: the writer leaves a blank turn out
-        kinds.append(OTHER)
-        refs.append(None)
-        places.add(r, 0, 0)
-        return True
-    if type(content) is not list or not content:
-        return False
-    group = 0  # where the run of other blocks began
-    for j, block in enumerate(content):
-        if type(block) is not dict:
-            return False
-        kind = block.get("type")
-        if kind == "tool_result":
-            if not _plain_result(block):
-                return False
-            if j > group:
-                kinds.append(OTHER)
-                refs.append(None)
-                places.add(r, group, j)
-            kinds.append(RESULT)
-            refs.append(block["tool_use_id"])
-            places.add(r, j, j + 1)
-            group = j + 1
-        elif not _plain_user_block(kind, block):
-            return False
-    if group < len(content):
-        kinds.append(OTHER)
-        refs.append(None)
-        places.add(r, group, len(content))
-    return True
-
-
 def _plain_result(block: dict[str, Any]) -> bool:
     """A tool_result with a non-blank text (or text blocks), maybe an error flag and a cache breakpoint."""
+    content = block.get("content")
+    if len(block) == 3 and type(content) is str and content and not content.isspace():
+        return type(block.get("tool_use_id")) is str  # (the common case: no flag, no breakpoint)
     if type(block.get("tool_use_id")) is not str:
         return False
     size = len(block) - (_CACHED in block) - ("is_error" in block)
     if size != 3 or ("is_error" in block and type(block["is_error"]) is not bool):
         return False
-    content = block.get("content")
     if type(content) is str:
         return bool(content) and not content.isspace()
     return type(content) is list and bool(content) and all(
-        type(part) is dict and _plain_user_block(part.get("type"), part) and part.get("type") == "text"
-        for part in content)
+        type(part) is dict and part.get("type") == "text" and _plain_user_block("text", part) for part in content)
 
 
 def _plain_user_block(kind: Any, block: dict[str, Any]) -> bool:
@@ -183,20 +179,31 @@ class _Assembly:
     """The output list being made, and the user blocks of the new turn being gathered."""
 
     def __init__(self, items: list[Any], stubs: Stubs, plan: SpanPlan, is_read_only: IsReadOnly | None) -> None:
-        assert stubs.items is not None and stubs.blocks is not None
+        assert stubs.starts is not None
         self.items, self.plan, self.is_read_only = items, plan, is_read_only
-        self.kinds, self.refs, self.item_of, self.block_at = stubs.kinds, stubs.refs, stubs.items, stubs.blocks
-        item_of = self.item_of
+        self.starts = stubs.starts
         self.out: list[Any] = []
         self.rewritten: list[int] = []
         self.blocks: list[Any] = []
-        self.calls: dict[str, list[tuple[int, str]]] | None = None
-        """For each call id, the turns that call it and the tool they name, in order."""
-        # the first message of each item (and the count after the last): a kept stretch keeps whole turns
-        self.starts = [0] * (len(items) + 1)
-        for m in range(len(item_of) - 1, -1, -1):
-            self.starts[item_of[m]] = m
-        self.starts[len(items)] = len(item_of)
+        self.parts: dict[int, list[tuple[int, int]]] = {}
+        """The blocks of each message of the user turns met in part (`_parts_of`)."""
+
+    def item_of(self, m: int) -> int:
+        """The turn message `m` was read from."""
+        return bisect.bisect_right(self.starts, m) - 1
+
+    def block(self, m: int) -> tuple[int, dict[str, Any]]:
+        """The turn of message `m` (a result) and its tool_result block."""
+        r = self.item_of(m)
+        content = self.items[r]["content"]
+        return r, content[self.part(r, m)[0]]
+
+    def part(self, r: int, m: int) -> tuple[int, int]:
+        """Where the blocks of message `m` of user turn `r` begin and end in its content."""
+        parts = self.parts.get(r)
+        if parts is None:
+            parts = self.parts[r] = _parts_of(self.items[r]["content"])
+        return parts[m - self.starts[r]]
 
     def run(self) -> tuple[list[Any], list[int]]:
         items = self.items
@@ -204,19 +211,19 @@ class _Assembly:
             if step == KEEP:
                 self.keep(index, argument)
                 continue
-            r, lo = self.item_of[index], self.block_at[2 * index]
             if step == CALL:
-                self.new_turn(_renamed_calls(items[r], argument))
+                self.new_turn(_renamed_calls(items[self.item_of(index)], argument))
             elif step == ANSWER:
-                self.blocks.append({**items[r]["content"][lo], "tool_use_id": argument})
+                self.blocks.append({**self.block(index)[1], "tool_use_id": argument})
             elif step == SYNTHETIC:
                 ci, final = argument
-                name = [b for b in items[r]["content"] if b.get("type") == "tool_use"][ci]["name"]
+                calls = [b for b in items[self.item_of(index)]["content"] if b.get("type") == "tool_use"]
+                name = calls[ci]["name"]
                 read_only = self.is_read_only is not None and bool(self.is_read_only(name))
                 self.blocks.append(result_block(synthetic_result(final, name, read_only=read_only), final))
             else:  # NOTE
-                block = items[r]["content"][lo]
-                name = self.name_of(block["tool_use_id"], r)
+                block = self.block(index)[1]
+                name = self.name_of(block["tool_use_id"], argument)
                 names = {block["tool_use_id"]: name} if name is not None else {}
                 self.blocks.extend(user_blocks(orphan_note(_read_result(block, names))))
         self.close()
@@ -224,18 +231,22 @@ class _Assembly:
 
     def keep(self, start: int, end: int) -> None:
         """Messages `start` to `end` as they were: whole turns kept, parts of a turn gathered into the new one."""
-        items, item_of, block_at, starts = self.items, self.item_of, self.block_at, self.starts
-        m = start
+        items, starts = self.items, self.starts
+        last = self.item_of(end - 1)  # the last turn wholly inside: the one `end` closes, or the one before
+        if starts[last + 1] > end:
+            last -= 1
+        m, r = start, self.item_of(start)
         while m < end:
-            r = item_of[m]
-            if m == starts[r] and starts[r + 1] <= end:
+            if m == starts[r] and last >= r:
                 self.close()
-                self.out.append(items[r])
-                m = starts[r + 1]
+                self.out += items[r:last + 1]
+                m, r = starts[last + 1], last + 1
                 continue
-            # (a part of a user turn: an assistant turn is one message)
-            self.blocks.extend(items[r]["content"][block_at[2 * m]:block_at[2 * m + 1]])
+            lo, hi = self.part(r, m)  # (a part of a user turn: an assistant turn is one message)
+            self.blocks.extend(items[r]["content"][lo:hi])
             m += 1
+            if m == starts[r + 1]:
+                r += 1
 
     def new_turn(self, item: dict[str, Any]) -> None:
         self.close()
@@ -249,21 +260,14 @@ class _Assembly:
             self.out.append({"role": "user", "content": self.blocks})
             self.blocks = []
 
-    def name_of(self, call_id: str, before: int) -> str | None:
-        """The tool of the last call with this id before turn `before`, as the reader names a result."""
-        if self.calls is None:  # (the turns that call the notes' ids, found on the first note: most bodies have none)
-            self.calls = {}
-            wanted = {self.items[self.item_of[m]]["content"][self.block_at[2 * m]]["tool_use_id"]
-                      for step, m, _ in self.plan.steps if step == NOTE}
-            for m, ids in enumerate(self.refs):
-                if self.kinds[m] == CALLS and not wanted.isdisjoint(ids):
-                    r = self.item_of[m]
-                    for block in self.items[r]["content"]:
-                        if block.get("type") == "tool_use" and block["id"] in wanted:
-                            self.calls.setdefault(block["id"], []).append((r, block["name"]))
-        named = self.calls.get(call_id, [])
-        k = bisect.bisect_left(named, (before,))
-        return named[k - 1][1] if k else None
+    def name_of(self, call_id: str, caller: int) -> str | None:
+        """The tool the last call with this id names (in the assistant message `caller`, -1: none), as the reader
+        names a result after it."""
+        if caller < 0:
+            return None
+        names: list[str] = [b["name"] for b in self.items[self.item_of(caller)]["content"]
+                            if b.get("type") == "tool_use" and b["id"] == call_id]
+        return names[-1]
 
 
 def _renamed_calls(item: dict[str, Any], finals: list[str]) -> dict[str, Any]:
