@@ -28,8 +28,10 @@ Converse does not merge turns: the writer does, and keeps every rule true of wha
   name are kept in `provider_data["bedrock"]`; the request's other fields (`inferenceConfig`,
   `additionalModelRequestFields`, `guardrailConfig`, ...) are the caller's, kept as they are.
 
-Send with `boto3.client("bedrock-runtime", region_name=...)`. boto3 has no async client: `send_async` takes one whose
-`converse` returns an awaitable (aioboto3's or aiobotocore's `bedrock-runtime` client).
+Send with `boto3.client("bedrock-runtime", region_name=...)`: `send` calls `converse`, `send_stream` calls
+`converse_stream` with the same body and reads the reply from its event stream (`from_stream`). boto3 has no
+async client: `send_async` and `send_stream_async` take one whose calls return awaitables (aioboto3's or
+aiobotocore's `bedrock-runtime` client).
 """
 
 from __future__ import annotations
@@ -41,9 +43,10 @@ from typing import Any, ClassVar
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
 from chatmend.messages import ChatMessage, Tool
 from chatmend.providers._lossless import Run
-from chatmend.providers.base import SHAPE, CheckContext, IdAssigner, Provider, to_plain
+from chatmend.providers.base import SHAPE, CheckContext, HistoryInput, IdAssigner, Provider, to_plain
 from chatmend.providers.bedrock.checker import TEXTS, Checker
 from chatmend.providers.bedrock.read import read_assistant, read_message, read_system
+from chatmend.providers.bedrock.stream import assemble
 from chatmend.providers.bedrock.wire import (
     ASSISTANT_FILLER,
     ERROR_WITHOUT_OUTPUT,
@@ -70,8 +73,11 @@ __all__ = [
     "check",
     "from_request",
     "from_response",
+    "from_stream",
     "send",
     "send_async",
+    "send_stream",
+    "send_stream_async",
     "to_request",
 ]
 
@@ -241,6 +247,36 @@ class Bedrock(Provider):
         """`client.converse(**body)` with a boto3 `bedrock-runtime` client (a body with `modelId`)."""
         return client.converse(**body)
 
+    def from_stream(self, response: Any) -> ChatMessage:
+        """The reply of a `converse_stream` call (its response, or the events of its `stream`) as an assistant
+        message, as `from_response` reads `converse`'s: the stream's blocks assembled in order."""
+        with error_context(provider=self.name):
+            events = response.get("stream") if isinstance(response, Mapping) else response
+            if events is None or isinstance(events, (str, bytes, Mapping)):
+                raise ReadError("expected a converse_stream response or the events of its 'stream'",
+                                path="stream")
+            return self.from_response(assemble(events))
+
+    def send_stream(self, client: Any, history: HistoryInput, **kwargs: Any) -> ChatMessage:
+        """`send` through `client.converse_stream(...)`: the same body, the reply read from the event stream."""
+        body = self._sdk_body(self.to_request(history, **kwargs), kwargs)
+        response = client.converse_stream(**body)
+        try:
+            return self._sdk_reply(self.from_stream(response), kwargs)
+        finally:
+            stream = response.get("stream") if isinstance(response, Mapping) else None
+            close = getattr(stream, "close", None)
+            if callable(close):
+                close()  # the HTTP connection goes back to the pool, read or not
+
+    async def send_stream_async(self, client: Any, history: HistoryInput, **kwargs: Any) -> ChatMessage:
+        """`send_stream` with an async client (aiobotocore's): its `converse_stream` is awaited and its `stream`
+        iterated with `async for`."""
+        body = self._sdk_body(self.to_request(history, **kwargs), kwargs)
+        response = await client.converse_stream(**body)
+        events = [event async for event in response["stream"]]
+        return self._sdk_reply(self.from_stream(events), kwargs)
+
     # ----------------------------------------------------------------------------------------- check
 
     def _check(self, body: Any, context: CheckContext) -> list[Problem]:
@@ -304,3 +340,6 @@ from_response = PROVIDER.from_response
 check = PROVIDER.check
 send = PROVIDER.send
 send_async = PROVIDER.send_async
+from_stream = PROVIDER.from_stream
+send_stream = PROVIDER.send_stream
+send_stream_async = PROVIDER.send_stream_async
