@@ -55,8 +55,10 @@ from chatmend.providers.bedrock.wire import (
     MEDIA_KINDS,
     PROVIDER_NAME,
     RAW_ARGUMENTS,
+    STRICT_ID_ALPHABET,
     TOOL_NAME,
     USER_FILLER,
+    model_family,
 )
 from chatmend.providers.bedrock.write import system_blocks, used_tool_names, write_messages
 from chatmend.repair import RepairResult
@@ -107,6 +109,45 @@ class Bedrock(Provider):
     )
     roles: ClassVar[frozenset[str]] = frozenset({"user", "assistant"})
     writes_parts: ClassVar[frozenset[str]] = frozenset({"text", "image", "thinking", "file", "native"})
+    family: ClassVar[str | None] = None
+    """The model family whose rules this instance keeps (BR9 `"unmixed"`, BR10 `"claude"`; None: any model)."""
+
+    # ------------------------------------------------------------------------------------ model rules
+
+    def for_model(self, model: object) -> Bedrock:
+        """The adapter for a model's own rules: Claude's (BR10: ids of `[a-zA-Z0-9_-]`, Anthropic's checks), the
+        models that take no other block beside tool blocks (BR9: such turns split with fillers), or this one.
+        `to_request` and `check` choose by their `model`; `repair_body` (which has none) is the chosen one's."""
+        if self.family is not None:
+            return self
+        family = model_family(model)
+        return _FOR_FAMILY[family] if family is not None else self
+
+    def to_request(self, history: HistoryInput, *, model: str, **kwargs: Any) -> dict[str, Any]:
+        """The Converse request (see the base), written for the model's own rules (`for_model`)."""
+        chosen = self.for_model(model)
+        if chosen is not self:
+            return chosen.to_request(history, model=model, **kwargs)
+        return super().to_request(history, model=model, **kwargs)
+
+    def _turns(self, written: list[Any]) -> list[Any]:
+        """The written turns, each that mixes tool blocks with others split in two around a filler turn when the
+        model refuses such turns (BR9): `[results] (no text) [the user's words]`, `[text] Continue. [calls]`."""
+        if self.family != "unmixed":
+            return written
+        out: list[Any] = []
+        for turn in written:
+            tools = [b for b in turn["content"] if "toolUse" in b or "toolResult" in b]
+            others = [b for b in turn["content"] if "toolUse" not in b and "toolResult" not in b]
+            if not tools or not any("cachePoint" not in b for b in others):
+                out.append(turn)
+                continue
+            first, second = (tools, others) if turn["role"] == "user" else (others, tools)
+            filler = ASSISTANT_FILLER if turn["role"] == "user" else USER_FILLER
+            other_role = "assistant" if turn["role"] == "user" else "user"
+            out += [{**turn, "content": first}, {"role": other_role, "content": [{"text": filler}]},
+                    {"role": turn["role"], "content": second}]
+        return out
 
     # ---------------------------------------------------------------------------------------- detect
 
@@ -130,7 +171,7 @@ class Bedrock(Provider):
         (`inferenceConfig`, `additionalModelRequestFields`, ...). The model is not in it (`send` adds `modelId`)."""
         history = result.messages
         blocks, start = system_blocks(history, system)
-        body: dict[str, Any] = {"messages": write_messages(history, ids, start=start)}
+        body: dict[str, Any] = {"messages": self._turns(write_messages(history, ids, start=start))}
         if blocks:
             body["system"] = blocks
         config = options.pop("toolConfig", None)
@@ -161,10 +202,10 @@ class Bedrock(Provider):
         """A run of a body's list: its system messages in place (the top-level `system` is the caller's), the
         lead's items left out. A user filler before a run opening with an assistant turn is right at the top of the
         list; inside it the base's re-check finds the two user turns and writes the whole list anew."""
-        written = write_messages(messages, ids())
+        written = self._turns(write_messages(messages, ids()))
         if not lead:
             return written
-        before = write_messages(messages[:lead], ids())
+        before = self._turns(write_messages(messages[:lead], ids()))
         k = len(before)
         if k and k <= len(written) and len(written[k - 1]["content"]) > len(before[-1]["content"]):
             # the run's first blocks join the lead's last turn (a result after the kept ones): they go as a turn of
@@ -281,7 +322,9 @@ class Bedrock(Provider):
 
     def _check(self, body: Any, context: CheckContext) -> list[Problem]:
         """The 400s Converse would answer with; a malformed body is reported, never raised."""
-        return Checker(self.name).run(body)
+        family = self.family or model_family(context.model or (body.get("modelId") if isinstance(body, Mapping)
+                                                               else None))
+        return Checker(self.name, family).run(body)
 
 
 def _open_tool(name: str) -> dict[str, Any]:
@@ -332,6 +375,21 @@ def _block_bytes(block: Any) -> Any:
         return {kind: {**value, "image": _block_bytes({"image": value["image"]})["image"]}}
     return block
 
+
+class _ClaudeBedrock(Bedrock):
+    """Converse in front of a Claude model (BR10): Anthropic's id alphabet and rules."""
+
+    id_alphabet: ClassVar[str | None] = STRICT_ID_ALPHABET
+    family: ClassVar[str | None] = "claude"
+
+
+class _UnmixedBedrock(Bedrock):
+    """Converse in front of a model that takes no other block beside tool blocks in one turn (BR9)."""
+
+    family: ClassVar[str | None] = "unmixed"
+
+
+_FOR_FAMILY: dict[str, Bedrock] = {"claude": _ClaudeBedrock(), "unmixed": _UnmixedBedrock()}
 
 PROVIDER = Bedrock()
 to_request = PROVIDER.to_request
