@@ -31,7 +31,7 @@ from typing import Any
 import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from proxy import _rss_kb, processes  # noqa: E402  (bench/ is not a package)
+from proxy import _rss_kb, processes  # bench/ is not a package
 
 N = 300
 
