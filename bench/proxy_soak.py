@@ -36,7 +36,7 @@ from proxy import _rss_kb, processes  # bench/ is not a package
 N = 300
 
 
-def _rounds(broken: bool) -> list[tuple[int, str]]:
+def _rounds(broken: bool) -> list[tuple[int, bool]]:
     """The round indices of a history, with whether each call keeps its result."""
     return [(k, not (broken and k % 10 == 9)) for k in range(N // 3)]
 

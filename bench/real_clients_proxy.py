@@ -59,10 +59,11 @@ def _free_port() -> int:
 def proxied_server(rc: Any, log: list[dict[str, Any]]) -> type:
     """rc's `Server` with a `chatmend proxy` in front: `.port` is the proxy's, `.fake_port` the provider's."""
 
-    class ProxiedServer(rc.Server):  # type: ignore[misc, name-defined]
+    class ProxiedServer(rc.Server):  # type: ignore[misc]
         def __init__(self, log_dir: Path, stall_seconds: float = 90) -> None:
             super().__init__(log_dir, stall_seconds)
-            self.fake_port = self.port
+            fake_port: int = self.__dict__["port"]  # the fake provider's, as rc's Server set it
+            self.fake_port = fake_port
             self.port = _free_port()
             fake = f"http://127.0.0.1:{self.fake_port}"
             argv = [rc.CHATMEND, "proxy", "--port", str(self.port), "--log-json", "--grace-seconds", "2",
