@@ -126,3 +126,13 @@ def test_a_split_body_is_prefix_stable(history: list[ChatMessage]) -> None:
         if message.role == "assistant" and not is_placeholder(message):
             shorter = (body_or_none(provider, history[:i], model=LLAMA) or {}).get("messages", [])
             assert full[: len(shorter)] == shorter
+
+
+def test_the_command_line_checks_and_writes_for_the_model(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from chatmend.cli import main
+
+    path = tmp_path / "converse.json"
+    path.write_text(json.dumps(adapter.to_request(STEER, model=NOVA)))
+    assert main(["check", str(path)]) == 0
+    assert main(["check", "--model", LLAMA, str(path)]) == 1
+    assert "BR9: messages.2.content: Conversation blocks and tool result blocks" in "".join(capsys.readouterr())
