@@ -46,16 +46,20 @@ class _Upstream(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("content-length") or 0))
-        if b'"stream":true' in body or b'"stream": true' in body:
+        if b'"stream":true' in body or b'"stream": true' in body or self.path.endswith("converse-stream") or \
+                ":streamGenerateContent" in self.path:
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
             self.send_header("connection", "close")
             self.end_headers()
             self.close_connection = True
-            for event in STREAM:
-                self.wfile.write(event)
-                self.wfile.flush()
-                time.sleep(0.005)  # a model emitting tokens
+            try:
+                for event in STREAM:
+                    self.wfile.write(event)
+                    self.wfile.flush()
+                    time.sleep(0.005)  # a model emitting tokens
+            except OSError:  # the client left: the proxy closed this stream, as it must
+                pass
             return
         self.send_response(200)
         self.send_header("content-type", "application/json")
@@ -84,15 +88,19 @@ def _free_port() -> int:
 
 
 @contextmanager
-def processes() -> Iterator[tuple[str, str, int]]:
-    """The upstream and the proxy in front of it; yields (upstream base, proxy base, proxy pid)."""
+def processes(every_family: bool = False) -> Iterator[tuple[str, str, int]]:
+    """The upstream and the proxy in front of it (for the openai family, or `every_family`); yields (upstream
+    base, proxy base, proxy pid)."""
     upstream = subprocess.Popen([sys.executable, __file__, "--serve-upstream"], stdout=subprocess.PIPE, text=True)
     assert upstream.stdout is not None
     upstream_url = f"http://127.0.0.1:{upstream.stdout.readline().strip()}"
     port = _free_port()
     chatmend = Path(sys.executable).with_name("chatmend")
-    proxy = subprocess.Popen([str(chatmend), "proxy", "--port", str(port), "--upstream",
-                              f"openai={upstream_url}/v1"], stderr=subprocess.DEVNULL)
+    families = [f"openai={upstream_url}/v1"]
+    if every_family:
+        families += [f"{name}={upstream_url}" for name in ("anthropic", "gemini", "bedrock")]
+    upstreams = [arg for family in families for arg in ("--upstream", family)]
+    proxy = subprocess.Popen([str(chatmend), "proxy", "--port", str(port), *upstreams], stderr=subprocess.DEVNULL)
     proxy_url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while True:

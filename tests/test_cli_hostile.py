@@ -445,7 +445,9 @@ def test_a_body_with_an_empty_image_url_is_located_bad_input(tmp_path: Path, pro
     image = chatmend.ImagePart(url="https://example.com/a.png")
     history = [chatmend.ChatMessage(role="user", content=(chatmend.TextPart(text="see"), image))]
     adapter = chatmend.providers.get(provider)
-    body = adapter.to_request(history, model="m")
+    # a provider that writes no image (DeepSeek) still reads a body of its shape that has one
+    writer = adapter if "image" in adapter.writes_parts else chatmend.providers.get(adapter.shape_of or provider)
+    body = writer.to_request(history, model="m")
     if not any(getattr(p, "url", None) == image.url for m in adapter.from_request(body)
                if not isinstance(m.content, str) for p in m.content):
         pytest.skip(f"{provider} carries no image by URL (the writer sends it another way)")

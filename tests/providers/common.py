@@ -67,3 +67,17 @@ def sendable_body(provider: Any, history: Any, **kwargs: Any) -> dict[str, Any]:
     if body is None:
         reject()
     return body
+
+
+def writable(provider: Any, history: list[ChatMessage]) -> list[ChatMessage]:
+    """The history without the parts the provider writes no place for (`writes_parts`: DeepSeek takes no images),
+    as a caller's `on_unsupported=` would leave them out; a message left with no content says so in text."""
+    out = []
+    for message in history:
+        content = message.content
+        if isinstance(content, str) or all(part.type in provider.writes_parts for part in content):
+            out.append(message)
+            continue
+        kept = tuple(part for part in content if part.type in provider.writes_parts)
+        out.append(message.model_copy(update={"content": kept or "(image)"}))
+    return out

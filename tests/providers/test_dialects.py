@@ -10,10 +10,11 @@ import pytest
 from hypothesis import given
 
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall, providers
-from chatmend.exceptions import ReadError
-from chatmend.providers import deepseek, groq, ollama, openrouter, together, vllm, xai
+from chatmend.exceptions import ReadError, UnsupportedError
+from chatmend.providers import deepseek, groq, ollama, openai_chat, openrouter, together, vllm, xai
+from chatmend.providers.base import Dropped
 from tests.providers.chat_helpers import completion
-from tests.providers.common import sendable_body
+from tests.providers.common import sendable_body, writable
 from tests.strategies import PNG, examples, messy_histories
 
 DIALECTS = ("deepseek", "groq", "ollama", "openrouter", "together", "vllm", "xai")
@@ -55,6 +56,37 @@ def test_every_dialect_is_registered_speaks_chat_and_names_itself_in_its_problem
 
 
 # ------------------------------------------------------------------------------------------------- deepseek
+
+
+def test_deepseek_takes_no_image_anywhere_ds7() -> None:
+    image = ImagePart(media_type="image/png", data=PNG)
+    history = [user((TextPart(text="see"), image)), *LOOP[1:]]
+    with pytest.raises(UnsupportedError) as error:
+        deepseek.to_request(history, model="deepseek-v4-flash")
+    assert error.value.path == "messages[0].content[1]" and error.value.feature == "image"
+    dropped: list[Dropped] = []
+    body = deepseek.to_request(history, model="deepseek-v4-flash", on_unsupported=dropped.append)
+    assert [d.path for d in dropped] == ["messages[0].content[1]"]
+    assert deepseek.check(body) == [] and "image_url" not in json.dumps(body)
+    # what Chat would send (an image in a user turn, one in a tool result moved to a user turn) is a 400 here
+    chat = openai_chat.to_request([user((TextPart(text="see"), image)), *LOOP[1:]], model="gpt-4o")
+    problems = deepseek.check(chat)
+    assert [(p.code, p.path, p.message) for p in problems] == [(
+        "DS7", "messages[0].content[1]", "Failed to deserialize the JSON body into the target type: messages[0]: "
+        "unknown variant `image_url`, expected `text`")]
+    chat["messages"][2]["content"] = [{"type": "input_audio", "input_audio": {"data": "AA==", "format": "wav"}}]
+    assert [p.path for p in deepseek.check(chat)] == ["messages[0].content[1]", "messages[2].content[0]"]
+
+
+def test_deepseek_repair_body_mends_pairing_and_leaves_images_to_the_provider() -> None:
+    chat = openai_chat.to_request([user((TextPart(text="see"), ImagePart(media_type="image/png", data=PNG))),
+                                   *LOOP[1:]], model="deepseek-v4-flash")
+    valid = deepseek.PROVIDER.repair_body(chat)
+    assert not valid.changed and valid.body == chat and valid.rewritten == []  # DS7 alone: nothing to write
+    broken = {**chat, "messages": chat["messages"][:2]}  # the call's result lost
+    repaired = deepseek.PROVIDER.repair_body(broken)
+    assert repaired.body["messages"][0] is broken["messages"][0]  # the image's message kept as it came
+    assert codes(deepseek.check(repaired.body)) == ["DS7"]
 
 
 def test_deepseek_passes_reasoning_back_on_every_call_turn() -> None:
@@ -246,6 +278,7 @@ def test_bodies_for_each_dialects_own_rules_pass_its_check(name: str, history: l
     # the matrix runs every dialect with a model of no special rules; here each one's rules are on
     model, options = UPSTREAM_MODELS[name]
     provider = providers.get(name)
+    history = writable(provider, history)
     body = sendable_body(provider, history, model=model, **options)  # nothing to send: no body (#21)
     assert provider.check(body) == []
     assert provider.to_request(history, model=model, **options) == body

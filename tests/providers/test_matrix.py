@@ -21,7 +21,7 @@ from chatmend import ChatMessage, ImagePart, ReadError, Repairer, TextPart, prov
 from chatmend.ids import all_fit
 from chatmend.repair import is_placeholder
 from tests.providers.chat_helpers import completion
-from tests.providers.common import body_or_none
+from tests.providers.common import body_or_none, writable
 from tests.strategies import corrupt, examples, messy_histories
 
 # Where each provider's body keeps its message list.
@@ -86,6 +86,7 @@ def to_request(name: str, history: list[ChatMessage], *, prefix: bool = False) -
 @MATRIX
 @given(history=messy_histories())
 def test_body_is_accepted_json_deterministic_and_carries_everything(name: str, history: list[ChatMessage]) -> None:
+    history = writable(providers.get(name), history)
     provider = providers.get(name)
     body = to_request(name, history)
     assert provider.check(body) == []
@@ -98,6 +99,7 @@ def test_body_is_accepted_json_deterministic_and_carries_everything(name: str, h
 @MATRIX
 @given(history=messy_histories())
 def test_wire_is_prefix_stable(name: str, history: list[ChatMessage]) -> None:
+    history = writable(providers.get(name), history)
     key = MESSAGE_LIST[name]
     full = to_request(name, history)[key]
     for i, message in enumerate(history):
@@ -110,6 +112,7 @@ def test_wire_is_prefix_stable(name: str, history: list[ChatMessage]) -> None:
 @MATRIX
 @given(history=messy_histories())
 def test_reading_the_body_back_keeps_every_text_and_image(name: str, history: list[ChatMessage]) -> None:
+    history = writable(providers.get(name), history)
     provider = providers.get(name)
     back = provider.from_request(to_request(name, history))
     assert all(isinstance(m, ChatMessage) for m in back)
@@ -125,6 +128,7 @@ def reads_only(tool: str) -> bool:
 @given(history=messy_histories(), cut=st.integers(min_value=0, max_value=40))
 def test_a_kept_repairer_gives_the_same_bodies_as_a_fresh_repair(name: str, history: list[ChatMessage],
                                                                  cut: int) -> None:
+    history = writable(providers.get(name), history)
     # A session sent at every length, then a history that does not extend the last one (it starts over).
     provider = providers.get(name)
     repairer = Repairer(is_read_only=reads_only)
@@ -158,6 +162,7 @@ def fitting(message: ChatMessage) -> ChatMessage:
 @given(history=messy_histories(), fit=st.booleans())
 def test_ids_sent_as_they_are_give_the_body_the_id_map_gives(name: str, history: list[ChatMessage],
                                                              fit: bool) -> None:
+    history = writable(providers.get(name), history)
     # When every final id already fits, they are the wire ids as they are (ids.all_fit): nothing may change.
     if fit:
         history = [fitting(m) for m in history]
@@ -174,6 +179,7 @@ def test_ids_sent_as_they_are_give_the_body_the_id_map_gives(name: str, history:
 @given(history=messy_histories(), data=st.data())
 def test_a_corrupted_body_is_reported_or_read_never_crashes(name: str, history: list[ChatMessage],
                                                             data: st.DataObject) -> None:
+    history = writable(providers.get(name), history)
     # Bad input gets a clear error: whatever a field holds, `check` lists problems (each with a code, a path and
     # the provider's words) and `from_request` reads the body or raises a ReadError that says where; a body
     # `check` finds nothing wrong with reads, unless it holds a part of a kind the neutral model cannot hold.

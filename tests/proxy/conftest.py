@@ -52,5 +52,5 @@ def proxy(upstream: Upstream) -> Iterator[str]:
 def proxy_config(upstream: Upstream, **changes: object) -> ProxyConfig:
     """A configuration whose every family goes to the fake upstream."""
     base = ProxyConfig(upstreams={"anthropic": upstream.url, "openai": upstream.url + "/v1",
-                                  "gemini": upstream.url})
+                                  "gemini": upstream.url, "bedrock": upstream.url})
     return dataclasses.replace(base, **changes)  # type: ignore[arg-type]

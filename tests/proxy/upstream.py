@@ -18,9 +18,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from chatmend import providers
+from tests.providers import eventstream
 
 ANTHROPIC_MESSAGE = {
     "id": "msg_01", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
@@ -43,6 +44,16 @@ GEMINI_REPLY = {
     "usageMetadata": {"promptTokenCount": 1, "candidatesTokenCount": 1, "totalTokenCount": 2},
     "modelVersion": "gemini-2.5-pro",
 }
+
+
+BEDROCK_REPLY = {
+    "output": {"message": {"role": "assistant", "content": [{"text": "done"}]}}, "stopReason": "end_turn",
+    "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}, "metrics": {"latencyMs": 1},
+}
+
+
+def bedrock_stream() -> list[bytes]:
+    return eventstream.reply_events([{"text": "done"}])
 
 
 def _sse(event: str | None, data: Any) -> bytes:
@@ -128,7 +139,16 @@ def _provider_of(path: str) -> str | None:
         return "openai_responses"
     if ":generateContent" in path or ":streamGenerateContent" in path or ":countTokens" in path:
         return "gemini"
+    if path.startswith("/model/") and path.endswith(("/converse", "/converse-stream")):
+        return "bedrock"
     return None
+
+
+def model_of(path: str) -> str | None:
+    """The model of a Bedrock path (`/model/{id}/converse`), decoded."""
+    if not path.startswith("/model/"):
+        return None
+    return unquote(path.split("/")[2])
 
 
 def _answer(path: str, body: Any) -> tuple[Any, list[bytes] | None]:
@@ -146,6 +166,10 @@ def _answer(path: str, body: Any) -> tuple[Any, list[bytes] | None]:
         return GEMINI_REPLY, gemini_stream()
     if ":generateContent" in path:
         return GEMINI_REPLY, None
+    if path.endswith("/converse-stream"):
+        return BEDROCK_REPLY, bedrock_stream()
+    if path.endswith("/converse"):
+        return BEDROCK_REPLY, None
     return {"object": "list", "data": [{"id": "m-1", "object": "model"}]}, None
 
 
@@ -181,7 +205,8 @@ def fake_upstream() -> Iterator[Upstream]:
                 except ValueError:
                     record.problems.append("not JSON")
             if record.provider and isinstance(body, dict):
-                record.problems.extend(str(p) for p in providers.get(record.provider).check(body))
+                record.problems.extend(str(p) for p in providers.get(record.provider).check(
+                    body, model=model_of(parts.path)))
             with lock:
                 seen.append(record)
             delay = float(self.headers.get("x-test-delay") or 0)
@@ -209,7 +234,8 @@ def fake_upstream() -> Iterator[Upstream]:
 
         def _stream(self, path: str, events: list[bytes]) -> None:
             self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
+            kind = eventstream.CONTENT_TYPE if path.endswith("/converse-stream") else "text/event-stream"
+            self.send_header("content-type", kind)
             self.send_header("x-upstream", "fake")
             self.send_header("connection", "close")  # the stream ends when the connection does
             self.end_headers()

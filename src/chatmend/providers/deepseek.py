@@ -4,7 +4,11 @@ The `openai_chat` shape with DeepSeek's differences:
 - thinking goes back as `reasoning_content` on assistant messages, on every one with calls (DS3: in thinking mode
   a tool-call turn without it is a 400), `""` when the history has no thinking to give back;
 - every `tool_calls[].id` and `tool_call_id` is present and not empty (the writer's ids never are);
-- DeepSeek words OC1 and OC2 its own way (DS1, DS2).
+- DeepSeek words OC1 and OC2 its own way (DS1, DS2);
+- no image, audio or file part anywhere (DS7: its deserializer knows only `text` parts): an image of the history
+  is an `UnsupportedError` naming it and its path (`on_unsupported=` leaves it out and reports it, the command
+  line's `--drop-unsupported`); `check` reports each message that has one in DeepSeek's words, and
+  `repair_body` leaves such parts where they are (repair cannot send them: the provider is the judge).
 Send with `openai.OpenAI(base_url="https://api.deepseek.com", api_key=...)`.
 """
 
@@ -15,6 +19,9 @@ from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem
 from chatmend.providers.openai_chat import TEXTS, OpenAIChat
+
+_NOT_TEXT = frozenset({"image_url", "input_audio", "file", "image", "audio", "video_url"})
+"""Part types of the Chat shape that DeepSeek's deserializer does not know (DS7)."""
 
 __all__ = ["PROVIDER", "DeepSeek", "check", "from_request", "from_response", "send", "send_async", "to_request"]
 
@@ -32,6 +39,7 @@ class DeepSeek(OpenAIChat):
     unanswered_code: ClassVar[str] = "DS1"
     part_types: ClassVar[tuple[str, ...] | None] = None  # not documented: only an empty type is reported
     unknown_part_text: ClassVar[str] = "unknown content part type {kind}"
+    writes_parts: ClassVar[frozenset[str]] = frozenset({"text", "thinking", "native"})  # DS7: no images or files
     texts: ClassVar[dict[str, str]] = {
         **TEXTS,
         # DS1: OBS langgenius/dify#32222, 0xPlaygrounds/rig#856 (the ids are not listed)
@@ -47,7 +55,28 @@ class DeepSeek(OpenAIChat):
         # too (INF: the same report's fix stamps a non-empty id on every call)
         "DS6": "Failed to deserialize the JSON body into the target type: messages[{index}]: missing field `id`",
         "DS6e": "messages[{index}]: {field} must not be empty",
+        # DS7: OBS esengine/DeepSeek-Reasonix#7859 (400), deepseek-ai/DeepSeek-V3#337 (422, the older wording:
+        # "data did not match any variant of untagged enum ChatCompletionRequestContent"); the column of the
+        # position in the body's JSON is left out (it depends on how the client serializes)
+        "DS7": "Failed to deserialize the JSON body into the target type: messages[{index}]: unknown variant "
+               "`{kind}`, expected `text`",
     }
+
+    def _check_images(self, message: Mapping[str, Any], i: int) -> list[Problem]:
+        """DS7: no image, audio or file part in any message (one problem per message, as the API stops at it)."""
+        content = message.get("content")
+        if not isinstance(content, list):
+            return []
+        for j, part in enumerate(content):
+            kind = part.get("type")
+            if kind != "text" and kind in _NOT_TEXT:
+                return [self._say("DS7", f"messages[{i}].content[{j}]", index=i, kind=kind)]
+        return []
+
+    def _list_problems(self, body: Mapping[str, Any]) -> list[Problem]:
+        """`check`'s problems of the list that repair can mend: an image (DS7) is not one (it stays where it is,
+        and the body is not written anew for it)."""
+        return [p for p in super()._list_problems(body) if p.code != "DS7"]
 
     def _check_assistant(self, message: Mapping[str, Any], i: int, body: Mapping[str, Any]) -> list[Problem]:
         """DS3: in thinking mode, every assistant message with calls carries `reasoning_content`; DS6 on its ids."""

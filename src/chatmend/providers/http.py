@@ -2,7 +2,13 @@
 shape of an error body. The proxy (`chatmend.proxy`) reads this and names no provider itself.
 
 A route family is what one client SDK's base URL addresses: `anthropic` (`ANTHROPIC_BASE_URL`), `openai`
-(`OPENAI_BASE_URL`, which ends in `/v1`), `gemini` (the google-genai client's `base_url`).
+(`OPENAI_BASE_URL`, which ends in `/v1`), `gemini` (the google-genai client's `base_url`), `bedrock` (boto3's
+`bedrock-runtime` `endpoint_url`, or `AWS_ENDPOINT_URL_BEDROCK_RUNTIME`).
+
+Bedrock's routes carry the model in the path (`/model/{modelId}/converse`), and its rules depend on it (BR9, BR10):
+`Route.model_of` reads it. Its requests are signed with SigV4 over the host and the body, or carry a Bedrock API
+key (`Authorization: Bearer ...`): `signed` tells them apart (the proxy cannot change a signed body, nor send it
+to another host, without signing it again).
 """
 
 from __future__ import annotations
@@ -11,8 +17,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
-__all__ = ["FAMILIES", "Family", "Route", "error_body", "family_of", "route_of"]
+__all__ = ["FAMILIES", "SIGV4", "Family", "Route", "error_body", "error_headers", "family_of", "route_of", "signed",
+           "signing_scope"]
+
+SIGV4 = "AWS4-HMAC-SHA256"
+"""The `Authorization` scheme of an AWS Signature Version 4 request."""
 
 
 @dataclass(frozen=True)
@@ -24,7 +35,15 @@ class Route:
     provider: str
     """The registry name of the adapter that repairs its body (the family's Chat route may name another)."""
     streams: bool = False
-    """True when the route always answers with a stream (Gemini's `:streamGenerateContent`)."""
+    """True when the route always answers with a stream (Gemini's `:streamGenerateContent`, Bedrock's
+    `converse-stream`)."""
+
+    def model_of(self, path: str) -> str | None:
+        """The model a path names, when the route's pattern has a `model` group (Bedrock's, percent-decoded)."""
+        if "model" not in self.pattern.groupindex:
+            return None
+        found = self.pattern.fullmatch(path)
+        return unquote(found.group("model")) if found else None
 
 
 @dataclass(frozen=True)
@@ -66,6 +85,16 @@ FAMILIES: dict[str, Family] = {
         # https://ai.google.dev/gemini-api/docs/troubleshooting#error-codes
         {400: "INVALID_ARGUMENT", 413: "INVALID_ARGUMENT", 502: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"},
     ),
+    "bedrock": Family(
+        # https://docs.aws.amazon.com/general/latest/gr/bedrock.html (a region's endpoint; the proxy's
+        # configuration names the caller's)
+        "bedrock", "https://bedrock-runtime.us-east-1.amazonaws.com", "",
+        (Route(re.compile(r"/model/(?P<model>[^/]+)/converse"), "bedrock"),
+         Route(re.compile(r"/model/(?P<model>[^/]+)/converse-stream"), "bedrock", streams=True)),
+        # the exception names of bedrock-runtime's service model, read by botocore from `x-amzn-ErrorType`
+        {400: "ValidationException", 413: "ValidationException", 502: "ServiceUnavailableException",
+         504: "ModelTimeoutException"},
+    ),
 }
 
 
@@ -82,6 +111,8 @@ def family_of(path: str, headers: Mapping[str, str]) -> Family:
     """The family a request belongs to, for paths that carry no history (model lists, files, batches): by the
     headers only its SDK sends, then by path (Gemini's versions are its own)."""
     lowered = {k.lower() for k in headers}
+    if path.startswith("/model/") or signed(headers):
+        return FAMILIES["bedrock"]
     if "anthropic-version" in lowered or "x-api-key" in lowered or path.startswith("/v1/messages"):
         return FAMILIES["anthropic"]
     if "x-goog-api-key" in lowered or path.startswith(("/v1beta/", "/v1alpha/", "/upload/")):
@@ -96,4 +127,30 @@ def error_body(family: Family, status: int, message: str) -> dict[str, Any]:
         return {"type": "error", "error": {"type": kind, "message": message}}
     if family.name == "gemini":
         return {"error": {"code": status, "message": message, "status": kind}}
+    if family.name == "bedrock":
+        return {"message": message}
     return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+def error_headers(family: Family, status: int) -> dict[str, str]:
+    """The headers that name an error's kind where the family's SDK reads it from a header (botocore:
+    `x-amzn-ErrorType`)."""
+    if family.name == "bedrock":
+        return {"x-amzn-errortype": family.error_status_names.get(status, family.error_status_names[502])}
+    return {}
+
+
+def signed(headers: Mapping[str, str]) -> bool:
+    """True for a request signed with SigV4 (its signature covers the host and the body's hash)."""
+    return any(k.lower() == "authorization" and v.startswith(SIGV4) for k, v in headers.items())
+
+
+def signing_scope(headers: Mapping[str, str]) -> tuple[str, str] | None:
+    """(region, service) of a SigV4 request's credential scope (`Credential=KEY/DATE/REGION/SERVICE/aws4_request`),
+    or None."""
+    for k, v in headers.items():
+        if k.lower() == "authorization" and v.startswith(SIGV4):
+            found = re.search(r"Credential=[^/,\s]+/\d{8}/([^/,\s]+)/([^/,\s]+)/aws4_request", v)
+            if found:
+                return found.group(1), found.group(2)
+    return None

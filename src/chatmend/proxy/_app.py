@@ -21,8 +21,9 @@ from starlette.routing import Route as StarletteRoute
 
 from chatmend import providers
 from chatmend.exceptions import ChatmendError
-from chatmend.providers.http import Family, error_body, family_of, route_of
+from chatmend.providers.http import Family, error_body, error_headers, family_of, route_of, signed, signing_scope
 from chatmend.proxy._config import ProxyConfig
+from chatmend.proxy._sigv4 import Signer, load_signer
 
 __all__ = ["REPAIRED_HEADER", "Repaired", "create_app", "repair_request"]
 
@@ -64,14 +65,19 @@ class Repaired:
                 f"renamed={self.renamed}; rewritten={self.rewritten}")
 
 
-def repair_request(provider_name: str, raw: bytes) -> Repaired:
-    """The request body repaired by the provider's `repair_body`; the original bytes when nothing changed.
+def repair_request(provider_name: str, raw: bytes, model: str | None = None) -> Repaired:
+    """The request body repaired by the provider's `repair_body`; the original bytes when nothing changed. With
+    the `model` a route names (Bedrock's path), the adapter of that model's own rules (`for_model`) repairs it.
 
     Raises ValueError (a body that is not JSON) or ChatmendError (not a body of that provider): the caller
     forwards such a body unchanged.
     """
     body = json.loads(raw)
-    result = providers.get(provider_name).repair_body(body)
+    adapter = providers.get(provider_name)
+    for_model = getattr(adapter, "for_model", None)
+    if model is not None and callable(for_model):
+        adapter = for_model(model)
+    result = adapter.repair_body(body)
     if not result.changed:
         return Repaired(raw, False, [], 0, 0, 0, 0)
     # compact and unescaped, as the SDKs write bodies; deterministic, so a prompt cache keeps hitting
@@ -83,7 +89,9 @@ def repair_request(provider_name: str, raw: bytes) -> Repaired:
 
 def create_app(config: ProxyConfig) -> Starlette:
     """The proxy as an ASGI application (what `chatmend proxy` serves with uvicorn)."""
-    state: dict[str, httpx2.AsyncClient] = {}
+    state: dict[str, Any] = {}
+    if config.sign_bedrock:
+        state["signer"] = load_signer()  # at once: a proxy that cannot sign does not start
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -99,7 +107,7 @@ def create_app(config: ProxyConfig) -> Starlette:
         return JSONResponse({"status": "ok"})
 
     async def forward(request: Request) -> Response:
-        return await _forward(request, config, state["client"])
+        return await _forward(request, config, state["client"], state.get("signer"))
 
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
     routes = [StarletteRoute("/healthz", healthz, methods=["GET"]),
@@ -107,10 +115,14 @@ def create_app(config: ProxyConfig) -> Starlette:
     return Starlette(routes=routes, lifespan=lifespan)
 
 
-async def _forward(request: Request, config: ProxyConfig, client: httpx2.AsyncClient) -> Response:
+async def _forward(request: Request, config: ProxyConfig, client: httpx2.AsyncClient,
+                   signer: Signer | None) -> Response:
     path = request.url.path
-    found = route_of(path)
+    raw_path = request.scope.get("raw_path")
+    wire_path = raw_path.decode("latin-1") if isinstance(raw_path, bytes) and raw_path else path
+    found = route_of(path) or route_of(wire_path)  # an ARN's `/` stays encoded in the wire path only
     family = found[0] if found else family_of(path, request.headers)
+    is_signed = family.name == "bedrock" and signed(request.headers)
     try:
         raw = await _read_body(request, config.max_body_bytes)
     except _TooLarge:
@@ -119,7 +131,10 @@ async def _forward(request: Request, config: ProxyConfig, client: httpx2.AsyncCl
         return Response(status_code=499)
     extra_headers: dict[str, str] = {}
     headers = _request_headers(request.headers)
-    if found is not None and request.method == "POST" and raw:
+    if found is not None and request.method == "POST" and raw and is_signed and signer is None:
+        # the client's signature covers this body: changed, it would not verify (--sign-bedrock signs again)
+        _log(config, "signed_unrepaired", route=path, provider=found[1].provider)
+    elif found is not None and request.method == "POST" and raw:
         route = found[1]
         provider = config.chat_provider if route.provider == "openai_chat" else route.provider
         encoding = request.headers.get("content-encoding", "").strip().lower()
@@ -127,11 +142,19 @@ async def _forward(request: Request, config: ProxyConfig, client: httpx2.AsyncCl
         if plain is None:
             _log(config, "unreadable", route=path, provider=provider, error=f"content-encoding {encoding}")
         else:
-            body, extra_headers = await _repaired(plain, provider, path, config)
+            model = route.model_of(wire_path) or route.model_of(path)
+            body, extra_headers = await _repaired(plain, provider, path, config, model)
             if extra_headers:  # repaired: sent as plain JSON (a compressed body is not compressed again)
                 raw = body
                 headers = [(k, v) for k, v in headers if k.lower() != "content-encoding"]
-    url = _upstream_url(config.upstreams[family.name], family, path, request.url.query)
+    # Bedrock's path as the client encoded it (a model id's `:`, an ARN's `/`): what its signature covers
+    url = _upstream_url(config.upstreams[family.name], family, wire_path if family.name == "bedrock" else path,
+                        request.url.query)
+    if signer is not None and family.name == "bedrock":
+        try:
+            headers = signer.sign(request.method, url, headers, raw, signing_scope(request.headers))
+        except ValueError as exc:
+            return _error(family, 502, f"chatmend proxy: {exc}")
     upstream_request = client.build_request(request.method, url, headers=headers, content=raw)
     try:
         upstream = await client.send(upstream_request, stream=True)
@@ -147,14 +170,15 @@ async def _forward(request: Request, config: ProxyConfig, client: httpx2.AsyncCl
     return response
 
 
-async def _repaired(raw: bytes, provider: str, path: str, config: ProxyConfig) -> tuple[bytes, dict[str, str]]:
+async def _repaired(raw: bytes, provider: str, path: str, config: ProxyConfig,
+                    model: str | None = None) -> tuple[bytes, dict[str, str]]:
     """The body to forward and the headers to add, with one log line for a repaired (or unreadable) body."""
     started = time.perf_counter()
     try:
         if len(raw) > _THREAD_ABOVE:
-            repaired = await anyio.to_thread.run_sync(repair_request, provider, raw)
+            repaired = await anyio.to_thread.run_sync(repair_request, provider, raw, model)
         else:
-            repaired = repair_request(provider, raw)
+            repaired = repair_request(provider, raw, model)
     except (ValueError, ChatmendError, RecursionError) as exc:
         # the provider is the judge of a body chatmend cannot read: forwarded as it came
         _log(config, "unreadable", route=path, provider=provider, error=type(exc).__name__)
@@ -232,7 +256,8 @@ def _request_headers(headers: Mapping[str, str]) -> list[tuple[str, str]]:
 
 def _error(family: Family, status: int, message: str) -> Response:
     """An error from the proxy itself, in the provider's own error shape, saying it came from the proxy."""
-    return JSONResponse(error_body(family, status, message), status_code=status, headers={"x-chatmend-proxy": "1"})
+    return JSONResponse(error_body(family, status, message), status_code=status,
+                        headers={"x-chatmend-proxy": "1", **error_headers(family, status)})
 
 
 def _log(config: ProxyConfig, event: str, **fields: Any) -> None:

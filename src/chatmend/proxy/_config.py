@@ -27,7 +27,7 @@ class ProxyConfig:
     host: str = "127.0.0.1"
     port: int = 8787
     upstreams: dict[str, str] = field(default_factory=_default_upstreams)
-    """The base URL of each route family (`anthropic`, `openai`, `gemini`), as its SDK's `base_url`."""
+    """The base URL of each route family (`anthropic`, `openai`, `gemini`, `bedrock`), as its SDK's `base_url`."""
     chat_provider: str = "openai_chat"
     """The adapter that repairs `/v1/chat/completions` bodies: `openai_chat`, or an OpenAI-compatible one
     (`kimi`, `mistral`, a dialect) when the `openai` upstream is that service."""
@@ -43,6 +43,11 @@ class ProxyConfig:
     grace_seconds: float = 30.0
     """On SIGTERM: how long in-flight requests and streams may take to finish."""
     workers: int = 1
+    sign_bedrock: bool = False
+    """Sign each Bedrock request again with SigV4, with the AWS credentials of the proxy's own process (botocore's
+    chain: environment, profile, instance role): a SigV4 signature covers the host and the body, so a signed request
+    can only be repaired, and sent to the upstream's host, when signed again. Off: a signed request is forwarded
+    as it came, unrepaired (a request with a Bedrock API key, `Authorization: Bearer`, is repaired either way)."""
 
     def to_json(self) -> str:
         """The configuration as JSON (how `--workers` hands it to each worker process)."""

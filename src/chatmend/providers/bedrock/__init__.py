@@ -28,8 +28,10 @@ Converse does not merge turns: the writer does, and keeps every rule true of wha
   name are kept in `provider_data["bedrock"]`; the request's other fields (`inferenceConfig`,
   `additionalModelRequestFields`, `guardrailConfig`, ...) are the caller's, kept as they are.
 
-Send with `boto3.client("bedrock-runtime", region_name=...)`. boto3 has no async client: `send_async` takes one whose
-`converse` returns an awaitable (aioboto3's or aiobotocore's `bedrock-runtime` client).
+Send with `boto3.client("bedrock-runtime", region_name=...)`: `send` calls `converse`, `send_stream` calls
+`converse_stream` with the same body and reads the reply from its event stream (`from_stream`). boto3 has no
+async client: `send_async` and `send_stream_async` take one whose calls return awaitables (aioboto3's or
+aiobotocore's `bedrock-runtime` client).
 """
 
 from __future__ import annotations
@@ -41,9 +43,10 @@ from typing import Any, ClassVar
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
 from chatmend.messages import ChatMessage, Tool
 from chatmend.providers._lossless import Run
-from chatmend.providers.base import SHAPE, CheckContext, IdAssigner, Provider, to_plain
+from chatmend.providers.base import SHAPE, CheckContext, HistoryInput, IdAssigner, Provider, to_plain
 from chatmend.providers.bedrock.checker import TEXTS, Checker
 from chatmend.providers.bedrock.read import read_assistant, read_message, read_system
+from chatmend.providers.bedrock.stream import assemble
 from chatmend.providers.bedrock.wire import (
     ASSISTANT_FILLER,
     ERROR_WITHOUT_OUTPUT,
@@ -52,8 +55,10 @@ from chatmend.providers.bedrock.wire import (
     MEDIA_KINDS,
     PROVIDER_NAME,
     RAW_ARGUMENTS,
+    STRICT_ID_ALPHABET,
     TOOL_NAME,
     USER_FILLER,
+    model_family,
 )
 from chatmend.providers.bedrock.write import system_blocks, used_tool_names, write_messages
 from chatmend.repair import RepairResult
@@ -70,8 +75,11 @@ __all__ = [
     "check",
     "from_request",
     "from_response",
+    "from_stream",
     "send",
     "send_async",
+    "send_stream",
+    "send_stream_async",
     "to_request",
 ]
 
@@ -101,6 +109,45 @@ class Bedrock(Provider):
     )
     roles: ClassVar[frozenset[str]] = frozenset({"user", "assistant"})
     writes_parts: ClassVar[frozenset[str]] = frozenset({"text", "image", "thinking", "file", "native"})
+    family: ClassVar[str | None] = None
+    """The model family whose rules this instance keeps (BR9 `"unmixed"`, BR10 `"claude"`; None: any model)."""
+
+    # ------------------------------------------------------------------------------------ model rules
+
+    def for_model(self, model: object) -> Bedrock:
+        """The adapter for a model's own rules: Claude's (BR10: ids of `[a-zA-Z0-9_-]`, Anthropic's checks), the
+        models that take no other block beside tool blocks (BR9: such turns split with fillers), or this one.
+        `to_request` and `check` choose by their `model`; `repair_body` (which has none) is the chosen one's."""
+        if self.family is not None:
+            return self
+        family = model_family(model)
+        return _FOR_FAMILY[family] if family is not None else self
+
+    def to_request(self, history: HistoryInput, *, model: str, **kwargs: Any) -> dict[str, Any]:
+        """The Converse request (see the base), written for the model's own rules (`for_model`)."""
+        chosen = self.for_model(model)
+        if chosen is not self:
+            return chosen.to_request(history, model=model, **kwargs)
+        return super().to_request(history, model=model, **kwargs)
+
+    def _turns(self, written: list[Any]) -> list[Any]:
+        """The written turns, each that mixes tool blocks with others split in two around a filler turn when the
+        model refuses such turns (BR9): `[results] (no text) [the user's words]`, `[text] Continue. [calls]`."""
+        if self.family != "unmixed":
+            return written
+        out: list[Any] = []
+        for turn in written:
+            tools = [b for b in turn["content"] if "toolUse" in b or "toolResult" in b]
+            others = [b for b in turn["content"] if "toolUse" not in b and "toolResult" not in b]
+            if not tools or not any("cachePoint" not in b for b in others):
+                out.append(turn)
+                continue
+            first, second = (tools, others) if turn["role"] == "user" else (others, tools)
+            filler = ASSISTANT_FILLER if turn["role"] == "user" else USER_FILLER
+            other_role = "assistant" if turn["role"] == "user" else "user"
+            out += [{**turn, "content": first}, {"role": other_role, "content": [{"text": filler}]},
+                    {"role": turn["role"], "content": second}]
+        return out
 
     # ---------------------------------------------------------------------------------------- detect
 
@@ -124,7 +171,7 @@ class Bedrock(Provider):
         (`inferenceConfig`, `additionalModelRequestFields`, ...). The model is not in it (`send` adds `modelId`)."""
         history = result.messages
         blocks, start = system_blocks(history, system)
-        body: dict[str, Any] = {"messages": write_messages(history, ids, start=start)}
+        body: dict[str, Any] = {"messages": self._turns(write_messages(history, ids, start=start))}
         if blocks:
             body["system"] = blocks
         config = options.pop("toolConfig", None)
@@ -155,10 +202,10 @@ class Bedrock(Provider):
         """A run of a body's list: its system messages in place (the top-level `system` is the caller's), the
         lead's items left out. A user filler before a run opening with an assistant turn is right at the top of the
         list; inside it the base's re-check finds the two user turns and writes the whole list anew."""
-        written = write_messages(messages, ids())
+        written = self._turns(write_messages(messages, ids()))
         if not lead:
             return written
-        before = write_messages(messages[:lead], ids())
+        before = self._turns(write_messages(messages[:lead], ids()))
         k = len(before)
         if k and k <= len(written) and len(written[k - 1]["content"]) > len(before[-1]["content"]):
             # the run's first blocks join the lead's last turn (a result after the kept ones): they go as a turn of
@@ -241,11 +288,43 @@ class Bedrock(Provider):
         """`client.converse(**body)` with a boto3 `bedrock-runtime` client (a body with `modelId`)."""
         return client.converse(**body)
 
+    def from_stream(self, response: Any) -> ChatMessage:
+        """The reply of a `converse_stream` call (its response, or the events of its `stream`) as an assistant
+        message, as `from_response` reads `converse`'s: the stream's blocks assembled in order."""
+        with error_context(provider=self.name):
+            events = response.get("stream") if isinstance(response, Mapping) else response
+            if events is None or isinstance(events, (str, bytes, Mapping)):
+                raise ReadError("expected a converse_stream response or the events of its 'stream'",
+                                path="stream")
+            return self.from_response(assemble(events))
+
+    def send_stream(self, client: Any, history: HistoryInput, **kwargs: Any) -> ChatMessage:
+        """`send` through `client.converse_stream(...)`: the same body, the reply read from the event stream."""
+        body = self._sdk_body(self.to_request(history, **kwargs), kwargs)
+        response = client.converse_stream(**body)
+        try:
+            return self._sdk_reply(self.from_stream(response), kwargs)
+        finally:
+            stream = response.get("stream") if isinstance(response, Mapping) else None
+            close = getattr(stream, "close", None)
+            if callable(close):
+                close()  # the HTTP connection goes back to the pool, read or not
+
+    async def send_stream_async(self, client: Any, history: HistoryInput, **kwargs: Any) -> ChatMessage:
+        """`send_stream` with an async client (aiobotocore's): its `converse_stream` is awaited and its `stream`
+        iterated with `async for`."""
+        body = self._sdk_body(self.to_request(history, **kwargs), kwargs)
+        response = await client.converse_stream(**body)
+        events = [event async for event in response["stream"]]
+        return self._sdk_reply(self.from_stream(events), kwargs)
+
     # ----------------------------------------------------------------------------------------- check
 
     def _check(self, body: Any, context: CheckContext) -> list[Problem]:
         """The 400s Converse would answer with; a malformed body is reported, never raised."""
-        return Checker(self.name).run(body)
+        family = self.family or model_family(context.model or (body.get("modelId") if isinstance(body, Mapping)
+                                                               else None))
+        return Checker(self.name, family).run(body)
 
 
 def _open_tool(name: str) -> dict[str, Any]:
@@ -297,6 +376,21 @@ def _block_bytes(block: Any) -> Any:
     return block
 
 
+class _ClaudeBedrock(Bedrock):
+    """Converse in front of a Claude model (BR10): Anthropic's id alphabet and rules."""
+
+    id_alphabet: ClassVar[str | None] = STRICT_ID_ALPHABET
+    family: ClassVar[str | None] = "claude"
+
+
+class _UnmixedBedrock(Bedrock):
+    """Converse in front of a model that takes no other block beside tool blocks in one turn (BR9)."""
+
+    family: ClassVar[str | None] = "unmixed"
+
+
+_FOR_FAMILY: dict[str, Bedrock] = {"claude": _ClaudeBedrock(), "unmixed": _UnmixedBedrock()}
+
 PROVIDER = Bedrock()
 to_request = PROVIDER.to_request
 from_request = PROVIDER.from_request
@@ -304,3 +398,6 @@ from_response = PROVIDER.from_response
 check = PROVIDER.check
 send = PROVIDER.send
 send_async = PROVIDER.send_async
+from_stream = PROVIDER.from_stream
+send_stream = PROVIDER.send_stream
+send_stream_async = PROVIDER.send_stream_async

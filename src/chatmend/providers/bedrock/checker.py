@@ -16,8 +16,16 @@ Rules are provider-rules §8 (BR1-BR8) and the ones below; every text is quoted 
   paths are AWS's 1-based `member` paths, not captured from a live Converse call);
 - BR13 media in an assistant turn: "You can only include images and documents if the role is user."
   (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Message.html; our wording is the doc's).
-Not checked (they depend on the model behind the request): BR9, some models refusing text beside tool blocks, and
-BR10, the Anthropic rules a Claude model adds.
+The model-dependent rules, checked when the model is known (`check(body, model=...)`, or the body's `modelId`):
+- BR9 (the models of `wire.UNMIXED_MARKS`): `messages.N.content: Conversation blocks and tool result blocks cannot
+  be provided in the same turn.` (langchain-ai/langchain-aws#141, strands-agents/harness-sdk#1223 with
+  llama4-maverick), and `... tool use blocks ...` for an assistant turn (quarkiverse/quarkus-langchain4j#1983);
+  a cachePoint is not a conversation block (INF);
+- BR10 (a Claude model): Anthropic's own rules, passed through as `The model returned the following errors: ...`
+  (anomalyco/opencode#3077, NousResearch/hermes-agent#61318): a `toolUseId` outside `^[a-zA-Z0-9_-]+$` (Anthropic's
+  AN5: botocore's pattern also lets `.` and `:` through), and with thinking on
+  (`additionalModelRequestFields.thinking.type` `enabled` or `adaptive`) the last assistant turn with a toolUse
+  opening with its reasoning (AT1). Blank text (Anthropic's "must contain non-whitespace text") is BR8 already.
 """
 
 from __future__ import annotations
@@ -26,8 +34,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from chatmend.exceptions import Problem
+from chatmend.providers.anthropic.checker import TEXTS as ANTHROPIC_TEXTS
 from chatmend.providers.base import SHAPE
-from chatmend.providers.bedrock.wire import ID, ID_ALPHABET, ID_MAX_LENGTH, TOOL_NAME
+from chatmend.providers.bedrock.wire import ID, ID_ALPHABET, ID_MAX_LENGTH, STRICT_ID, TOOL_NAME
 
 _VALIDATION = "1 validation error detected: Value '{value}' at '{where}' failed to satisfy constraint: {constraint}"
 
@@ -49,6 +58,9 @@ TEXTS: dict[str, str] = {
     "BR8e": "The content field in the Message object at messages.{n} is empty. Add a ContentBlock object to the "
             "content field and try again.",
     "BR13": "messages.{n}.content.{m}: You can only include images and documents if the role is user.",
+    "BR9": "messages.{n}.content: Conversation blocks and tool result blocks cannot be provided in the same turn.",
+    "BR9u": "messages.{n}.content: Conversation blocks and tool use blocks cannot be provided in the same turn.",
+    "BR10": "The model returned the following errors: {error}",
 }
 """Converse's 400 texts per rule, verbatim with their variable parts as fields (BR13: the documented sentence)."""
 
@@ -60,11 +72,17 @@ def _member_path(n: int, m: int, field: str) -> str:
     return f"messages.{n + 1}.member.content.{m + 1}.member.{field}"
 
 
-class Checker:
-    """One `check` pass over a request: its shape first, then the rules."""
+_NOT_CONVERSATION = frozenset({"toolUse", "toolResult", "cachePoint"})
+_ANTHROPIC_KIND = {"text": "text", "toolUse": "tool_use", "reasoningContent": "thinking", "image": "image",
+                   "document": "document"}
 
-    def __init__(self, provider: str) -> None:
+
+class Checker:
+    """One `check` pass over a request: its shape first, then the rules (`family`: the model's, for BR9/BR10)."""
+
+    def __init__(self, provider: str, family: str | None = None) -> None:
         self.provider = provider
+        self.family = family
         self.problems: list[Problem] = []
 
     def add(self, code: str, path: str, message: str) -> None:
@@ -105,7 +123,42 @@ class Checker:
         if uses_tools and not isinstance(body.get("toolConfig"), Mapping):
             self.rule("BR5", "toolConfig")
         self.tools(body.get("toolConfig"))
+        if self.family == "unmixed":
+            self.unmixed(messages)
+        elif self.family == "claude":
+            self.claude(messages, body.get("additionalModelRequestFields"))
         return self.problems
+
+    def unmixed(self, messages: list[Any]) -> None:
+        """BR9: no conversation block (text, media, reasoning) beside toolResult or toolUse blocks in one turn."""
+        for n, message in enumerate(messages):
+            kinds = {next(iter(b)) for b in message["content"]}
+            if kinds - _NOT_CONVERSATION:
+                if "toolResult" in kinds:
+                    self.rule("BR9", f"messages[{n}].content", n=n)
+                elif "toolUse" in kinds:
+                    self.rule("BR9u", f"messages[{n}].content", n=n)
+
+    def claude(self, messages: list[Any], fields: Any) -> None:
+        """BR10: the Anthropic rules a Claude model adds (its ids, AT1), in Bedrock's wrapper."""
+        for n, message in enumerate(messages):
+            for m, block in enumerate(message["content"]):
+                if "toolUse" in block and not STRICT_ID.fullmatch(block["toolUse"]["toolUseId"]):
+                    self.rule("BR10", f"messages[{n}].content[{m}].toolUse.toolUseId",
+                              error=ANTHROPIC_TEXTS["AN5"].format(n=n, m=m))
+        thinking = fields.get("thinking") if isinstance(fields, Mapping) else None
+        if not (isinstance(thinking, Mapping) and thinking.get("type") in ("enabled", "adaptive")):
+            return
+        last = next((n for n in range(len(messages) - 1, -1, -1)
+                     if messages[n]["role"] == "assistant" and messages[n]["content"]), None)
+        if last is None:
+            return
+        content = messages[last]["content"]
+        first = next(iter(content[0]))
+        if any("toolUse" in b for b in content) and first != "reasoningContent":
+            found = _ANTHROPIC_KIND.get(first, first)
+            self.rule("BR10", f"messages[{last}].content[0]",
+                      error=ANTHROPIC_TEXTS["AT1"].format(n=last, found=found))
 
     def system(self, system: Any) -> None:
         """The top-level system blocks: a list of one-key blocks, text not blank."""

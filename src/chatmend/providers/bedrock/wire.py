@@ -65,3 +65,28 @@ ASSISTANT_FILLER = "(no text)"
 turn, or thinking that cannot be sent), so the user turns around it stay apart and prefix-stable."""
 ERROR_WITHOUT_OUTPUT = "The tool failed without output."
 """BR6: the text of a failed result with no content (`status: error` needs content)."""
+
+STRICT_ID_ALPHABET = "a-zA-Z0-9_-"
+"""The `toolUseId` characters a Claude model behind Converse takes (BR10: Anthropic's own `^[a-zA-Z0-9_-]+$`, which
+the AWS API reference also shows)."""
+STRICT_ID = re.compile(f"[{STRICT_ID_ALPHABET}]+")
+
+CLAUDE_MARKS = ("anthropic.", "claude")
+"""A model id naming a Claude model (`anthropic.claude-...`, `us.anthropic.claude-...`, an ARN of one): BR10."""
+UNMIXED_MARKS = ("meta.llama",)
+"""Model ids of the models that refuse other blocks beside tool blocks in one turn (BR9; OBS
+strands-agents/harness-sdk#1223, llama4-maverick-17b-instruct; langchain-ai/langchain-aws#141 and
+quarkiverse/quarkus-langchain4j#1983 give no model). Others may too: the list grows with evidence."""
+
+
+def model_family(model: object) -> str | None:
+    """`"claude"` (BR10), `"unmixed"` (BR9) or None for a Converse model id (a region prefix, an ARN of a
+    foundation model or inference profile named after it, any case)."""
+    if not isinstance(model, str):
+        return None
+    lowered = model.lower()
+    if any(mark in lowered for mark in CLAUDE_MARKS):
+        return "claude"
+    if any(mark in lowered for mark in UNMIXED_MARKS):
+        return "unmixed"
+    return None
