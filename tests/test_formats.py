@@ -53,6 +53,8 @@ def error(text: str, fmt: str = "auto") -> InputError:
         ("xai_body.json", "xai"),
         ("claude_code.jsonl", "claude_code"),
         ("codex_rollout.jsonl", "codex"),
+        ("cline_task.json", "cline"),
+        ("roo_code_task.json", "roo_code"),
     ],
 )
 def test_every_sample_session_is_detected_from_its_content(name: str, fmt: str, tmp_path: Path) -> None:

@@ -23,7 +23,11 @@ TRANSCRIPT_FORMATS = {
     "claude_code": "Claude Code session transcripts (~/.claude/projects/*/*.jsonl)",
     "codex": "Codex CLI session files (~/.codex/sessions/**/rollout-*.jsonl)",
     "gemini_cli": "Gemini CLI sessions (~/.gemini/tmp/*/chats/session-*.jsonl, and the older .json chats)",
+    "cline": "Cline (and older Roo Code) tasks (.../tasks/<id>/api_conversation_history.json)",
+    "roo_code": "Roo Code version-2 tasks ({\"version\": 2, \"messages\"} in api_conversation_history.json)",
 }
+DOCUMENT_FORMATS = frozenset({"cline", "roo_code"})
+"""The session stores that are one JSON document (read whole, written back spliced)."""
 
 
 def formats() -> dict[str, str]:
@@ -143,6 +147,8 @@ def _read_jsonl(stream: Iterator[str], fmt: str, prefer: str | None) -> Session:
                 break
         fmt = detect_records(records, prefer)
     lines = itertools.chain(buffered, stream)
+    if fmt in DOCUMENT_FORMATS:
+        return _read_document("".join(lines), fmt, prefer)
     if fmt == NEUTRAL:
         return neutral.read(lines)
     if fmt == "claude_code":
@@ -202,6 +208,10 @@ def _read_document(text: str, fmt: str, prefer: str | None) -> Session:
         from chatmend.transcripts import gemini_cli
 
         return gemini_cli.read_document(value, text)
+    if fmt in ("cline", "roo_code"):
+        from chatmend.transcripts import cline
+
+        return cline.read_document(value, text, fmt)
     if fmt in TRANSCRIPT_FORMATS:
         raise InputError(f"a single JSON document; {fmt} sessions are JSON Lines (one record a line)")
     indent = "\n" in text.strip()

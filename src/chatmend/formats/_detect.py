@@ -75,6 +75,11 @@ def detect_document(value: object, prefer: str | None = None) -> str:
 
     if gemini_cli.holds_session(value):
         return "gemini_cli"
+    from chatmend.transcripts import cline
+
+    store = cline.holds_session(value)
+    if store is not None:
+        return store
     if isinstance(value, Mapping):
         for provider in _own_lists(adapters):
             if provider.holds_history(value):
