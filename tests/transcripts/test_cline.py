@@ -306,3 +306,16 @@ def test_where_cline_keeps_its_tasks(tmp_path: Path) -> None:
     assert cline.resume_command(path) == "cline task open 1733000000000"
     vscode = tmp_path / "globalStorage" / "saoudrizwan.claude-dev" / "tasks" / "17" / "api_conversation_history.json"
     assert "history" in cline.resume_command(vscode)
+
+
+def test_where_roo_code_keeps_its_tasks(tmp_path: Path) -> None:
+    from chatmend.transcripts import roo_code
+
+    env = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    assert roo_code.default_locations(env)[0] == (
+        tmp_path / "cfg" / "Code" / "User" / "globalStorage" / "rooveterinaryinc.roo-cline" / "tasks")
+    path = tmp_path / "tasks" / "abc" / "context" / "api_conversation_history.json"
+    assert roo_code.is_session_file(path) and roo_code.resume_command(path).startswith("open task abc ")
+    path.parent.mkdir(parents=True)
+    path.write_text(document(PARALLEL[:1], roo=True), encoding="utf-8")
+    assert roo_code.read(path).format == "roo_code"
