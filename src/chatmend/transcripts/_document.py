@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chatmend import ChatMessage
+from chatmend import ChatMessage, RepairResult
 from chatmend.formats._io import InputError
 from chatmend.formats._session import Session
 from chatmend.transcripts._records import Record, TranscriptFormat
@@ -149,6 +149,12 @@ class DocumentFormat(TranscriptFormat):
 
     key: str | None = None
     """The top-level key holding the list (None: the document is the list)."""
+    turn_key: str
+    """The item field that says whose turn it is (`role`, `kind`)."""
+    result_turns: tuple[str, ...]
+    """The values of `turn_key` of the items that hold tool results."""
+    blocks_key: str
+    """The item field holding its blocks (`content`, `parts`)."""
 
     def __init__(self, found: ListText, records: list[Record]) -> None:
         super().__init__(records)
@@ -166,6 +172,30 @@ class DocumentFormat(TranscriptFormat):
             raise InputError(f"a {self.name} session can only be written back from itself; "
                              "use --to chatmend or a provider")
         yield self.found.text
+
+    def _pieces(self, result: RepairResult) -> list[tuple[int | None, Any]]:
+        """As the base's, with a synthetic result that follows another result of its turn put into that result's
+        item (one turn holding every result, as the tools write them), not an item of its own."""
+        pieces = super()._pieces(result)
+        for n in range(1, len(pieces)):
+            k, block = pieces[n]
+            before = pieces[n - 1][0]
+            if k is not None and k < 0 and before is not None and before >= 0 and \
+                    self.records[before].data.get(self.turn_key) in self.result_turns:
+                pieces[n] = (before, block)
+        return pieces
+
+    def relink(self, out: list[tuple[Record | None, dict[str, Any] | None]]) -> None:
+        """New items side by side (the answers to a turn's calls none of which returned) become one."""
+        n = 1
+        while n < len(out):
+            (before, first), (record, data) = out[n - 1], out[n]
+            if before is None and record is None and first is not None and data is not None \
+                    and first.get(self.turn_key) == data.get(self.turn_key):
+                out[n - 1] = (None, {**first, self.blocks_key: [*first[self.blocks_key], *data[self.blocks_key]]})
+                del out[n]
+            else:
+                n += 1
 
     def _lines(self, out: list[tuple[Record | None, dict[str, Any] | None]]) -> Iterator[str]:
         """The document: kept items as read, changed and new ones in its style, the rest of its text as it was."""

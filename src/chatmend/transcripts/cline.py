@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from chatmend import ChatMessage, ImagePart, RepairResult, TextPart, ThinkingPart, ToolCall
+from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
 from chatmend.formats._io import InputError
 from chatmend.formats._session import Session
 from chatmend.messages import Part
@@ -204,6 +204,9 @@ class TaskHistory(DocumentFormat):
     """A task's conversation file: what the tool sends from it, and how a repair is written back."""
 
     provider = "anthropic"
+    turn_key = "role"
+    result_turns = ("user", "tool")
+    blocks_key = "content"
 
     def __init__(self, value: Any, text: str, *, roo: bool) -> None:
         self.roo = roo
@@ -314,30 +317,6 @@ class TaskHistory(DocumentFormat):
         close_group()
 
     # --- writing -------------------------------------------------------------------------------------------
-
-    def _pieces(self, result: RepairResult) -> list[tuple[int | None, Any]]:
-        """As the base's, with a synthetic result that follows another result of its turn put into that result's
-        message (one user turn holding every result, as the tool writes them), not a message of its own."""
-        pieces = super()._pieces(result)
-        for n in range(1, len(pieces)):
-            k, block = pieces[n]
-            before = pieces[n - 1][0]
-            if k is not None and k < 0 and before is not None and before >= 0 and \
-                    self.records[before].data.get("role") in ("user", "tool"):
-                pieces[n] = (before, block)
-        return pieces
-
-    def relink(self, out: list[tuple[Record | None, dict[str, Any] | None]]) -> None:
-        """New messages side by side (the answers to a turn's calls none of which returned) become one."""
-        n = 1
-        while n < len(out):
-            (before, first), (record, data) = out[n - 1], out[n]
-            if before is None and record is None and first is not None and data is not None \
-                    and first["role"] == data["role"]:
-                out[n - 1] = (None, {**first, "content": [*first["content"], *data["content"]]})
-                del out[n]
-            else:
-                n += 1
 
     def is_call(self, block: Any) -> bool:
         return isinstance(block, Mapping) and block.get("type") in ("tool_use", "tool-call")
