@@ -80,6 +80,10 @@ def detect_document(value: object, prefer: str | None = None) -> str:
     store = cline.holds_session(value)
     if store is not None:
         return store
+    from chatmend.transcripts import pydantic_ai
+
+    if pydantic_ai.holds_session(value):
+        return pydantic_ai.NAME
     if isinstance(value, Mapping):
         for provider in _own_lists(adapters):
             if provider.holds_history(value):

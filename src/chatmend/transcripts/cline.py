@@ -239,6 +239,11 @@ class TaskHistory(DocumentFormat):
         content = item.get("content")
         expect(record, "content", content, (str, list), "a string or a list of content blocks")
         record.blocks = _blocks(content)
+        if not record.blocks and role == "assistant":
+            # a reply of nothing (rule 1's placeholder): a stand-in block, so that repair's drop drops it
+            record.blocks = [None]
+            self.add_reply(ChatMessage(role="assistant", content=""), [(k, 0)])
+            return
         if not record.blocks:
             return  # an empty content list: nothing the tool sends from it, kept as it is
         if role == "assistant":
