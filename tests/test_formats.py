@@ -56,6 +56,7 @@ def error(text: str, fmt: str = "auto") -> InputError:
         ("cline_task.json", "cline"),
         ("roo_code_task.json", "roo_code"),
         ("pydantic_ai_history.json", "pydantic_ai"),
+        ("kimi_code_wire.jsonl", "kimi_code"),
     ],
 )
 def test_every_sample_session_is_detected_from_its_content(name: str, fmt: str, tmp_path: Path) -> None:

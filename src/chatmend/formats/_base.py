@@ -25,6 +25,7 @@ TRANSCRIPT_FORMATS = {
     "gemini_cli": "Gemini CLI sessions (~/.gemini/tmp/*/chats/session-*.jsonl, and the older .json chats)",
     "cline": "Cline (and older Roo Code) tasks (.../tasks/<id>/api_conversation_history.json)",
     "roo_code": "Roo Code version-2 tasks ({\"version\": 2, \"messages\"} in api_conversation_history.json)",
+    "kimi_code": "Kimi Code CLI sessions (~/.kimi-code/sessions/*/session_*/agents/*/wire.jsonl)",
     "pydantic_ai": "pydantic-ai message histories (ModelMessagesTypeAdapter.dump_json, all_messages_json())",
 }
 DOCUMENT_FORMATS = frozenset({"cline", "roo_code", "pydantic_ai"})
@@ -165,6 +166,10 @@ def _read_jsonl(stream: Iterator[str], fmt: str, prefer: str | None) -> Session:
         from chatmend.transcripts import gemini_cli
 
         return gemini_cli.read(lines)
+    if fmt == "kimi_code":
+        from chatmend.transcripts import kimi_code
+
+        return kimi_code.read(lines)
     items, numbers = parse_records(lines, what=f"one {fmt} message a line")
     key = adapter(fmt).list_key
     if len(items) == 1 and isinstance(items[0], Mapping) and key in items[0]:

@@ -119,6 +119,10 @@ def detect_records(records: Sequence[object], prefer: str | None = None) -> str:
 
     if any(gemini_cli.is_record(r) for r in objects):
         return "gemini_cli"
+    from chatmend.transcripts import kimi_code
+
+    if any(kimi_code.is_record(r) for r in objects):
+        return kimi_code.NAME
     if any(text_field(r) in CLAUDE_CODE_TYPES and ("uuid" in r or "sessionId" in r) for r in objects):
         return "claude_code"
     if len(records) == 1 and not isinstance(objects[0].get("role"), str):
