@@ -110,7 +110,8 @@ def test_a_call_killed_mid_run_is_answered_after_its_steps_other_result() -> Non
 
 
 def test_the_last_compaction_starts_the_history_over() -> None:
-    records = _killed()[:9] + [
+    records = [
+        *_killed()[:9],
         {"type": "full_compaction.begin", "source": "manual", "time": 30},
         {"type": "context.apply_compaction", "summary": "s", "contextSummary": "We listed a.", "compactedCount": 4,
          "time": 31},
@@ -139,8 +140,8 @@ def test_records_of_another_agent_and_unknown_records_are_kept() -> None:
 
 
 def test_an_orphan_result_becomes_a_user_message_in_its_place() -> None:
-    records = [HEADER, _user("hi", 1),
-               _event({"type": "tool.result", "parentUuid": "gone", "toolCallId": "gone", "result": {"output": "o"}}, 2)]
+    orphan = {"type": "tool.result", "parentUuid": "gone", "toolCallId": "gone", "result": {"output": "o"}}
+    records = [HEADER, _user("hi", 1), _event(orphan, 2)]
     out = "".join(read_text("".join(lines_of(records))).repaired(None)[1]).split("\n")
     note = json.loads(out[2])
     assert note["type"] == "context.append_message" and note["time"] == 2
