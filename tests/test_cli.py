@@ -245,6 +245,7 @@ FIRST_PROBLEM = {
     "gemini_cli_session.jsonl": "messages[3].tool_calls[0]: R6: the call "
     "run_shell_command__run_shell_command_1772615528100_0 (run_shell_command) has no result (line 9)",
     "gemini_contents.json": "contents[2]: GE1: ",
+    "gemini_checkpoint.json": "contents[2]: GE1: Please ensure that the number of function response parts",
     "kimi_body.json": "messages[3].reasoning_content: KI2: thinking is enabled but reasoning_content is missing",
     "mistral_body.json": "messages[1].tool_calls[0].id: MI1: Tool call id was call_0qL7cYfT2mWz9RkA but must be "
     "a-z, A-Z, 0-9, with a length of 9.",

@@ -57,6 +57,7 @@ def error(text: str, fmt: str = "auto") -> InputError:
         ("roo_code_task.json", "roo_code"),
         ("pydantic_ai_history.json", "pydantic_ai"),
         ("kimi_code_wire.jsonl", "kimi_code"),
+        ("gemini_checkpoint.json", "gemini_checkpoint"),
     ],
 )
 def test_every_sample_session_is_detected_from_its_content(name: str, fmt: str, tmp_path: Path) -> None:

@@ -25,10 +25,11 @@ TRANSCRIPT_FORMATS = {
     "gemini_cli": "Gemini CLI sessions (~/.gemini/tmp/*/chats/session-*.jsonl, and the older .json chats)",
     "cline": "Cline (and older Roo Code) tasks (.../tasks/<id>/api_conversation_history.json)",
     "roo_code": "Roo Code version-2 tasks ({\"version\": 2, \"messages\"} in api_conversation_history.json)",
+    "gemini_checkpoint": "Gemini CLI checkpoints (~/.gemini/tmp/*/checkpoint-*.json, and checkpoints/*.json)",
     "kimi_code": "Kimi Code CLI sessions (~/.kimi-code/sessions/*/session_*/agents/*/wire.jsonl)",
     "pydantic_ai": "pydantic-ai message histories (ModelMessagesTypeAdapter.dump_json, all_messages_json())",
 }
-DOCUMENT_FORMATS = frozenset({"cline", "roo_code", "pydantic_ai"})
+DOCUMENT_FORMATS = frozenset({"cline", "roo_code", "pydantic_ai", "gemini_checkpoint"})
 """The session stores that are one JSON document (read whole, written back spliced)."""
 
 
@@ -222,6 +223,10 @@ def _read_document(text: str, fmt: str, prefer: str | None) -> Session:
         from chatmend.transcripts import pydantic_ai
 
         return pydantic_ai.read_document(value, text)
+    if fmt == "gemini_checkpoint":
+        from chatmend.transcripts import gemini_checkpoint
+
+        return gemini_checkpoint.read_document(value, text)
     if fmt in TRANSCRIPT_FORMATS:
         raise InputError(f"a single JSON document; {fmt} sessions are JSON Lines (one record a line)")
     indent = "\n" in text.strip()

@@ -80,7 +80,10 @@ def detect_document(value: object, prefer: str | None = None) -> str:
     store = cline.holds_session(value)
     if store is not None:
         return store
-    from chatmend.transcripts import pydantic_ai
+    from chatmend.transcripts import gemini_checkpoint, pydantic_ai
+
+    if gemini_checkpoint.holds_session(value) is not None:
+        return gemini_checkpoint.NAME
 
     if pydantic_ai.holds_session(value):
         return pydantic_ai.NAME

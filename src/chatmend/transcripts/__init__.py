@@ -6,4 +6,4 @@ keeping every record chatmend does not need untouched.
 
 from __future__ import annotations
 
-__all__ = ["claude_code", "cline", "codex", "gemini_cli", "kimi_code", "pydantic_ai", "roo_code"]
+__all__ = ["claude_code", "cline", "codex", "gemini_checkpoint", "gemini_cli", "kimi_code", "pydantic_ai", "roo_code"]
