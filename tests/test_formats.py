@@ -57,6 +57,7 @@ def error(text: str, fmt: str = "auto") -> InputError:
         ("roo_code_task.json", "roo_code"),
         ("pydantic_ai_history.json", "pydantic_ai"),
         ("kimi_code_wire.jsonl", "kimi_code"),
+        ("kimi_cli_context.jsonl", "kimi_cli"),
         ("gemini_checkpoint.json", "gemini_checkpoint"),
     ],
 )

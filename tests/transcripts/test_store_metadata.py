@@ -17,13 +17,14 @@ STORES = {
     "pydantic_ai": "pydantic_ai",
     "kimi_code": "kimi_code",
     "gemini_checkpoint": "gemini_checkpoint",
+    "kimi_cli": "kimi_cli",
 }
 
 
 @pytest.mark.parametrize("module", sorted(STORES))
 def test_every_store_module_says_what_a_doctor_needs(module: str, tmp_path: Path) -> None:
     store = importlib.import_module(f"chatmend.transcripts.{module}")
-    assert store.NAME == STORES[module] and store.NAME in formats()
+    assert STORES[module] == store.NAME and store.NAME in formats()
     assert isinstance(store.TOOL, str) and store.TOOL
     locations = store.default_locations({"HOME": str(tmp_path)})
     assert isinstance(locations, list) and all(isinstance(p, Path) for p in locations)

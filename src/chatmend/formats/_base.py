@@ -26,6 +26,7 @@ TRANSCRIPT_FORMATS = {
     "cline": "Cline (and older Roo Code) tasks (.../tasks/<id>/api_conversation_history.json)",
     "roo_code": "Roo Code version-2 tasks ({\"version\": 2, \"messages\"} in api_conversation_history.json)",
     "gemini_checkpoint": "Gemini CLI checkpoints (~/.gemini/tmp/*/checkpoint-*.json, and checkpoints/*.json)",
+    "kimi_cli": "kimi-cli sessions (~/.kimi/sessions/*/*/context.jsonl)",
     "kimi_code": "Kimi Code CLI sessions (~/.kimi-code/sessions/*/session_*/agents/*/wire.jsonl)",
     "pydantic_ai": "pydantic-ai message histories (ModelMessagesTypeAdapter.dump_json, all_messages_json())",
 }
@@ -171,6 +172,10 @@ def _read_jsonl(stream: Iterator[str], fmt: str, prefer: str | None) -> Session:
         from chatmend.transcripts import kimi_code
 
         return kimi_code.read(lines)
+    if fmt == "kimi_cli":
+        from chatmend.transcripts import kimi_cli
+
+        return kimi_cli.read(lines)
     items, numbers = parse_records(lines, what=f"one {fmt} message a line")
     key = adapter(fmt).list_key
     if len(items) == 1 and isinstance(items[0], Mapping) and key in items[0]:

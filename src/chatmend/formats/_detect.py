@@ -126,6 +126,10 @@ def detect_records(records: Sequence[object], prefer: str | None = None) -> str:
 
     if any(kimi_code.is_record(r) for r in objects):
         return kimi_code.NAME
+    from chatmend.transcripts import kimi_cli
+
+    if any(kimi_cli.is_record(r) for r in objects):
+        return kimi_cli.NAME
     if any(text_field(r) in CLAUDE_CODE_TYPES and ("uuid" in r or "sessionId" in r) for r in objects):
         return "claude_code"
     if len(records) == 1 and not isinstance(objects[0].get("role"), str):
