@@ -319,3 +319,11 @@ def test_where_roo_code_keeps_its_tasks(tmp_path: Path) -> None:
     path.parent.mkdir(parents=True)
     path.write_text(document(PARALLEL[:1], roo=True), encoding="utf-8")
     assert roo_code.read(path).format == "roo_code"
+
+
+def test_a_file_with_crlf_line_ends_gets_new_items_with_crlf_too() -> None:
+    text = document(PARALLEL[:2], indent=2).replace("\n", "\r\n")
+    out = _repaired(text)
+    assert out.startswith(text[:-1].rsplit("\r\n", 1)[0])  # every line before the end as it was
+    assert "\n" not in out.replace("\r\n", "")
+    assert json.loads(out)[2]["content"][1]["tool_use_id"] == "toolu_02"

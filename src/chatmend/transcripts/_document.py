@@ -64,7 +64,8 @@ class ListText:
         step, column = self.indent()
         if step is None:
             return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-        return json.dumps(value, ensure_ascii=False, indent=step).replace("\n", "\n" + column)
+        newline = "\r\n" if "\r\n" in self.text[self.start:self.spans[0][0] if self.spans else self.end] else "\n"
+        return json.dumps(value, ensure_ascii=False, indent=step).replace("\n", newline + column)
 
     def write(self, items: Sequence[str]) -> Iterator[str]:
         """The document with its list holding `items` (each an item's text) and every other character kept."""
