@@ -327,3 +327,19 @@ def test_a_file_with_crlf_line_ends_gets_new_items_with_crlf_too() -> None:
     assert out.startswith(text[:-1].rsplit("\r\n", 1)[0])  # every line before the end as it was
     assert "\n" not in out.replace("\r\n", "")
     assert json.loads(out)[2]["content"][1]["tool_use_id"] == "toolu_02"
+
+
+def test_roo_orphan_beside_a_valid_result_becomes_a_user_message_of_its_own() -> None:
+    items = [
+        {"role": "user", "content": "go", "ts": 1},
+        {"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "a", "toolName": "f", "input": {}}],
+         "ts": 2},
+        {"role": "tool", "content": [
+            {"type": "tool-result", "toolCallId": "zzz", "toolName": "f", "output": {"type": "text", "value": "lost"}},
+            {"type": "tool-result", "toolCallId": "a", "toolName": "f", "output": {"type": "text", "value": "ok"}}],
+         "ts": 3},
+    ]
+    value = json.loads(_repaired(document(items, roo=True)))
+    tool, note = value["messages"][2:]
+    assert tool["role"] == "tool" and [p["toolCallId"] for p in tool["content"]] == ["a"]  # only results in it
+    assert note["role"] == "user" and note["ts"] == 3 and "lost" in note["content"][0]["text"]

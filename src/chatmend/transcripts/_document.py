@@ -174,6 +174,10 @@ class DocumentFormat(TranscriptFormat):
                              "use --to chatmend or a provider")
         yield self.found.text
 
+    def is_result(self, block: Any) -> bool:
+        """True for a block that is a tool result (new items holding only those are merged when side by side)."""
+        return False
+
     def _pieces(self, result: RepairResult) -> list[tuple[int | None, Any]]:
         """As the base's, with a synthetic result that follows another result of its turn put into that result's
         item (one turn holding every result, as the tools write them), not an item of its own."""
@@ -187,12 +191,13 @@ class DocumentFormat(TranscriptFormat):
         return pieces
 
     def relink(self, out: list[tuple[Record | None, dict[str, Any] | None]]) -> None:
-        """New items side by side (the answers to a turn's calls none of which returned) become one."""
+        """New items of results side by side (the answers to a turn's calls none of which returned) become one."""
         n = 1
         while n < len(out):
             (before, first), (record, data) = out[n - 1], out[n]
             if before is None and record is None and first is not None and data is not None \
-                    and first.get(self.turn_key) == data.get(self.turn_key):
+                    and first.get(self.turn_key) == data.get(self.turn_key) \
+                    and all(self.is_result(b) for b in [*first[self.blocks_key], *data[self.blocks_key]]):
                 out[n - 1] = (None, {**first, self.blocks_key: [*first[self.blocks_key], *data[self.blocks_key]]})
                 del out[n]
             else:

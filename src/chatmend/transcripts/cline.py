@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
+from chatmend import ChatMessage, ImagePart, RepairResult, TextPart, ThinkingPart, ToolCall
 from chatmend.formats._io import InputError
 from chatmend.formats._session import Session
 from chatmend.messages import Part
@@ -323,8 +323,21 @@ class TaskHistory(DocumentFormat):
 
     # --- writing -------------------------------------------------------------------------------------------
 
+    def _pieces(self, result: RepairResult) -> list[tuple[int | None, Any]]:
+        """As the base's; in version 2, what is not a `tool-result` (a note that replaced an orphan one) does not
+        stay in its `tool` message (which holds nothing else) but goes into a user message of its own, in place."""
+        pieces = super()._pieces(result)
+        if not self.roo:
+            return pieces
+        return [(-1 - k, block) if k is not None and k >= 0 and self.records[k].data.get("role") == "tool"
+                and not (isinstance(block, Mapping) and block.get("type") == "tool-result") else (k, block)
+                for k, block in pieces]
+
     def is_call(self, block: Any) -> bool:
         return isinstance(block, Mapping) and block.get("type") in ("tool_use", "tool-call")
+
+    def is_result(self, block: Any) -> bool:
+        return isinstance(block, Mapping) and block.get("type") in ("tool_result", "tool-result")
 
     def patch_call_id(self, block: Any, new_id: str) -> Any:
         return {**block, "id": new_id} if block.get("type") == "tool_use" else {**block, "toolCallId": new_id}
@@ -367,11 +380,11 @@ class TaskHistory(DocumentFormat):
         return data
 
     def new_record(self, near: Record, blocks: list[Any], serial: int) -> dict[str, Any]:
-        tool = self.roo and all(isinstance(b, Mapping) and b.get("type") == "tool-result" for b in blocks)
-        data: dict[str, Any] = {"role": "tool" if tool else "user", "content": blocks}
+        results = all(isinstance(b, Mapping) and b.get("type") in ("tool-result", "tool_result") for b in blocks)
+        data: dict[str, Any] = {"role": "tool" if self.roo and results else "user", "content": blocks}
         ts = near.data.get("ts")
         if isinstance(ts, (int, float)) and not isinstance(ts, bool):
-            data["ts"] = ts + serial
+            data["ts"] = ts + serial if results else ts  # an answer after its call; a note where its result was
         return data
 
 

@@ -198,6 +198,9 @@ class MessageHistory(DocumentFormat):
     def is_call(self, block: Any) -> bool:
         return isinstance(block, Mapping) and block.get("part_kind") == "tool-call"
 
+    def is_result(self, block: Any) -> bool:
+        return isinstance(block, Mapping) and block.get("part_kind") == "tool-return"
+
     def patch_call_id(self, block: Any, new_id: str) -> Any:
         return {**block, "tool_call_id": new_id}
 
