@@ -136,7 +136,7 @@ class KimiCode(TranscriptFormat):
         self.warnings = warnings
         agent = next((r.data.get("agentId") for r in records if isinstance(r.data.get("agentId"), str)), None)
         start = max((k for k, r in enumerate(records) if r.data.get("type") in _RESTARTS), default=-1)
-        pending: list[tuple[int, str, Any]] = []  # (position, kind, what), put in order below
+        pending: list[tuple[int, Any]] = []  # (position, a step or (message, blocks)), put in order below
         steps: dict[str, _Step] = {}
         current: _Step | None = None
         for k in range(max(start, 0), len(records)):
@@ -151,7 +151,7 @@ class KimiCode(TranscriptFormat):
                         summary = data.get("contextSummary") or data.get("summary")
                         if isinstance(summary, str) and summary:
                             record.blocks = [data]
-                            pending.append((k, "message", (ChatMessage(role="user", content=summary), [(k, 0)])))
+                            pending.append((k, (ChatMessage(role="user", content=summary), [(k, 0)])))
                 elif kind == "context.undo":
                     self.warnings.append(f"line {record.line}: context.undo is not replayed; the records before it "
                                          "are read as they stand")
@@ -164,7 +164,7 @@ class KimiCode(TranscriptFormat):
                     current = self._read_event(k, record, event, steps, current, pending)
                 if self.model is None and kind == "llm.request" and isinstance(data.get("model"), str):
                     self.model = data["model"]
-        for _, _kind, item in sorted(pending, key=lambda p: p[0]):
+        for _, item in sorted(pending, key=lambda p: p[0]):
             if isinstance(item, _Step):
                 if item.at:
                     thinking = any(isinstance(p, ThinkingPart) for p in item.parts)
@@ -178,7 +178,7 @@ class KimiCode(TranscriptFormat):
                 message = message.model_copy(update={"tool_name": named})
             self.add(message, at)
 
-    def _read_message(self, k: int, record: Record, pending: list[tuple[int, str, Any]]) -> None:
+    def _read_message(self, k: int, record: Record, pending: list[tuple[int, Any]]) -> None:
         stored = record.data.get("message")
         expect(record, "message", stored, (dict,), "an object (the message)")
         assert isinstance(stored, dict)
@@ -188,16 +188,16 @@ class KimiCode(TranscriptFormat):
         parts = _text_parts(stored.get("content"))
         record.blocks = [record.data]
         message = ChatMessage(role="user" if role == "user" else "system", content=_content(parts))
-        pending.append((k, "message", (message, [(k, 0)])))
+        pending.append((k, (message, [(k, 0)])))
 
     def _read_event(self, k: int, record: Record, event: Mapping[str, Any], steps: dict[str, _Step],
-                    current: _Step | None, pending: list[tuple[int, str, Any]]) -> _Step | None:
+                    current: _Step | None, pending: list[tuple[int, Any]]) -> _Step | None:
         kind = event.get("type")
         if kind == "step.begin":
             began = _Step(k)
             if isinstance(event.get("uuid"), str):
                 steps[event["uuid"]] = began
-            pending.append((k, "step", began))
+            pending.append((k, began))
             return began
         if kind in ("content.part", "tool.call"):
             owner = event.get("stepUuid")
@@ -207,7 +207,7 @@ class KimiCode(TranscriptFormat):
             found = steps.get(owner) if isinstance(owner, str) else current
             if found is None:  # an event before any step.begin (or its step's): a step of its own
                 found = _Step(k)
-                pending.append((k, "step", found))
+                pending.append((k, found))
                 current = found
             step = found
             record.blocks = [record.data]
@@ -231,7 +231,7 @@ class KimiCode(TranscriptFormat):
             text, error = _output(event.get("result"))
             record.blocks = [record.data]
             message = ChatMessage(role="tool", tool_call_id=call_id, is_error=error, content=text)
-            pending.append((k, "message", (message, [(k, 0)])))
+            pending.append((k, (message, [(k, 0)])))
         return current
 
     def session(self, warnings: Iterable[str] = ()) -> Session:
