@@ -343,3 +343,11 @@ def test_roo_orphan_beside_a_valid_result_becomes_a_user_message_of_its_own() ->
     tool, note = value["messages"][2:]
     assert tool["role"] == "tool" and [p["toolCallId"] for p in tool["content"]] == ["a"]  # only results in it
     assert note["role"] == "user" and note["ts"] == 3 and "lost" in note["content"][0]["text"]
+
+
+def test_a_chat_list_with_timestamps_is_not_taken_for_a_task() -> None:
+    chat = [{"role": "user", "content": "hi", "ts": 1},
+            {"role": "assistant", "content": None, "ts": 2, "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]
+    assert cline.holds_session(chat) is None
+    assert cline.holds_session(PARALLEL) == "cline" and cline.holds_session({"version": 2, "messages": []}) is None

@@ -105,7 +105,8 @@ def resume_command(path: str | os.PathLike[str]) -> str:
 
 
 def _message_like(item: object) -> bool:
-    return isinstance(item, Mapping) and (item.get("role") in ("user", "assistant") or (
+    """An Anthropic message param (or Roo Code's standalone reasoning item); not a Chat message with calls."""
+    return isinstance(item, Mapping) and "tool_calls" not in item and (item.get("role") in ("user", "assistant") or (
         item.get("type") == "reasoning" and "role" not in item))
 
 
@@ -116,7 +117,7 @@ def holds_session(value: object) -> str | None:
             isinstance(m.get("ts"), (int, float)) and not isinstance(m.get("ts"), bool) for m in value[:200]):
         return NAME
     if isinstance(value, Mapping) and value.get("version") == 2 and isinstance(value.get("messages"), list) \
-            and "model" not in value and all(
+            and value["messages"] and "model" not in value and all(
                 isinstance(m, Mapping) and (m.get("role") in ("user", "assistant", "tool", "system")
                                             or m.get("type") == "reasoning") for m in value["messages"][:200]):
         return ROO_NAME
