@@ -351,3 +351,9 @@ def test_a_chat_list_with_timestamps_is_not_taken_for_a_task() -> None:
                 {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}]
     assert cline.holds_session(chat) is None
     assert cline.holds_session(PARALLEL) == "cline" and cline.holds_session({"version": 2, "messages": []}) is None
+
+
+def test_an_item_that_is_not_a_message_is_an_error_at_its_place() -> None:
+    with pytest.raises(InputError) as caught:
+        read_doc('{"version": 2, "messages": [{"role": "user", "content": "hi"},\n 7]}', "roo_code")
+    assert caught.value.line == 2 and caught.value.message.startswith("messages[1]: expected a Roo Code message")

@@ -216,12 +216,10 @@ class TaskHistory(DocumentFormat):
         found = list_text(text, self.key)
         items: list[Any] = value["messages"] if roo else value
         super().__init__(found, item_records(found, items))
-        if roo:
-            self.provider = ""
         hidden = _hidden(items)
         what = _ROO_WHAT if roo else _WHAT
         for k, (record, item) in enumerate(zip(self.records, items)):
-            at = f"{self.key + '.' if self.key else ''}[{k}]"
+            at = f"{self.key or ''}[{k}]"
             if not isinstance(item, Mapping):
                 raise InputError(f"{at}: expected {what}, got {json.dumps(item)[:40]}", line=record.line)
             if k in hidden or "role" not in item:
