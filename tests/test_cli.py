@@ -231,6 +231,14 @@ FIRST_PROBLEM = {
     "message at message index 2.",
     "xai_body.json": "messages[2].role: OC1: An assistant message with 'tool_calls' must be followed by tool "
     "messages",
+    "cline_task.json": "messages[1].tool_calls[1]: R6: the call toolu_01B (execute_command) has no result "
+    "(line 1 [1])",
+    "roo_code_task.json": "messages[1].tool_calls[0]: R6: the call call_7 (list_files) has no result "
+    "(line 1 messages[1])",
+    "pydantic_ai_history.json": "messages[1].tool_calls[1]: R6: the call call_R0m3 (get_weather) has no result "
+    "(line 1 [1])",
+    "kimi_cli_context.jsonl": "messages[1].tool_calls[1]: R6: the call Shell:1 (Shell) has no result (line 4)",
+    "kimi_code_wire.jsonl": "messages[1].tool_calls[1]: R6: the call Bash_1 (Bash) has no result (line 7)",
     "claude_code.jsonl": "messages[1].tool_calls[1]: R6: the call toolu_01VwP4sLm8GzR2tXq9nB6cYe (Bash) has no "
     "result (line 3)",
     "codex_rollout.jsonl": "messages[4].tool_calls[0]: R6: the call call_Fh3Wc9TqL2vN8xPz6mRb0KdY (apply_patch) "
@@ -238,6 +246,7 @@ FIRST_PROBLEM = {
     "gemini_cli_session.jsonl": "messages[3].tool_calls[0]: R6: the call "
     "run_shell_command__run_shell_command_1772615528100_0 (run_shell_command) has no result (line 9)",
     "gemini_contents.json": "contents[2]: GE1: ",
+    "gemini_checkpoint.json": "contents[2]: GE1: Please ensure that the number of function response parts",
     "kimi_body.json": "messages[3].reasoning_content: KI2: thinking is enabled but reasoning_content is missing",
     "mistral_body.json": "messages[1].tool_calls[0].id: MI1: Tool call id was call_0qL7cYfT2mWz9RkA but must be "
     "a-z, A-Z, 0-9, with a length of 9.",

@@ -10,7 +10,7 @@ import pytest
 
 from chatmend import ChatMessage, ToolCall, dumps, loads, trim_history
 from chatmend.cli import main
-from chatmend.formats import read
+from chatmend.formats import TRANSCRIPT_FORMATS, read
 
 ROOT = Path(__file__).resolve().parent.parent
 SESSIONS = ROOT / "examples" / "sessions"
@@ -64,7 +64,8 @@ def test_trim_exits_1_when_the_last_turn_does_not_fit(tmp_path: Path, capsys: py
     assert "over the budget (kept anyway)" in err
 
 
-TRANSCRIPTS = ("claude_code.jsonl", "codex_rollout.jsonl", "gemini_cli_session.jsonl")
+TRANSCRIPTS = tuple(p.name for p in SESSIONS.iterdir() if read(str(p)).format in TRANSCRIPT_FORMATS)
+"""The session stores' samples: a store is not written back with records left out (trim them --to chatmend)."""
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in SESSIONS.iterdir() if p.name not in TRANSCRIPTS))

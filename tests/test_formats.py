@@ -53,6 +53,12 @@ def error(text: str, fmt: str = "auto") -> InputError:
         ("xai_body.json", "xai"),
         ("claude_code.jsonl", "claude_code"),
         ("codex_rollout.jsonl", "codex"),
+        ("cline_task.json", "cline"),
+        ("roo_code_task.json", "roo_code"),
+        ("pydantic_ai_history.json", "pydantic_ai"),
+        ("kimi_code_wire.jsonl", "kimi_code"),
+        ("kimi_cli_context.jsonl", "kimi_cli"),
+        ("gemini_checkpoint.json", "gemini_checkpoint"),
     ],
 )
 def test_every_sample_session_is_detected_from_its_content(name: str, fmt: str, tmp_path: Path) -> None:

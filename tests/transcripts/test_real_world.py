@@ -21,7 +21,7 @@ def _sessions() -> list[str]:
     if not REAL.is_dir():
         return []
     return sorted(p.name for p in REAL.iterdir() if p.suffix in (".jsonl", ".json")
-                  and any(k in p.name for k in ("claude", "codex", "__gemini__")) and "nexus" not in p.name)
+                  and any(k in p.name for k in ("claude", "codex", "__gemini__", "__kimi__")) and "nexus" not in p.name)
 
 
 def _key(line: str) -> str:
@@ -43,7 +43,7 @@ def test_real_sessions_read_repair_and_lose_no_line(name: str) -> None:
     except InputError as exc:  # not a session (a subagent file with text only): said, not a crash
         assert "no conversation messages" in exc.message
         return
-    assert session.format in ("claude_code", "codex", "gemini_cli")
+    assert session.format in ("claude_code", "codex", "gemini_cli", "kimi_code")
     assert "".join(session.write(session.messages)) == text
     result, chunks = session.repaired(None)
     out = "".join(chunks)

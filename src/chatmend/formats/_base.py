@@ -23,7 +23,15 @@ TRANSCRIPT_FORMATS = {
     "claude_code": "Claude Code session transcripts (~/.claude/projects/*/*.jsonl)",
     "codex": "Codex CLI session files (~/.codex/sessions/**/rollout-*.jsonl)",
     "gemini_cli": "Gemini CLI sessions (~/.gemini/tmp/*/chats/session-*.jsonl, and the older .json chats)",
+    "cline": "Cline (and older Roo Code) tasks (.../tasks/<id>/api_conversation_history.json)",
+    "roo_code": "Roo Code version-2 tasks ({\"version\": 2, \"messages\"} in api_conversation_history.json)",
+    "gemini_checkpoint": "Gemini CLI checkpoints (~/.gemini/tmp/*/checkpoint-*.json, and checkpoints/*.json)",
+    "kimi_cli": "kimi-cli sessions (~/.kimi/sessions/*/*/context.jsonl)",
+    "kimi_code": "Kimi Code CLI sessions (~/.kimi-code/sessions/*/session_*/agents/*/wire.jsonl)",
+    "pydantic_ai": "pydantic-ai message histories (ModelMessagesTypeAdapter.dump_json, all_messages_json())",
 }
+DOCUMENT_FORMATS = frozenset({"cline", "roo_code", "pydantic_ai", "gemini_checkpoint"})
+"""The session stores that are one JSON document (read whole, written back spliced)."""
 
 
 def formats() -> dict[str, str]:
@@ -143,6 +151,8 @@ def _read_jsonl(stream: Iterator[str], fmt: str, prefer: str | None) -> Session:
                 break
         fmt = detect_records(records, prefer)
     lines = itertools.chain(buffered, stream)
+    if fmt in DOCUMENT_FORMATS:
+        return _read_document("".join(lines), fmt, prefer)
     if fmt == NEUTRAL:
         return neutral.read(lines)
     if fmt == "claude_code":
@@ -158,6 +168,14 @@ def _read_jsonl(stream: Iterator[str], fmt: str, prefer: str | None) -> Session:
         from chatmend.transcripts import gemini_cli
 
         return gemini_cli.read(lines)
+    if fmt == "kimi_code":
+        from chatmend.transcripts import kimi_code
+
+        return kimi_code.read(lines)
+    if fmt == "kimi_cli":
+        from chatmend.transcripts import kimi_cli
+
+        return kimi_cli.read(lines)
     items, numbers = parse_records(lines, what=f"one {fmt} message a line")
     key = adapter(fmt).list_key
     if len(items) == 1 and isinstance(items[0], Mapping) and key in items[0]:
@@ -202,6 +220,18 @@ def _read_document(text: str, fmt: str, prefer: str | None) -> Session:
         from chatmend.transcripts import gemini_cli
 
         return gemini_cli.read_document(value, text)
+    if fmt in ("cline", "roo_code"):
+        from chatmend.transcripts import cline
+
+        return cline.read_document(value, text, fmt)
+    if fmt == "pydantic_ai":
+        from chatmend.transcripts import pydantic_ai
+
+        return pydantic_ai.read_document(value, text)
+    if fmt == "gemini_checkpoint":
+        from chatmend.transcripts import gemini_checkpoint
+
+        return gemini_checkpoint.read_document(value, text)
     if fmt in TRANSCRIPT_FORMATS:
         raise InputError(f"a single JSON document; {fmt} sessions are JSON Lines (one record a line)")
     indent = "\n" in text.strip()

@@ -75,6 +75,18 @@ def detect_document(value: object, prefer: str | None = None) -> str:
 
     if gemini_cli.holds_session(value):
         return "gemini_cli"
+    from chatmend.transcripts import cline
+
+    store = cline.holds_session(value)
+    if store is not None:
+        return store
+    from chatmend.transcripts import gemini_checkpoint, pydantic_ai
+
+    if gemini_checkpoint.holds_session(value) is not None:
+        return gemini_checkpoint.NAME
+
+    if pydantic_ai.holds_session(value):
+        return pydantic_ai.NAME
     if isinstance(value, Mapping):
         for provider in _own_lists(adapters):
             if provider.holds_history(value):
@@ -110,6 +122,14 @@ def detect_records(records: Sequence[object], prefer: str | None = None) -> str:
 
     if any(gemini_cli.is_record(r) for r in objects):
         return "gemini_cli"
+    from chatmend.transcripts import kimi_code
+
+    if any(kimi_code.is_record(r) for r in objects):
+        return kimi_code.NAME
+    from chatmend.transcripts import kimi_cli
+
+    if any(kimi_cli.is_record(r) for r in objects):
+        return kimi_cli.NAME
     if any(text_field(r) in CLAUDE_CODE_TYPES and ("uuid" in r or "sessionId" in r) for r in objects):
         return "claude_code"
     if len(records) == 1 and not isinstance(objects[0].get("role"), str):

@@ -1,0 +1,296 @@
+"""Kimi Code CLI sessions: `~/.kimi-code/sessions/wd_<slug>_<hash>/session_<uuid>/agents/<agent>/wire.jsonl`.
+
+The wire log is what Kimi Code replays on resume: a `metadata` header (`protocol_version`), then one record a
+line, each `{type, ..., time}`. The conversation is in `context.append_message` (a whole message: the user's
+prompts and steers) and `context.append_loop_event` records: a `step.begin` opens one model response, whose
+`content.part` (`text`, `think`) and `tool.call` (`toolCallId`, `name`, `args`) events make the assistant
+message, and `tool.result` (`toolCallId`, `result.output`, `result.isError`) answers a call. The last
+`context.apply_compaction` (its summary) or `context.clear` starts the history over: what lies before it is kept
+and not read. Every other record (`llm.request`, `usage.record`, `turn.*`, `config.update`, ...) is kept as it is.
+
+A repair writes each changed record where it stands and every other line byte for byte; a synthetic result for a
+call killed mid-run is a `tool.result` event (`isError: true`) after its step's other results, as Kimi Code
+writes them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from chatmend import ChatMessage, TextPart, ThinkingPart, ToolCall
+from chatmend.formats._session import Session
+from chatmend.messages import Part
+from chatmend.transcripts._records import (
+    BlockAt,
+    Record,
+    TranscriptFormat,
+    errors_at_line,
+    expect,
+    optional_text,
+    parse_records,
+)
+
+__all__ = ["NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command"]
+
+NAME = "kimi_code"
+"""The format's name (`--from kimi_code`)."""
+TOOL = "Kimi Code CLI"
+"""The tool's name, as a person knows it."""
+_WHAT = "one Kimi Code wire record a line"
+_EVENT = "context.append_loop_event"
+_MESSAGE = "context.append_message"
+_RESTARTS = ("context.apply_compaction", "context.clear")
+
+
+# --- what a doctor needs -------------------------------------------------------------------------------------
+
+
+def default_locations(env: Mapping[str, str] | None = None) -> list[Path]:
+    """Where Kimi Code keeps its sessions: `$KIMI_CODE_HOME/sessions`, else `~/.kimi-code/sessions`."""
+    env = os.environ if env is None else env
+    home = env.get("KIMI_CODE_HOME", "").strip()
+    root = Path(home) if home else Path(env.get("HOME") or Path.home()) / ".kimi-code"
+    return [root / "sessions"]
+
+
+def is_session_file(path: str | os.PathLike[str]) -> bool:
+    """True for an agent's wire log: `.../session_<uuid>/agents/<agent>/wire.jsonl`."""
+    parts = Path(path).parts
+    return len(parts) >= 4 and parts[-1] == "wire.jsonl" and parts[-3] == "agents"
+
+
+def session_id(path: str | os.PathLike[str]) -> str:
+    """The session id of a wire log: its session directory's name without `session_`."""
+    name = Path(path).parents[2].name if len(Path(path).parts) >= 4 else Path(path).parent.name
+    return name.removeprefix("session_")
+
+
+def resume_command(path: str | os.PathLike[str]) -> str:
+    """How to resume the session in Kimi Code (from its working directory)."""
+    return f"kimi --session {session_id(path)}"
+
+
+# --- detection -----------------------------------------------------------------------------------------------
+
+
+def is_record(value: Mapping[str, Any]) -> bool:
+    """True for a line only a Kimi Code wire log has: its header, or a context record."""
+    kind = value.get("type")
+    return (kind == "metadata" and "protocol_version" in value) or (
+        kind in (_EVENT, _MESSAGE) and isinstance(value.get("event" if kind == _EVENT else "message"), Mapping))
+
+
+# --- reading -------------------------------------------------------------------------------------------------
+
+
+def _text_parts(content: object) -> list[Part]:
+    if isinstance(content, str):
+        return [TextPart(text=content)]
+    parts: list[Part] = []
+    for part in content if isinstance(content, list) else []:
+        if isinstance(part, Mapping) and part.get("type") == "text" and isinstance(part.get("text"), str):
+            parts.append(TextPart(text=part["text"]))
+    return parts
+
+
+def _content(parts: list[Part]) -> str | tuple[Part, ...]:
+    if len(parts) <= 1 and all(isinstance(p, TextPart) for p in parts):
+        return parts[0].text if parts and isinstance(parts[0], TextPart) else ""
+    return tuple(parts)
+
+
+def _output(result: object) -> tuple[str, bool]:
+    """A tool.result's `result` as (text, is_error)."""
+    if isinstance(result, str):
+        return result, False
+    if not isinstance(result, Mapping):
+        return "", False
+    output = result.get("output")
+    text = output if isinstance(output, str) else "".join(p.text for p in _text_parts(output) if
+                                                            isinstance(p, TextPart))
+    note = result.get("note") if isinstance(result.get("note"), str) else ""
+    return (text or note or ""), bool(result.get("isError"))
+
+
+class _Step:
+    """One model response being read: its parts, its calls and the blocks they come from."""
+
+    def __init__(self, position: int) -> None:
+        self.position = position
+        self.parts: list[Part] = []
+        self.calls: list[ToolCall] = []
+        self.at: list[BlockAt] = []
+
+
+class KimiCode(TranscriptFormat):
+    """A Kimi Code wire log: the conversation Kimi Code replays from it, and how a repair is written back."""
+
+    name = NAME
+    provider = "kimi"
+
+    def __init__(self, records: list[Record], warnings: list[str]) -> None:
+        super().__init__(records)
+        self.warnings = warnings
+        agent = next((r.data.get("agentId") for r in records if isinstance(r.data.get("agentId"), str)), None)
+        start = max((k for k, r in enumerate(records) if r.data.get("type") in _RESTARTS), default=-1)
+        pending: list[tuple[int, Any]] = []  # (position, a step or (message, blocks)), put in order below
+        steps: dict[str, _Step] = {}
+        current: _Step | None = None
+        for k in range(max(start, 0), len(records)):
+            record = records[k]
+            data = record.data
+            if data.get("agentId", agent) != agent:
+                continue  # another agent's record: kept as it is
+            kind = data.get("type")
+            with errors_at_line(record, _WHAT):
+                if kind in _RESTARTS and k == start:
+                    if kind == "context.apply_compaction":
+                        summary = data.get("contextSummary") or data.get("summary")
+                        if isinstance(summary, str) and summary:
+                            record.blocks = [data]
+                            pending.append((k, (ChatMessage(role="user", content=summary), [(k, 0)])))
+                elif kind == "context.undo":
+                    self.warnings.append(f"line {record.line}: context.undo is not replayed; the records before it "
+                                         "are read as they stand")
+                elif kind == _MESSAGE:
+                    self._read_message(k, record, pending)
+                elif kind == _EVENT:
+                    event = data.get("event")
+                    expect(record, "event", event, (dict,), "an object (the loop event)")
+                    assert isinstance(event, dict)
+                    current = self._read_event(k, record, event, steps, current, pending)
+                if self.model is None and kind == "llm.request" and isinstance(data.get("model"), str):
+                    self.model = data["model"]
+        for _, item in sorted(pending, key=lambda p: p[0]):
+            if isinstance(item, _Step):
+                if item.at:
+                    thinking = any(isinstance(p, ThinkingPart) for p in item.parts)
+                    content = tuple(item.parts) if thinking else _content(item.parts)
+                    self.add_reply(ChatMessage(role="assistant", content=content, tool_calls=tuple(item.calls)),
+                                   item.at)
+                continue
+            message, at = item
+            if message.role == "tool":
+                named = self.tool_name(message.tool_call_id or "")
+                message = message.model_copy(update={"tool_name": named})
+            self.add(message, at)
+
+    def _read_message(self, k: int, record: Record, pending: list[tuple[int, Any]]) -> None:
+        stored = record.data.get("message")
+        expect(record, "message", stored, (dict,), "an object (the message)")
+        assert isinstance(stored, dict)
+        role = stored.get("role")
+        if role not in ("user", "system"):
+            return  # an assistant or tool message appended whole is rare: kept as it is, not read
+        parts = _text_parts(stored.get("content"))
+        record.blocks = [record.data]
+        message = ChatMessage(role="user" if role == "user" else "system", content=_content(parts))
+        pending.append((k, (message, [(k, 0)])))
+
+    def _read_event(self, k: int, record: Record, event: Mapping[str, Any], steps: dict[str, _Step],
+                    current: _Step | None, pending: list[tuple[int, Any]]) -> _Step | None:
+        kind = event.get("type")
+        if kind == "step.begin":
+            began = _Step(k)
+            if isinstance(event.get("uuid"), str):
+                steps[event["uuid"]] = began
+            pending.append((k, began))
+            return began
+        if kind in ("content.part", "tool.call"):
+            owner = event.get("stepUuid")
+            part = event.get("part")
+            if kind == "content.part":
+                expect(record, "event.part", part, (dict,), "an object (the content part)")
+            found = steps.get(owner) if isinstance(owner, str) else current
+            if found is None:  # an event before any step.begin (or its step's): a step of its own
+                found = _Step(k)
+                pending.append((k, found))
+                current = found
+            step = found
+            record.blocks = [record.data]
+            step.at.append((k, 0))
+            if kind == "tool.call":
+                args = event.get("args")
+                args = {} if args is None else args
+                expect(record, "event.args", args, (dict, str), "an object (the tool's arguments)")
+                step.calls.append(ToolCall(id=optional_text(record, "event.toolCallId", event.get("toolCallId")),
+                                           name=optional_text(record, "event.name", event.get("name")) or "tool",
+                                           arguments=args))
+            elif isinstance(part, dict):
+                if part.get("type") == "text":
+                    step.parts.append(TextPart(text=optional_text(record, "event.part.text", part.get("text"))))
+                elif part.get("type") == "think":
+                    step.parts.append(ThinkingPart(text=optional_text(record, "event.part.think", part.get("think")),
+                                                   provider="kimi"))
+            return current
+        if kind == "tool.result":
+            call_id = optional_text(record, "event.toolCallId", event.get("toolCallId"))
+            text, error = _output(event.get("result"))
+            record.blocks = [record.data]
+            message = ChatMessage(role="tool", tool_call_id=call_id, is_error=error, content=text)
+            pending.append((k, (message, [(k, 0)])))
+        return current
+
+    def session(self, warnings: Iterable[str] = ()) -> Session:
+        return super().session(self.warnings)
+
+    # --- writing -------------------------------------------------------------------------------------------
+
+    def is_call(self, block: Any) -> bool:
+        event = block.get("event") if isinstance(block, Mapping) else None
+        return isinstance(event, Mapping) and event.get("type") == "tool.call"
+
+    def patch_call_id(self, block: Any, new_id: str) -> Any:
+        event = dict(block["event"])
+        if event.get("uuid") == event.get("toolCallId"):
+            event["uuid"] = new_id
+        event["toolCallId"] = new_id
+        return {**block, "event": event}
+
+    def patch_result_id(self, block: Any, new_id: str) -> Any:
+        event = dict(block["event"])
+        if event.get("parentUuid") == event.get("toolCallId"):
+            event["parentUuid"] = new_id
+        event["toolCallId"] = new_id
+        return {**block, "event": event}
+
+    def note_blocks(self, note: ChatMessage, orphan: Any) -> list[Any]:
+        text = note.content if isinstance(note.content, str) else "".join(
+            p.text for p in note.content if isinstance(p, TextPart))
+        data: dict[str, Any] = {"type": _MESSAGE, "message": {"role": "user", "content": [{"type": "text",
+                                                                                            "text": text}],
+                                                             "toolCalls": [], "origin": {"kind": "user"}}}
+        for key in ("time", "agentId"):
+            if key in orphan:
+                data[key] = orphan[key]
+        return [data]
+
+    def result_blocks(self, result: ChatMessage, call: Any) -> list[Any]:
+        event = call["event"]
+        data: dict[str, Any] = {"type": _EVENT, "event": {
+            "type": "tool.result", "parentUuid": event.get("uuid", result.tool_call_id),
+            "toolCallId": result.tool_call_id,
+            "result": {"output": result.content if isinstance(result.content, str) else "", "isError": True}}}
+        for key in ("time", "agentId"):
+            if key in call:
+                data[key] = call[key]
+        return [data]
+
+    def render(self, record: Record, blocks: list[Any], copy: int) -> dict[str, Any]:
+        data: dict[str, Any] = blocks[0]
+        return data
+
+    def new_record(self, near: Record, blocks: list[Any], serial: int) -> dict[str, Any]:
+        data: dict[str, Any] = dict(blocks[0])
+        if isinstance(data.get("time"), (int, float)) and not isinstance(data["time"], bool):
+            data["time"] = data["time"] + serial
+        return data
+
+
+def read(lines: Iterable[str]) -> Session:
+    """A Session from a Kimi Code wire log (a line that is not a record is kept and warned about)."""
+    warnings: list[str] = []
+    return KimiCode(parse_records(lines, what=_WHAT, warnings=warnings), warnings).session()
