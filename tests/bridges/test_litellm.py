@@ -4,9 +4,15 @@ local OpenAI endpoint, and the proxy's pre-call hook."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import os
+import socket
+import subprocess
+import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 # LiteLLM fetches its model price map from the network when imported, unless told to read its own copy
@@ -178,3 +184,44 @@ def test_the_proxy_hook_repairs_responses_and_anthropic_requests_in_their_format
     assert providers.get("anthropic").check(data) == []
     untouched = {"model": "text-embedding-3-small", "input": ["a"]}
     assert _hook(dict(untouched), "aembedding") == untouched
+
+
+def _litellm_proxy_cli() -> str | None:
+    """LiteLLM's proxy command, where `litellm[proxy]` is installed beside this interpreter (not in the test install:
+    it pulls some 45 packages and an older litellm)."""
+    cli = Path(sys.executable).with_name("litellm")
+    return str(cli) if importlib.util.find_spec("fastapi") is not None and cli.exists() else None
+
+
+@pytest.mark.skipif(_litellm_proxy_cli() is None, reason="litellm[proxy] is not installed")
+def test_the_hook_in_a_running_litellm_proxy(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (tmp_path / "chatmend_hook.py").write_text("from chatmend.bridges.litellm import RepairHook\n"
+                                               "proxy_handler_instance = RepairHook()\n")
+    key = "sk-chatmend-test-0123456789abcdef"
+    with fake_upstream() as upstream:
+        (tmp_path / "config.yaml").write_text(
+            "model_list:\n  - model_name: gpt-4o\n    litellm_params:\n      model: openai/gpt-4o\n"
+            f"      api_base: {upstream.url}/v1\n      api_key: k\n"
+            "litellm_settings:\n  callbacks: chatmend_hook.proxy_handler_instance\n")
+        env = {**os.environ, "LITELLM_MASTER_KEY": key, "PYTHONPATH": str(tmp_path)}
+        with open(tmp_path / "proxy.log", "wb") as log:
+            proxy = subprocess.Popen([str(_litellm_proxy_cli()), "--config", "config.yaml", "--host", "127.0.0.1",
+                                      "--port", str(port)], cwd=tmp_path, env=env, stdout=log, stderr=log)
+            try:
+                deadline = time.monotonic() + 120
+                while time.monotonic() < deadline:
+                    try:
+                        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                        break
+                    except OSError:
+                        time.sleep(0.5)
+                with openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key=key, max_retries=0) as client:
+                    reply = client.chat.completions.create(model="gpt-4o", messages=BROKEN)
+            finally:
+                proxy.terminate()
+                proxy.wait(30)
+    assert reply.choices[0].message.content == "done"
+    assert [s.problems for s in _sent(upstream)] == [[]]
