@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, ClassVar
 
 import openai
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from langchain.agents import create_agent
@@ -15,7 +17,7 @@ from langchain_core.outputs import ChatResult
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
-from chatmend import ChatMessage, providers
+from chatmend import ChatMessage, loads, providers, repair_history
 from chatmend.bridges.langchain import SYNTHESIZED, RepairMiddleware, pre_model_hook, repair
 from tests.proxy.upstream import fake_upstream
 from tests.strategies import examples, messy_histories
@@ -351,3 +353,32 @@ def test_the_middleware_makes_a_responses_history_valid_at_the_server() -> None:
     assert outputs == ["call_1", "call_2"]
     without = run([])
     assert without and without[0].problems != []
+
+
+SEEDS = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.jsonl"))
+
+
+def _skeleton(messages: list[Any]) -> list[tuple[str, tuple[str, ...]]]:
+    """Each message's role and the call ids it makes or answers: what the repair rules decide."""
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for m in messages:
+        if isinstance(m, ChatMessage):
+            ids = tuple(c.id for c in m.tool_calls) if m.role == "assistant" else (
+                (m.tool_call_id or "",) if m.role == "tool" else ())
+            out.append((m.role, ids))
+        elif isinstance(m, AIMessage):
+            out.append(("assistant", tuple(block_calls(m))))
+        elif isinstance(m, ToolMessage):
+            out.append(("tool", (m.tool_call_id,)))
+        else:
+            out.append(({"human": "user"}.get(m.type, m.type), ()))
+    return out
+
+
+@pytest.mark.parametrize("seed", SEEDS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("style", _STYLES)
+def test_the_seed_examples_repair_as_repair_history_does(seed: Path, style: str) -> None:
+    history = loads(seed.read_text())
+    expected = repair_history(history).messages
+    out = repair(_styled(history, [style] * len(history)))
+    assert _skeleton(out) == _skeleton(list(expected)) and answered_blocks(out)

@@ -26,7 +26,7 @@ from litellm.caching.dual_cache import DualCache
 from litellm.proxy._types import UserAPIKeyAuth
 from litellm.types.utils import Message
 
-from chatmend import ChatMessage, providers
+from chatmend import ChatMessage, loads, providers, repair_history
 from chatmend.bridges.litellm import RepairHook, acompletion, completion, provider_for, repair_messages
 from tests.proxy.upstream import Upstream, fake_upstream
 from tests.strategies import examples, messy_histories
@@ -225,3 +225,29 @@ def test_the_hook_in_a_running_litellm_proxy(tmp_path: Path) -> None:
                 proxy.wait(30)
     assert reply.choices[0].message.content == "done"
     assert [s.problems for s in _sent(upstream)] == [[]]
+
+
+SEEDS = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.jsonl"))
+
+
+def _skeleton(messages: list[Any]) -> list[tuple[str, tuple[str, ...]]]:
+    """Each message's role and the call ids it makes or answers: what the repair rules decide."""
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for m in messages:
+        if isinstance(m, ChatMessage):
+            ids = tuple(c.id for c in m.tool_calls) if m.role == "assistant" else (
+                (m.tool_call_id or "",) if m.role == "tool" else ())
+            out.append((m.role, ids))
+        else:
+            ids = tuple(c["id"] for c in m.get("tool_calls") or []) if m["role"] == "assistant" else (
+                (m["tool_call_id"],) if m["role"] == "tool" else ())
+            out.append((m["role"], ids))
+    return out
+
+
+@pytest.mark.parametrize("seed", SEEDS, ids=lambda p: p.stem)
+def test_the_seed_examples_repair_as_repair_history_does(seed: Path) -> None:
+    history = loads(seed.read_text())
+    expected = repair_history(history).messages
+    out = repair_messages(_as_dicts(history))
+    assert _skeleton(out) == _skeleton(list(expected)) and _pairing(out) == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from llama_index.core.memory import ChatMemoryBuffer
 from openai.types.chat import ChatCompletionMessageToolCall
 
 from chatmend import ChatMessage as Neutral
-from chatmend import providers
+from chatmend import loads, providers, repair_history
 from chatmend.bridges.llama_index import SYNTHESIZED, RepairedMemory, repair
 from tests.strategies import examples, messy_histories
 
@@ -265,3 +266,32 @@ def test_a_token_limit_that_leaves_a_result_alone_leaves_no_orphan() -> None:
     got = RepairedMemory(memory=stored).get()
     assert [m.role for m in got] == ["user"] and "A A" in str(got[0].content) and answered(got)
     assert stored.get_all() == history
+
+
+SEEDS = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.jsonl"))
+
+
+def _skeleton(messages: list[Any]) -> list[tuple[str, tuple[str, ...]]]:
+    """Each message's role and the call ids it makes or answers: what the repair rules decide."""
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for m in messages:
+        if isinstance(m, Neutral):
+            ids = tuple(c.id for c in m.tool_calls) if m.role == "assistant" else (
+                (m.tool_call_id or "",) if m.role == "tool" else ())
+            out.append((m.role, ids))
+        elif m.role == "assistant":
+            out.append(("assistant", tuple(calls_of(m))))
+        elif m.role == "tool":
+            out.append(("tool", (m.additional_kwargs["tool_call_id"],)))
+        else:
+            out.append((m.role.value, ()))
+    return out
+
+
+@pytest.mark.parametrize("seed", SEEDS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("style", _STYLES)
+def test_the_seed_examples_repair_as_repair_history_does(seed: Path, style: str) -> None:
+    history = loads(seed.read_text())
+    expected = repair_history(history).messages
+    out = repair(_as_llama(history, [style] * len(history)))
+    assert _skeleton(out) == _skeleton(list(expected)) and answered(out)
