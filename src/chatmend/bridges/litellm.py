@@ -17,7 +17,9 @@ translates the OpenAI format to Anthropic, Gemini, Bedrock, ...) gets the OpenAI
 `RepairHook` is a `CustomLogger` whose `async_pre_call_hook` (run by LiteLLM's proxy before every call) repairs
 the request's `messages` (chat completions), its `input` (the Responses API, by the Responses adapter) or an
 Anthropic `/v1/messages` request's `messages` (by the Anthropic adapter). So LiteLLM's users need not set
-`modify_params`, which only fills in some missing results and never renames repeated ids.
+`modify_params` (whose tool sanitizer, for some providers, answers a missing result with a placeholder, deletes an
+orphan result and keeps the last of duplicates; it renames no repeated id and says nothing of what a call may have
+done).
 """
 
 from __future__ import annotations
