@@ -295,3 +295,17 @@ def test_the_seed_examples_repair_as_repair_history_does(seed: Path, style: str)
     expected = repair_history(history).messages
     out = repair(_as_llama(history, [style] * len(history)))
     assert _skeleton(out) == _skeleton(list(expected)) and answered(out)
+
+
+def test_from_defaults_wraps_a_memory_and_passes_writes_through() -> None:
+    # over a ChatMemoryBuffer: LlamaIndex's default `Memory` opens an SQLite connection that it never closes
+    memory = RepairedMemory.from_defaults(memory=ChatMemoryBuffer.from_defaults(), is_read_only={"read"}.__contains__)
+    memory.put(ChatMessage(role="user", content="go"))
+    memory.put_messages([ChatMessage(role="assistant", blocks=[_call("c1")])])
+    got = memory.get()
+    assert [m.role for m in got] == ["user", "assistant", "tool"] and "safe to run it again" in str(got[2].content)
+    assert [m.role for m in memory.get_all()] == ["user", "assistant"]
+    memory.set([ChatMessage(role="user", content="again")])
+    assert [m.content for m in memory.get()] == ["again"]
+    memory.reset()
+    assert memory.get() == [] and memory.get_all() == []

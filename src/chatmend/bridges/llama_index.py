@@ -85,9 +85,11 @@ class RepairedMemory(BaseMemory):
 
     @classmethod
     def from_defaults(cls, **kwargs: Any) -> RepairedMemory:
-        """Over `Memory.from_defaults(**kwargs)` (`is_read_only=` is this wrapper's)."""
+        """Over `memory=` when given, else over `Memory.from_defaults(**kwargs)` (`is_read_only=` is this
+        wrapper's)."""
         is_read_only = kwargs.pop("is_read_only", None)
-        return cls(memory=Memory.from_defaults(**kwargs), is_read_only=is_read_only)
+        memory = kwargs.pop("memory", None)
+        return cls(memory=memory if memory is not None else Memory.from_defaults(**kwargs), is_read_only=is_read_only)
 
     def get(self, input: str | None = None, **kwargs: Any) -> list[ChatMessage]:
         return repair(self.memory.get(input=input, **kwargs), is_read_only=self._is_read_only)
