@@ -277,6 +277,18 @@ def test_a_block_and_its_entry_are_one_call_renamed_together() -> None:
     assert RESPONSES.check(_payload("gpt-4o", out, responses=True)) == []
 
 
+def test_an_id_less_v1_block_and_its_entry_are_one_call() -> None:
+    reply = AIMessage(content_blocks=_blocks([{"type": "tool_call", "id": None, "name": "read", "args": {}}]))
+    assert [c["id"] for c in reply.tool_calls] == [None]
+    out = repair([HumanMessage("go"), reply])
+    fixed = out[1]
+    assert isinstance(fixed, AIMessage) and len(out) == 3 and isinstance(out[2], ToolMessage)
+    block = fixed.content[0]
+    assert isinstance(block, dict) and block["id"] and [c["id"] for c in fixed.tool_calls] == [block["id"]]
+    assert out[2].tool_call_id == block["id"]
+    assert CHAT.check(_payload("gpt-4o", out, responses=False)) == []
+
+
 def test_a_renamed_responses_output_kept_as_a_block_is_renamed_inside() -> None:
     def reply() -> AIMessage:
         return AIMessage(content=[{"type": "custom_tool_call", "call_id": "call_0", "name": "p", "input": "x"}])

@@ -109,6 +109,9 @@ _CALL_BLOCKS: dict[str, tuple[str, str | None, str]] = {
 }
 
 
+_V1_CALLS = ("tool_call", "invalid_tool_call")
+
+
 class _Call:
     """One call of an AIMessage: where it is (a content block, a `tool_calls` or `invalid_tool_calls` entry),
     its kind (the block type, or "tool_call" for the lists), id, name and arguments."""
@@ -132,8 +135,11 @@ def _calls(message: AIMessage) -> list[_Call]:
                 name = block.get(name_key) if name_key else "computer"
                 calls.append(_Call(block["type"], block.get(id_key) or "", name or "tool", block.get(args_key)))
     in_blocks = {c.id for c in calls if c.id}
+    unnamed = sum(1 for c in calls if not c.id and c.kind in _V1_CALLS)  # id-less v1 blocks: entries without id
     for entry in [*message.tool_calls, *message.invalid_tool_calls]:
-        if not entry.get("id") or entry.get("id") not in in_blocks:
+        if not entry.get("id") and unnamed:
+            unnamed -= 1  # the block's own entry, in order (as content_blocks= makes them)
+        elif not entry.get("id") or entry.get("id") not in in_blocks:
             calls.append(_Call("tool_call", entry.get("id") or "", entry.get("name") or "tool", entry.get("args")))
     return calls
 
@@ -207,6 +213,7 @@ def _renamed(original: BaseMessage, message: ChatMessage) -> BaseMessage:
     new_ids = iter(c.id for c in message.tool_calls)
     update = {}
     by_old: dict[str, str] = {}  # a block's old id -> its new one, for the list entry under the same id
+    unnamed: list[str] = []  # the new ids of id-less v1 blocks, for the id-less entries, in order
     if isinstance(original.content, list):
         content: list[Any] = []
         for block in original.content:
@@ -218,11 +225,18 @@ def _renamed(original: BaseMessage, message: ChatMessage) -> BaseMessage:
             new = next(new_ids)
             if block.get(keys[0]):
                 by_old.setdefault(block[keys[0]], new)
+            elif block["type"] in _V1_CALLS:
+                unnamed.append(new)
             content.append({**block, keys[0]: new})
         update["content"] = content
 
+    def entry_id(entry: Any) -> str:
+        if not entry.get("id") and unnamed:
+            return unnamed.pop(0)
+        return by_old[entry["id"]] if entry.get("id") in by_old else next(new_ids)
+
     def entries(listed: list[Any]) -> list[Any]:
-        return [{**c, "id": by_old[c["id"]] if c.get("id") in by_old else next(new_ids)} for c in listed]
+        return [{**c, "id": entry_id(c)} for c in listed]
 
     update["tool_calls"] = entries(original.tool_calls)
     update["invalid_tool_calls"] = entries(original.invalid_tool_calls)
