@@ -19,6 +19,7 @@ from pydantic import SecretStr
 
 from chatmend import ChatMessage, loads, providers, repair_history
 from chatmend.bridges.langchain import SYNTHESIZED, RepairMiddleware, pre_model_hook, repair
+from tests.bridges.peers import framework_peer_cases
 from tests.proxy.upstream import fake_upstream
 from tests.strategies import examples, messy_histories
 
@@ -393,4 +394,15 @@ def test_the_seed_examples_repair_as_repair_history_does(seed: Path, style: str)
     history = loads(seed.read_text())
     expected = repair_history(history).messages
     out = repair(_styled(history, [style] * len(history)))
+    assert _skeleton(out) == _skeleton(list(expected)) and answered_blocks(out)
+
+
+PEERS = framework_peer_cases()
+
+
+@pytest.mark.skipif(not PEERS, reason="../shared/real-world/peer-cases.json is absent")
+@pytest.mark.parametrize(("name", "history"), PEERS, ids=[name for name, _ in PEERS])
+def test_the_peers_cases_repair_as_repair_history_does(name: str, history: list[Any]) -> None:
+    expected = repair_history(history).messages
+    out = repair(_as_langchain(history))
     assert _skeleton(out) == _skeleton(list(expected)) and answered_blocks(out)

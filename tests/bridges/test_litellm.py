@@ -28,6 +28,7 @@ from litellm.types.utils import Message
 
 from chatmend import ChatMessage, loads, providers, repair_history
 from chatmend.bridges.litellm import RepairHook, acompletion, completion, provider_for, repair_messages
+from tests.bridges.peers import framework_peer_cases
 from tests.proxy.upstream import Upstream, fake_upstream
 from tests.strategies import examples, messy_histories
 
@@ -248,6 +249,17 @@ def _skeleton(messages: list[Any]) -> list[tuple[str, tuple[str, ...]]]:
 @pytest.mark.parametrize("seed", SEEDS, ids=lambda p: p.stem)
 def test_the_seed_examples_repair_as_repair_history_does(seed: Path) -> None:
     history = loads(seed.read_text())
+    expected = repair_history(history).messages
+    out = repair_messages(_as_dicts(history))
+    assert _skeleton(out) == _skeleton(list(expected)) and _pairing(out) == []
+
+
+PEERS = framework_peer_cases()
+
+
+@pytest.mark.skipif(not PEERS, reason="../shared/real-world/peer-cases.json is absent")
+@pytest.mark.parametrize(("name", "history"), PEERS, ids=[name for name, _ in PEERS])
+def test_the_peers_cases_repair_as_repair_history_does(name: str, history: list[Any]) -> None:
     expected = repair_history(history).messages
     out = repair_messages(_as_dicts(history))
     assert _skeleton(out) == _skeleton(list(expected)) and _pairing(out) == []

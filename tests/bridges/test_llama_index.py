@@ -19,6 +19,7 @@ from openai.types.chat import ChatCompletionMessageToolCall
 from chatmend import ChatMessage as Neutral
 from chatmend import loads, providers, repair_history
 from chatmend.bridges.llama_index import SYNTHESIZED, RepairedMemory, repair
+from tests.bridges.peers import framework_peer_cases
 from tests.strategies import examples, messy_histories
 
 # FunctionAgent is a pydantic model and a workflow: the workflow reads its steps with inspect.getmembers, which
@@ -309,3 +310,14 @@ def test_from_defaults_wraps_a_memory_and_passes_writes_through() -> None:
     assert [m.content for m in memory.get()] == ["again"]
     memory.reset()
     assert memory.get() == [] and memory.get_all() == []
+
+
+PEERS = framework_peer_cases()
+
+
+@pytest.mark.skipif(not PEERS, reason="../shared/real-world/peer-cases.json is absent")
+@pytest.mark.parametrize(("name", "history"), PEERS, ids=[name for name, _ in PEERS])
+def test_the_peers_cases_repair_as_repair_history_does(name: str, history: list[Any]) -> None:
+    expected = repair_history(history).messages
+    out = repair(_as_llama(history, []))
+    assert _skeleton(out) == _skeleton(list(expected)) and answered(out)
