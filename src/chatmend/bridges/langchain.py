@@ -7,10 +7,20 @@
     agent = create_react_agent(model, tools, pre_model_hook=pre_model_hook)  # langgraph's prebuilt agent
 
 A message repair leaves alone is the very same object; a changed one is a `model_copy` with only what changed
-(so `additional_kwargs`, `response_metadata`, `id`, `artifact` and the v1 content blocks stay). Calls are an
-AIMessage's `tool_calls` and `invalid_tool_calls` (a provider sends both back as calls, so both need results),
-answered by ToolMessages. The middleware repairs the model request, never the stored state: the checkpointed
-history stays as it was written. A synthetic result is a ToolMessage with `status="error"` and
+(so `additional_kwargs`, `response_metadata`, `id`, `artifact` and the other content blocks stay). Calls are an
+AIMessage's `tool_calls` and `invalid_tool_calls` (a provider sends both back as calls, so both need results) and
+the call blocks of its content, which the integrations send as calls even when `tool_calls` is empty: v1 standard
+`tool_call` / `invalid_tool_call` blocks, Responses-style `function_call`, `custom_tool_call` and `computer_call`
+blocks (by `call_id`), Anthropic-style `tool_use` blocks. A block and a `tool_calls` entry under one id are one
+call (renamed together). They are answered by ToolMessages (`tool_call_id`); a synthetic answer to a
+`custom_tool_call` carries a `custom_tool_call_output` block and one to a `computer_call` the Responses
+adapter's `computer_call_output` (as a `non_standard` block), which is how langchain-openai sends each. A v1
+`tool_call` block with no `tool_calls` entry gets one (as `AIMessage(content_blocks=...)` makes it): without it
+langchain-openai drops the call on Chat Completions and sends it without arguments on Responses. The
+provider-native blocks stay content only: their own integration sends them as they are.
+
+The middleware repairs the model request, never the stored state: the checkpointed history stays as it was
+written. A synthetic result is a ToolMessage with `status="error"` and
 `response_metadata={"chatmend_synthesized": True}`.
 """
 
@@ -21,7 +31,9 @@ from typing import Any, cast
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages.tool import invalid_tool_call, tool_call
 
+from chatmend import providers
 from chatmend.bridges._neutral import neutral_makers
 from chatmend.messages import ChatMessage, text_of
 from chatmend.repair import IsReadOnly, Wording, repair_history
@@ -40,18 +52,21 @@ def repair(messages: Sequence[BaseMessage], *, is_read_only: IsReadOnly | None =
     neutral = [_neutral(m) for m in messages]
     result = repair_history(neutral, is_read_only=is_read_only, wording=wording)
     if not result.changed:
-        return list(messages)
+        return [_synced(m) if isinstance(m, AIMessage) else m for m in messages]
     out: list[BaseMessage] = []
     for message, origin in zip(result.messages, result.origins()):
         if origin.kind == "synthetic":
-            out.append(ToolMessage(content=text_of(message.content), tool_call_id=message.tool_call_id or "",
-                                   name=message.tool_name, status="error", response_metadata={SYNTHESIZED: True}))
+            call = messages[origin.message_index]
+            assert isinstance(call, AIMessage) and origin.call_index is not None
+            out.append(_synthetic(message, _calls(call)[origin.call_index]))
         elif origin.kind == "note":
             out.append(HumanMessage(content=text_of(message.content)))
         elif message is neutral[origin.message_index]:
             out.append(messages[origin.message_index])
         else:
             out.append(_renamed(messages[origin.message_index], message))
+        if isinstance(out[-1], AIMessage):
+            out[-1] = _synced(out[-1])
     return out
 
 
@@ -83,21 +98,84 @@ class RepairMiddleware(AgentMiddleware):
         return await handler(self._repaired(request))
 
 
+# The content blocks an integration sends as calls: type -> (id key, name key, arguments key)
+_CALL_BLOCKS: dict[str, tuple[str, str | None, str]] = {
+    "tool_call": ("id", "name", "args"),  # v1 standard blocks
+    "invalid_tool_call": ("id", "name", "args"),
+    "function_call": ("call_id", "name", "arguments"),  # Responses items kept as blocks (langchain-openai)
+    "custom_tool_call": ("call_id", "name", "input"),
+    "computer_call": ("call_id", None, "action"),
+    "tool_use": ("id", "name", "input"),  # Anthropic's own blocks (langchain-anthropic)
+}
+
+
+_V1_CALLS = ("tool_call", "invalid_tool_call")
+
+
+class _Call:
+    """One call of an AIMessage: where it is (a content block, a `tool_calls` or `invalid_tool_calls` entry),
+    its kind (the block type, or "tool_call" for the lists), id, name and arguments."""
+
+    __slots__ = ("arguments", "id", "kind", "name")
+
+    def __init__(self, kind: str, id: str, name: str, arguments: Any) -> None:
+        self.kind, self.id, self.name, self.arguments = kind, id, name, arguments
+
+
+def _calls(message: AIMessage) -> list[_Call]:
+    """The message's calls in the order they go on the wire: its content's call blocks, then the `tool_calls` and
+    `invalid_tool_calls` entries no block stands for (under the same id)."""
+    calls: list[_Call] = []
+    if isinstance(message.content, list):
+        for block in message.content:
+            keys = _CALL_BLOCKS.get(block.get("type", "")) if isinstance(block, dict) else None
+            if keys is not None:
+                assert isinstance(block, dict)
+                id_key, name_key, args_key = keys
+                name = block.get(name_key) if name_key else "computer"
+                calls.append(_Call(block["type"], block.get(id_key) or "", name or "tool", block.get(args_key)))
+    in_blocks = {c.id for c in calls if c.id}
+    unnamed = sum(1 for c in calls if not c.id and c.kind in _V1_CALLS)  # id-less v1 blocks: entries without id
+    for entry in [*message.tool_calls, *message.invalid_tool_calls]:
+        if not entry.get("id") and unnamed:
+            unnamed -= 1  # the block's own entry, in order (as content_blocks= makes them)
+        elif not entry.get("id") or entry.get("id") not in in_blocks:
+            calls.append(_Call("tool_call", entry.get("id") or "", entry.get("name") or "tool", entry.get("args")))
+    return calls
+
+
 def _neutral(message: BaseMessage) -> ChatMessage:
     """What repair needs of a message: its role, its calls or the call it answers, and whether it says anything."""
     if isinstance(message, AIMessage):
-        calls = [_call(id=c.get("id") or "", name=c.get("name") or "tool", arguments=c.get("args") or {})
-                 for c in message.tool_calls]
-        calls += [_call(id=c.get("id") or "", name=c.get("name") or "tool", arguments=c.get("args") or "")
-                  for c in message.invalid_tool_calls]
-        text = message.content if isinstance(message.content, str) else "[content]" if message.content else ""
-        return _message(role="assistant", content=text, tool_calls=tuple(calls))
+        calls = tuple(_call(id=c.id, name=c.name, arguments=_arguments(c.arguments)) for c in _calls(message))
+        return _message(role="assistant", content=_reply_text(message.content), tool_calls=calls)
     if isinstance(message, ToolMessage):
         return _message(role="tool", tool_call_id=message.tool_call_id, tool_name=message.name,
                         content=_text(message.content), is_error=message.status == "error")
     if isinstance(message, SystemMessage):
         return _message(role="system", content=_text(message.content))
     return _message(role="user", content=_text(message.content) or f"[{message.type}]")
+
+
+def _arguments(args: Any) -> dict[str, Any] | str:
+    if isinstance(args, dict):
+        return args
+    return args if isinstance(args, str) else ""
+
+
+def _reply_text(content: Any) -> str:
+    """An AIMessage's content as repair reads it: its text, any other block that is not a call as a mark (rule 1
+    drops a reply with no calls and nothing but whitespace)."""
+    if isinstance(content, str):
+        return content
+    texts = []
+    for block in content:
+        if isinstance(block, str):
+            texts.append(block)
+        elif isinstance(block, dict) and block.get("type") not in _CALL_BLOCKS:
+            kind = block.get("type")
+            texts.append(block.get("text") or "" if kind in ("text", "output_text") else f"[{kind}]")
+    return "\n".join(texts)
 
 
 def _text(content: Any) -> str:
@@ -107,13 +185,97 @@ def _text(content: Any) -> str:
     return "\n".join(t for t in texts if t)
 
 
+def _synthetic(message: ChatMessage, call: _Call) -> ToolMessage:
+    """The ToolMessage answering a call repair found unanswered, in the form its call's kind is answered in."""
+    text = text_of(message.content)
+    content: Any = text
+    if call.kind == "custom_tool_call":
+        content = [{"type": "custom_tool_call_output", "output": text}]
+    elif call.kind == "computer_call":  # its output is a screenshot: the Responses adapter's, for a call without one
+        block = {"type": "computer_call", "call_id": message.tool_call_id, "action": call.arguments or {}}
+        items = providers.get("openai_responses").repair_body({"input": [block]}).body["input"]
+        content = [{"type": "non_standard", "value": items[-1]}]
+    return ToolMessage(content=content, tool_call_id=message.tool_call_id or "", name=message.tool_name,
+                       status="error", response_metadata={SYNTHESIZED: True})
+
 
 def _renamed(original: BaseMessage, message: ChatMessage) -> BaseMessage:
-    """A copy of the original under the final ids repair gave (rule 5)."""
+    """A copy of the original under the final ids repair gave (rule 5): in `tool_calls`, `invalid_tool_calls`
+    and the content's call blocks alike."""
     if isinstance(original, ToolMessage):
-        return original.model_copy(update={"tool_call_id": message.tool_call_id})
+        old = original.tool_call_id
+        new = message.tool_call_id or ""
+        update: dict[str, Any] = {"tool_call_id": new}
+        if isinstance(original.content, list):
+            update["content"] = [_with_call_id(b, old, new) for b in original.content]
+        return original.model_copy(update=update)
     assert isinstance(original, AIMessage)
-    ids = iter(c.id for c in message.tool_calls)
-    calls = [{**c, "id": next(ids)} for c in original.tool_calls]
-    invalid = [{**c, "id": next(ids)} for c in original.invalid_tool_calls]
-    return original.model_copy(update={"tool_calls": calls, "invalid_tool_calls": invalid})
+    new_ids = iter(c.id for c in message.tool_calls)
+    update = {}
+    by_old: dict[str, str] = {}  # a block's old id -> its new one, for the list entry under the same id
+    unnamed: list[str] = []  # the new ids of id-less v1 blocks, for the id-less entries, in order
+    if isinstance(original.content, list):
+        content: list[Any] = []
+        for block in original.content:
+            keys = _CALL_BLOCKS.get(block.get("type", "")) if isinstance(block, dict) else None
+            if keys is None:
+                content.append(block)
+                continue
+            assert isinstance(block, dict)
+            new = next(new_ids)
+            if block.get(keys[0]):
+                by_old.setdefault(block[keys[0]], new)
+            elif block["type"] in _V1_CALLS:
+                unnamed.append(new)
+            content.append({**block, keys[0]: new})
+        update["content"] = content
+
+    def entry_id(entry: Any) -> str:
+        if not entry.get("id") and unnamed:
+            return unnamed.pop(0)
+        return by_old[entry["id"]] if entry.get("id") in by_old else next(new_ids)
+
+    def entries(listed: list[Any]) -> list[Any]:
+        return [{**c, "id": entry_id(c)} for c in listed]
+
+    update["tool_calls"] = entries(original.tool_calls)
+    update["invalid_tool_calls"] = entries(original.invalid_tool_calls)
+    return original.model_copy(update=update)
+
+
+def _synced(message: AIMessage) -> AIMessage:
+    """The message with a `tool_calls` (`invalid_tool_calls`) entry for each v1 `tool_call` (`invalid_tool_call`)
+    block that has none under its id, as `AIMessage(content_blocks=...)` makes them: without one, langchain-openai's
+    Chat Completions path drops the call and its Responses path sends it without arguments. The same object when
+    every block has its entry."""
+    if not isinstance(message.content, list):
+        return message
+    listed = {c.get("id") for c in [*message.tool_calls, *message.invalid_tool_calls]}
+    missing = [b for b in message.content if isinstance(b, dict)
+               and b.get("type") in ("tool_call", "invalid_tool_call") and b.get("id") not in listed]
+    if not missing:
+        return message
+    calls = list(message.tool_calls)
+    invalid = list(message.invalid_tool_calls)
+    for block in missing:
+        if block["type"] == "tool_call":
+            args = block.get("args")
+            calls.append(tool_call(name=block.get("name") or "tool", args=args if isinstance(args, dict) else {},
+                                   id=block.get("id")))
+        else:
+            invalid.append(invalid_tool_call(name=block.get("name"), args=block.get("args"), id=block.get("id"),
+                                             error=block.get("error")))
+    return message.model_copy(update={"tool_calls": calls, "invalid_tool_calls": invalid})
+
+
+def _with_call_id(block: Any, old: str, new: str) -> Any:
+    """A ToolMessage content block with the call id it carries renamed (a Responses output item kept as a block,
+    or inside a `non_standard` one)."""
+    if not isinstance(block, dict):
+        return block
+    if block.get("call_id") == old:
+        return {**block, "call_id": new}
+    value = block.get("value")
+    if block.get("type") == "non_standard" and isinstance(value, dict) and value.get("call_id") == old:
+        return {**block, "value": {**value, "call_id": new}}
+    return block
