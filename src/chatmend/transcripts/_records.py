@@ -206,6 +206,11 @@ class TranscriptFormat(ABC):
     def new_record(self, near: Record, blocks: list[Any], serial: int) -> dict[str, Any]:
         """A record for new blocks (a synthetic result), modelled on the record of their call."""
 
+    def reply_end(self, k: int) -> int:
+        """The last record of the reply record `k` holds blocks of (records it alone reads, such as a repeat
+        of a block, stay with it, before what repair adds after the reply)."""
+        return k
+
     def relink(self, out: list[tuple[Record | None, dict[str, Any] | None]]) -> None:  # noqa: B027
         """Fix links between records after reordering (only Claude Code has them)."""
 
@@ -280,6 +285,7 @@ class TranscriptFormat(ABC):
                 runs.append((k, [block]))
         for k, blocks in runs:
             if k < 0:
+                flush_until(self.reply_end(-1 - k) + 1)
                 serial += 1
                 out.append((None, self.new_record(self.records[-1 - k], blocks, serial)))
                 continue
