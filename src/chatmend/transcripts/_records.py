@@ -143,6 +143,10 @@ class TranscriptFormat(ABC):
         self.blocks_at: list[list[BlockAt]] = []
         """For each message, the blocks it was read from."""
         self.model: str | None = None
+        self.problems: list[str] = []
+        """What the store holds that the provider refuses and repair fixes beyond the history, located."""
+        self.fixes: list[str] = []
+        """What the last repair fixed beyond the history (filled as it writes)."""
 
     # --- reading -------------------------------------------------------------------------------------------
 
@@ -174,7 +178,8 @@ class TranscriptFormat(ABC):
             raise InputError(f"no conversation messages in this {self.name} transcript")
         where = [f"line {self.records[b[0][0]].line}" if b else "?" for b in self.blocks_at]
         return Session(format=self.name, messages=self.messages, where=where, write=self._write_unrepaired,
-                       provider=self.provider, model=self.model, repair=self._repair, warnings=list(warnings))
+                       provider=self.provider, model=self.model, repair=self._repair, warnings=list(warnings),
+                       problems=self.problems, fixes=self.fixes)
 
     # --- writing -------------------------------------------------------------------------------------------
 
