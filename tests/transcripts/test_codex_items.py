@@ -71,7 +71,7 @@ def test_a_client_tool_search_output_reads_its_tools() -> None:
 
 
 def test_server_side_items_are_kept_unread_and_need_no_output() -> None:
-    items = [
+    items: list[Record] = [
         {"type": "tool_search_call", "call_id": "ts_srv", "execution": "server", "arguments": {"query": "x"}},
         {"type": "tool_search_output", "call_id": "ts_srv", "execution": "server", "tools": []},
         {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search", "query": "q"}},
