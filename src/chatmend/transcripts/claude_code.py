@@ -86,11 +86,20 @@ def follow(records: list[Record]) -> Chain:
     (parallel calls). A chain that breaks (a parent that is not there, or one behind the boundary) is read
     whole from the boundary on, in line order, and relinked."""
     sidechain = is_subagent(records)
-    start = next((k for k in range(len(records) - 1, -1, -1)
-                  if _is_boundary(records[k]) and _in_chain(records[k], sidechain)), 0)
-    index = {r.data["uuid"]: k for k, r in enumerate(records) if k >= start and _in_chain(r, sidechain)}
-    leaf = next((k for k in range(len(records) - 1, start - 1, -1)
-                 if _in_chain(records[k], sidechain) and text_field(records[k].data) in ("user", "assistant")), None)
+    # One pass: each record of the conversation's tree (uuid, parent, type), and the last boundary and leaf.
+    tree: list[tuple[int, str, object, str | None]] = []
+    start = 0
+    for at, record in enumerate(records):
+        data = record.data
+        uid = data.get("uuid")
+        if not isinstance(uid, str) or bool(data.get("isSidechain")) is not sidechain:
+            continue
+        kind = text_field(data)
+        if kind == "system" and data.get("subtype") == "compact_boundary":
+            start, tree = at, []
+        tree.append((at, uid, data.get("parentUuid"), kind))
+    index = {uid: k for k, uid, _, _ in tree}
+    leaf = next((k for k, _, _, kind in reversed(tree) if kind in ("user", "assistant")), None)
     if leaf is None:
         return Chain(set(range(start, len(records))), sidechain=sidechain)
     live: set[int] = set()
@@ -105,15 +114,14 @@ def follow(records: list[Record]) -> Chain:
     else:
         first = min(live)
         replies = {_message_id(records[k]) for k in live} - {None}
-        for k in range(first, len(records)):
-            if _in_chain(records[k], sidechain) and _message_id(records[k]) in replies:
+        calls = set()
+        for k, uid, _, kind in tree:
+            if k >= first and kind == "assistant" and (k in live or _message_id(records[k]) in replies):
                 live.add(k)
-        calls = {records[k].data["uuid"] for k in live if text_field(records[k].data) == "assistant"}
-        for k in range(first, len(records)):
-            record = records[k]
-            parent = record.data.get("parentUuid")
-            if _in_chain(record, sidechain) and isinstance(parent, str) and parent in calls \
-                    and _holds_results(record):
+                calls.add(uid)
+        for k, _, parent, kind in tree:
+            if k >= first and kind == "user" and isinstance(parent, str) and parent in calls \
+                    and _holds_results(records[k]):
                 live.add(k)
     return Chain(live, _unsent(records, live), sidechain)
 
@@ -127,15 +135,20 @@ def _unsent(records: list[Record], live: set[int]) -> set[int]:
     - `isVirtual` with `isAbortedMidStream`: a stream cut off that Claude Code never counts as a reply.
     """
     gone: set[str] = set()
+    unsent: set[int] = set()
     for k in live:
         data = records[k].data
-        kind = text_field(data)
-        if kind in ("user", "assistant") or (kind == "system" and data.get("subtype") == "model_refusal_fallback"):
-            gone.update(u for u in _strings(data.get("retractedMessageUuids")))
-        if kind == "assistant":
-            gone.update(u for u in _strings(data.get("supersedesUuids")))
-    return {k for k in live if (text_field(records[k].data, "uuid") in gone and text_field(records[k].data) != "system")
-            or (records[k].data.get("isVirtual") is True and records[k].data.get("isAbortedMidStream") is True)}
+        if "retractedMessageUuids" in data and (text_field(data) in ("user", "assistant") or (
+                text_field(data) == "system" and data.get("subtype") == "model_refusal_fallback")):
+            gone.update(_strings(data["retractedMessageUuids"]))
+        if "supersedesUuids" in data and text_field(data) == "assistant":
+            gone.update(_strings(data["supersedesUuids"]))
+        if data.get("isVirtual") is True and data.get("isAbortedMidStream") is True:
+            unsent.add(k)
+    if gone:
+        unsent.update(k for k in live if text_field(records[k].data, "uuid") in gone
+                      and text_field(records[k].data) != "system")
+    return unsent
 
 
 def _strings(value: object) -> list[str]:
@@ -222,10 +235,18 @@ class _Reply:
 
 
 def _block_key(block: object) -> object:
-    """What makes a block the same block written again: a `tool_use` its id, any other its JSON."""
-    if isinstance(block, Mapping) and block.get("type") == "tool_use" and isinstance(block.get("id"), str):
-        return ("tool_use", block["id"])
+    """What makes a block the same block written again: a `tool_use` its id, a plain text its text, any other
+    its JSON."""
+    if isinstance(block, str):
+        return ("text", block)
+    if isinstance(block, Mapping):
+        kind = block.get("type")
+        if kind == "tool_use" and isinstance(block.get("id"), str):
+            return (kind, block["id"])
+        if kind == "text" and len(block) == 2 and isinstance(block.get("text"), str):
+            return (kind, block["text"])
     return compact_json(block)
+
 
 
 class ClaudeCode(TranscriptFormat):
