@@ -1,10 +1,12 @@
-"""Claude Code session transcripts: `~/.claude/projects/<project>/<session>.jsonl`.
+"""Claude Code session transcripts: `~/.claude/projects/<project>/<session>.jsonl`, and its subagents'
+(`agent-*.jsonl` beside it in 2.0, `<session>/subagents/agent-*.jsonl` in 2.1).
 
 One JSON record a line. Records of `type` `user` and `assistant` hold an Anthropic Messages `message`;
 Claude Code writes each content block of one reply as its own record (same `message.id`), and each tool
-result as its own `user` record. Records are linked by `uuid`/`parentUuid`; summaries, system events, file
-snapshots and sidechain (subagent) records are kept as they are and not read.
-"""
+result as its own `user` record. Records are linked by `uuid`/`parentUuid`, and what Claude Code resumes is
+the chain from the leaf back to the last compaction boundary (`follow`); summaries, system events, file
+snapshots, queue operations, the 2.1.3xx bookkeeping records and a main session's sidechain records are kept
+as they are and not read."""
 
 from __future__ import annotations
 
@@ -43,22 +45,11 @@ def read(lines: Iterable[str]) -> Session:
     return ClaudeCode(parse_records(lines, what=_WHAT, warnings=warnings)).session(warnings)
 
 
-def _in_chain(record: Record, sidechain: bool) -> bool:
-    """True for a record of the conversation's tree that has a uuid: the main conversation's, or in a subagent's
-    transcript (`sidechain`), the subagent's."""
-    return bool(record.data.get("isSidechain")) is sidechain and isinstance(record.data.get("uuid"), str)
-
-
 def is_subagent(records: list[Record]) -> bool:
     """True for a subagent's transcript (`agent-*.jsonl` beside the session in 2.0, `<session>/subagents/` in
     2.1): every user and assistant record is on the sidechain, so the sidechain is the conversation."""
     turns = [r.data.get("isSidechain") for r in records if text_field(r.data) in ("user", "assistant")]
     return bool(turns) and all(turns)
-
-
-def _is_boundary(record: Record) -> bool:
-    """A compaction boundary (`system` record, subtype `compact_boundary`): the conversation restarts there."""
-    return text_field(record.data) == "system" and record.data.get("subtype") == "compact_boundary"
 
 
 @dataclass
@@ -71,11 +62,6 @@ class Chain:
     """Records of that chain it leaves out of what it sends (retracted, superseded, a virtual aborted stream)."""
     sidechain: bool = False
     """True when the conversation is a subagent's (its records are all `isSidechain`)."""
-
-
-def live_records(records: list[Record]) -> set[int]:
-    """The indices of the records Claude Code resumes (see `follow`)."""
-    return follow(records).live
 
 
 def follow(records: list[Record]) -> Chain:

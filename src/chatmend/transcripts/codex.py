@@ -11,6 +11,8 @@ and are kept as they are and not read, like `reasoning` and `web_search_call` it
 Codex pairs a call with its output by `call_id`, wherever the output stands, and keeps the byte offsets of
 earlier lines (`thread_history_1.sqlite`): repair rewrites the lines it changes in their place and APPENDS what
 it adds (synthetic outputs) at the end of the file, each with the next `ordinal` when the file's lines have one.
+Item ids the Responses API refuses (a `call_id` over 64 characters, an `id` without its type's prefix) are
+`Session.problems` for `check`, and fixed where they stand by `repair` (`Session.fixes`).
 """
 
 from __future__ import annotations
