@@ -58,3 +58,10 @@ def test_real_sessions_read_repair_and_lose_no_line(name: str) -> None:
     assert len(lost) <= len(result.notes) + len(result.renamed) + len(result.dropped) + len(session.fixes), lost[:3]
     again = read_text(out, session.format)
     assert not again.repaired(None)[0].changed
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason="../shared/real-world is absent")
+@pytest.mark.parametrize("name", [n for n in _sessions() if n.split("__")[-1].startswith("agent-")])
+def test_real_subagent_transcripts_are_sessions(name: str) -> None:
+    session = read(str(REAL / name))  # every record isSidechain: the subagent's own conversation
+    assert session.format == "claude_code" and session.messages
