@@ -178,3 +178,20 @@ def test_a_rollout_in_archived_sessions_repairs_in_place(tmp_path: Path) -> None
     assert main(["repair", str(path), "--in-place"]) == 0
     assert path.read_text().startswith(text) and "call_1" in path.read_text().splitlines()[-1]
     assert path.with_name(path.name + ".bak").read_text() == text
+
+
+def test_ids_before_a_compaction_are_not_sent_so_not_a_problem() -> None:
+    records = _rollout({"type": "function_call", "id": "ctc_9", "call_id": "call_" + "x" * 70, "name": "f",
+                        "arguments": "{}"})
+    records.append({"timestamp": "2026-12-01T10:00:09.000Z", "ordinal": 4, "type": "compacted",
+                    "payload": {"message": "", "replacement_history": [
+                        {"type": "message", "id": "m_1", "role": "user",
+                         "content": [{"type": "input_text", "text": "summary"}]}]}})
+    text, out, result, session = _repair(records)
+    assert session.problems == ["line 5: payload.replacement_history[0].id: OR4: Invalid 'id': 'm_1'. Expected an "
+                                "ID that begins with 'msg'."]
+    assert not result.interrupted  # the call before the compaction is not sent: nothing to answer
+    lines = out.splitlines()
+    assert lines[:4] == text.splitlines()[:4]  # its line is kept as it is
+    assert "id" not in json.loads(lines[4])["payload"]["replacement_history"][0]
+    assert not read_text(out, "codex").problems

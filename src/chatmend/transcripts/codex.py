@@ -152,6 +152,7 @@ class Codex(TranscriptFormat):
         self._reply_of = {}
         self._waiting = {}
         self.messages, self.blocks_at = [], []
+        self.problems = []  # the ids of what is no longer sent do not matter
         for earlier in self.records[:k]:
             earlier.blocks = []
         read: list[Any] = []
