@@ -861,6 +861,7 @@ def _check_lines(path: str, args: argparse.Namespace) -> tuple[list[str], str]:
                 lines.append(f"{exc.path or 'messages'}: UNSUPPORTED: {exc.reason}")
             else:
                 lines += [f"{p.path}: {p.code}: {p.message}" for p in adapter(provider).check(body, **context)]
+        lines += session.problems  # the store's own (item ids), located by line
     return lines, provider or "the neutral rules"
 
 

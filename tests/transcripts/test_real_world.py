@@ -52,9 +52,16 @@ def test_real_sessions_read_repair_and_lose_no_line(name: str) -> None:
         return
     before = [_key(line) for line in text.splitlines() if line.strip()]
     after = {_key(line) for line in out.splitlines()}
-    if session.format == "codex" and not (result.renamed or result.notes or result.dropped):
+    if session.format == "codex" and not (result.renamed or result.notes or result.dropped or session.fixes):
         assert out.startswith(text)  # what repair adds is appended: every line keeps its byte offset
     lost = [k for k in before if k not in after]
-    assert len(lost) <= len(result.notes) + len(result.renamed) + len(result.dropped), lost[:3]
+    assert len(lost) <= len(result.notes) + len(result.renamed) + len(result.dropped) + len(session.fixes), lost[:3]
     again = read_text(out, session.format)
     assert not again.repaired(None)[0].changed
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason="../shared/real-world is absent")
+@pytest.mark.parametrize("name", [n for n in _sessions() if n.split("__")[-1].startswith("agent-")])
+def test_real_subagent_transcripts_are_sessions(name: str) -> None:
+    session = read(str(REAL / name))  # every record isSidechain: the subagent's own conversation
+    assert session.format == "claude_code" and session.messages

@@ -53,6 +53,9 @@ class Session:
     """For JSON Lines of a body's list: the line of each item (so `messages[3]` can say `line 7`)."""
     warnings: list[str] = field(default_factory=list)
     """What the reader kept without reading it and a person should know (a half-written line), located."""
+    problems: list[str] = field(default_factory=list)
+    """What the store holds that the provider refuses beyond the history (an item id of the wrong prefix), each
+    located (`line 4: payload.id: OR4: ...`): `check` reports them, `repair` fixes them (`fixes`)."""
     fixes: list[str] = field(default_factory=list)
     """What a session store's repair fixed beyond the history (a response stored twice), filled by `repair`."""
     repair: Callable[[IsReadOnly | None], tuple[RepairResult, Iterator[str]]] | None = field(default=None)

@@ -143,6 +143,10 @@ class TranscriptFormat(ABC):
         self.blocks_at: list[list[BlockAt]] = []
         """For each message, the blocks it was read from."""
         self.model: str | None = None
+        self.problems: list[str] = []
+        """What the store holds that the provider refuses and repair fixes beyond the history, located."""
+        self.fixes: list[str] = []
+        """What the last repair fixed beyond the history (filled as it writes)."""
 
     # --- reading -------------------------------------------------------------------------------------------
 
@@ -174,7 +178,8 @@ class TranscriptFormat(ABC):
             raise InputError(f"no conversation messages in this {self.name} transcript")
         where = [f"line {self.records[b[0][0]].line}" if b else "?" for b in self.blocks_at]
         return Session(format=self.name, messages=self.messages, where=where, write=self._write_unrepaired,
-                       provider=self.provider, model=self.model, repair=self._repair, warnings=list(warnings))
+                       provider=self.provider, model=self.model, repair=self._repair, warnings=list(warnings),
+                       problems=self.problems, fixes=self.fixes)
 
     # --- writing -------------------------------------------------------------------------------------------
 
@@ -205,6 +210,11 @@ class TranscriptFormat(ABC):
     @abstractmethod
     def new_record(self, near: Record, blocks: list[Any], serial: int) -> dict[str, Any]:
         """A record for new blocks (a synthetic result), modelled on the record of their call."""
+
+    def reply_end(self, k: int) -> int:
+        """The last record of the reply record `k` holds blocks of (records it alone reads, such as a repeat
+        of a block, stay with it, before what repair adds after the reply)."""
+        return k
 
     def relink(self, out: list[tuple[Record | None, dict[str, Any] | None]]) -> None:  # noqa: B027
         """Fix links between records after reordering (only Claude Code has them)."""
@@ -280,6 +290,7 @@ class TranscriptFormat(ABC):
                 runs.append((k, [block]))
         for k, blocks in runs:
             if k < 0:
+                flush_until(self.reply_end(-1 - k) + 1)
                 serial += 1
                 out.append((None, self.new_record(self.records[-1 - k], blocks, serial)))
                 continue

@@ -1,15 +1,18 @@
-"""Claude Code session transcripts: `~/.claude/projects/<project>/<session>.jsonl`.
+"""Claude Code session transcripts: `~/.claude/projects/<project>/<session>.jsonl`, and its subagents'
+(`agent-*.jsonl` beside it in 2.0, `<session>/subagents/agent-*.jsonl` in 2.1).
 
 One JSON record a line. Records of `type` `user` and `assistant` hold an Anthropic Messages `message`;
 Claude Code writes each content block of one reply as its own record (same `message.id`), and each tool
-result as its own `user` record. Records are linked by `uuid`/`parentUuid`; summaries, system events, file
-snapshots and sidechain (subagent) records are kept as they are and not read.
-"""
+result as its own `user` record. Records are linked by `uuid`/`parentUuid`, and what Claude Code resumes is
+the chain from the leaf back to the last compaction boundary (`follow`); summaries, system events, file
+snapshots, queue operations, the 2.1.3xx bookkeeping records and a main session's sidechain records are kept
+as they are and not read."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -21,6 +24,7 @@ from chatmend.transcripts._records import (
     BlockAt,
     Record,
     TranscriptFormat,
+    compact_json,
     errors_at_line,
     expect,
     optional_text,
@@ -32,7 +36,7 @@ __all__ = ["ClaudeCode", "read"]
 NAME = "claude_code"
 _WHAT = "one Claude Code transcript record a line"
 _NAMESPACE = uuid.UUID("5b0e3c1e-7f0a-4c47-9a57-0c6f8f0c2d11")
-_ENVELOPE = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "slug")
+_ENVELOPE = ("isSidechain", "agentId", "userType", "cwd", "sessionId", "version", "gitBranch", "slug")
 
 
 def read(lines: Iterable[str]) -> Session:
@@ -41,22 +45,49 @@ def read(lines: Iterable[str]) -> Session:
     return ClaudeCode(parse_records(lines, what=_WHAT, warnings=warnings)).session(warnings)
 
 
-def _main_chain(record: Record) -> bool:
-    """True for a record of the main conversation's tree (not a subagent's sidechain) that has a uuid."""
-    return not record.data.get("isSidechain") and isinstance(record.data.get("uuid"), str)
+def is_subagent(records: list[Record]) -> bool:
+    """True for a subagent's transcript (`agent-*.jsonl` beside the session in 2.0, `<session>/subagents/` in
+    2.1): every user and assistant record is on the sidechain, so the sidechain is the conversation."""
+    turns = [r.data.get("isSidechain") for r in records if text_field(r.data) in ("user", "assistant")]
+    return bool(turns) and all(turns)
 
 
-def live_records(records: list[Record]) -> set[int]:
-    """The records Claude Code resumes: the `parentUuid` chain from the leaf it continues (the last main-chain
-    user or assistant record) back to its start or a compaction boundary, plus what Claude Code gathers back
-    onto that chain: the other records of a reply split one block a line (same `message.id`) and the results
-    hanging off them (parallel calls). A transcript without uuids, or whose chain breaks (a parent that is not
-    there), is read whole."""
-    index = {r.data["uuid"]: k for k, r in enumerate(records) if _main_chain(r)}
-    leaf = next((k for k in range(len(records) - 1, -1, -1)
-                 if _main_chain(records[k]) and text_field(records[k].data) in ("user", "assistant")), None)
+@dataclass
+class Chain:
+    """What Claude Code resumes of a transcript."""
+
+    live: set[int]
+    """The records of the chain it follows (relinked in their order when repair changes anything)."""
+    unsent: set[int] = field(default_factory=set)
+    """Records of that chain it leaves out of what it sends (retracted, superseded, a virtual aborted stream)."""
+    sidechain: bool = False
+    """True when the conversation is a subagent's (its records are all `isSidechain`)."""
+
+
+def follow(records: list[Record]) -> Chain:
+    """The records Claude Code resumes: the `parentUuid` chain from the leaf it continues (the last user or
+    assistant record of the conversation) back to its start or the last compaction boundary (nothing before
+    the boundary is sent, whatever links point there), plus what Claude Code gathers back onto that chain: the
+    other records of a reply split one block a line (same `message.id`) and the results hanging off them
+    (parallel calls). A chain that breaks (a parent that is not there, or one behind the boundary) is read
+    whole from the boundary on, in line order, and relinked."""
+    sidechain = is_subagent(records)
+    # One pass: each record of the conversation's tree (uuid, parent, type), and the last boundary and leaf.
+    tree: list[tuple[int, str, object, str | None]] = []
+    start = 0
+    for at, record in enumerate(records):
+        data = record.data
+        uid = data.get("uuid")
+        if not isinstance(uid, str) or bool(data.get("isSidechain")) is not sidechain:
+            continue
+        kind = text_field(data)
+        if kind == "system" and data.get("subtype") == "compact_boundary":
+            start, tree = at, []
+        tree.append((at, uid, data.get("parentUuid"), kind))
+    index = {uid: k for k, uid, _, _ in tree}
+    leaf = next((k for k, _, _, kind in reversed(tree) if kind in ("user", "assistant")), None)
     if leaf is None:
-        return set(range(len(records)))
+        return Chain(set(range(start, len(records))), sidechain=sidechain)
     live: set[int] = set()
     k: int | None = leaf
     parent: object = None
@@ -65,19 +96,50 @@ def live_records(records: list[Record]) -> set[int]:
         parent = records[k].data.get("parentUuid")
         k = index.get(parent) if isinstance(parent, str) else None
     if parent is not None:
-        return set(range(len(records)))  # a broken chain (a parent that is not there): read whole, relinked
-    first = min(live)
-    replies = {_message_id(records[k]) for k in live} - {None}
-    for k in range(first, len(records)):
-        if _main_chain(records[k]) and _message_id(records[k]) in replies:
-            live.add(k)
-    calls = {records[k].data["uuid"] for k in live if text_field(records[k].data) == "assistant"}
-    for k in range(first, len(records)):
-        record = records[k]
-        parent = record.data.get("parentUuid")
-        if _main_chain(record) and isinstance(parent, str) and parent in calls and _holds_results(record):
-            live.add(k)
-    return live
+        live = set(range(start, len(records)))  # a broken chain: read whole from the boundary, relinked
+    else:
+        first = min(live)
+        replies = {_message_id(records[k]) for k in live} - {None}
+        calls = set()
+        for k, uid, _, kind in tree:
+            if k >= first and kind == "assistant" and (k in live or _message_id(records[k]) in replies):
+                live.add(k)
+                calls.add(uid)
+        for k, _, parent, kind in tree:
+            if k >= first and kind == "user" and isinstance(parent, str) and parent in calls \
+                    and _holds_results(records[k]):
+                live.add(k)
+    return Chain(live, _unsent(records, live), sidechain)
+
+
+def _unsent(records: list[Record], live: set[int]) -> set[int]:
+    """The records of the chain Claude Code drops before sending it.
+
+    - `retractedMessageUuids` (on a user or assistant record, or a `model_refusal_fallback` system record): the
+      messages a refusal retracted; system records stay.
+    - `supersedesUuids` (on an assistant record): the replies a fallback model's reply replaced.
+    - `isVirtual` with `isAbortedMidStream`: a stream cut off that Claude Code never counts as a reply.
+    """
+    gone: set[str] = set()
+    unsent: set[int] = set()
+    for k in live:
+        data = records[k].data
+        if "retractedMessageUuids" in data and (text_field(data) in ("user", "assistant") or (
+                text_field(data) == "system" and data.get("subtype") == "model_refusal_fallback")):
+            gone.update(_strings(data["retractedMessageUuids"]))
+        if "supersedesUuids" in data and text_field(data) == "assistant":
+            gone.update(_strings(data["supersedesUuids"]))
+        if data.get("isVirtual") is True and data.get("isAbortedMidStream") is True:
+            unsent.add(k)
+    if gone:
+        unsent.update(k for k in live if text_field(records[k].data, "uuid") in gone
+                      and text_field(records[k].data) != "system")
+    return unsent
+
+
+def _strings(value: object) -> list[str]:
+    """The strings of a list field (anything else holds none)."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def _message_id(record: Record) -> object:
@@ -142,6 +204,37 @@ def _content(parts: tuple[Part, ...]) -> str | tuple[Part, ...]:
     return parts
 
 
+@dataclass
+class _Reply:
+    """An assistant reply being read, record by record."""
+
+    message_id: object
+    parts: list[Part] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
+    blocks_at: list[BlockAt] = field(default_factory=list)
+    seen: dict[object, int] = field(default_factory=dict)
+    """Each block read (by `_block_key`) and the record it was read from, to know a record that repeats them."""
+    positions: dict[int, int] = field(default_factory=dict)
+    """The `apiBlockIndex` of each record read, and that record."""
+    end: int = 0
+    """Its last record (a repeat included)."""
+
+
+def _block_key(block: object) -> object:
+    """What makes a block the same block written again: a `tool_use` its id, a plain text its text, any other
+    its JSON."""
+    if isinstance(block, str):
+        return ("text", block)
+    if isinstance(block, Mapping):
+        kind = block.get("type")
+        if kind == "tool_use" and isinstance(block.get("id"), str):
+            return (kind, block["id"])
+        if kind == "text" and len(block) == 2 and isinstance(block.get("text"), str):
+            return (kind, block["text"])
+    return compact_json(block)
+
+
+
 class ClaudeCode(TranscriptFormat):
     """Reads the conversation out of a transcript and writes repaired records back."""
 
@@ -150,10 +243,16 @@ class ClaudeCode(TranscriptFormat):
 
     def __init__(self, records: list[Record]) -> None:
         super().__init__(records)
-        self._assistant: tuple[object, list[Part], list[ToolCall], list[BlockAt]] | None = None
-        self.live = live_records(records)
+        self._reply: _Reply | None = None
+        chain = follow(records)
+        self.live = chain.live
+        self.sidechain = chain.sidechain
+        self._uses_source = any("sourceToolAssistantUUID" in r.data for r in records)
+        self._reply_end: dict[int, int] = {}
+        self.repeats: dict[int, int] = {}
+        """Assistant records that repeat blocks read from an earlier one (kept unread), and that record."""
         for k, record in enumerate(records):
-            if k not in self.live:
+            if k not in self.live or k in chain.unsent:
                 continue  # not what Claude Code resumes (an abandoned branch, before a compaction): kept as is
             with errors_at_line(record, _WHAT):
                 self._read(k, record)
@@ -161,13 +260,12 @@ class ClaudeCode(TranscriptFormat):
             self._flush()
 
     def _read(self, k: int, record: Record) -> None:
-        """Read one record: main-chain user and assistant messages only."""
+        """Read one record: the conversation's user and assistant messages only."""
         data = record.data
         message = data.get("message")
-        if data.get("isSidechain") or text_field(data) not in ("user", "assistant") or not isinstance(
-            message, Mapping
-        ):
-            return  # not part of the main conversation: kept as it is
+        if bool(data.get("isSidechain")) is not self.sidechain or text_field(data) not in ("user", "assistant") \
+                or not isinstance(message, Mapping):
+            return  # not part of the conversation: kept as it is
         record.blocks = _blocks(message.get("content"))
         if data["type"] == "assistant":
             if isinstance(message.get("model"), str) and message["model"] != "<synthetic>":
@@ -178,14 +276,34 @@ class ClaudeCode(TranscriptFormat):
             self._read_user(k, record)
 
     def _read_assistant(self, k: int, record: Record, message_id: object) -> None:
-        # Claude Code writes each block of one reply as its own record, all with the reply's message.id.
-        """Add a record's blocks to the reply it belongs to."""
-        if self._assistant is None or message_id is None or self._assistant[0] != message_id:
+        """Add a record's blocks to the reply it belongs to.
+
+        Claude Code writes each block of one reply as its own record, all with the reply's `message.id`; a
+        record that repeats blocks already read under that id (the same `apiBlockIndex`, or the same blocks: a
+        `tool_use` by its id) is the same blocks written again, not a second call, and is kept unread.
+        """
+        reply = self._reply
+        if reply is None or message_id is None or reply.message_id != message_id:
             self._flush()
-            self._assistant = (message_id, [], [], [])
-        _, parts, calls, blocks_at = self._assistant
+            reply = self._reply = _Reply(message_id)
+        keys = [_block_key(block) for block in record.blocks]
+        index = record.data.get("apiBlockIndex")
+        position = index if type(index) is int else None
+        if record.blocks and position is not None and position in reply.positions:
+            self.repeats[k] = reply.positions[position]
+        elif record.blocks and position is None and all(key in reply.seen for key in keys):
+            self.repeats[k] = reply.seen[keys[0]]
+        if k in self.repeats:
+            record.blocks = []  # a repeat: Claude Code sends the block once
+            reply.end = k
+            return
+        if position is not None:
+            reply.positions[position] = k
+        reply.seen.update((key, k) for key in keys)
+        reply.end = k
+        parts, calls = reply.parts, reply.calls
         for b, block in enumerate(record.blocks):
-            blocks_at.append((k, b))
+            reply.blocks_at.append((k, b))
             if isinstance(block, str):
                 parts.append(TextPart(text=block))
                 continue
@@ -212,13 +330,16 @@ class ClaudeCode(TranscriptFormat):
 
     def _flush(self) -> None:
         """Emit the reply being read, if any."""
-        if self._assistant is None:
+        if self._reply is None:
             return
-        _, parts, calls, blocks_at = self._assistant
-        self._assistant = None
-        content: str | tuple[Part, ...] = _content(tuple(parts)) if not any(
-            isinstance(p, ThinkingPart) for p in parts) else tuple(parts)
-        self.add_reply(ChatMessage(role="assistant", content=content, tool_calls=tuple(calls)), blocks_at)
+        reply, self._reply = self._reply, None
+        for k, _ in reply.blocks_at:
+            self._reply_end[k] = reply.end
+        parts = tuple(reply.parts)
+        content: str | tuple[Part, ...] = _content(parts) if not any(
+            isinstance(p, ThinkingPart) for p in parts) else parts
+        self.add_reply(ChatMessage(role="assistant", content=content, tool_calls=tuple(reply.calls)),
+                       reply.blocks_at)
 
     def _read_user(self, k: int, record: Record) -> None:
         """A user record: each tool_result a tool message, other blocks user messages."""
@@ -292,6 +413,8 @@ class ClaudeCode(TranscriptFormat):
         data["uuid"] = str(uuid.uuid5(_NAMESPACE, f"{near.data.get('uuid')}/interrupted/{serial}"))
         if "timestamp" in near.data:
             data["timestamp"] = near.data["timestamp"]
+        if self._uses_source and isinstance(near.data.get("uuid"), str):
+            data["sourceToolAssistantUUID"] = near.data["uuid"]  # 2.1.3xx: the record of the call it answers
         return data
 
     def relink(self, out: list[tuple[Record | None, dict[str, Any] | None]]) -> None:
@@ -306,6 +429,7 @@ class ClaudeCode(TranscriptFormat):
         """
         if [id(record) if data is None else None for record, data in out] == [id(r) for r in self.records]:
             return  # nothing repaired: the tree stays as Claude Code wrote it
+        self._patch_repeats(out)
         live = {id(self.records[k]) for k in self.live}
         previous: str | None = None
         stamp: str | None = None
@@ -319,12 +443,33 @@ class ClaudeCode(TranscriptFormat):
             if isinstance(current.get("timestamp"), str):
                 stamp = max(stamp or current["timestamp"], current["timestamp"])
             if (record is not None and id(record) not in live) or not isinstance(current.get("uuid"), str) \
-                    or current.get("isSidechain"):
+                    or bool(current.get("isSidechain")) is not self.sidechain:
                 continue
             if started and current.get("parentUuid") != previous:
                 out[i] = (record, {**current, "parentUuid": previous})
             started = True
             previous = current["uuid"]
+
+    def reply_end(self, k: int) -> int:
+        return self._reply_end.get(k, k)
+
+    def _patch_repeats(self, out: list[tuple[Record | None, dict[str, Any] | None]]) -> None:
+        """A repeated record gets the content its original was written back with (a call renamed in one is
+        renamed in the other, so they stay the same block), and is left out with it."""
+        written: dict[int, dict[str, Any]] = {}
+        for record, data in out:
+            if record is not None and data is not None:
+                written.setdefault(id(record), data)
+        present = {id(record) for record, _ in out}
+        repeats = {id(self.records[k]): self.records[original] for k, original in self.repeats.items()}
+        for i, (record, data) in enumerate(out):
+            source = repeats.get(id(record))
+            original = written.get(id(source)) if source is not None else None
+            if record is not None and original is not None and data is None:
+                message = {**record.data["message"], "content": original["message"]["content"]}
+                out[i] = (record, {**record.data, "message": message})
+        # a repeat of a record repair dropped (an empty reply) goes with it
+        out[:] = [(r, d) for r, d in out if id(repeats.get(id(r))) in present or id(r) not in repeats]
 
 
 def _after(stamp: str) -> str:

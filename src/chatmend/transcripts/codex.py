@@ -11,6 +11,8 @@ and are kept as they are and not read, like `reasoning` and `web_search_call` it
 Codex pairs a call with its output by `call_id`, wherever the output stands, and keeps the byte offsets of
 earlier lines (`thread_history_1.sqlite`): repair rewrites the lines it changes in their place and APPENDS what
 it adds (synthetic outputs) at the end of the file, each with the next `ordinal` when the file's lines have one.
+Item ids the Responses API refuses (a `call_id` over 64 characters, an `id` without its type's prefix) are
+`Session.problems` for `check`, and fixed where they stand by `repair` (`Session.fixes`).
 """
 
 from __future__ import annotations
@@ -20,12 +22,23 @@ from typing import Any
 
 from chatmend import ChatMessage, ImagePart, TextPart, ToolCall
 from chatmend.formats._session import Session
+from chatmend.ids import normalize_tool_id
 from chatmend.messages import Part
 from chatmend.providers.base import text_field
+from chatmend.providers.openai_responses.wire import (
+    CALL_ID_MAX,
+    CALL_OUTPUTS,
+    ID_PREFIX,
+    RESPONSES_ITEM_TYPES,
+    TOOL_NAMES,
+    is_client_output,
+)
+from chatmend.providers.openai_responses.write import result_item
 from chatmend.transcripts._records import (
     BlockAt,
     Record,
     TranscriptFormat,
+    compact_json,
     errors_at_line,
     expect,
     optional_text,
@@ -36,12 +49,18 @@ __all__ = ["Codex", "read"]
 
 NAME = "codex"
 _WHAT = "one Codex session record a line"
-_CALLS = ("function_call", "custom_tool_call", "local_shell_call")
-_RESULTS = {"function_call_output": "function_call", "custom_tool_call_output": "custom_tool_call",
-            "local_shell_call_output": "local_shell_call"}
-_ITEM_TYPES = frozenset({"message", *_CALLS, *_RESULTS})
-_OUTPUT_OF = {"function_call": "function_call_output", "custom_tool_call": "custom_tool_call_output",
-              "local_shell_call": "function_call_output"}
+_OUTPUT_OF = {**CALL_OUTPUTS, "local_shell_call": "function_call_output"}
+"""The output type of each client call as Codex answers it (a local shell call with a `function_call_output`)."""
+_PAYLOAD = {"function_call": "arguments", "custom_tool_call": "input", "tool_search_call": "arguments",
+            "local_shell_call": "action", "shell_call": "action", "computer_call": "action",
+            "apply_patch_call": "operation"}
+"""The field holding each client call's payload."""
+
+
+def _is_call(payload: Mapping[str, Any], kind: object) -> bool:
+    """A call Codex answers by `call_id` (a tool search only when the client runs it)."""
+    return isinstance(kind, str) and kind in _PAYLOAD and (
+        kind != "tool_search_call" or payload.get("execution") == "client")
 
 
 def read(lines: Iterable[str]) -> Session:
@@ -75,7 +94,11 @@ def _parts(content: object) -> str | tuple[Part, ...]:
 
 
 def _output(payload: Mapping[str, Any]) -> tuple[str | tuple[Part, ...], bool]:
-    """A call output's content, and whether it failed (`{"content", "success": false}`)."""
+    """A call output's content, and whether it failed (`{"content", "success": false}`; a tool search's found
+    tools as their JSON)."""
+    if payload.get("type") == "tool_search_output":
+        tools = payload.get("tools")
+        return (compact_json({"tools": tools}) if isinstance(tools, list) else ""), False
     output = payload.get("output")
     if isinstance(output, Mapping):
         failed = output.get("success") is False
@@ -114,7 +137,7 @@ class Codex(TranscriptFormat):
                 and isinstance(payload.get("replacement_history"), list):
             self._restart(k, record, payload["replacement_history"])
             return
-        if self.legacy and "payload" not in data and isinstance(data.get("type"), str) and data["type"] in _ITEM_TYPES:
+        if self.legacy and "payload" not in data and text_field(data) in RESPONSES_ITEM_TYPES:
             payload = data  # the bare item of an older rollout
         elif data.get("type") != "response_item" or not isinstance(payload, Mapping):
             return
@@ -129,6 +152,7 @@ class Codex(TranscriptFormat):
         self._reply_of = {}
         self._waiting = {}
         self.messages, self.blocks_at = [], []
+        self.problems = []  # the ids of what is no longer sent do not matter
         for earlier in self.records[:k]:
             earlier.blocks = []
         read: list[Any] = []
@@ -147,6 +171,7 @@ class Codex(TranscriptFormat):
         # an item without a type is not one chatmend reads: kept as it is, as any other
         expect(record, f"{where}type", kind, (str, type(None)), "a string (the item's type)")
         if kind == "message":
+            self._check_ids(record, payload, where)
             role = payload.get("role")
             if role == "assistant":
                 # An assistant message and the calls right after it are one reply.
@@ -161,22 +186,24 @@ class Codex(TranscriptFormat):
                                      content=_parts(payload.get("content"))), [(k, b)])
                 return True
             return False
-        if kind in _CALLS:
+        if _is_call(payload, kind):
+            assert isinstance(kind, str)
             if self._assistant is None:
                 self._assistant = ([], [], [])
             call_id = (optional_text(record, f"{where}call_id", payload.get("call_id"))
                        or optional_text(record, f"{where}id", payload.get("id")))
-            name = optional_text(record, f"{where}name", payload.get("name")) or (
-                "local_shell" if kind == "local_shell_call" else "tool")
-            field = "arguments" if kind == "function_call" else ("input" if kind == "custom_tool_call" else "action")
+            name = optional_text(record, f"{where}name", payload.get("name")) or TOOL_NAMES.get(kind, "tool")
+            field = _PAYLOAD[kind]
             arguments = payload.get(field) or {}
             expect(record, f"{where}{field}", arguments, (dict, str),
                    "a string (the call's JSON arguments) or an object")
+            self._check_ids(record, payload, where)
             self._assistant[1].append(ToolCall(id=call_id, name=name, arguments=arguments))
             self._assistant[2].append((k, b))
             return True
-        if kind in _RESULTS:
+        if is_client_output(payload, kind) or kind == "local_shell_call_output":
             call_id = optional_text(record, f"{where}call_id", payload.get("call_id"))
+            self._check_ids(record, payload, where)
             content, failed = _output(payload)
             self._flush()
             waiting = self.tool_name(call_id)
@@ -188,6 +215,20 @@ class Codex(TranscriptFormat):
                                      content=content), [(k, b)])
             return True
         return False
+
+    def _check_ids(self, record: Record, payload: Mapping[str, Any], where: str) -> None:
+        """What the Responses API refuses in an item's ids, and repair fixes (OR3: a `call_id` longer than 64
+        characters, shortened; OR4: an item `id` without its type's prefix, `ctc_` for a custom tool call,
+        left out: the API takes items without one)."""
+        call_id, item_id, kind = payload.get("call_id"), payload.get("id"), payload.get("type")
+        if isinstance(call_id, str) and len(call_id) > CALL_ID_MAX:
+            self.problems.append(f"line {record.line}: {where}call_id: OR3: Invalid 'call_id': string too long. "
+                                 f"Expected a string with maximum length {CALL_ID_MAX}, but got a string with "
+                                 f"length {len(call_id)} instead.")
+        if isinstance(item_id, str) and isinstance(kind, str) and kind in ID_PREFIX \
+                and not item_id.startswith(ID_PREFIX[kind]):
+            self.problems.append(f"line {record.line}: {where}id: OR4: Invalid 'id': '{item_id}'. Expected an ID "
+                                 f"that begins with '{ID_PREFIX[kind]}'.")
 
     def _answer(self, reply: ChatMessage, call_id: str, content: str | tuple[Part, ...], failed: bool,
                 at: BlockAt) -> None:
@@ -222,7 +263,7 @@ class Codex(TranscriptFormat):
     # --- writing -------------------------------------------------------------------------------------------
 
     def is_call(self, block: Any) -> bool:
-        return isinstance(block, Mapping) and text_field(block) in _CALLS
+        return isinstance(block, Mapping) and _is_call(block, block.get("type"))
 
     def patch_call_id(self, block: Any, new_id: str) -> Any:
         return {**block, "call_id": new_id}
@@ -241,9 +282,12 @@ class Codex(TranscriptFormat):
         return [{"type": "message", "role": "user", "content": content}]
 
     def result_blocks(self, result: ChatMessage, call: Any) -> list[Any]:
-        text = result.content if isinstance(result.content, str) else ""
-        kind = _OUTPUT_OF.get(str(call.get("type")), "function_call_output")
-        return [{"type": kind, "call_id": result.tool_call_id, "output": text}]
+        kind = str(call.get("type"))
+        output = _OUTPUT_OF.get(kind, "function_call_output")
+        if output in ("function_call_output", "custom_tool_call_output"):  # Codex's own: the text as it is
+            text = result.content if isinstance(result.content, str) else ""
+            return [{"type": output, "call_id": result.tool_call_id, "output": text}]
+        return [result_item(result, result.tool_call_id or "", kind)]  # the output type's own shape
 
     def render(self, record: Record, blocks: list[Any], copy: int) -> dict[str, Any]:
         if self.legacy and "payload" not in record.data:
@@ -292,11 +336,13 @@ class Codex(TranscriptFormat):
         at the end, each line with the next `ordinal` when the file's lines carry one."""
         kept: dict[int, list[Any]] = {}
         added: list[dict[str, Any]] = []
+        self.fixes.clear()
         for k, block in pieces:
             assert k is not None
             if k >= 0:
-                kept.setdefault(k, []).append(block)
+                kept.setdefault(k, []).append(self._fit(block, self.records[k].line))
             else:
+                block = self._fit(block, None)
                 added.append(self.new_record(self.records[-1 - k], [block], len(added) + 1))
         out: list[tuple[Record | None, dict[str, Any] | None]] = []
         for k, record in enumerate(self.records):
@@ -316,6 +362,24 @@ class Codex(TranscriptFormat):
                 data["metadata"] = {**metadata, "history_sequence": sequence}
             out.append((None, data))
         yield from self._lines(out)
+
+    def _fit(self, block: Any, line: int | None) -> Any:
+        """An item with the ids the Responses API takes (see `_check_ids`): a `call_id` over 64 characters
+        shortened the same way in its call and its output, an `id` without its type's prefix left out."""
+        if not isinstance(block, Mapping):
+            return block
+        at = f"line {line}: " if line is not None else ""
+        call_id, item_id, kind = block.get("call_id"), block.get("id"), block.get("type")
+        if isinstance(call_id, str) and len(call_id) > CALL_ID_MAX:
+            block = {**block, "call_id": normalize_tool_id(call_id, max_length=CALL_ID_MAX)}
+            if line is not None:
+                self.fixes.append(f"{at}call_id of {len(call_id)} characters shortened to {len(block['call_id'])}")
+        if isinstance(item_id, str) and isinstance(kind, str) and kind in ID_PREFIX \
+                and not item_id.startswith(ID_PREFIX[kind]):
+            block = {key: value for key, value in block.items() if key != "id"}
+            self.fixes.append(f"{at}item id {item_id!r} of a {kind} left out (it must begin with "
+                              f"'{ID_PREFIX[kind]}')")
+        return block
 
 
 def _sequences(records: list[Record]) -> Iterator[int]:

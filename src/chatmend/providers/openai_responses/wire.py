@@ -14,7 +14,7 @@ ERROR_MARK = "[error]"
 """Opens the output text of a failed tool: the Responses API has no error flag on outputs."""
 ITEM_ID = re.compile(r"[A-Za-z0-9_-]+")
 """OR5: an item id holds letters, digits, underscores and dashes only."""
-ID_PREFIX = {"function_call": "fc", "reasoning": "rs", "message": "msg"}
+ID_PREFIX = {"function_call": "fc", "custom_tool_call": "ctc", "reasoning": "rs", "message": "msg"}
 """OR4: the prefix of an item id, by item type."""
 PHASES = ("commentary", "final_answer")
 """The `phase` values an assistant message item may carry."""
