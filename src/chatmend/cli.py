@@ -42,6 +42,7 @@ from chatmend.formats import (
     read,
     read_bytes,
     read_lines,
+    store_formats,
     wire_json,
     write_all,
     write_backup,
@@ -50,6 +51,7 @@ from chatmend.formats import (
 from chatmend.formats._io import MAX_JSON_SIZE, open_input, read_all
 from chatmend.providers.base import Dropped
 from chatmend.repair import IsReadOnly, Origin
+from chatmend.transcripts._stores import Store, StoredSession, one, open_store, select
 from chatmend.trim import trim_history
 
 __all__ = ["main"]
@@ -193,6 +195,8 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--max-json-size", metavar="SIZE", type=_size, default=MAX_JSON_SIZE,
                        help="the largest line of JSON Lines, or whole JSON document, read, in bytes or with K, M, "
                             "G (default: 64M; input with no line end, or a NUL byte, is refused, not read whole)")
+        p.add_argument("--session", metavar="ID",
+                       help="in a store of many sessions (an opencode database...), only this one")
         return p
 
     repair = command("repair", "repair a session: every call answered right after it, ids unique",
@@ -345,6 +349,10 @@ def _repair(args: argparse.Namespace) -> int:
     """`chatmend repair`: the repaired history in the same format, a report of every change."""
     if args.in_place and args.file == "-":
         raise UsageError("--in-place needs a file, not stdin")
+    store = _open_store(args)
+    if store is not None:
+        with store:
+            return _repair_store(args, store)
     with contextlib.ExitStack() as held:  # the --in-place lock, held from the read to the rename
         source = _in_place_target(args.file) if args.in_place else args.file
         handle, _ = held.enter_context(open_input(source))
@@ -398,6 +406,67 @@ def _repair(args: argparse.Namespace) -> int:
             _write_output([text], args.output)
     to_file = args.in_place or (args.output not in (None, "-"))
     _print_report(report, args.report, sys.stdout if to_file else sys.stderr)
+    return OK
+
+
+def _open_store(args: argparse.Namespace) -> Store | None:
+    """The session store FILE is (a SQLite database, a folder of sessions), or None for a session file."""
+    store = None if args.file == "-" else open_store(args.file, args.fmt)
+    if store is None and args.session is not None:
+        raise UsageError("--session picks a session of a store (an opencode database...); FILE holds one session")
+    return store
+
+
+def _repair_store(args: argparse.Namespace, store: Store) -> int:
+    """`chatmend repair` of a store: every session (or `--session`'s) repaired in the store, in one write after a
+    backup copy (`--in-place`), or into a repaired copy (`-o OUT`); `--to` writes one session's text."""
+    is_read_only = _read_only(args.read_only)
+    if args.to not in (None, store.name):
+        chosen = one(store, args.session)
+        repairer = Repairer(is_read_only=is_read_only)
+        result = repairer.repair(chosen.session.messages)
+        drops = _dropping(args)
+        text = "".join(_converted(args.to, chosen.session, args.model, repairer, drops))
+        report = _report(chosen.session, result, f"{args.file} session {chosen.id}")
+        if drops is not None:
+            report["unsupported"] = [{"provider": d.provider, "type": d.type, "at": d.path} for d in drops]
+        _write_output([text], args.output)
+        _print_report(report, args.report, sys.stdout if args.output not in (None, "-") else sys.stderr)
+        return OK
+    if not args.in_place and args.output in (None, "-"):
+        raise UsageError(f"{args.file}: a session store ({store.name}) is repaired in place (--in-place, after a "
+                         "backup copy) or into a repaired copy (-o OUT); --to FORMAT writes one session as text")
+    reports: list[dict[str, Any]] = []
+    repairs = []
+    for stored in select(store, args.session):
+        result, write_back = stored.repair(is_read_only)
+        shown = dataclasses.replace(stored.session, fixes=write_back.fixes)
+        report = _report(shown, result, f"{args.file} session {stored.id}")
+        report |= {"session": stored.id, "resume": stored.resume}
+        reports.append(report)
+        if write_back.changes:
+            repairs.append(write_back)
+    backup = None
+    if args.in_place:
+        if repairs:
+            with _signals_remove_temporary_files():
+                backup = store.write_back(repairs)
+    else:
+        store.write_back(repairs, output=args.output)
+    written = args.file if args.in_place and repairs else args.output if not args.in_place else None
+    if args.report == "json":
+        sys.stdout.write(json.dumps({"file": args.file, "format": store.name, "changed": bool(repairs),
+                                     "written": written, "backup": backup, "sessions": reports},
+                                    ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+        return OK
+    lines = [line for report in reports for line in report_lines(report)]
+    if backup:
+        lines.append(printable(f"wrote {args.file} (the original is in {backup})"))
+    elif written and not args.in_place:
+        lines.append(printable(f"wrote the repaired copy {written}"))
+    sys.stdout.write("".join(line + "\n" for line in lines))
+    sys.stdout.flush()
     return OK
 
 
@@ -780,7 +849,7 @@ def _print_report(report: dict[str, Any], style: str, out: TextIO) -> None:
 
 def _convert(args: argparse.Namespace) -> int:
     """`chatmend convert`: the provider's request body (repaired, id-mapped) or neutral JSON Lines."""
-    session = read(args.file, args.fmt, max_size=args.max_json_size)
+    session = _read_one(args)
     if args.to == NEUTRAL:
         _write_output(neutral.write(session.messages), args.output)  # as read: `repair` is the command that changes one
         return OK
@@ -801,6 +870,15 @@ def _convert(args: argparse.Namespace) -> int:
     return OK
 
 
+def _read_one(args: argparse.Namespace) -> Session:
+    """The one session FILE holds, or, in a store, the `--session` one (or its only one)."""
+    store = _open_store(args)
+    if store is None:
+        return read(args.file, args.fmt, max_size=args.max_json_size)
+    with store:
+        return one(store, args.session).session
+
+
 def _print_report_lines(lines: list[str]) -> None:
     """Lines of a report on stderr (stdout holds the body)."""
     _say("".join(line + "\n" for line in lines))
@@ -812,9 +890,14 @@ def _print_report_lines(lines: list[str]) -> None:
 def _check(args: argparse.Namespace) -> int:
     """`chatmend check`: `PATH: CODE: message` for each problem; exit 1 when there is any. Given a directory,
     every file under it (`FILE: PATH: CODE: message`)."""
-    if os.path.isdir(args.file):
+    store = _open_store(args)
+    if store is None and os.path.isdir(args.file):
         return _check_dir(args)
-    lines, rules = _check_lines(args.file, args)
+    if store is not None:
+        with store:
+            lines, rules = _check_store(store, args)
+    else:
+        lines, rules = _check_lines(args.file, args)
     for line in lines:
         sys.stdout.write(printable(line) + "\n")
     sys.stdout.flush()
@@ -826,9 +909,29 @@ def _check(args: argparse.Namespace) -> int:
     return OK
 
 
+def _check_store(store: Store, args: argparse.Namespace, sessions: list[StoredSession] | None = None,
+                 ) -> tuple[list[str], str]:
+    """The problem lines of every session of a store (or `--session`'s), each prefixed `session ID: `."""
+    lines: list[str] = []
+    rules: set[str] = set()
+    for stored in sessions if sessions is not None else select(store, args.session):
+        found, by = _session_lines(stored.session, args)
+        lines += [f"session {stored.id}: {line}" for line in found]
+        rules.add(by)
+    return lines, ", ".join(sorted(rules))
+
+
 def _check_lines(path: str, args: argparse.Namespace) -> tuple[list[str], str]:
     """The problem lines of one file, and the rules they are by (a provider, or the neutral rules)."""
-    session = read(path, args.fmt, prefer=args.provider, max_size=args.max_json_size)
+    store = None if path == "-" else open_store(path, args.fmt)
+    if store is not None:
+        with store:
+            return _check_store(store, args)
+    return _session_lines(read(path, args.fmt, prefer=args.provider, max_size=args.max_json_size), args)
+
+
+def _session_lines(session: Session, args: argparse.Namespace) -> tuple[list[str], str]:
+    """The problem lines of one session, and the rules they are by."""
     provider = args.provider or session.provider
     if args.platform is not None and (provider is None or args.platform not in adapter(provider).platforms):
         raise UsageError(f"--platform {args.platform} is not a platform of {provider or 'the neutral rules'}")
@@ -953,9 +1056,9 @@ def _trim(args: argparse.Namespace) -> int:
     """`chatmend trim`: the session without its oldest turns, in the format read; exit 1 when it cannot fit."""
     if args.max_tokens is None and args.max_messages is None:
         raise UsageError("trim needs a budget: --max-tokens N and/or --max-messages N")
-    session = read(args.file, args.fmt, max_size=args.max_json_size)
+    session = _read_one(args)
     target = args.to or session.format
-    if target in TRANSCRIPT_FORMATS:
+    if target in TRANSCRIPT_FORMATS or target in store_formats():
         # A transcript is written back record by record from its own history only: a shorter one has no records.
         raise UsageError(f"cannot write a trimmed {target} transcript; use --to chatmend or a provider")
     result = trim_history(session.messages, max_tokens=args.max_tokens, max_messages=args.max_messages,
@@ -991,13 +1094,19 @@ _COLORS = {
 
 
 def _show(args: argparse.Namespace) -> int:
-    """`chatmend show`: a readable timeline, marking what repair would change."""
-    session = read(args.file, args.fmt, max_size=args.max_json_size)
+    """`chatmend show`: a readable timeline, marking what repair would change (each session of a store)."""
+    store = _open_store(args)
+    if store is None:
+        shown = [(read(args.file, args.fmt, max_size=args.max_json_size), _display(args.file))]
+    else:
+        with store:
+            shown = [(s.session, f"{args.file} session {s.id}") for s in select(store, args.session)]
     color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty()
                                        and os.environ.get("NO_COLOR") is None)
     width = args.width or (shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100)
-    for text in timeline(session, _display(args.file), color=color, width=max(width, 40)):
-        sys.stdout.write(text + "\n")
+    for n, (session, name) in enumerate(shown):
+        for text in ([""] if n else []) + timeline(session, name, color=color, width=max(width, 40)):
+            sys.stdout.write(text + "\n")
     sys.stdout.flush()
     return OK
 
