@@ -49,6 +49,7 @@ from chatmend.formats import (
     write_into,
 )
 from chatmend.formats._io import MAX_JSON_SIZE, open_input, read_all
+from chatmend.formats._problems import neutral_problems
 from chatmend.providers.base import Dropped
 from chatmend.repair import IsReadOnly, Origin
 from chatmend.transcripts._stores import Store, StoredSession, one, open_store, select
@@ -262,7 +263,88 @@ def _parser() -> argparse.ArgumentParser:
     trim.add_argument("--model", metavar="M", help="the model named in a request body written with --to")
     trim.set_defaults(run=_trim)
     _proxy_command(sub, epilog)
+    _doctor_command(sub, epilog)
     return parser
+
+
+def _doctor_command(sub: Any, epilog: str) -> None:
+    """`chatmend doctor`: its options."""
+    doctor = sub.add_parser(
+        "doctor", help="find every saved session of every agent tool that would be refused, and fix them",
+        description=textwrap.fill(
+            "With no PATH, scan the default locations of every supported tool (Claude Code, honouring "
+            "CLAUDE_CONFIG_DIR; Codex, CODEX_HOME, archived sessions too; Gemini CLI; opencode, OPENCODE_DB and "
+            "XDG_DATA_HOME; and every other registered store), or the PATHs given (files, stores, folders), and "
+            "print a table: tool, session, last modified, status and the problems found. --fix repairs every "
+            "broken session in place after a backup and says how to resume it. A session in use (modified in "
+            "the last minute, or its database locked) is reported and left alone unless --force. "
+            "Exit 1 when a session is still broken (or cannot be read).", 100),
+        epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
+    doctor.add_argument("paths", metavar="PATH", nargs="*", help="session files, stores or folders to scan "
+                                                                  "(default: every tool's own locations)")
+    doctor.add_argument("--fix", action="store_true", help="repair every broken session in place, after a backup")
+    doctor.add_argument("--force", action="store_true",
+                        help="also fix sessions in use (modified in the last minute, or a locked database)")
+    doctor.add_argument("--json", action="store_true", help="one JSON object a session, for programs")
+    doctor.add_argument("--workers", type=int, metavar="N", help="processes scanning in parallel (default: CPUs)")
+    doctor.set_defaults(run=_doctor, file="chatmend doctor")
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    """`chatmend doctor`: the table (or JSON lines) of every session found; the work is `chatmend.doctor`'s."""
+    from chatmend.doctor import Finding, doctor
+
+    if args.workers is not None and args.workers < 1:
+        raise UsageError("--workers needs a number >= 1")
+    bar = sys.stderr.isatty() and not args.json
+
+    def progress(done: int, total: int) -> None:
+        if bar:
+            _say(f"\rchatmend doctor: {done}/{total} checked")
+
+    findings: list[Finding] = []
+    for finding in doctor(args.paths, fix=args.fix, force=args.force, workers=args.workers, progress=progress):
+        if args.json:
+            sys.stdout.write(json.dumps(finding.to_json(), ensure_ascii=False) + "\n")
+        findings.append(finding)
+    if bar:
+        _say("\r\x1b[K")
+    if not args.json:
+        _doctor_table(findings, args.fix)
+    sys.stdout.flush()
+    return PROBLEMS if any(f.status in ("broken", "in use", "unreadable") for f in findings) else OK
+
+
+def _doctor_table(findings: Sequence[Any], fixing: bool) -> None:
+    """The findings as a table, then how to resume what was fixed."""
+    import time
+
+    if not findings:
+        sys.stdout.write("no sessions found\n")
+        return
+    rows = [("TOOL", "SESSION", "MODIFIED", "STATUS", "PROBLEMS")]
+    for f in findings:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(f.modified)) if f.modified else "-"
+        problem = _one_line(f.problems[0], 100) if f.problems else ""
+        if len(f.problems) > 1:
+            problem += f" (+{len(f.problems) - 1} more)"
+        rows.append((f.tool or f.format, _one_line(f.session or f.path, 48), when, f.status, problem))
+    widths = [max(len(printable(r[k])) for r in rows) for k in range(4)]
+    for row in rows:
+        cells = [printable(c).ljust(w) for c, w in zip(row, widths)]
+        sys.stdout.write("  ".join([*cells, printable(row[4])]).rstrip() + "\n")
+    counts = Counter(f.status for f in findings)
+    sys.stdout.write("\n" + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) + "\n")
+    for f in findings:
+        if f.status == "fixed":
+            sys.stdout.write(printable(f"fixed {f.path} ({', '.join(f.changes)}; the original is in {f.backup}); "
+                                       f"resume: {f.resume}") + "\n")
+    broken = counts.get("broken", 0)
+    if broken and not fixing:
+        sys.stdout.write(f"`chatmend doctor --fix` repairs the {_plural(broken, 'broken session', 'broken sessions')}"
+                         " (after a backup)\n")
+    if counts.get("in use"):
+        sys.stdout.write("sessions in use are left alone: quit their tool, or give --force\n")
 
 
 def _proxy_command(sub: Any, epilog: str) -> None:
@@ -1005,37 +1087,6 @@ def _item_line(session: Session, path: str) -> str:
     if not match or not session.item_lines or int(match.group(1)) >= len(session.item_lines):
         return ""
     return f" (line {session.item_lines[int(match.group(1))]})"
-
-
-def neutral_problems(session: Session, result: RepairResult) -> list[str]:
-    """What repair would change (`result`, the session's repair), as problems: each would make any provider
-    answer with a 400."""
-    messages = session.messages
-    found: list[tuple[int, int, str]] = []
-
-    def line(index: int) -> str:
-        where = session.where[index] if index < len(session.where) else ""
-        return f" ({where})" if where.startswith("line ") else ""
-
-    for i in result.dropped:
-        found.append((i, -1, f"messages[{i}]: R1: a whitespace-only assistant message without calls "
-                             f"(a placeholder) ends the span of the calls before it{line(i)}"))
-    for i in result.moved:
-        found.append((i, -1, f"messages[{i}]: R4: the result for call {messages[i].tool_call_id} is not "
-                             f"right after its call, in call order{line(i)}"))
-    for i in result.notes:
-        orphan = messages[i].tool_call_id or "(empty id)"
-        found.append((i, -1, f"messages[{i}]: R3: a tool result for {orphan} has no call in its span"
-                             f"{line(i)}"))
-    for r in result.renamed:
-        why = "is empty" if not r.old else "is already used by an earlier call"
-        found.append((r.message_index, r.call_index,
-                      f"messages[{r.message_index}].tool_calls[{r.call_index}]: R5: the call id "
-                      f"{r.old!r} {why}{line(r.message_index)}"))
-    for call, (mi, ci) in zip(result.interrupted, result.interrupted_at):
-        found.append((mi, ci, f"messages[{mi}].tool_calls[{ci}]: R6: the call {call.id} ({call.name}) has no "
-                              f"result{line(mi)}"))
-    return [text for _, _, text in sorted(found)]
 
 
 # --- trim ------------------------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ all of them at once (`Store.write_back`).
 
 A store module registers its class with `@register`; `open_store(path)` asks each registered class whether it
 `recognizes` the path. `chatmend doctor` finds the default locations of every registered store with
-`default_paths`.
+`default_paths`. A tool whose sessions are files the readers read (Claude Code, Codex, Gemini CLI) registers
+them with `register_files(SessionFiles(...))`: where they are by default and how a session is resumed.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from chatmend.formats._session import Session
 from chatmend.repair import IsReadOnly
 
 __all__ = [
-    "STORES", "Store", "StoredSession", "WriteBack", "one", "open_store", "register", "registered", "select",
-    "store_session",
+    "FILES", "STORES", "SessionFiles", "Store", "StoredSession", "WriteBack", "one", "open_store", "register",
+    "register_files", "registered", "registered_files", "select", "store_session",
 ]
 
 
@@ -108,6 +109,39 @@ class Store(ABC):
 
 _S = TypeVar("_S", bound=Store)
 
+@dataclass(frozen=True)
+class SessionFiles:
+    """A tool whose sessions are files, one a session, that `chatmend.formats.read` reads."""
+
+    format: str
+    """The readers' format name (`claude_code`)."""
+    tool: str
+    """The tool, as people call it (`Claude Code`)."""
+    find: Callable[[Mapping[str, str]], list[str]]
+    """The session files under the tool's default locations, given the process environment (its variables
+    honoured: `CLAUDE_CONFIG_DIR`, `CODEX_HOME`...)."""
+    session_id: Callable[[str], str]
+    """A session file's id, as the tool's resume command takes it."""
+    resume: str
+    """The resume command, `{id}` standing for the session's id (`claude --resume {id}`)."""
+
+
+FILES: list[SessionFiles] = []
+"""Every registered tool whose sessions are files."""
+
+
+def register_files(files: SessionFiles) -> SessionFiles:
+    """Add a tool whose sessions are files to the registry `chatmend doctor` scans (one entry per format)."""
+    FILES[:] = [f for f in FILES if f.format != files.format] + [files]
+    return files
+
+
+def registered_files() -> list[SessionFiles]:
+    """The registered tools whose sessions are files (the built-in ones first)."""
+    _load_builtin()
+    return list(FILES)
+
+
 STORES: list[type[Store]] = []
 """Every registered store class, in the order registered."""
 
@@ -121,7 +155,7 @@ def register(cls: type[_S]) -> type[_S]:
 
 def _load_builtin() -> None:
     """Import the store modules that ship with chatmend (each registers itself on import)."""
-    from chatmend.transcripts import opencode  # noqa: F401
+    from chatmend.transcripts import _locations, opencode  # noqa: F401
 
 
 def registered() -> list[type[Store]]:
