@@ -20,6 +20,7 @@ import concurrent.futures
 import contextlib
 import multiprocessing
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -336,8 +337,7 @@ def doctor(paths: Sequence[str] = (), *, fix: bool = False, force: bool = False,
             if progress is not None:
                 progress(n, len(found))
         return
-    # spawn, not fork: the caller may run threads, and forking those can deadlock
-    context = multiprocessing.get_context("spawn")
+    context = _pool_context()
     with concurrent.futures.ProcessPoolExecutor(max_workers=count, mp_context=context) as pool:
         chunks = [found[i:i + _CHUNK] for i in range(0, len(found), _CHUNK)]
         results = pool.map(_scan_many, chunks, [fix] * len(chunks), [force] * len(chunks), [now] * len(chunks))
@@ -351,6 +351,14 @@ def doctor(paths: Sequence[str] = (), *, fix: bool = False, force: bool = False,
         finally:
             with contextlib.suppress(Exception):
                 pool.shutdown(cancel_futures=True)
+
+
+def _pool_context() -> Any:
+    """Fork when this process runs no other thread (workers start at once, chatmend already imported); else
+    spawn (forking a process that runs threads can deadlock), and where there is no fork."""
+    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
 
 
 _CHUNK = 16
