@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from chatmend.formats._io import InputError
 from chatmend.transcripts._stores import Store, WriteBack
 
-__all__ = ["MAGIC", "RowInsert", "RowUpdate", "SqliteStore", "is_sqlite", "table_names"]
+__all__ = ["MAGIC", "RowDelete", "RowInsert", "RowUpdate", "SqliteStore", "is_sqlite", "table_names"]
 
 MAGIC = b"SQLite format 3\x00"
 """How every SQLite database file begins."""
@@ -69,6 +69,16 @@ class RowInsert:
 
     table: str
     values: tuple[tuple[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class RowDelete:
+    """Delete the row whose key columns hold `key` (refused when its `column` no longer holds `old`)."""
+
+    table: str
+    key: tuple[tuple[str, Any], ...]
+    column: str
+    old: Any
 
 
 _LOCKED = ("database is locked", "database table is locked", "database schema is locked")
@@ -237,6 +247,13 @@ def _apply(conn: sqlite3.Connection, changes: Iterable[Any]) -> None:
             cursor = conn.execute(
                 f'UPDATE "{change.table}" SET "{change.column}" = ? WHERE {where} AND "{change.column}" IS ?',
                 [change.new, *(v for _, v in change.key), change.old])
+            if cursor.rowcount != 1:
+                raise InputError("changed while chatmend was repairing it (the tool still writing to it?); "
+                                 "nothing was written: run again once it is no longer in use")
+        elif isinstance(change, RowDelete):
+            where = " AND ".join(f'"{k}" = ?' for k, _ in change.key)
+            cursor = conn.execute(f'DELETE FROM "{change.table}" WHERE {where} AND "{change.column}" IS ?',
+                                  [*(v for _, v in change.key), change.old])
             if cursor.rowcount != 1:
                 raise InputError("changed while chatmend was repairing it (the tool still writing to it?); "
                                  "nothing was written: run again once it is no longer in use")
