@@ -3,6 +3,7 @@ backups, and found healthy on a second run; sessions in use are left alone unles
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -15,6 +16,8 @@ import pytest
 from chatmend.cli import main
 from chatmend.doctor import doctor, targets
 from tests.transcripts.opencode_db import STEP, assistant, make_db, tool, user
+from tests.transcripts.test_goose import make as make_goose
+from tests.transcripts.test_goose import request, text
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "examples" / "sessions"
@@ -39,8 +42,12 @@ def _seed(home: Path, *, claude_dir: Path | None = None, codex_home: Path | None
         shutil.copyfile(SAMPLES / sample, path)
     opencode.parent.mkdir(parents=True)
     make_db(opencode, {"ses_a": [user("run it"), assistant(STEP, tool("call_1", "running"))]})
-    paths = {"claude": claude, "codex": codex, "archived": archived, "gemini": gemini, "opencode": opencode}
-    for path in [*paths.values(), Path(f"{opencode}-wal")]:
+    goose = (data_home or home / ".local" / "share") / "goose" / "sessions" / "sessions.db"
+    goose.parent.mkdir(parents=True)
+    make_goose(goose, [("user", [text("build it")]), ("assistant", [request("toolu_1")])])
+    paths = {"claude": claude, "codex": codex, "archived": archived, "gemini": gemini, "opencode": opencode,
+             "goose": goose}
+    for path in [*paths.values(), Path(f"{opencode}-wal"), Path(f"{goose}-wal")]:
         if path.exists():
             os.utime(path, (HOUR_AGO, HOUR_AGO))
     return paths
@@ -55,8 +62,9 @@ def test_doctor_finds_and_fixes_a_broken_session_of_every_tool(tmp_path: Path) -
     env = _env(tmp_path)
     found = list(doctor(env=env, workers=1))
     assert {(f.tool, f.status) for f in found} == {("Claude Code", "broken"), ("Codex", "broken"),
-                                                   ("Gemini CLI", "broken"), ("opencode", "broken")}
-    assert len(found) == 5
+                                                   ("Gemini CLI", "broken"), ("opencode", "broken"),
+                                                   ("Goose", "broken")}
+    assert len(found) == 6
     by_tool = {f.tool: f for f in found}
     assert by_tool["Claude Code"].session == CLAUDE_ID
     assert by_tool["Codex"].resume == f"codex resume {CODEX_ID}"
@@ -71,10 +79,10 @@ def test_doctor_finds_and_fixes_a_broken_session_of_every_tool(tmp_path: Path) -
         assert f.backup and os.path.exists(f.backup), f
     for name in ("claude", "codex", "archived", "gemini"):
         assert Path(f"{paths[name]}.bak").read_bytes() == originals[name]
-    assert os.path.exists(f"{paths['opencode']}.bak")
+    assert os.path.exists(f"{paths['opencode']}.bak") and os.path.exists(f"{paths['goose']}.bak")
 
     again = list(doctor(env=env, workers=1))
-    assert {f.status for f in again} == {"ok"} and len(again) == 5  # the backups are not sessions
+    assert {f.status for f in again} == {"ok"} and len(again) == 6  # the backups are not sessions
 
 
 def test_the_tools_variables_are_honoured(tmp_path: Path) -> None:
@@ -119,26 +127,38 @@ def test_the_command_prints_a_table_fixes_and_says_how_to_resume(
     out = capsys.readouterr().out
     header, *rows = out.splitlines()
     assert header.split() == ["TOOL", "SESSION", "MODIFIED", "STATUS", "PROBLEMS"]
-    assert "5 broken" in out and "`chatmend doctor --fix` repairs the 5 broken sessions" in out
+    assert "6 broken" in out and "`chatmend doctor --fix` repairs the 6 broken sessions" in out
     assert any(r.startswith("opencode") and "ses_a" in r and "R6" in r for r in rows)
     assert main(["doctor", "--fix", "--workers", "1"]) == 0
     out = capsys.readouterr().out
-    assert "5 fixed" in out
+    assert "6 fixed" in out
     assert f"resume: claude --resume {CLAUDE_ID}" in out and "resume: opencode --session ses_a" in out
     assert main(["doctor", "--json", "--workers", "1"]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert len(lines) == 5 and {line["status"] for line in lines} == {"ok"}
+    assert len(lines) == 6 and {line["status"] for line in lines} == {"ok"}
     assert set(lines[0]) >= {"tool", "session", "modified", "status", "problems", "resume", "path"}
 
 
 def test_paths_and_a_pool_of_workers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     paths = _seed(tmp_path)
     (tmp_path / "notes.json").write_text("[1, 2]")
+    agents = pytest.importorskip("agents")
+
+    async def save() -> None:
+        session = agents.SQLiteSession("conv_1", str(tmp_path / "agent.db"))
+        try:
+            await session.add_items([{"role": "user", "content": "go"},
+                                     {"type": "function_call", "call_id": "c", "name": "ls", "arguments": "{}"}])
+        finally:
+            session.close()
+
+    asyncio.run(save())
     serial = [(f.path, f.session, f.status) for f in doctor([str(tmp_path)], workers=1)]
     pooled = [(f.path, f.session, f.status) for f in doctor([str(tmp_path)], workers=2)]
     assert serial == pooled
     statuses = {Path(p).name: s for p, _, s in serial}
     assert statuses["notes.json"] == "unreadable"
     assert statuses[paths["codex"].name] == "broken" and statuses["opencode.db"] == "broken"
+    assert statuses["agent.db"] == "in use" and statuses["sessions.db"] == "broken"  # agent.db: just written
     assert main(["doctor", str(tmp_path / "missing")]) == 2
     assert "no such file or directory" in capsys.readouterr().err

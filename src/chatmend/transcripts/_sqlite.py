@@ -8,9 +8,11 @@ names the value it replaces: if the row no longer holds it (the tool wrote meanw
 
 from __future__ import annotations
 
+import calendar
 import contextlib
 import os
 import sqlite3
+import time
 import urllib.parse
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -19,7 +21,9 @@ from typing import Any, ClassVar
 from chatmend.formats._io import InputError
 from chatmend.transcripts._stores import Store, WriteBack
 
-__all__ = ["MAGIC", "RowDelete", "RowInsert", "RowUpdate", "SqliteStore", "is_sqlite", "table_names"]
+__all__ = [
+    "MAGIC", "RowDelete", "RowInsert", "RowUpdate", "SqliteStore", "is_sqlite", "sql_timestamp", "table_names",
+]
 
 MAGIC = b"SQLite format 3\x00"
 """How every SQLite database file begins."""
@@ -32,6 +36,16 @@ def is_sqlite(path: str) -> bool:
             return handle.read(len(MAGIC)) == MAGIC
     except OSError:
         return False
+
+
+def sql_timestamp(text: object) -> float | None:
+    """A `CURRENT_TIMESTAMP` value (UTC, `YYYY-MM-DD HH:MM:SS`) in seconds since the epoch."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return float(calendar.timegm(time.strptime(text[:19], "%Y-%m-%d %H:%M:%S")))
+    except ValueError:
+        return None
 
 
 def _uri(path: str, mode: str) -> str:

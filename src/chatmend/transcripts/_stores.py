@@ -155,7 +155,7 @@ def register(cls: type[_S]) -> type[_S]:
 
 def _load_builtin() -> None:
     """Import the store modules that ship with chatmend (each registers itself on import)."""
-    from chatmend.transcripts import _locations, agents_sdk, opencode  # noqa: F401
+    from chatmend.transcripts import _locations, agents_sdk, goose, opencode  # noqa: F401
 
 
 def registered() -> list[type[Store]]:

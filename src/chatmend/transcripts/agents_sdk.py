@@ -14,9 +14,7 @@ differs), and what repair adds (an interrupted call's `function_call_output`) go
 
 from __future__ import annotations
 
-import calendar
 import json
-import time
 from typing import Any, ClassVar
 
 from chatmend import RepairResult, providers
@@ -24,23 +22,13 @@ from chatmend.exceptions import ChatmendError
 from chatmend.formats._io import InputError
 from chatmend.formats._providers import read_provider
 from chatmend.repair import IsReadOnly
-from chatmend.transcripts._sqlite import RowDelete, RowInsert, RowUpdate, SqliteStore
+from chatmend.transcripts._sqlite import RowDelete, RowInsert, RowUpdate, SqliteStore, sql_timestamp
 from chatmend.transcripts._stores import StoredSession, WriteBack, register, store_session
 
 __all__ = ["NAME", "AgentsSdkSession"]
 
 NAME = "agents_sdk"
 _PROVIDER = "openai_responses"
-
-
-def _when(text: object) -> float | None:
-    """A `CURRENT_TIMESTAMP` value (UTC, `YYYY-MM-DD HH:MM:SS`) in seconds since the epoch."""
-    if not isinstance(text, str):
-        return None
-    try:
-        return float(calendar.timegm(time.strptime(text[:19], "%Y-%m-%d %H:%M:%S")))
-    except ValueError:
-        return None
 
 
 @register
@@ -61,7 +49,7 @@ class AgentsSdkSession(SqliteStore):
         for session_id, updated in listed:
             rows = self.query("SELECT id, message_data FROM agent_messages WHERE session_id = ? ORDER BY id ASC",
                               (session_id,))
-            stored = self._session(str(session_id), rows, _when(updated) or self.modified())
+            stored = self._session(str(session_id), rows, sql_timestamp(updated) or self.modified())
             if stored is not None:
                 out.append(stored)
         return out
