@@ -1050,7 +1050,7 @@ def _files_under(folder: str) -> list[str]:
 def _check_dir(args: argparse.Namespace) -> int:
     """`chatmend check DIR`: each file as `check FILE` checks it, its lines prefixed with its path; a summary on
     stderr. Exit 2 when a file cannot be read (the rest are still checked), else 1 when any has a problem."""
-    paths = _files_under(args.file)
+    paths = [p for p in _files_under(args.file) if not _beside_a_store(p)]
     if not paths:
         raise UsageError(f"{args.file}: no files to check")
     problems = with_problems = unreadable = 0
@@ -1076,6 +1076,12 @@ def _check_dir(args: argparse.Namespace) -> int:
         summary += f", {unreadable} could not be read"
     _say(printable(summary) + "\n")
     return BAD_INPUT if unreadable else PROBLEMS if problems else OK
+
+
+def _beside_a_store(path: str) -> bool:
+    """True for a SQLite database's own side file (`opencode.db-wal`, `-shm`, `-journal`): part of the store."""
+    base, dash, suffix = path.rpartition("-")
+    return bool(dash) and suffix in ("wal", "shm", "journal") and open_store(base) is not None
 
 
 _ITEM = re.compile(r"^[a-z]+\[(\d+)\]")

@@ -287,3 +287,17 @@ def test_repair_leaves_only_finished_parts_and_changes_no_other_row(
     with _open(db) as store:
         [again] = store.sessions()
         assert not again.repair(None)[0].changed
+
+
+def test_check_dir_reads_a_database_once_and_not_its_side_files(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    make_db(tmp_path / "opencode.db", KILLED)
+    conn = sqlite3.connect(tmp_path / "opencode.db")  # keeps the -wal and -shm files while open
+    try:
+        code, out, err = call(capsys, "check", str(tmp_path))
+    finally:
+        conn.close()
+    assert code == 1
+    assert out == f"{tmp_path / 'opencode.db'}: session ses_a: messages[1].tool_calls[0]: R6: the call call_1 " \
+                  "(bash) has no result\n"
+    assert "1 file checked" in err
