@@ -301,3 +301,14 @@ def test_check_dir_reads_a_database_once_and_not_its_side_files(
     assert out == f"{tmp_path / 'opencode.db'}: session ses_a: messages[1].tool_calls[0]: R6: the call call_1 " \
                   "(bash) has no result\n"
     assert "1 file checked" in err
+
+
+def test_from_a_store_format_on_a_file_that_is_none_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "chat.jsonl"
+    path.write_text('{"role":"user","content":"hi"}\n')
+    code, _, err = call(capsys, "check", str(path), "--from", "opencode")
+    assert code == 2
+    assert err == f"{path}: not a session store of format 'opencode' (a database or folder of sessions)\n"
+    code, _, err = call(capsys, "show", str(path), "--session", "ses_a")
+    assert code == 2 and "--session picks a session of a store" in err

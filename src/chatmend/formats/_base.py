@@ -71,7 +71,7 @@ def _read_handle(
     if fmt != "auto" and fmt not in known:
         raise InputError(f"unknown format {fmt!r}; expected one of: auto, {', '.join(known)}")
     if fmt in store_formats() and fmt not in TRANSCRIPT_FORMATS:
-        raise InputError(f"not a {fmt} store (a database or folder of sessions)")
+        raise InputError(f"not a session store of format {fmt!r} (a database or folder of sessions)")
     meter = Progress(name, size, enabled=progress)
     try:
         return read_lines(decoded_lines(bounded_lines(handle, max_size), meter), fmt, prefer, max_size=max_size)

@@ -176,7 +176,7 @@ def open_store(path: str, fmt: str = "auto") -> Store | None:
         if fmt in ("auto", cls.name) and cls.recognizes(path):
             return cls(path)
     if any(fmt == cls.name for cls in STORES):
-        raise InputError(f"not a {fmt} store")
+        raise InputError(f"not a session store of format {fmt!r} (a database or folder of sessions)")
     return None
 
 
