@@ -70,7 +70,13 @@ def test_doctor_finds_and_fixes_a_broken_session_of_every_tool(tmp_path: Path) -
     assert by_tool["Codex"].resume == f"codex resume {CODEX_ID}"
     assert by_tool["Gemini CLI"].resume == "gemini --resume 4f6c2a9e-1b3d-4e8f-9a7c-2d5e6f8a1b3c"
     assert by_tool["opencode"].resume == "opencode --session ses_a"
-    assert all(f.problems and "R" in f.problems[0] for f in found)
+    assert all(f.problems and "R6" in f.problems[0] for f in found)  # located, as `check` says it
+    # and in each provider's own words
+    assert by_tool["Claude Code"].said[0].startswith("`tool_use` ids were found without `tool_result` blocks")
+    assert by_tool["Codex"].said[0].startswith("No tool output found for function call call_")
+    assert by_tool["Gemini CLI"].said == ["Please ensure that the number of function response parts is equal to "
+                                          "the number of function call parts of the function call turn."]
+    assert by_tool["opencode"].said[0].endswith("did not have response messages: call_1")
     originals = {name: path.read_bytes() for name, path in paths.items()}
 
     fixed = list(doctor(env=env, fix=True, workers=1))
@@ -128,7 +134,8 @@ def test_the_command_prints_a_table_fixes_and_says_how_to_resume(
     header, *rows = out.splitlines()
     assert header.split() == ["TOOL", "SESSION", "MODIFIED", "STATUS", "PROBLEMS"]
     assert "6 broken" in out and "`chatmend doctor --fix` repairs the 6 broken sessions" in out
-    assert any(r.startswith("opencode") and "ses_a" in r and "R6" in r for r in rows)
+    assert any(r.startswith("opencode") and "ses_a" in r and "did not have response messages: call_1" in r
+               for r in rows)
     assert main(["doctor", "--fix", "--workers", "1"]) == 0
     out = capsys.readouterr().out
     assert "6 fixed" in out

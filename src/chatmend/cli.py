@@ -325,9 +325,10 @@ def _doctor_table(findings: Sequence[Any], fixing: bool) -> None:
     rows = [("TOOL", "SESSION", "MODIFIED", "STATUS", "PROBLEMS")]
     for f in findings:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(f.modified)) if f.modified else "-"
-        problem = _one_line(f.problems[0], 100) if f.problems else ""
-        if len(f.problems) > 1:
-            problem += f" (+{len(f.problems) - 1} more)"
+        said = f.said or f.problems  # the provider's words where known, else what `check` says
+        problem = _one_line(said[0], 200) if said else ""
+        if len(said) > 1:
+            problem += f" (+{len(said) - 1} more)"
         rows.append((f.tool or f.format, _one_line(f.session or f.path, 48), when, f.status, problem))
     widths = [max(len(printable(r[k])) for r in rows) for k in range(4)]
     for row in rows:

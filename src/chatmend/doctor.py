@@ -26,9 +26,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from chatmend import ChatmendError, Repairer
-from chatmend.formats import InputError, atomic_write, read_bytes, write_backup
+from chatmend import ChatmendError, Repairer, RepairResult
+from chatmend.formats import InputError, Session, atomic_write, read_bytes, write_backup
 from chatmend.formats._problems import neutral_problems
+from chatmend.providers._words import provider_words
 from chatmend.transcripts._sqlite import is_sqlite
 from chatmend.transcripts._stores import (
     SessionFiles,
@@ -78,6 +79,8 @@ class Finding:
     status: Status
     problems: list[str] = field(default_factory=list)
     """What `chatmend check` says of it (or why it cannot be read), located."""
+    said: list[str] = field(default_factory=list)
+    """What its provider would answer, in the provider's own words (its 400's sentences), where known."""
     resume: str = ""
     """How to resume it in its tool."""
     backup: str | None = None
@@ -191,6 +194,7 @@ def _scan_file(target: Target, fix: bool, force: bool, now: float) -> Finding:
         finding.tool = finding.tool or _tool_of(session.format)
         result = Repairer().repair(session.messages)
         finding.problems = neutral_problems(session, result)
+        finding.said = _said(session, result)
         text: str | None = None
         if not result.changed and session.warnings:
             # a store's own fix beyond the history (Gemini CLI's response stored twice): only its text says
@@ -219,6 +223,16 @@ def _scan_file(target: Target, fix: bool, force: bool, now: float) -> Finding:
         finding.status = "unreadable" if finding.status == "ok" else finding.status
         finding.problems = [*finding.problems, message]
     return finding
+
+
+def _said(session: Session, result: RepairResult) -> list[str]:
+    """The 400 the session's provider would answer, in its words, for what repair changes."""
+    messages = session.messages
+    unanswered = [messages[mi].tool_calls[ci].id for mi, ci in result.interrupted_at]
+    unanswered += [messages[i].tool_call_id or "" for i in result.moved]
+    return provider_words(session.provider or "", unanswered=unanswered,
+                          orphans=[messages[i].tool_call_id or "" for i in result.notes],
+                          duplicates=[r.old for r in result.renamed if r.old])
 
 
 def _with_bom(text: str, data: bytes) -> str:
@@ -295,6 +309,7 @@ def _store_findings(store: Store, fix: bool, force: bool, now: float) -> list[Fi
             finding.status, finding.problems = "broken", [f"{store.path}: session {stored.id}: {exc}"]
             continue
         finding.problems = neutral_problems(stored.session, result)
+        finding.said = _said(stored.session, result)
         if not result.changed:
             continue
         finding.status = "broken"
