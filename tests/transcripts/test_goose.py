@@ -9,7 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from chatmend import HistoryError
 from chatmend.cli import main
 from chatmend.transcripts._stores import Store, open_store
 from chatmend.transcripts.goose import GooseDatabase
@@ -139,3 +142,40 @@ def test_a_repair_goose_cannot_hold_is_refused_by_name(tmp_path: Path, capsys: p
     code, _, err = call(capsys, "repair", str(db), "--in-place")
     assert code == 2 and "cannot be written back into a Goose session" in err
     assert rows(db) == before
+
+
+@settings(max_examples=25)
+@given(st.lists(st.tuples(st.lists(st.booleans(), min_size=1, max_size=3), st.booleans()), min_size=1, max_size=4))
+def test_any_mix_is_valid_after_one_repair_and_keeps_every_content(
+        tmp_path_factory: pytest.TempPathFactory, turns: list[tuple[list[bool], bool]]) -> None:
+    """Turns of calls (each answered or not), each followed or not by the user typing: after one repair nothing
+    is left to repair, and every row's contents are still there, in order, around what repair put in."""
+    db = tmp_path_factory.mktemp("goose") / "sessions.db"
+    messages: list[tuple[str, list[dict[str, Any]]]] = [("user", [text("go")])]
+    n = 0
+    for answered, typed in turns:
+        ids = [f"toolu_{n + k}" for k in range(len(answered))]
+        n += len(answered)
+        messages.append(("assistant", [request(i) for i in ids]))
+        follow = [response(i) for i, done in zip(ids, answered) if done] + ([text("and?")] if typed else [])
+        if follow:
+            messages.append(("user", follow))
+    make(db, messages)
+    before = rows(db)["messages"]
+    roles = [role for role, _ in messages]
+    stranded = any(role == "assistant" and roles[k + 1:k + 2] == ["assistant"] for k, role in enumerate(roles))
+    with _open(db) as store:
+        [stored] = store.sessions()
+        if stranded:  # an unanswered call right before another reply: refused, nothing written
+            with pytest.raises(HistoryError, match="followed by another assistant message"):
+                stored.repair(None)
+            return
+        _, write_back = stored.repair(None)
+        store.write_back([write_back])
+    after = rows(db)["messages"]
+    for old, new in zip(before, after):
+        assert new[:4] == old[:4] and new[5:] == old[5:]
+        old_content, new_content = json.loads(old[4]), json.loads(new[4])
+        assert [c for c in new_content if c in old_content] == old_content
+    with _open(db) as store:
+        assert not store.sessions()[0].repair(None)[0].changed

@@ -9,8 +9,9 @@ INTEGER autoincrement, message_id, session_id, role `user` or `assistant`, conte
 {status: "success", value: {content: [...]}}` or `{status: "error", error}`) in a later user message its
 result; `text` is text; thinking, images and Goose's own notifications are not read (kept as they are).
 
-Repair answers an interrupted call with an error `toolResponse`: put first into the user message that follows
-the call (as Goose itself sends results), or, when none follows, in a new user message row at the end. Every
+Repair answers an interrupted call with an error `toolResponse`: put into the user message that follows the
+call, after the responses to the calls before it (as Goose itself sends results), or, when none follows, in a
+new user message row at the end. Every
 other row is unchanged. Not covered: the older per-session `.jsonl` files, results moved, orphan results (a
 repair that needs those changes is refused, naming them), custom data paths (`GOOSE_PATH_ROOT`).
 """
@@ -143,7 +144,7 @@ class GooseDatabase(SqliteStore):
             if result.moved or result.notes or result.dropped or result.renamed:
                 raise HistoryError("this repair (moved, renamed, dropped or orphan results) cannot be written back "
                                    "into a Goose session; write it with --to chatmend or a provider")
-            added: dict[int, list[Any]] = {}  # row index -> responses put first into it (len(rows): a new row)
+            added: dict[int, list[tuple[int, int, Any]]] = {}  # row index -> (message, call index, response)
             for message, found in zip(result.messages, result.origins()):
                 if found.kind != "synthetic":
                     continue
@@ -151,20 +152,30 @@ class GooseDatabase(SqliteStore):
                 call = messages[found.message_index].tool_calls[found.call_index]
                 text = message.content if isinstance(message.content, str) else ""
                 row = origin[found.message_index] + 1
-                target = row if row < len(rows) and rows[row].role == "user" else len(rows)
-                added.setdefault(target, []).append(
-                    {"type": "toolResponse", "id": call.id, "toolResult": {"status": "error", "error": text}})
+                if row < len(rows) and rows[row].role != "user":
+                    raise HistoryError(f"row {rows[row - 1].id}: the call {call.id} is followed by another assistant "
+                                       "message, which leaves no place in a Goose session to answer it; write it "
+                                       "with --to chatmend or a provider")
+                target = row if row < len(rows) else len(rows)
+                added.setdefault(target, []).append((found.message_index, found.call_index, {
+                    "type": "toolResponse", "id": call.id, "toolResult": {"status": "error", "error": text}}))
             changes: list[Any] = []
             for target, responses in sorted(added.items()):
                 if target < len(rows):
                     row_ = rows[target]
+                    content = list(row_.content)
+                    for mi, ci, response in responses:  # after the responses to the calls before it
+                        earlier = {c.id for c in messages[mi].tool_calls[:ci]}
+                        at = max((k + 1 for k, c in enumerate(content) if isinstance(c, Mapping)
+                                  and c.get("type") == "toolResponse" and c.get("id") in earlier), default=0)
+                        content.insert(at, response)
                     changes.append(RowUpdate("messages", (("id", row_.id),), "content_json", row_.raw,
-                                             json.dumps(responses + row_.content, ensure_ascii=False,
-                                                        separators=(",", ":"))))
+                                             json.dumps(content, ensure_ascii=False, separators=(",", ":"))))
                 else:
                     changes.append(RowInsert("messages", (
                         ("session_id", session_id), ("role", "user"),
-                        ("content_json", json.dumps(responses, ensure_ascii=False, separators=(",", ":"))),
+                        ("content_json", json.dumps([r for _, _, r in responses], ensure_ascii=False,
+                                                    separators=(",", ":"))),
                         ("created_timestamp", rows[-1].created))))
             fixes = [f"{len(changes)} messages {'row' if len(changes) == 1 else 'rows'} written (every other row as "
                      "it was)"] if changes else []
