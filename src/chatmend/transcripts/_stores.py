@@ -14,7 +14,9 @@ them with `register_files(SessionFiles(...))`: where they are by default and how
 
 from __future__ import annotations
 
+import importlib
 import os
+import pkgutil
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -154,8 +156,13 @@ def register(cls: type[_S]) -> type[_S]:
 
 
 def _load_builtin() -> None:
-    """Import the store modules that ship with chatmend (each registers itself on import)."""
-    from chatmend.transcripts import _locations, agents_sdk, goose, opencode  # noqa: F401
+    """Import every module of `chatmend.transcripts` (each store registers itself on import): a new store
+    module joins by being there and calling `register` / `register_files`, with no list to edit."""
+    import chatmend.transcripts as package
+
+    for module in pkgutil.iter_modules(package.__path__):
+        if not module.name.startswith("_") or module.name == "_locations":
+            importlib.import_module(f"{package.__name__}.{module.name}")
 
 
 def registered() -> list[type[Store]]:
