@@ -42,14 +42,17 @@ from chatmend.formats import (
     read,
     read_bytes,
     read_lines,
+    store_formats,
     wire_json,
     write_all,
     write_backup,
     write_into,
 )
 from chatmend.formats._io import MAX_JSON_SIZE, open_input, read_all
+from chatmend.formats._problems import neutral_problems
 from chatmend.providers.base import Dropped
 from chatmend.repair import IsReadOnly, Origin
+from chatmend.transcripts._stores import Store, StoredSession, one, open_store, select
 from chatmend.trim import trim_history
 
 __all__ = ["main"]
@@ -193,6 +196,8 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--max-json-size", metavar="SIZE", type=_size, default=MAX_JSON_SIZE,
                        help="the largest line of JSON Lines, or whole JSON document, read, in bytes or with K, M, "
                             "G (default: 64M; input with no line end, or a NUL byte, is refused, not read whole)")
+        p.add_argument("--session", metavar="ID",
+                       help="in a store of many sessions (an opencode database...), only this one")
         return p
 
     repair = command("repair", "repair a session: every call answered right after it, ids unique",
@@ -258,7 +263,89 @@ def _parser() -> argparse.ArgumentParser:
     trim.add_argument("--model", metavar="M", help="the model named in a request body written with --to")
     trim.set_defaults(run=_trim)
     _proxy_command(sub, epilog)
+    _doctor_command(sub, epilog)
     return parser
+
+
+def _doctor_command(sub: Any, epilog: str) -> None:
+    """`chatmend doctor`: its options."""
+    doctor = sub.add_parser(
+        "doctor", help="find every saved session of every agent tool that would be refused, and fix them",
+        description=textwrap.fill(
+            "With no PATH, scan the default locations of every supported tool (Claude Code, honouring "
+            "CLAUDE_CONFIG_DIR; Codex, CODEX_HOME, archived sessions too; Gemini CLI; opencode, OPENCODE_DB and "
+            "XDG_DATA_HOME; and every other registered store), or the PATHs given (files, stores, folders), and "
+            "print a table: tool, session, last modified, status and the problems found. --fix repairs every "
+            "broken session in place after a backup and says how to resume it. A session in use (modified in "
+            "the last minute, or its database locked) is reported and left alone unless --force. "
+            "Exit 1 when a session is still broken (or cannot be read).", 100),
+        epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
+    doctor.add_argument("paths", metavar="PATH", nargs="*", help="session files, stores or folders to scan "
+                                                                  "(default: every tool's own locations)")
+    doctor.add_argument("--fix", action="store_true", help="repair every broken session in place, after a backup")
+    doctor.add_argument("--force", action="store_true",
+                        help="also fix sessions in use (modified in the last minute, or a locked database)")
+    doctor.add_argument("--json", action="store_true", help="one JSON object a session, for programs")
+    doctor.add_argument("--workers", type=int, metavar="N", help="processes scanning in parallel (default: CPUs)")
+    doctor.set_defaults(run=_doctor, file="chatmend doctor")
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    """`chatmend doctor`: the table (or JSON lines) of every session found; the work is `chatmend.doctor`'s."""
+    from chatmend.doctor import Finding, doctor
+
+    if args.workers is not None and args.workers < 1:
+        raise UsageError("--workers needs a number >= 1")
+    bar = sys.stderr.isatty() and not args.json
+
+    def progress(done: int, total: int) -> None:
+        if bar:
+            _say(f"\rchatmend doctor: {done}/{total} checked")
+
+    findings: list[Finding] = []
+    for finding in doctor(args.paths, fix=args.fix, force=args.force, workers=args.workers, progress=progress):
+        if args.json:
+            sys.stdout.write(json.dumps(finding.to_json(), ensure_ascii=False) + "\n")
+        findings.append(finding)
+    if bar:
+        _say("\r\x1b[K")
+    if not args.json:
+        _doctor_table(findings, args.fix)
+    sys.stdout.flush()
+    return PROBLEMS if any(f.status in ("broken", "in use", "unreadable") for f in findings) else OK
+
+
+def _doctor_table(findings: Sequence[Any], fixing: bool) -> None:
+    """The findings as a table, then how to resume what was fixed."""
+    import time
+
+    if not findings:
+        sys.stdout.write("no sessions found\n")
+        return
+    rows = [("TOOL", "SESSION", "MODIFIED", "STATUS", "PROBLEMS")]
+    for f in findings:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(f.modified)) if f.modified else "-"
+        said = f.said or f.problems  # the provider's words where known, else what `check` says
+        problem = _one_line(said[0], 200) if said else ""
+        if len(said) > 1:
+            problem += f" (+{len(said) - 1} more)"
+        rows.append((f.tool or f.format, _one_line(f.session or f.path, 48), when, f.status, problem))
+    widths = [max(len(printable(r[k])) for r in rows) for k in range(4)]
+    for row in rows:
+        cells = [printable(c).ljust(w) for c, w in zip(row, widths)]
+        sys.stdout.write("  ".join([*cells, printable(row[4])]).rstrip() + "\n")
+    counts = Counter(f.status for f in findings)
+    sys.stdout.write("\n" + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) + "\n")
+    for f in findings:
+        if f.status == "fixed":
+            sys.stdout.write(printable(f"fixed {f.path} ({', '.join(f.changes)}; the original is in {f.backup}); "
+                                       f"resume: {f.resume}") + "\n")
+    broken = counts.get("broken", 0)
+    if broken and not fixing:
+        sys.stdout.write(f"`chatmend doctor --fix` repairs the {_plural(broken, 'broken session', 'broken sessions')}"
+                         " (after a backup)\n")
+    if counts.get("in use"):
+        sys.stdout.write("sessions in use are left alone: quit their tool, or give --force\n")
 
 
 def _proxy_command(sub: Any, epilog: str) -> None:
@@ -356,6 +443,10 @@ def _repair(args: argparse.Namespace) -> int:
     """`chatmend repair`: the repaired history in the same format, a report of every change."""
     if args.in_place and args.file == "-":
         raise UsageError("--in-place needs a file, not stdin")
+    store = _open_store(args)
+    if store is not None:
+        with store:
+            return _repair_store(args, store)
     with contextlib.ExitStack() as held:  # the --in-place lock, held from the read to the rename
         source = _in_place_target(args.file) if args.in_place else args.file
         handle, _ = held.enter_context(open_input(source))
@@ -409,6 +500,67 @@ def _repair(args: argparse.Namespace) -> int:
             _write_output([text], args.output)
     to_file = args.in_place or (args.output not in (None, "-"))
     _print_report(report, args.report, sys.stdout if to_file else sys.stderr)
+    return OK
+
+
+def _open_store(args: argparse.Namespace) -> Store | None:
+    """The session store FILE is (a SQLite database, a folder of sessions), or None for a session file."""
+    store = None if args.file == "-" else open_store(args.file, args.fmt)
+    if store is None and args.session is not None:
+        raise UsageError("--session picks a session of a store (an opencode database...); FILE holds one session")
+    return store
+
+
+def _repair_store(args: argparse.Namespace, store: Store) -> int:
+    """`chatmend repair` of a store: every session (or `--session`'s) repaired in the store, in one write after a
+    backup copy (`--in-place`), or into a repaired copy (`-o OUT`); `--to` writes one session's text."""
+    is_read_only = _read_only(args.read_only)
+    if args.to not in (None, store.name):
+        chosen = one(store, args.session)
+        repairer = Repairer(is_read_only=is_read_only)
+        result = repairer.repair(chosen.session.messages)
+        drops = _dropping(args)
+        text = "".join(_converted(args.to, chosen.session, args.model, repairer, drops))
+        report = _report(chosen.session, result, f"{args.file} session {chosen.id}")
+        if drops is not None:
+            report["unsupported"] = [{"provider": d.provider, "type": d.type, "at": d.path} for d in drops]
+        _write_output([text], args.output)
+        _print_report(report, args.report, sys.stdout if args.output not in (None, "-") else sys.stderr)
+        return OK
+    if not args.in_place and args.output in (None, "-"):
+        raise UsageError(f"{args.file}: a session store ({store.name}) is repaired in place (--in-place, after a "
+                         "backup copy) or into a repaired copy (-o OUT); --to FORMAT writes one session as text")
+    reports: list[dict[str, Any]] = []
+    repairs = []
+    for stored in select(store, args.session):
+        result, write_back = stored.repair(is_read_only)
+        shown = dataclasses.replace(stored.session, fixes=write_back.fixes)
+        report = _report(shown, result, f"{args.file} session {stored.id}")
+        report |= {"session": stored.id, "resume": stored.resume}
+        reports.append(report)
+        if write_back.changes:
+            repairs.append(write_back)
+    backup = None
+    if args.in_place:
+        if repairs:
+            with _signals_remove_temporary_files():
+                backup = store.write_back(repairs)
+    else:
+        store.write_back(repairs, output=args.output)
+    written = args.file if args.in_place and repairs else args.output if not args.in_place else None
+    if args.report == "json":
+        sys.stdout.write(json.dumps({"file": args.file, "format": store.name, "changed": bool(repairs),
+                                     "written": written, "backup": backup, "sessions": reports},
+                                    ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+        return OK
+    lines = [line for report in reports for line in report_lines(report)]
+    if backup:
+        lines.append(printable(f"wrote {args.file} (the original is in {backup})"))
+    elif written and not args.in_place:
+        lines.append(printable(f"wrote the repaired copy {written}"))
+    sys.stdout.write("".join(line + "\n" for line in lines))
+    sys.stdout.flush()
     return OK
 
 
@@ -791,7 +943,7 @@ def _print_report(report: dict[str, Any], style: str, out: TextIO) -> None:
 
 def _convert(args: argparse.Namespace) -> int:
     """`chatmend convert`: the provider's request body (repaired, id-mapped) or neutral JSON Lines."""
-    session = read(args.file, args.fmt, max_size=args.max_json_size)
+    session = _read_one(args)
     if args.to == NEUTRAL:
         _write_output(neutral.write(session.messages), args.output)  # as read: `repair` is the command that changes one
         return OK
@@ -812,6 +964,15 @@ def _convert(args: argparse.Namespace) -> int:
     return OK
 
 
+def _read_one(args: argparse.Namespace) -> Session:
+    """The one session FILE holds, or, in a store, the `--session` one (or its only one)."""
+    store = _open_store(args)
+    if store is None:
+        return read(args.file, args.fmt, max_size=args.max_json_size)
+    with store:
+        return one(store, args.session).session
+
+
 def _print_report_lines(lines: list[str]) -> None:
     """Lines of a report on stderr (stdout holds the body)."""
     _say("".join(line + "\n" for line in lines))
@@ -823,9 +984,14 @@ def _print_report_lines(lines: list[str]) -> None:
 def _check(args: argparse.Namespace) -> int:
     """`chatmend check`: `PATH: CODE: message` for each problem; exit 1 when there is any. Given a directory,
     every file under it (`FILE: PATH: CODE: message`)."""
-    if os.path.isdir(args.file):
+    store = _open_store(args)
+    if store is None and os.path.isdir(args.file):
         return _check_dir(args)
-    lines, rules = _check_lines(args.file, args)
+    if store is not None:
+        with store:
+            lines, rules = _check_store(store, args)
+    else:
+        lines, rules = _check_lines(args.file, args)
     for line in lines:
         sys.stdout.write(printable(line) + "\n")
     sys.stdout.flush()
@@ -837,9 +1003,29 @@ def _check(args: argparse.Namespace) -> int:
     return OK
 
 
+def _check_store(store: Store, args: argparse.Namespace, sessions: list[StoredSession] | None = None,
+                 ) -> tuple[list[str], str]:
+    """The problem lines of every session of a store (or `--session`'s), each prefixed `session ID: `."""
+    lines: list[str] = []
+    rules: set[str] = set()
+    for stored in sessions if sessions is not None else select(store, args.session):
+        found, by = _session_lines(stored.session, args)
+        lines += [f"session {stored.id}: {line}" for line in found]
+        rules.add(by)
+    return lines, ", ".join(sorted(rules))
+
+
 def _check_lines(path: str, args: argparse.Namespace) -> tuple[list[str], str]:
     """The problem lines of one file, and the rules they are by (a provider, or the neutral rules)."""
-    session = read(path, args.fmt, prefer=args.provider, max_size=args.max_json_size)
+    store = None if path == "-" else open_store(path, args.fmt)
+    if store is not None:
+        with store:
+            return _check_store(store, args)
+    return _session_lines(read(path, args.fmt, prefer=args.provider, max_size=args.max_json_size), args)
+
+
+def _session_lines(session: Session, args: argparse.Namespace) -> tuple[list[str], str]:
+    """The problem lines of one session, and the rules they are by."""
     provider = args.provider or session.provider
     if args.platform is not None and (provider is None or args.platform not in adapter(provider).platforms):
         raise UsageError(f"--platform {args.platform} is not a platform of {provider or 'the neutral rules'}")
@@ -877,7 +1063,7 @@ def _files_under(folder: str) -> list[str]:
 def _check_dir(args: argparse.Namespace) -> int:
     """`chatmend check DIR`: each file as `check FILE` checks it, its lines prefixed with its path; a summary on
     stderr. Exit 2 when a file cannot be read (the rest are still checked), else 1 when any has a problem."""
-    paths = _files_under(args.file)
+    paths = [p for p in _files_under(args.file) if not _beside_a_store(p)]
     if not paths:
         raise UsageError(f"{args.file}: no files to check")
     problems = with_problems = unreadable = 0
@@ -905,6 +1091,12 @@ def _check_dir(args: argparse.Namespace) -> int:
     return BAD_INPUT if unreadable else PROBLEMS if problems else OK
 
 
+def _beside_a_store(path: str) -> bool:
+    """True for a SQLite database's own side file (`opencode.db-wal`, `-shm`, `-journal`): part of the store."""
+    base, dash, suffix = path.rpartition("-")
+    return bool(dash) and suffix in ("wal", "shm", "journal") and open_store(base) is not None
+
+
 _ITEM = re.compile(r"^[a-z]+\[(\d+)\]")
 
 
@@ -914,37 +1106,6 @@ def _item_line(session: Session, path: str) -> str:
     if not match or not session.item_lines or int(match.group(1)) >= len(session.item_lines):
         return ""
     return f" (line {session.item_lines[int(match.group(1))]})"
-
-
-def neutral_problems(session: Session, result: RepairResult) -> list[str]:
-    """What repair would change (`result`, the session's repair), as problems: each would make any provider
-    answer with a 400."""
-    messages = session.messages
-    found: list[tuple[int, int, str]] = []
-
-    def line(index: int) -> str:
-        where = session.where[index] if index < len(session.where) else ""
-        return f" ({where})" if where.startswith("line ") else ""
-
-    for i in result.dropped:
-        found.append((i, -1, f"messages[{i}]: R1: a whitespace-only assistant message without calls "
-                             f"(a placeholder) ends the span of the calls before it{line(i)}"))
-    for i in result.moved:
-        found.append((i, -1, f"messages[{i}]: R4: the result for call {messages[i].tool_call_id} is not "
-                             f"right after its call, in call order{line(i)}"))
-    for i in result.notes:
-        orphan = messages[i].tool_call_id or "(empty id)"
-        found.append((i, -1, f"messages[{i}]: R3: a tool result for {orphan} has no call in its span"
-                             f"{line(i)}"))
-    for r in result.renamed:
-        why = "is empty" if not r.old else "is already used by an earlier call"
-        found.append((r.message_index, r.call_index,
-                      f"messages[{r.message_index}].tool_calls[{r.call_index}]: R5: the call id "
-                      f"{r.old!r} {why}{line(r.message_index)}"))
-    for call, (mi, ci) in zip(result.interrupted, result.interrupted_at):
-        found.append((mi, ci, f"messages[{mi}].tool_calls[{ci}]: R6: the call {call.id} ({call.name}) has no "
-                              f"result{line(mi)}"))
-    return [text for _, _, text in sorted(found)]
 
 
 # --- trim ------------------------------------------------------------------------------------------------
@@ -965,9 +1126,9 @@ def _trim(args: argparse.Namespace) -> int:
     """`chatmend trim`: the session without its oldest turns, in the format read; exit 1 when it cannot fit."""
     if args.max_tokens is None and args.max_messages is None:
         raise UsageError("trim needs a budget: --max-tokens N and/or --max-messages N")
-    session = read(args.file, args.fmt, max_size=args.max_json_size)
+    session = _read_one(args)
     target = args.to or session.format
-    if target in TRANSCRIPT_FORMATS:
+    if target in TRANSCRIPT_FORMATS or target in store_formats():
         # A transcript is written back record by record from its own history only: a shorter one has no records.
         raise UsageError(f"cannot write a trimmed {target} transcript; use --to chatmend or a provider")
     result = trim_history(session.messages, max_tokens=args.max_tokens, max_messages=args.max_messages,
@@ -1003,13 +1164,19 @@ _COLORS = {
 
 
 def _show(args: argparse.Namespace) -> int:
-    """`chatmend show`: a readable timeline, marking what repair would change."""
-    session = read(args.file, args.fmt, max_size=args.max_json_size)
+    """`chatmend show`: a readable timeline, marking what repair would change (each session of a store)."""
+    store = _open_store(args)
+    if store is None:
+        shown = [(read(args.file, args.fmt, max_size=args.max_json_size), _display(args.file))]
+    else:
+        with store:
+            shown = [(s.session, f"{args.file} session {s.id}") for s in select(store, args.session)]
     color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty()
                                        and os.environ.get("NO_COLOR") is None)
     width = args.width or (shutil.get_terminal_size((100, 24)).columns if sys.stdout.isatty() else 100)
-    for text in timeline(session, _display(args.file), color=color, width=max(width, 40)):
-        sys.stdout.write(text + "\n")
+    for n, (session, name) in enumerate(shown):
+        for text in ([""] if n else []) + timeline(session, name, color=color, width=max(width, 40)):
+            sys.stdout.write(text + "\n")
     sys.stdout.flush()
     return OK
 

@@ -17,7 +17,7 @@ from chatmend.formats._providers import adapter, provider_formats, read_provider
 from chatmend.formats._session import Session
 from chatmend.jsonl import message_to_dict
 
-__all__ = ["TRANSCRIPT_FORMATS", "detect", "formats", "read", "read_lines"]
+__all__ = ["TRANSCRIPT_FORMATS", "detect", "formats", "read", "read_lines", "store_formats"]
 
 TRANSCRIPT_FORMATS = {
     "claude_code": "Claude Code session transcripts (~/.claude/projects/*/*.jsonl)",
@@ -35,8 +35,17 @@ DOCUMENT_FORMATS = frozenset({"cline", "roo_code", "pydantic_ai", "gemini_checkp
 
 
 def formats() -> dict[str, str]:
-    """Every format `--from` accepts (the registered providers' among them), with a one-line description."""
-    return {NEUTRAL: "the neutral JSON Lines, one message a line", **provider_formats(), **TRANSCRIPT_FORMATS}
+    """Every format `--from` accepts (the registered providers' and session stores' among them), with a one-line
+    description."""
+    return {NEUTRAL: "the neutral JSON Lines, one message a line", **provider_formats(), **TRANSCRIPT_FORMATS,
+            **store_formats()}
+
+
+def store_formats() -> dict[str, str]:
+    """The session stores that are no text file (SQLite databases, folders), by format name."""
+    from chatmend.transcripts._stores import registered
+
+    return {cls.name: cls.description for cls in registered()}
 
 
 _SAMPLE = 200
@@ -69,6 +78,8 @@ def _read_handle(
     known = formats()
     if fmt != "auto" and fmt not in known:
         raise InputError(f"unknown format {fmt!r}; expected one of: auto, {', '.join(known)}")
+    if fmt in store_formats() and fmt not in TRANSCRIPT_FORMATS:
+        raise InputError(f"not a session store of format {fmt!r} (a database or folder of sessions)")
     meter = Progress(name, size, enabled=progress)
     try:
         return read_lines(decoded_lines(bounded_lines(handle, max_size), meter), fmt, prefer, max_size=max_size)

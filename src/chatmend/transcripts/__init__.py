@@ -1,15 +1,19 @@
-"""Readers and writers for the session files agent tools and frameworks save: Claude Code, Codex CLI, Gemini CLI
-(sessions and checkpoints), Kimi Code CLI and kimi-cli, Cline and Roo Code tasks, pydantic-ai message histories.
+"""Readers and writers for the sessions agent tools and frameworks save: Claude Code, Codex CLI, Gemini CLI
+(sessions and checkpoints), Kimi Code CLI and kimi-cli, Cline and Roo Code tasks and pydantic-ai message histories
+(files), and the session stores (databases and folders of many sessions) of opencode, Goose and the OpenAI Agents
+SDK.
 
-Each module reads its store into a `Session`; repairing one writes it back record by record (or item by item),
-keeping every record chatmend does not need untouched. The modules added for `chatmend doctor` also name the
-tool (`TOOL`), its format (`NAME`), where it keeps sessions (`default_locations`), how to tell one
-(`is_session_file`) and how to resume it (`resume_command`).
+Each file module reads its file into a `Session`; repairing one writes it back record by record (or item by item),
+keeping every record chatmend does not need untouched. The file modules name, for `chatmend doctor`, the tool
+(`TOOL`), its format (`NAME`), where it keeps sessions (`default_locations`), how to tell one (`is_session_file`)
+and how to resume it (`resume_command`). Each store module registers a `Store` class (`_stores.register`) whose
+sessions are repaired by changes the store applies itself, in one write after a backup (`_sqlite.SqliteStore` for
+SQLite databases).
 """
 
 from __future__ import annotations
 
 __all__ = [
-    "claude_code", "cline", "codex", "gemini_checkpoint", "gemini_cli", "kimi_cli", "kimi_code", "pydantic_ai",
-    "roo_code",
+    "agents_sdk", "claude_code", "cline", "codex", "gemini_checkpoint", "gemini_cli", "goose", "kimi_cli", "kimi_code",
+    "opencode", "pydantic_ai", "roo_code",
 ]

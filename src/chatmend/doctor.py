@@ -1,0 +1,384 @@
+"""`chatmend doctor`: find every saved session of every supported tool, say which would be refused, and repair
+them where they lie.
+
+With no paths, `doctor` scans the default locations of every registered tool (`transcripts._stores`: the
+tools whose sessions are files register `SessionFiles`, the databases and folders register a `Store` class),
+honouring their environment variables (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `OPENCODE_DB`, `XDG_DATA_HOME`...).
+Given paths, it scans those: a session file, a store, or a folder (every session file and store under it).
+
+Each session is checked as `chatmend check` checks it; with `fix=True` a broken one is repaired in place
+after a backup (a file: atomically, refusing when it changed meanwhile; a store: in one write), and told how to
+resume in its tool. A session in use (modified in the last minute, or its database locked by the running tool)
+is reported and left alone unless `force=True`. Files are scanned in parallel by a process pool, one file (or
+store) a task, so memory is bounded by the largest one, not by their number.
+"""
+
+from __future__ import annotations
+
+import codecs
+import concurrent.futures
+import contextlib
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from chatmend import ChatmendError, Repairer, RepairResult
+from chatmend.formats import InputError, Session, atomic_write, read_bytes, write_backup
+from chatmend.formats._problems import neutral_problems
+from chatmend.providers._words import provider_words
+from chatmend.transcripts._sqlite import is_sqlite
+from chatmend.transcripts._stores import (
+    SessionFiles,
+    Store,
+    StoredSession,
+    open_store,
+    registered,
+    registered_files,
+)
+
+__all__ = ["IN_USE_SECONDS", "Finding", "Target", "doctor", "scan", "targets"]
+
+IN_USE_SECONDS = 60.0
+"""A session modified this recently is taken to be in use by its tool."""
+
+Status = Literal["ok", "broken", "fixed", "in use", "unreadable"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """One unit of work: a session file or a store, and what it is."""
+
+    path: str
+    kind: Literal["file", "store"]
+    tool: str
+    """The tool, as people call it ("" when a file given by path is read as whatever it holds)."""
+    format: str = "auto"
+    """The format to read it as (`auto`: detected)."""
+    resume: Callable[[str], str] | None = None
+    """The command that resumes a session file's session in its tool (None: not known)."""
+    session_id: Callable[[str], str] | None = None
+    """How a file's session id is found (None: its name without extension)."""
+
+
+@dataclass
+class Finding:
+    """What doctor found of one session (picklable: workers send these back)."""
+
+    tool: str
+    format: str
+    path: str
+    session: str
+    """The session's id in its tool."""
+    title: str
+    modified: float
+    """When it last changed, in seconds since the epoch."""
+    status: Status
+    problems: list[str] = field(default_factory=list)
+    """What `chatmend check` says of it (or why it cannot be read), located."""
+    said: list[str] = field(default_factory=list)
+    """What its provider would answer, in the provider's own words (its 400's sentences), where known."""
+    resume: str = ""
+    """How to resume it in its tool."""
+    backup: str | None = None
+    """Where the original is, once fixed."""
+    changes: list[str] = field(default_factory=list)
+    """What the fix changed (the repair report's lines)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _env(env: Mapping[str, str] | None) -> Mapping[str, str]:
+    return os.environ if env is None else env
+
+
+def targets(paths: Sequence[str] = (), *, env: Mapping[str, str] | None = None) -> list[Target]:
+    """What to scan: the default locations of every registered tool (no `paths`), or the given paths."""
+    found: list[Target] = []
+    if not paths:
+        environ = _env(env)
+        for files in registered_files():
+            found += [_file_target(p, files) for p in files.find(environ)]
+        for cls in registered():
+            found += [Target(p, "store", cls.tool) for p in cls.default_paths(environ)]
+        return _unique(found)
+    by_format = {f.format: f for f in registered_files()}
+    for path in paths:
+        if not os.path.exists(path):
+            raise InputError(f"{path}: no such file or directory")
+        store = open_store(path)
+        if store is not None:
+            found.append(Target(path, "store", store.tool))
+            store.close()
+        elif os.path.isdir(path):
+            found += _under(path, by_format)
+        else:
+            found.append(Target(path, "file", ""))
+    return _unique(found)
+
+
+def _unique(found: list[Target]) -> list[Target]:
+    seen: set[str] = set()
+    out = []
+    for target in found:
+        key = os.path.realpath(target.path)
+        if key not in seen:
+            seen.add(key)
+            out.append(target)
+    return out
+
+
+def _file_target(path: str, files: SessionFiles) -> Target:
+    return Target(path, "file", files.tool, "auto" if files.detect else files.format, files.resume, files.session_id)
+
+
+_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def _under(folder: str, by_format: Mapping[str, SessionFiles]) -> list[Target]:
+    """Every session file (`.jsonl`, `.json`) and store under `folder`; backups and a database's side files are
+    not sessions."""
+    found: list[Target] = []
+    for root, dirs, names in os.walk(folder):
+        dirs.sort()
+        kept = []
+        for d in dirs:
+            path = os.path.join(root, d)
+            store = open_store(path)
+            if store is None:
+                kept.append(d)
+                continue
+            found.append(Target(path, "store", store.tool))
+            store.close()
+        dirs[:] = kept
+        for name in sorted(names):
+            path = os.path.join(root, name)
+            if ".bak" in name or name.endswith(_SIDE_FILES) or name.startswith("."):
+                continue
+            if is_sqlite(path):
+                store = open_store(path)
+                if store is not None:
+                    found.append(Target(path, "store", store.tool))
+                    store.close()
+            elif name.endswith((".jsonl", ".json")):
+                found.append(Target(path, "file", ""))
+    return found
+
+
+def scan(target: Target, *, fix: bool = False, force: bool = False, now: float | None = None) -> list[Finding]:
+    """Check one target (and repair it, with `fix`); never raises for what a file holds."""
+    now = time.time() if now is None else now
+    if target.kind == "store":
+        return _scan_store(target, fix, force, now)
+    return [_scan_file(target, fix, force, now)]
+
+
+def _scan_file(target: Target, fix: bool, force: bool, now: float) -> Finding:
+    path = target.path
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return Finding(target.tool, target.format, path, "", "", 0.0, "unreadable", [exc.strerror or str(exc)])
+    session_id = target.session_id(path) if target.session_id else os.path.splitext(os.path.basename(path))[0]
+    finding = Finding(target.tool, target.format, path, session_id, "", st.st_mtime, "ok",
+                      resume=target.resume(path) if target.resume else "")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        session = read_bytes(data, target.format, name=path)
+        finding.format = session.format
+        finding.tool = finding.tool or _tool_of(session.format)
+        result = Repairer().repair(session.messages)
+        finding.problems = neutral_problems(session, result)
+        finding.said = _said(session, result)
+        text: str | None = None
+        if not result.changed and session.warnings:
+            # a store's own fix beyond the history (Gemini CLI's response stored twice): only its text says
+            repaired, chunks = session.repaired(None)
+            text = _with_bom("".join(chunks), data)
+            if text.encode("utf-8") == data:
+                return finding
+            finding.problems += session.warnings
+        elif not result.changed:
+            return finding
+        finding.status = "broken"
+        if now - st.st_mtime < IN_USE_SECONDS and not force:
+            finding.status = "in use"
+            return finding
+        if not fix:
+            return finding
+        if text is None:
+            repaired, chunks = session.repaired(None)
+            text = _with_bom("".join(chunks), data)
+        if text.encode("utf-8") != data:
+            finding.backup = _replace(path, text, data, st)
+            finding.status = "fixed"
+            finding.changes = _changes(repaired, session.fixes)
+    except (ChatmendError, OSError, UnicodeDecodeError) as exc:
+        message = exc.in_file(path) if isinstance(exc, InputError) else f"{path}: {exc}"
+        finding.status = "unreadable" if finding.status == "ok" else finding.status
+        finding.problems = [*finding.problems, message]
+    return finding
+
+
+def _said(session: Session, result: RepairResult) -> list[str]:
+    """The 400 the session's provider would answer, in its words, for what repair changes."""
+    messages = session.messages
+    unanswered = [messages[mi].tool_calls[ci].id for mi, ci in result.interrupted_at]
+    unanswered += [messages[i].tool_call_id or "" for i in result.moved]
+    return provider_words(session.provider or "", unanswered=unanswered,
+                          orphans=[messages[i].tool_call_id or "" for i in result.notes],
+                          duplicates=[r.old for r in result.renamed if r.old])
+
+
+def _with_bom(text: str, data: bytes) -> str:
+    """The text written back keeps the file's leading BOM (the reader drops it)."""
+    return "\ufeff" + text if data.startswith(codecs.BOM_UTF8) else text
+
+
+def _tool_of(fmt: str) -> str:
+    for files in registered_files():
+        if files.format == fmt:
+            return files.tool
+    return fmt
+
+
+def _replace(path: str, text: str, data: bytes, st: os.stat_result) -> str:
+    """`path` replaced by `text` atomically, the bytes read kept in a new backup; refused (InputError) when the
+    file changed since it was read."""
+    backup: list[str] = []
+
+    def unchanged() -> None:
+        now = os.stat(path)
+        if (now.st_ino, now.st_size, now.st_mtime_ns) != (st.st_ino, st.st_size, st.st_mtime_ns):
+            raise InputError("changed while chatmend was repairing it (its tool still writing?); nothing was "
+                             "written")
+
+    def commit() -> None:
+        unchanged()
+        backup.append(write_backup(path, data, st))
+
+    atomic_write(path, [text], like=st, before_replace=commit)
+    return backup[0]
+
+
+def _changes(result: Any, fixes: Sequence[str]) -> list[str]:
+    out = []
+    if result.interrupted:
+        out.append(f"answered {len(result.interrupted)} interrupted "
+                   f"{'call' if len(result.interrupted) == 1 else 'calls'}")
+    for name in ("moved", "notes", "renamed", "dropped"):
+        if getattr(result, name):
+            out.append(f"{name}: {len(getattr(result, name))}")
+    return out + list(fixes)
+
+
+def _scan_store(target: Target, fix: bool, force: bool, now: float) -> list[Finding]:
+    try:
+        store = open_store(target.path)
+    except (ChatmendError, OSError) as exc:
+        return [Finding(target.tool, "", target.path, "", "", 0.0, "unreadable", [f"{target.path}: {exc}"])]
+    if store is None:
+        return [Finding(target.tool, "", target.path, "", "", 0.0, "unreadable",
+                        [f"{target.path}: no longer a session store"])]
+    with store:
+        return _store_findings(store, fix, force, now)
+
+
+def _store_findings(store: Store, fix: bool, force: bool, now: float) -> list[Finding]:
+    try:
+        sessions = store.sessions()
+    except (ChatmendError, OSError) as exc:
+        message = exc.in_file(store.path) if isinstance(exc, InputError) else f"{store.path}: {exc}"
+        return [Finding(store.tool, store.name, store.path, "", "", 0.0, "unreadable", [message])]
+    busy = store.in_use()
+    findings: list[Finding] = []
+    repairs = []
+    fixing: list[tuple[Finding, StoredSession]] = []
+    for stored in sessions:
+        finding = Finding(store.tool, store.name, store.path, stored.id, stored.title, stored.modified, "ok",
+                          resume=stored.resume)
+        findings.append(finding)
+        try:
+            result, write_back = stored.repair(None)
+        except ChatmendError as exc:
+            finding.status, finding.problems = "broken", [f"{store.path}: session {stored.id}: {exc}"]
+            continue
+        finding.problems = neutral_problems(stored.session, result)
+        finding.said = _said(stored.session, result)
+        if not result.changed:
+            continue
+        finding.status = "broken"
+        if (busy or now - stored.modified < IN_USE_SECONDS) and not force:
+            finding.status = "in use"
+            if busy:
+                finding.problems.append(busy)
+            continue
+        if fix and write_back.changes:
+            repairs.append(write_back)
+            fixing.append((finding, stored))
+            finding.changes = _changes(result, write_back.fixes)
+    if repairs:
+        try:
+            backup = store.write_back(repairs)
+        except (ChatmendError, OSError) as exc:
+            for finding, _ in fixing:
+                finding.problems.append(f"not fixed: {exc}")
+                finding.changes = []
+        else:
+            for finding, _ in fixing:
+                finding.status, finding.backup = "fixed", backup
+    return findings
+
+
+def doctor(paths: Sequence[str] = (), *, fix: bool = False, force: bool = False, workers: int | None = None,
+           env: Mapping[str, str] | None = None,
+           progress: Callable[[int, int], None] | None = None) -> Iterator[Finding]:
+    """Every session found (see `targets`), checked (and with `fix`, repaired), in the order of `targets`.
+
+    `workers`: processes scanning in parallel (default: the CPUs; 1 scans here, with no pool). `progress` is
+    called with (done, total) as each target is done.
+    """
+    found = targets(paths, env=env)
+    now = time.time()
+    count = workers if workers is not None else (os.cpu_count() or 1)
+    if count <= 1 or len(found) <= 1:
+        for n, target in enumerate(found, start=1):
+            yield from scan(target, fix=fix, force=force, now=now)
+            if progress is not None:
+                progress(n, len(found))
+        return
+    context = _pool_context()
+    with concurrent.futures.ProcessPoolExecutor(max_workers=count, mp_context=context) as pool:
+        chunks = [found[i:i + _CHUNK] for i in range(0, len(found), _CHUNK)]
+        results = pool.map(_scan_many, chunks, [fix] * len(chunks), [force] * len(chunks), [now] * len(chunks))
+        done = 0
+        try:
+            for chunk, findings in zip(chunks, results):
+                yield from findings
+                done += len(chunk)
+                if progress is not None:
+                    progress(done, len(found))
+        finally:
+            with contextlib.suppress(Exception):
+                pool.shutdown(cancel_futures=True)
+
+
+def _pool_context() -> Any:
+    """Fork when this process runs no other thread (workers start at once, chatmend already imported); else
+    spawn (forking a process that runs threads can deadlock), and where there is no fork."""
+    if "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+_CHUNK = 16
+"""Targets a worker takes at once (fewer round trips; memory stays that of one file at a time)."""
+
+
+def _scan_many(chunk: list[Target], fix: bool, force: bool, now: float) -> list[Finding]:
+    return [f for target in chunk for f in scan(target, fix=fix, force=force, now=now)]

@@ -1,0 +1,279 @@
+"""What every SQLite session store shares: recognizing the database, reading it without writing, knowing when a
+running tool holds its lock, and writing repairs back in one transaction after a backup copy.
+
+A store module subclasses `SqliteStore`, names the tables that tell its database apart (`tables`), reads its
+sessions through `read_connection()`, and gives each repair as `RowUpdate` / `RowInsert` changes. Every update
+names the value it replaces: if the row no longer holds it (the tool wrote meanwhile), nothing is written.
+"""
+
+from __future__ import annotations
+
+import calendar
+import contextlib
+import os
+import sqlite3
+import time
+import urllib.parse
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from chatmend.formats._io import InputError
+from chatmend.transcripts._stores import Store, WriteBack
+
+__all__ = [
+    "MAGIC", "RowDelete", "RowInsert", "RowUpdate", "SqliteStore", "is_sqlite", "sql_timestamp", "table_names",
+]
+
+MAGIC = b"SQLite format 3\x00"
+"""How every SQLite database file begins."""
+
+
+def is_sqlite(path: str) -> bool:
+    """True when `path` is a regular file that begins as a SQLite database does."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(MAGIC)) == MAGIC
+    except OSError:
+        return False
+
+
+def sql_timestamp(text: object) -> float | None:
+    """A `CURRENT_TIMESTAMP` value (UTC, `YYYY-MM-DD HH:MM:SS`) in seconds since the epoch."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return float(calendar.timegm(time.strptime(text[:19], "%Y-%m-%d %H:%M:%S")))
+    except ValueError:
+        return None
+
+
+def _uri(path: str, mode: str) -> str:
+    return f"file:{urllib.parse.quote(os.path.abspath(path))}?mode={mode}"
+
+
+def table_names(path: str) -> set[str]:
+    """The tables of the database at `path` (empty when it cannot be opened)."""
+    try:
+        conn = sqlite3.connect(_uri(path, "ro"), uri=True, timeout=1)
+    except sqlite3.Error:
+        return set()
+    try:
+        return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.Error:
+        return set()
+    finally:
+        conn.close()
+
+
+@dataclass(frozen=True)
+class RowUpdate:
+    """Set `column` of the row whose key columns hold `key` from `old` (as read) to `new`."""
+
+    table: str
+    key: tuple[tuple[str, Any], ...]
+    column: str
+    old: Any
+    new: Any
+
+
+@dataclass(frozen=True)
+class RowInsert:
+    """A new row."""
+
+    table: str
+    values: tuple[tuple[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class RowDelete:
+    """Delete the row whose key columns hold `key` (refused when its `column` no longer holds `old`)."""
+
+    table: str
+    key: tuple[tuple[str, Any], ...]
+    column: str
+    old: Any
+
+
+_LOCKED = ("database is locked", "database table is locked", "database schema is locked")
+
+
+class SqliteStore(Store):
+    """A session store that is one SQLite database (WAL or not)."""
+
+    tables: ClassVar[frozenset[str]]
+    """Tables only this tool's database has all of."""
+    holder: ClassVar[str] = "another process"
+    """Who holds the lock when it is held (`a running opencode`), for the message that refuses."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self._read: sqlite3.Connection | None = None
+
+    @classmethod
+    def recognizes(cls, path: str) -> bool:
+        return os.path.isfile(path) and is_sqlite(path) and cls.tables <= table_names(path)
+
+    def read_connection(self) -> sqlite3.Connection:
+        """A read-only connection (a WAL database's last writes included), opened once."""
+        if self._read is None:
+            try:
+                self._read = sqlite3.connect(_uri(self.path, "ro"), uri=True, timeout=5)
+            except sqlite3.Error as exc:
+                raise InputError(f"cannot open the database: {exc}") from None
+        return self._read
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows of a read-only query; a database that cannot be read is an InputError."""
+        try:
+            return self.read_connection().execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise InputError(f"cannot read the database: {exc}") from None
+
+    def close(self) -> None:
+        if self._read is not None:
+            self._read.close()
+            self._read = None
+
+    def modified(self) -> float:
+        """When the database last changed: its file's or its write-ahead log's modification time."""
+        times = [os.stat(p).st_mtime for p in (self.path, self.path + "-wal") if os.path.exists(p)]
+        return max(times, default=0.0)
+
+    def in_use(self) -> str | None:
+        try:
+            conn = sqlite3.connect(_uri(self.path, "rw"), uri=True, timeout=0, isolation_level=None)
+        except sqlite3.Error as exc:
+            return f"cannot be opened for writing: {exc}"
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("ROLLBACK")
+        except sqlite3.OperationalError as exc:
+            if str(exc) in _LOCKED:
+                return self._locked_message()
+            return f"cannot be written: {exc}"
+        finally:
+            conn.close()
+        return None
+
+    def _locked_message(self) -> str:
+        return f"the database is locked by {self.holder}"
+
+    def write_back(self, repairs: Sequence[WriteBack], *, output: str | None = None) -> str | None:
+        changes = [c for r in repairs for c in r.changes]
+        if output is not None:
+            self._write_copy(changes, output)
+            return None
+        if not changes:
+            return None
+        try:
+            conn = sqlite3.connect(_uri(self.path, "rw"), uri=True, timeout=0, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise InputError(f"cannot open the database for writing: {exc}") from None
+        backup: str | None = None
+        try:
+            try:
+                conn.execute("BEGIN IMMEDIATE")  # the write lock: no other writer until COMMIT
+            except sqlite3.OperationalError as exc:
+                raise self._refusal(exc) from None
+            # The copy is read by another connection (a connection that writes cannot be a backup's source);
+            # with the write lock held here, no other process commits between the copy and this transaction.
+            backup = _backup(self.read_connection(), self.path)
+            _apply(conn, changes)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if backup is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(backup)
+            raise
+        finally:
+            conn.close()
+        return backup
+
+    def _refusal(self, exc: sqlite3.OperationalError) -> InputError:
+        if str(exc) in _LOCKED:
+            return InputError(f"{self._locked_message()}; nothing was written: quit it, then run again")
+        return InputError(f"cannot write the database: {exc}; nothing was written")
+
+    def _write_copy(self, changes: Sequence[Any], output: str) -> None:
+        """The database with the changes, as a new self-contained file at `output` (replaced atomically)."""
+        folder = os.path.dirname(os.path.abspath(output))
+        tmp = os.path.join(folder, f".{os.path.basename(output)}.chatmend-{os.getpid()}.tmp")
+        try:
+            _copy_database(self.read_connection(), tmp)
+            conn = sqlite3.connect(tmp, isolation_level=None)
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                _apply(conn, changes)
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+            os.replace(tmp, output)
+        except sqlite3.Error as exc:
+            raise InputError(f"cannot write the copy {output}: {exc}") from None
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def _copy_database(source: sqlite3.Connection, path: str) -> None:
+    """A consistent copy of the database `source` reads, as one file (rollback journal, no -wal beside it)."""
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+    target = sqlite3.connect(path)
+    try:
+        source.backup(target)
+        target.execute("PRAGMA journal_mode=DELETE")
+    finally:
+        target.close()
+
+
+def _backup(conn: sqlite3.Connection, path: str) -> str:
+    """A copy of the database as `path.bak` (or `.bak.1`, `.bak.2`...: an existing backup is never replaced),
+    read through `conn`, with the database file's mode. Returns its name."""
+    folder = os.path.dirname(os.path.abspath(path))
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.chatmend-backup-{os.getpid()}.tmp")
+    try:
+        _copy_database(conn, tmp)
+        os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        for n in range(10_000):
+            name = f"{path}.bak" if n == 0 else f"{path}.bak.{n}"
+            try:
+                os.link(tmp, name)
+                return name
+            except FileExistsError:
+                continue
+        raise InputError(f"{path}.bak: every backup name up to .bak.9999 is taken; nothing was written")
+    except (sqlite3.Error, OSError) as exc:
+        raise InputError(f"{path}.bak: cannot write the backup: {exc}; nothing was written") from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def _apply(conn: sqlite3.Connection, changes: Iterable[Any]) -> None:
+    """Each change, in the open transaction; an update whose row no longer holds what was read refuses all."""
+    for change in changes:
+        if isinstance(change, RowUpdate):
+            where = " AND ".join(f'"{k}" = ?' for k, _ in change.key)
+            cursor = conn.execute(
+                f'UPDATE "{change.table}" SET "{change.column}" = ? WHERE {where} AND "{change.column}" IS ?',
+                [change.new, *(v for _, v in change.key), change.old])
+            if cursor.rowcount != 1:
+                raise InputError("changed while chatmend was repairing it (the tool still writing to it?); "
+                                 "nothing was written: run again once it is no longer in use")
+        elif isinstance(change, RowDelete):
+            where = " AND ".join(f'"{k}" = ?' for k, _ in change.key)
+            cursor = conn.execute(f'DELETE FROM "{change.table}" WHERE {where} AND "{change.column}" IS ?',
+                                  [*(v for _, v in change.key), change.old])
+            if cursor.rowcount != 1:
+                raise InputError("changed while chatmend was repairing it (the tool still writing to it?); "
+                                 "nothing was written: run again once it is no longer in use")
+        elif isinstance(change, RowInsert):
+            columns = ", ".join(f'"{k}"' for k, _ in change.values)
+            marks = ", ".join("?" for _ in change.values)
+            conn.execute(f'INSERT INTO "{change.table}" ({columns}) VALUES ({marks})', [v for _, v in change.values])
+        else:
+            raise TypeError(f"not a change of a SQLite store: {change!r}")

@@ -1,0 +1,229 @@
+"""Session stores that are not one text file: a SQLite database (or a folder) holding many sessions, read as
+neutral sessions and written back by changes the store applies itself, never as text.
+
+A text transcript's `Session` writes itself back as chunks of text. A store's sessions cannot: what repair
+changes is a few rows (a tool part's `state`, an item appended), applied in one transaction after a backup copy
+while no other process writes. So a store gives each session's repair as *changes*, and the store applies
+all of them at once (`Store.write_back`).
+
+A store module registers its class with `@register`; `open_store(path)` asks each registered class whether it
+`recognizes` the path. `chatmend doctor` finds the default locations of every registered store with
+`default_paths`. A tool whose sessions are files the readers read (Claude Code, Codex, Gemini CLI) registers
+them with `register_files(SessionFiles(...))`: where they are by default and how a session is resumed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
+
+from chatmend import ChatMessage, RepairResult
+from chatmend.formats._io import InputError
+from chatmend.formats._session import Session
+from chatmend.repair import IsReadOnly
+
+__all__ = [
+    "FILES", "STORES", "SessionFiles", "Store", "StoredSession", "WriteBack", "one", "open_store", "register",
+    "register_files", "registered", "registered_files", "select", "store_session",
+]
+
+
+@dataclass
+class WriteBack:
+    """What a session's repair changes in its store: opaque to everyone but the store that made it."""
+
+    changes: list[Any] = field(default_factory=list)
+    """The store's own changes (rows to update or insert, files to rewrite)."""
+    fixes: list[str] = field(default_factory=list)
+    """What the store fixed beyond the history (a tool part left `running`), for the report."""
+
+
+@dataclass
+class StoredSession:
+    """One session of a store: its neutral history and how to repair it in the store."""
+
+    id: str
+    """The tool's own id of the session (what its resume command takes)."""
+    title: str
+    """Its title, as the tool shows it ("" when it has none)."""
+    modified: float
+    """When it last changed, in seconds since the epoch."""
+    session: Session
+    """The neutral history, located (`message msg_X part prt_Y`), with the provider whose rules apply."""
+    repair: Callable[[IsReadOnly | None], tuple[RepairResult, WriteBack]]
+    """The repair and what it changes in the store (nothing is written until `Store.write_back`)."""
+    resume: str
+    """The command that resumes it in its tool (`opencode --session ID`)."""
+
+
+class Store(ABC):
+    """A database or folder some tool keeps its sessions in."""
+
+    name: ClassVar[str]
+    """The format's name, as `--from` spells it."""
+    tool: ClassVar[str]
+    """The tool, as people call it (`opencode`)."""
+    description: ClassVar[str]
+    """One line for `--help`: what and where."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    @classmethod
+    @abstractmethod
+    def recognizes(cls, path: str) -> bool:
+        """True when `path` is this store (read only enough of it to tell)."""
+
+    @classmethod
+    def default_paths(cls, env: Mapping[str, str]) -> list[str]:
+        """Where the tool keeps this store by default, honouring its environment variables (`env`: the
+        process environment); paths that do not exist are left out."""
+        return []
+
+    @abstractmethod
+    def sessions(self) -> list[StoredSession]:
+        """Every session in the store, oldest first (an InputError, located, for what cannot be read)."""
+
+    @abstractmethod
+    def in_use(self) -> str | None:
+        """Why the store is in use right now (a running tool holds its lock), or None."""
+
+    @abstractmethod
+    def write_back(self, repairs: Sequence[WriteBack], *, output: str | None = None) -> str | None:
+        """Apply every repair at once: in place after a backup copy (returns the backup's name), or into a new
+        copy of the store at `output` (the store itself untouched; returns None). Refuses (InputError, nothing
+        written) while the store is in use or when it changed since it was read."""
+
+    def close(self) -> None:  # noqa: B027
+        """Let go of what the store holds open."""
+
+    def __enter__(self: _S) -> _S:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+_S = TypeVar("_S", bound=Store)
+
+@dataclass(frozen=True)
+class SessionFiles:
+    """A tool whose sessions are files, one a session, that `chatmend.formats.read` reads."""
+
+    format: str
+    """The readers' format name (`claude_code`)."""
+    tool: str
+    """The tool, as people call it (`Claude Code`)."""
+    find: Callable[[Mapping[str, str]], list[str]]
+    """The session files under the tool's default locations, given the process environment (its variables
+    honoured: `CLAUDE_CONFIG_DIR`, `CODEX_HOME`...)."""
+    session_id: Callable[[str], str]
+    """A session file's id, as the tool's resume command takes it."""
+    resume: Callable[[str], str]
+    """The command that resumes a session file's session in its tool (`claude --resume ID`); picklable (a
+    module-level function, or a `functools.partial` of one), as doctor's workers get it."""
+    detect: bool = False
+    """True when the tool's files come in more than one format (Roo Code's: Cline's, then its version 2): each is
+    read as what it holds, not as `format`."""
+
+
+FILES: list[SessionFiles] = []
+"""Every registered tool whose sessions are files."""
+
+
+def register_files(files: SessionFiles) -> SessionFiles:
+    """Add a tool whose sessions are files to the registry `chatmend doctor` scans (one entry per format)."""
+    FILES[:] = [f for f in FILES if f.format != files.format] + [files]
+    return files
+
+
+def registered_files() -> list[SessionFiles]:
+    """The registered tools whose sessions are files (the built-in ones first)."""
+    _load_builtin()
+    return list(FILES)
+
+
+STORES: list[type[Store]] = []
+"""Every registered store class, in the order registered."""
+
+
+def register(cls: type[_S]) -> type[_S]:
+    """Add a store class to the registry (a class decorator): `open_store` and `chatmend doctor` then know it."""
+    if cls not in STORES:
+        STORES.append(cls)
+    return cls
+
+
+def _load_builtin() -> None:
+    """Import every module of `chatmend.transcripts` (each store registers itself on import): a new store
+    module joins by being there and calling `register` / `register_files`, with no list to edit."""
+    import chatmend.transcripts as package
+
+    for module in pkgutil.iter_modules(package.__path__):
+        if not module.name.startswith("_") or module.name == "_locations":
+            importlib.import_module(f"{package.__name__}.{module.name}")
+
+
+def registered() -> list[type[Store]]:
+    """The registered store classes (the built-in ones imported first)."""
+    _load_builtin()
+    return list(STORES)
+
+
+def open_store(path: str, fmt: str = "auto") -> Store | None:
+    """The store at `path`, or None when no registered store recognizes it (`fmt`: a store's name, or `auto`).
+
+    A directory or a file that is not a store is None; a file a store recognizes but cannot read is an
+    InputError.
+    """
+    if path == "-" or not os.path.exists(path):
+        return None
+    for cls in registered():
+        if fmt in ("auto", cls.name) and cls.recognizes(path):
+            return cls(path)
+    if any(fmt == cls.name for cls in STORES):
+        raise InputError(f"not a session store of format {fmt!r} (a database or folder of sessions)")
+    return None
+
+
+def store_session(format: str, provider: str, messages: list[ChatMessage], where: list[str],
+                  model: str | None = None, warnings: Sequence[str] = ()) -> Session:
+    """The neutral Session of a stored session: it is written back only by its store (`repair --in-place` or
+    `-o COPY`); as text, with `--to chatmend` or a provider."""
+
+    def write(history: Sequence[ChatMessage]) -> Iterator[str]:
+        raise InputError(f"a session of a {format} store is written back into its store (repair --in-place, "
+                         "or -o COPY for a repaired copy); use --to chatmend or a provider for text")
+
+    return Session(format=format, messages=messages, where=where, write=write, provider=provider, model=model,
+                   warnings=list(warnings))
+
+
+def select(store: Store, wanted: str | None) -> list[StoredSession]:
+    """The store's sessions, or only the one whose id is `wanted` (an InputError naming the ids there are)."""
+    sessions = store.sessions()
+    if not sessions:
+        raise InputError(f"no sessions in this {store.name} store")
+    if wanted is None:
+        return sessions
+    chosen = [s for s in sessions if s.id == wanted]
+    if not chosen:
+        ids = ", ".join(s.id for s in sessions[-8:])
+        raise InputError(f"no session {wanted!r} here; expected one of: {ids}"
+                         + (f" (and {len(sessions) - 8} older)" if len(sessions) > 8 else ""))
+    return chosen
+
+
+def one(store: Store, wanted: str | None) -> StoredSession:
+    """The one session a command that writes a single history works on: `wanted`, or the store's only one."""
+    sessions = select(store, wanted)
+    if len(sessions) > 1:
+        ids = ", ".join(s.id for s in sessions[-8:])
+        raise InputError(f"{len(sessions)} sessions in this {store.name} store; say which with --session ID "
+                         f"(the latest: {ids})")
+    return sessions[0]
