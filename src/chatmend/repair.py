@@ -60,6 +60,7 @@ __all__ = [
     "repair_for_writers",
     "repair_history",
     "synthetic_result",
+    "synthetic_text",
 ]
 
 IsReadOnly = Callable[[str], bool]
@@ -260,6 +261,11 @@ def interrupted_result(call: ToolCall, *, read_only: bool) -> ChatMessage:
 def synthetic_result(call_id: str, name: str, *, read_only: bool) -> ChatMessage:
     """Rule 6's result for the call `call_id` to tool `name` (a body's fast repair knows no ToolCall)."""
     return from_template(_SYNTHETIC, {"tool_call_id": call_id, "tool_name": name, "content": _wording(name, read_only)})
+
+
+def synthetic_text(name: str, *, read_only: bool) -> str:
+    """Rule 6's text for a call to tool `name`: what `synthetic_result` says (an error result)."""
+    return _wording(name, read_only)
 
 
 @lru_cache(maxsize=256)

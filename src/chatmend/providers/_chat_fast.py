@@ -155,7 +155,7 @@ def stubs(items: list[Any]) -> Stubs | None:
                     return None
                 call_ids.append(call["id"])
             kind_of(CALLS)
-            ref_of(call_ids)
+            ref_of(tuple(call_ids))
         elif role == "user" or role == "system":
             if size != 2 or (type(content) is not str and not (role == "user" and content and _text_parts(content))):
                 return None  # (an empty list is not a note's: the writer would write it otherwise)

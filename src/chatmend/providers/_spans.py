@@ -60,7 +60,8 @@ class Stubs(NamedTuple):
 
     kinds: list[int]
     refs: list[Any]
-    """A CALLS stub's list of call ids, a RESULT stub's call id, None for the others."""
+    """A CALLS stub's call ids (a tuple of strings: the collector soon stops following it, and a body has many), a
+    RESULT stub's call id, None for the others."""
     starts: list[int] | None = None
     """The first message of each item, and after them the number of messages (None when message i is item i: an
     Anthropic user turn holds several messages)."""
@@ -161,7 +162,7 @@ class _Planner:
     def span(self, start: int) -> int:
         """Rules 3 and 4 for the span at `start` (rule 5 for its calls); returns where the pass goes on."""
         kinds, refs, n = self.kinds, self.refs, len(self.kinds)
-        calls: list[str] = refs[start]
+        calls: tuple[str, ...] = refs[start]
         caller = self.caller
         if caller is not None:
             for call_id in calls:
@@ -201,7 +202,7 @@ class _Planner:
         self.skip_to(index)
         return index
 
-    def final_ids(self, start: int, calls: list[str]) -> list[str] | None:
+    def final_ids(self, start: int, calls: tuple[str, ...]) -> list[str] | None:
         """Rule 5 for the calls of the assistant message at `start`: None when every one keeps its id."""
         ids = self.ids
         used, in_order = ids.used, ids.in_order
@@ -216,10 +217,10 @@ class _Planner:
                 if final != calls[cj]:
                     self.plan.renamed += 1
                 finals.append(final)
-            return finals if finals != calls else None
+            return finals  # (an empty or used id always takes another)
         return None
 
-    def pair_results(self, calls: list[str], index: int, results: list[int]) -> tuple[int, list[int]]:
+    def pair_results(self, calls: tuple[str, ...], index: int, results: list[int]) -> tuple[int, list[int]]:
         """Rule 3 (`_Pass._pair_results`): each result takes the first unanswered call with its original id;
         returns where the span ends and its other messages (`-1 - index` for a result that becomes a note)."""
         kinds, refs, n = self.kinds, self.refs, len(self.kinds)
@@ -258,7 +259,7 @@ class _Planner:
         return index, rest
 
 
-def _next_with_same_id(calls: list[str]) -> list[int]:
+def _next_with_same_id(calls: tuple[str, ...]) -> list[int]:
     """For each call, the index of the next call of the same reply with the same id (-1: none)."""
     later = [-1] * len(calls)
     seen: dict[str, int] = {}

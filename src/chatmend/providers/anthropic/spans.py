@@ -31,8 +31,8 @@ from chatmend.providers._spans import (
     Stubs,
 )
 from chatmend.providers.anthropic.read import _read_result
-from chatmend.providers.anthropic.write import result_block, user_blocks
-from chatmend.repair import IsReadOnly, orphan_note, synthetic_result
+from chatmend.providers.anthropic.write import text_result_block, user_blocks
+from chatmend.repair import IsReadOnly, orphan_note, synthetic_text
 
 __all__ = ["assemble", "stubs"]
 
@@ -107,7 +107,7 @@ def _parts_of(content: list[Any]) -> list[tuple[int, int]]:
 _NOT_PLAIN = (-1, None)
 
 
-def _assistant_stub(content: Any) -> tuple[int, list[str] | None]:
+def _assistant_stub(content: Any) -> tuple[int, tuple[str, ...] | None]:
     """An assistant turn's kind and call ids (kind -1: not plain)."""
     if type(content) is str:
         return (REPLY, None) if content and not content.isspace() else (BLANK, None)
@@ -140,7 +140,7 @@ def _assistant_stub(content: Any) -> tuple[int, list[str] | None]:
     if blank and said:
         return _NOT_PLAIN  # AN9: the writer leaves the blank block out of a turn that says something
     if ids:
-        return CALLS, ids
+        return CALLS, tuple(ids)
     return (REPLY if said else BLANK), None
 
 
@@ -220,7 +220,7 @@ class _Assembly:
                 calls = [b for b in items[self.item_of(index)]["content"] if b.get("type") == "tool_use"]
                 name = calls[ci]["name"]
                 read_only = self.is_read_only is not None and bool(self.is_read_only(name))
-                self.blocks.append(result_block(synthetic_result(final, name, read_only=read_only), final))
+                self.blocks.append(text_result_block(final, synthetic_text(name, read_only=read_only), is_error=True))
             else:  # NOTE
                 block = self.block(index)[1]
                 name = self.name_of(block["tool_use_id"], argument)
@@ -242,9 +242,10 @@ class _Assembly:
                 self.out += items[r:last + 1]
                 m, r = starts[last + 1], last + 1
                 continue
-            lo, hi = self.part(r, m)  # (a part of a user turn: an assistant turn is one message)
-            self.blocks.extend(items[r]["content"][lo:hi])
-            m += 1
+            # a part of a user turn (an assistant turn is one message): its messages from m on, in one slice
+            stop = min(end, starts[r + 1])
+            self.blocks += items[r]["content"][self.part(r, m)[0]:self.part(r, stop - 1)[1]]
+            m = stop
             if m == starts[r + 1]:
                 r += 1
 

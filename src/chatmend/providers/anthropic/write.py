@@ -447,16 +447,26 @@ def result_block(message: ChatMessage, wire_id: str) -> Block:
     `is_error` only when set, the block's other fields from `provider_data`."""
     content = message.content
     if isinstance(content, str):
-        sent: str | list[Block] = content if content and not content.isspace() else ""  # AN9
+        block = text_result_block(wire_id, content, is_error=message.is_error)
     else:
         sent = _content_blocks(content)
-    # AN9: a blank result is sent without content.
-    block: Block = ({"type": "tool_result", "tool_use_id": wire_id, "content": sent} if sent
-                    else {"type": "tool_result", "tool_use_id": wire_id})
-    if message.is_error:
-        block["is_error"] = True
+        # AN9: a blank result is sent without content.
+        block = ({"type": "tool_result", "tool_use_id": wire_id, "content": sent} if sent
+                 else {"type": "tool_result", "tool_use_id": wire_id})
+        if message.is_error:
+            block["is_error"] = True
     if message.provider_data is not None:
         _with(block, message.provider_data)
+    return block
+
+
+def text_result_block(wire_id: str, text: str, *, is_error: bool) -> Block:
+    """A tool_result block of text (a synthetic result's, with no message to read it from)."""
+    # AN9: a blank result is sent without content.
+    block: Block = ({"type": "tool_result", "tool_use_id": wire_id, "content": text} if text and not text.isspace()
+                    else {"type": "tool_result", "tool_use_id": wire_id})
+    if is_error:
+        block["is_error"] = True
     return block
 
 
