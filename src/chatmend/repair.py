@@ -604,7 +604,7 @@ class _Pass:
         waiting: dict[str, int] = {}
         for ci in range(n - 1, first_open - 1, -1):
             waiting[calls[ci].id] = ci
-        later = _next_with_same_id(calls) if len(waiting) < n - first_open else None
+        later = next_with_same_id([c.id for c in calls]) if len(waiting) < n - first_open else None
         rest: list[int] = []
         in_place, last = True, first_open - 1
         end = len(history)
@@ -667,11 +667,11 @@ class _Pass:
                             origin_runs=self.runs, stripped=self.stripped, stripped_at=self.stripped_at)
 
 
-def _next_with_same_id(calls: tuple[ToolCall, ...]) -> list[int]:
-    """For each call, the index of the next call of the same reply with the same id (-1: none)."""
-    later = [-1] * len(calls)
+def next_with_same_id(ids: Sequence[str]) -> list[int]:
+    """For each call of one reply (by id), the index of the next call with the same id (-1: none)."""
+    later = [-1] * len(ids)
     seen: dict[str, int] = {}
-    for ci in range(len(calls) - 1, -1, -1):
-        later[ci] = seen.get(calls[ci].id, -1)
-        seen[calls[ci].id] = ci
+    for ci in range(len(ids) - 1, -1, -1):
+        later[ci] = seen.get(ids[ci], -1)
+        seen[ids[ci]] = ci
     return later

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from chatmend.ids import FinalIds
+from chatmend.repair import next_with_same_id
 
 __all__ = ["ANSWER", "BLANK", "CALL", "CALLS", "KEEP", "NOTE", "OTHER", "REPLY", "RESULT", "SYNTHETIC", "SpanPlan",
            "Stubs", "plan_spans"]
@@ -228,7 +229,7 @@ class _Planner:
         waiting: dict[str, int] = {}
         for ci in range(n_calls - 1, first_open - 1, -1):
             waiting[calls[ci]] = ci
-        later = _next_with_same_id(calls) if len(waiting) < n_calls - first_open else None
+        later = next_with_same_id(calls) if len(waiting) < n_calls - first_open else None
         rest: list[int] = []
         in_place, last = True, first_open - 1
         while index < n:
@@ -257,13 +258,3 @@ class _Planner:
                 rest.append(index)
             index += 1
         return index, rest
-
-
-def _next_with_same_id(calls: tuple[str, ...]) -> list[int]:
-    """For each call, the index of the next call of the same reply with the same id (-1: none)."""
-    later = [-1] * len(calls)
-    seen: dict[str, int] = {}
-    for ci in range(len(calls) - 1, -1, -1):
-        later[ci] = seen.get(calls[ci], -1)
-        seen[calls[ci]] = ci
-    return later

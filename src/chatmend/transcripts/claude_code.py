@@ -27,8 +27,10 @@ from chatmend.transcripts._records import (
     compact_json,
     errors_at_line,
     expect,
+    neutral_content,
     optional_text,
     parse_records,
+    text_and_image_parts,
 )
 
 __all__ = ["ClaudeCode", "read"]
@@ -168,42 +170,6 @@ def _blocks(content: object) -> list[Any]:
     return []
 
 
-def _image(block: Mapping[str, Any]) -> ImagePart | None:
-    """An image block as an ImagePart (base64 or URL source)."""
-    source = block.get("source")
-    if not isinstance(source, Mapping):
-        return None
-    if source.get("type") == "base64" and isinstance(source.get("data"), str):
-        return ImagePart(media_type=str(source.get("media_type") or "image/png"), data=source["data"])
-    if source.get("type") == "url" and isinstance(source.get("url"), str):
-        return ImagePart(url=source["url"])
-    return None
-
-
-def _parts(blocks: list[Any]) -> tuple[Part, ...]:
-    """Text and image blocks as neutral parts (other blocks stay in the file, unread)."""
-    parts: list[Part] = []
-    for block in blocks:
-        if isinstance(block, str):
-            parts.append(TextPart(text=block))
-        elif not isinstance(block, Mapping):
-            continue
-        elif block.get("type") == "text" and isinstance(block.get("text"), str):
-            parts.append(TextPart(text=block["text"]))
-        elif block.get("type") == "image":
-            image = _image(block)
-            if image is not None:
-                parts.append(image)
-    return tuple(parts)
-
-
-def _content(parts: tuple[Part, ...]) -> str | tuple[Part, ...]:
-    """Parts as neutral content: one text (or none) as a plain string."""
-    if all(isinstance(p, TextPart) for p in parts) and len(parts) <= 1:
-        return parts[0].text if parts and isinstance(parts[0], TextPart) else ""
-    return parts
-
-
 @dataclass
 class _Reply:
     """An assistant reply being read, record by record."""
@@ -336,7 +302,7 @@ class ClaudeCode(TranscriptFormat):
         for k, _ in reply.blocks_at:
             self._reply_end[k] = reply.end
         parts = tuple(reply.parts)
-        content: str | tuple[Part, ...] = _content(parts) if not any(
+        content: str | tuple[Part, ...] = neutral_content(parts) if not any(
             isinstance(p, ThinkingPart) for p in parts) else parts
         self.add_reply(ChatMessage(role="assistant", content=content, tool_calls=tuple(reply.calls)),
                        reply.blocks_at)
@@ -347,8 +313,8 @@ class ClaudeCode(TranscriptFormat):
 
         def close_group() -> None:
             if group:
-                parts = _parts([record.blocks[b] for b in group])
-                self.add(ChatMessage(role="user", content=_content(parts)), [(k, b) for b in group])
+                parts = text_and_image_parts([record.blocks[b] for b in group])
+                self.add(ChatMessage(role="user", content=neutral_content(parts)), [(k, b) for b in group])
                 group.clear()
 
         for b, block in enumerate(record.blocks):
@@ -356,9 +322,9 @@ class ClaudeCode(TranscriptFormat):
                 close_group()
                 call_id = optional_text(record, f"message.content[{b}].tool_use_id", block.get("tool_use_id"))
                 inner = block.get("content")
-                parts = _parts(_blocks(inner))
+                parts = text_and_image_parts(_blocks(inner))
                 self.add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=self.tool_name(call_id),
-                                     is_error=bool(block.get("is_error")), content=_content(parts)), [(k, b)])
+                                     is_error=bool(block.get("is_error")), content=neutral_content(parts)), [(k, b)])
             else:
                 group.append(b)
         close_group()

@@ -26,7 +26,16 @@ from chatmend.formats._io import InputError
 from chatmend.formats._session import Session
 from chatmend.messages import Part
 from chatmend.transcripts._document import DocumentFormat, item_records, list_text
-from chatmend.transcripts._records import BlockAt, Record, errors_at_line, expect, optional_text
+from chatmend.transcripts._records import (
+    BlockAt,
+    Record,
+    errors_at_line,
+    expect,
+    image_of_source,
+    neutral_content,
+    optional_text,
+    text_and_image_parts,
+)
 
 __all__ = [
     "FILE_NAME", "NAME", "ROO_NAME", "TOOL", "default_locations", "holds_session", "is_session_file", "read",
@@ -155,34 +164,17 @@ def _data_url(url: str, media_type: object) -> ImagePart | None:
     return None
 
 
+def _image(block: Mapping[str, Any]) -> ImagePart | None:
+    """An image block, Anthropic's (a `source`) or the AI SDK's (`image` data or a URL)."""
+    image = image_of_source(block)
+    if image is None and isinstance(block.get("image"), str):
+        image = _data_url(block["image"], block.get("mediaType") or block.get("mimeType"))
+    return image
+
+
 def _parts(blocks: list[Any]) -> tuple[Part, ...]:
     """Text and image blocks (Anthropic's or the AI SDK's) as neutral parts; others stay in the file, unread."""
-    parts: list[Part] = []
-    for block in blocks:
-        if isinstance(block, str):
-            parts.append(TextPart(text=block))
-        elif not isinstance(block, Mapping):
-            continue
-        elif block.get("type") == "text" and isinstance(block.get("text"), str):
-            parts.append(TextPart(text=block["text"]))
-        elif block.get("type") == "image":
-            source = block.get("source")
-            image: ImagePart | None = None
-            if isinstance(source, Mapping) and source.get("type") == "base64" and isinstance(source.get("data"), str):
-                image = ImagePart(media_type=str(source.get("media_type") or "image/png"), data=source["data"])
-            elif isinstance(source, Mapping) and source.get("type") == "url" and isinstance(source.get("url"), str):
-                image = ImagePart(url=source["url"])
-            elif isinstance(block.get("image"), str):
-                image = _data_url(block["image"], block.get("mediaType") or block.get("mimeType"))
-            if image is not None:
-                parts.append(image)
-    return tuple(parts)
-
-
-def _content(parts: tuple[Part, ...]) -> str | tuple[Part, ...]:
-    if len(parts) <= 1 and all(isinstance(p, TextPart) for p in parts):
-        return parts[0].text if parts and isinstance(parts[0], TextPart) else ""
-    return parts
+    return text_and_image_parts(blocks, _image)
 
 
 def _output_text(output: object) -> tuple[str, bool]:
@@ -250,7 +242,7 @@ class TaskHistory(DocumentFormat):
         elif role in ("user", "tool"):
             self._read_user(k, record)
         elif role == "system":
-            self.add(ChatMessage(role="system", content=_content(_parts(record.blocks))),
+            self.add(ChatMessage(role="system", content=neutral_content(_parts(record.blocks))),
                      [(k, b) for b in range(len(record.blocks))])
         else:
             raise InputError(f"role: expected 'user' or 'assistant', got {json.dumps(role)[:40]}", line=record.line)
@@ -289,7 +281,7 @@ class TaskHistory(DocumentFormat):
                 expect(record, f"{path}.input", arguments, (dict, str), "an object (the tool's input)")
                 calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
         content: str | tuple[Part, ...] = tuple(parts) if any(isinstance(p, ThinkingPart) for p in parts) \
-            else _content(tuple(parts))
+            else neutral_content(tuple(parts))
         self.add_reply(ChatMessage(role="assistant", content=content, tool_calls=tuple(calls)), at)
 
     def _read_user(self, k: int, record: Record) -> None:
@@ -297,7 +289,7 @@ class TaskHistory(DocumentFormat):
 
         def close_group() -> None:
             if group:
-                self.add(ChatMessage(role="user", content=_content(_parts([record.blocks[b] for b in group]))),
+                self.add(ChatMessage(role="user", content=neutral_content(_parts([record.blocks[b] for b in group]))),
                          [(k, b) for b in group])
                 group.clear()
 
@@ -308,7 +300,7 @@ class TaskHistory(DocumentFormat):
                 call_id = optional_text(record, f"content[{b}].tool_use_id", block.get("tool_use_id"))
                 self.add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=self.tool_name(call_id),
                                      is_error=bool(block.get("is_error")),
-                                     content=_content(_parts(_blocks(block.get("content"))))), [(k, b)])
+                                     content=neutral_content(_parts(_blocks(block.get("content"))))), [(k, b)])
             elif kind == "tool-result":
                 close_group()
                 call_id = optional_text(record, f"content[{b}].toolCallId", block.get("toolCallId"))
