@@ -203,3 +203,19 @@ def test_parallel_calls_each_holding_the_whole_turn_keep_their_own_response() ->
     kept = json.loads("".join(chunks).split("\n")[1])["$set"]["messages"]
     assert [m["id"] for m in kept] == ["u1", "m1"]
     assert [[r["functionResponse"]["id"] for r in c["result"]] for c in kept[1]["toolCalls"]] == [["c1"], ["c2"]]
+
+
+def test_check_says_a_stored_copy_in_geminis_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from chatmend.cli import main
+
+    session = read_text("".join(lines_of(_session_061())))
+    assert session.problems == [
+        "line 7: GE1: Please ensure that the number of function response parts is equal to the number of function "
+        "call parts of the function call turn. (a second response to c1, which Gemini CLI would send)"]
+    path = tmp_path / "session-2026-12-01T10-00-s1.jsonl"
+    path.write_text("".join(lines_of(_session_061())))
+    assert main(["check", str(path)]) == 1
+    assert "line 7: GE1: Please ensure that the number of function response parts" in capsys.readouterr().out
+    assert main(["repair", str(path), "--in-place"]) == 0
+    capsys.readouterr()
+    assert main(["check", str(path)]) == 0 and read_text(path.read_text()).problems == []

@@ -23,6 +23,7 @@ from typing import Any
 from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, ToolCall, repair_history
 from chatmend.formats._io import InputError
 from chatmend.formats._session import Session
+from chatmend.providers._words import provider_words
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._records import Record, compact_json, parse_records
 
@@ -113,6 +114,8 @@ class GeminiCli:
         self._answered: set[str] = set()
         """The calls whose responses the last model record holds."""
         self._copies: list[str] = []
+        self.problems: list[str] = []
+        """Each copy of a response, as the 400 Gemini answers the body Gemini CLI sends with it (`check`)."""
         """The warnings about responses stored twice (a repair's report says it removed them instead)."""
         for source, record in self._replay():
             self._read(source, record)
@@ -182,6 +185,7 @@ class GeminiCli:
                 self._copies.append(f"{self._at(source)}: a second copy of the response to {call_id} (Gemini CLI "
                                     "would send both); repair removes it")
                 self.warnings.append(self._copies[-1])
+                self._copy_problem(source, call_id)
                 continue
             self._add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=str(response.get("name") or "") or None,
                                   content=_response_text(response.get("response"))), "response", source, n)
@@ -215,10 +219,17 @@ class GeminiCli:
                     self._copies.append(f"{self._at(source)}: toolCalls[{n}] holds a copy of the response to "
                                         f"{call_id} (Gemini CLI would send both); repair removes it")
                     self.warnings.append(self._copies[-1])
+                    self._copy_problem(source, call_id, f"toolCalls[{n}]")
                     continue
                 self._add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=str(call.get("name") or "tool"),
                                       is_error=call.get("status") == "error", content=output), "result", source, n)
                 self._answered.add(call_id)
+
+    def _copy_problem(self, source: _Source, call_id: str, where: str = "") -> None:
+        """A stored copy of a response as `check` says it: Gemini's 400 for the body Gemini CLI would send."""
+        said = " ".join(provider_words("gemini", orphans=[call_id]))
+        self.problems.append(f"{self._at(source)}: {where + ': ' if where else ''}GE1: {said} (a second response "
+                             f"to {call_id}, which Gemini CLI would send)")
 
     # --- writing -------------------------------------------------------------------------------------------
 
@@ -227,7 +238,7 @@ class GeminiCli:
             raise InputError(f"no conversation messages in this {NAME} session")
         return Session(format=NAME, messages=self.messages, where=self.where, write=self._write_unrepaired,
                        provider="gemini", model=self.model, repair=self._repair, warnings=self.warnings,
-                       fixes=self.fixes)
+                       fixes=self.fixes, problems=self.problems)
 
     def _write_unrepaired(self, messages: Iterable[ChatMessage]) -> Iterator[str]:
         if list(messages) != self.messages:
