@@ -57,6 +57,7 @@ __all__ = [
     "is_sdk_object",
     "orphan_note",
     "read_sdk_objects",
+    "reads_only",
     "repair_for_writers",
     "repair_history",
     "synthetic_result",
@@ -261,6 +262,11 @@ def interrupted_result(call: ToolCall, *, read_only: bool) -> ChatMessage:
 def synthetic_result(call_id: str, name: str, *, read_only: bool) -> ChatMessage:
     """Rule 6's result for the call `call_id` to tool `name` (a body's fast repair knows no ToolCall)."""
     return from_template(_SYNTHETIC, {"tool_call_id": call_id, "tool_name": name, "content": _wording(name, read_only)})
+
+
+def reads_only(is_read_only: IsReadOnly | None, name: str) -> bool:
+    """Rule 6's choice of wording: True when `is_read_only` is given and says tool `name` only reads."""
+    return is_read_only is not None and bool(is_read_only(name))
 
 
 def synthetic_text(name: str, *, read_only: bool) -> str:
@@ -486,7 +492,7 @@ class _Pass:
                     continue
                 if not self.copies:
                     call = self._final_call(ci, call, n_calls)  # the synthetic result carries the final id
-                read_only = self.is_read_only is not None and bool(self.is_read_only(call.name))
+                read_only = reads_only(self.is_read_only, call.name)
                 runs += len(out), SYNTHETIC_SOURCE
                 follows = -1
                 synthetic = interrupted_result(call, read_only=read_only)

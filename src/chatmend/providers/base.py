@@ -385,10 +385,7 @@ class Provider(ABC):
         if plan.unchanged:
             repaired = BodyRepair(dict(body), report=report, neutral=neutral)
         else:
-            assembled = self._assemble(items, stubs, plan, is_read_only)
-            if assembled is None:
-                return None
-            new_items, rewritten = assembled
+            new_items, rewritten = self._assemble(items, stubs, plan, is_read_only)
             repaired = BodyRepair({**body, self.list_key: new_items}, rewritten=rewritten, report=report,
                                   neutral=neutral)
         repaired.from_spans = True
@@ -401,10 +398,9 @@ class Provider(ABC):
         return None
 
     def _assemble(self, items: list[Any], stubs: Stubs, plan: SpanPlan,
-                  is_read_only: IsReadOnly | None) -> tuple[list[Any], list[int]] | None:
+                  is_read_only: IsReadOnly | None) -> tuple[list[Any], list[int]]:
         """Hook of the fast path: the repaired list from the stubs' plan, and the positions of the items written
-        anew (an adapter that gives `_stubs` gives this); None when the plan asks for what it cannot write as the
-        neutral path would (that path then decides)."""
+        anew (an adapter that gives `_stubs` gives this)."""
         raise NotImplementedError(f"{type(self).__name__} gives stubs but does not assemble them")
 
     def _neutral_repair_body(self, body: Mapping[str, Any], items: list[Any],

@@ -64,7 +64,7 @@ from chatmend.providers.base import (
     text_field,
     to_plain,
 )
-from chatmend.repair import IsReadOnly, RepairResult, orphan_note, synthetic_result
+from chatmend.repair import IsReadOnly, RepairResult, orphan_note, reads_only, synthetic_result
 
 __all__ = [
     "ERROR_PREFIX",
@@ -845,8 +845,7 @@ class OpenAIChat(Provider):
             elif step == SYNTHETIC:
                 ci, final = argument
                 name = item["tool_calls"][ci]["function"]["name"]
-                read_only = is_read_only is not None and bool(is_read_only(name))
-                result = synthetic_result(final, name, read_only=read_only)
+                result = synthetic_result(final, name, read_only=reads_only(is_read_only, name))
                 out.append(self._write_result(result, deque([(final, name)]), []))
             else:  # NOTE: a plain tool message, read as the reader reads it
                 note = orphan_note(_chat_fast.read_plain(item))  # type: ignore[arg-type]

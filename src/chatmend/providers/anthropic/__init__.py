@@ -256,7 +256,7 @@ class Anthropic(Provider):
         return spans.stubs(items)
 
     def _assemble(self, items: list[Any], stubs: Stubs, plan: SpanPlan,
-                  is_read_only: IsReadOnly | None) -> tuple[list[Any], list[int]] | None:
+                  is_read_only: IsReadOnly | None) -> tuple[list[Any], list[int]]:
         """Kept turns as they were, changed user blocks as new turns (`spans.assemble`)."""
         return spans.assemble(items, stubs, plan, is_read_only)
 

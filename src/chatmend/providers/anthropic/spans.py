@@ -32,7 +32,7 @@ from chatmend.providers._spans import (
 )
 from chatmend.providers.anthropic.read import _read_result
 from chatmend.providers.anthropic.write import text_result_block, user_blocks
-from chatmend.repair import IsReadOnly, orphan_note, synthetic_text
+from chatmend.repair import IsReadOnly, orphan_note, reads_only, synthetic_text
 
 __all__ = ["assemble", "stubs"]
 
@@ -192,11 +192,11 @@ class _Assembly:
         """The turn message `m` was read from."""
         return bisect.bisect_right(self.starts, m) - 1
 
-    def block(self, m: int) -> tuple[int, dict[str, Any]]:
-        """The turn of message `m` (a result) and its tool_result block."""
+    def block(self, m: int) -> dict[str, Any]:
+        """The tool_result block of message `m` (a result)."""
         r = self.item_of(m)
-        content = self.items[r]["content"]
-        return r, content[self.part(r, m)[0]]
+        block: dict[str, Any] = self.items[r]["content"][self.part(r, m)[0]]
+        return block
 
     def part(self, r: int, m: int) -> tuple[int, int]:
         """Where the blocks of message `m` of user turn `r` begin and end in its content."""
@@ -214,15 +214,15 @@ class _Assembly:
             if step == CALL:
                 self.new_turn(_renamed_calls(items[self.item_of(index)], argument))
             elif step == ANSWER:
-                self.blocks.append({**self.block(index)[1], "tool_use_id": argument})
+                self.blocks.append({**self.block(index), "tool_use_id": argument})
             elif step == SYNTHETIC:
                 ci, final = argument
                 calls = [b for b in items[self.item_of(index)]["content"] if b.get("type") == "tool_use"]
                 name = calls[ci]["name"]
-                read_only = self.is_read_only is not None and bool(self.is_read_only(name))
-                self.blocks.append(text_result_block(final, synthetic_text(name, read_only=read_only), is_error=True))
+                text = synthetic_text(name, read_only=reads_only(self.is_read_only, name))
+                self.blocks.append(text_result_block(final, text, is_error=True))
             else:  # NOTE
-                block = self.block(index)[1]
+                block = self.block(index)
                 name = self.name_of(block["tool_use_id"], argument)
                 names = {block["tool_use_id"]: name} if name is not None else {}
                 self.blocks.extend(user_blocks(orphan_note(_read_result(block, names))))
