@@ -35,7 +35,15 @@ def serve(route: Route, statuses: list[int]) -> Iterator[str]:
         def log_message(self, format: str, *args: Any) -> None:
             """Quiet."""
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    with serve_handler(Handler) as url:
+        yield url
+
+
+@contextmanager
+def serve_handler(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve `handler` on 127.0.0.1 (a free port) in a thread for the block; yields `http://127.0.0.1:PORT`, and
+    closes the server and its thread after."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:

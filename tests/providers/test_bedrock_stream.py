@@ -6,10 +6,9 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import boto3
@@ -25,6 +24,7 @@ from chatmend import ImagePart, TextPart, ThinkingPart
 from chatmend.exceptions import ReadError
 from chatmend.providers import bedrock as adapter
 from tests.providers import eventstream
+from tests.providers.local_server import serve_handler
 from tests.providers.test_bedrock import _CONVERSE, FINAL, MODEL, REPLY, WEATHER, tool, user
 from tests.strategies import PNG
 
@@ -52,15 +52,8 @@ def stream_endpoint(answers: list[list[bytes]], received: list[tuple[str, dict[s
         def log_message(self, format: str, *args: Any) -> None:
             """Quiet."""
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+    with serve_handler(Handler) as url:
+        yield url
 
 
 @contextmanager
