@@ -511,6 +511,16 @@ def test_an_image_media_type_that_is_not_a_string_is_reported_and_a_located_read
     assert info.value.path == path and "'media_type' must be a string, got list" in str(info.value)
 
 
+def test_an_empty_image_url_is_reported_where_reading_refuses_it() -> None:
+    # check found nothing while reading refused it (the corrupted-body property of test_matrix, widened)
+    image = {"type": "image", "source": {"type": "url", "url": ""}}
+    body = {"model": MODEL, "max_tokens": 64, "messages": [{"role": "user", "content": [image]}]}
+    assert [(p.code, p.path) for p in adapter.check(body)] == [("SHAPE", "messages[0].content[0].source.url")]
+    with pytest.raises(ReadError) as info:
+        adapter.from_request(body)
+    assert info.value.path == "messages[0].content[0]" and "'url' is empty" in str(info.value)
+
+
 @pytest.mark.parametrize(("body", "path"), [
     ({"messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": [{"type": "image", "source": {}}]}]},
      "messages[1].content[0].source"),

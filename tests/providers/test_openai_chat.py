@@ -605,6 +605,23 @@ def test_mistral_takes_an_image_url_as_a_string_openai_does_not() -> None:
     assert mistral.repair_body(body).body == body
 
 
+@pytest.mark.parametrize(("name", "image"), [("openai_chat", {"url": ""}), ("openrouter", {"url": "", "detail": "low"}),
+                                           ("mistral", ""), ("mistral", {"url": ""})])
+def test_an_empty_image_url_is_a_problem_check_reports_where_reading_fails(name: str, image: Any) -> None:
+    # Found by corrupting bodies (test_matrix): `check` found nothing, yet reading refused the empty URL.
+    from chatmend import providers
+
+    provider = providers.get(name)
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"},
+                                       {"role": "user", "content": [{"type": "image_url", "image_url": image}]}]}
+    path = "messages[1].content[0].image_url" + (".url" if isinstance(image, dict) else "")
+    assert [(p.code, p.path) for p in provider.check(body)] == [("SHAPE", path)]
+    assert "Invalid image URL" in provider.check(body)[0].message
+    with pytest.raises(ReadError) as info:
+        provider.from_request(body)
+    assert info.value.path == path
+
+
 def test_a_call_with_an_empty_name_is_a_located_error_not_a_crash() -> None:
     # Found by corrupting replies (test_matrix): the neutral model requires a name; pydantic's own error leaked.
     call = {"id": "call_1", "type": "function", "function": {"name": "", "arguments": "{}"}}

@@ -102,6 +102,9 @@ _OWN_PART_TYPES = frozenset({"image_url", "input_audio", "file"})
 """Part types of Chat Completions that no other chat shape has (detection)."""
 _OWN_FIELDS = frozenset({"reasoning_content", "refusal", "name", "function_call"})
 """Message fields of Chat Completions (and the providers speaking it) that no other chat shape has."""
+# The API's words for an image URL it cannot use (an empty one is neither an https URL nor a data URL).
+_EMPTY_IMAGE_URL = ("Invalid image URL: expected an https URL or a base64-encoded data URL with an image MIME type "
+                    "(e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), but got an empty string")
 _UNKNOWN_PART = ("Invalid value: {kind}. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', "
                  "'audio', and 'file'.")
 """OpenAI's 400 for a part type it does not know, listing the SDK's part types of every role and `audio`: what
@@ -1122,8 +1125,8 @@ class OpenAIChat(Provider):
         """An `image_url` part (its `detail` and other fields kept), or None when it holds no URL."""
         image = part.get("image_url")
         url = image.get("url") if isinstance(image, Mapping) else image
-        if not isinstance(url, str):
-            return None
+        if not isinstance(url, str) or not url:
+            return None  # malformed: `_part_problem` says where
         parsed = parse_data_url(url)
         if parsed.data is not None and image_data_url(parsed) != url:
             parsed = ImagePart(url=url)  # a data URI the neutral form would spell otherwise: kept as a URL
@@ -1259,9 +1262,11 @@ class OpenAIChat(Provider):
         if kind == "image_url":
             image = part.get("image_url")
             if isinstance(image, str) and self.image_url_as_string:
-                return None
+                return (".image_url", _EMPTY_IMAGE_URL) if not image else None
             if not isinstance(image, Mapping) or not isinstance(image.get("url"), str):
                 return ".image_url", "an 'image_url' part needs an 'image_url' object with a string 'url'"
+            if not image["url"]:
+                return ".image_url.url", _EMPTY_IMAGE_URL
         return None
 
     def _check_messages(self, messages: list[Any], body: Mapping[str, Any]) -> list[Problem]:

@@ -217,6 +217,9 @@ class Checker:
             assert isinstance(source, Mapping)
             if not isinstance(source.get("url"), str):
                 self.add(SHAPE, f"{path}.source.url", f"{path}.source.url.url: Field required")
+            elif not source["url"]:  # the API validates it as a URL (the neutral model refuses it too)
+                self.add(SHAPE, f"{path}.source.url",
+                         f"{path}.source.url.url: Input should be a valid URL, input is empty")
         elif kind != "file":
             self.add(SHAPE, f"{path}.source", f"{path}.source: expected a base64, url or file image source")
 
