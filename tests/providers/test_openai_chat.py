@@ -622,6 +622,19 @@ def test_an_empty_image_url_is_a_problem_check_reports_where_reading_fails(name:
     assert info.value.path == path
 
 
+@pytest.mark.parametrize("kind", ["", 5])
+def test_a_call_whose_type_is_empty_or_not_a_string_is_a_problem_and_a_located_read_error(kind: Any) -> None:
+    # Found by corrupting bodies (test_matrix): an empty type was read as a call named "" (a pydantic error).
+    call = {"id": "call_1", "type": kind, "function": {"name": "search", "arguments": "{}"}}
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"},
+                                       {"role": "assistant", "tool_calls": [call]},
+                                       {"role": "tool", "tool_call_id": "call_1", "content": "ok"}]}
+    assert ("SHAPE", "messages[1].tool_calls[0].type") in [(p.code, p.path) for p in oc.check(body)]
+    with pytest.raises(ReadError) as info:
+        oc.from_request(body)
+    assert info.value.path == "messages[1].tool_calls[0].type"
+
+
 def test_a_call_with_an_empty_name_is_a_located_error_not_a_crash() -> None:
     # Found by corrupting replies (test_matrix): the neutral model requires a name; pydantic's own error leaked.
     call = {"id": "call_1", "type": "function", "function": {"name": "", "arguments": "{}"}}

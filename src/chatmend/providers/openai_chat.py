@@ -158,9 +158,10 @@ def _named_function(call: Any) -> Mapping[str, Any] | None:
 
 
 def _call_kind(call: Mapping[str, Any]) -> str | None:
-    """A call's type as written (`function` when it names none), or None when its `type` is not a string."""
+    """A call's type as written (`function` when it names none), or None when its `type` is not a non-empty string
+    (an empty one names no kind of call: the API answers "Invalid value: ''")."""
     kind = call.get("type", "function")
-    return kind if isinstance(kind, str) else None
+    return kind if isinstance(kind, str) and kind else None
 
 
 def _with_raw_arguments(message: ChatMessage, item: Mapping[str, Any]) -> ChatMessage:
@@ -1022,7 +1023,7 @@ class OpenAIChat(Provider):
             return self._read_custom_call(call, call_id or "", path)
         if kind != "function":
             if kind is None:
-                raise ReadError("a tool call's 'type' must be a string", path=f"{path}.type")
+                raise ReadError("a tool call's 'type' must be a non-empty string", path=f"{path}.type")
             payload = call.get(kind)
             name = payload.get("name") if isinstance(payload, Mapping) else None
             return ToolCall(id=call_id or "", name=name if isinstance(name, str) and name else kind,
@@ -1365,7 +1366,7 @@ def _call_problem(call: Any) -> tuple[str, str] | None:
         return "", "a tool call needs a 'function' object with a non-empty string 'name'"
     kind = _call_kind(call)
     if kind is None:
-        return ".type", "a tool call's 'type' must be a string"
+        return ".type", "a tool call's 'type' must be a non-empty string"
     if kind == "function" and _named_function(call) is None:
         return "", "a tool call needs a 'function' object with a non-empty string 'name'"
     if kind == "custom":
