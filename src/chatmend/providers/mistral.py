@@ -87,18 +87,12 @@ def _mistral_id(tool_id: str, attempt: int) -> str:
 
 
 def _first_mistral_ids(final_ids: Sequence[str]) -> list[str]:
-    """`_mistral_id(id, 0)` of every id at once: the digests joined, translated and decoded in one go, each id
-    read once."""
+    """`_mistral_id(id, 0)` of every id at once: the digests joined, translated and decoded in one go."""
     sha256 = hashlib.sha256
-    digests: list[bytes] = []
-    nine = False  # any id 9 characters long, which may be a Mistral id already
-    for tool_id in final_ids:
-        if len(tool_id) == 9:
-            nine = True
-        digests.append(sha256(tool_id.encode("utf-8", "surrogatepass")).digest())
+    digests = [sha256(tool_id.encode("utf-8", "surrogatepass")).digest() for tool_id in final_ids]
     text = b"".join(digests).translate(_BYTE_TO_BASE62).decode()  # 32 characters per digest, 9 of them an id's
     first = [text[k : k + 9] for k in range(0, len(text), 32)]
-    if nine:  # a valid Mistral id stays as it is
+    if 9 in map(len, final_ids):  # a valid Mistral id stays as it is (only a 9-character one may be)
         for k, tool_id in enumerate(final_ids):
             if len(tool_id) == 9 and _ID.fullmatch(tool_id):
                 first[k] = tool_id
@@ -171,7 +165,13 @@ class Mistral(OpenAIChat):
         Before an assistant message comes `USER_FILLER` when the body is empty (MI10: start with user or
         system), or when `_finish` would have closed the body there.
         """
-        if not out or (_open_end(out) and not out[-1].get("tool_calls")):
+        if not out:
+            out.append({"role": "user", "content": USER_FILLER})
+            return
+        last = out[-1]
+        if last["role"] in ("user", "tool") or last.get("tool_calls"):
+            return  # the common case, tested first: after a user turn, a result or a call turn nothing is open
+        if _open_end(out):
             out.append({"role": "user", "content": USER_FILLER})
 
     def _finish(self, out: list[WireMessage]) -> None:
