@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import time
 import zlib
 from collections.abc import AsyncIterator, Mapping
@@ -36,6 +37,11 @@ try:  # zstd-encoded requests (Codex's) are read with `zstandard`, which the pro
     import zstandard as _zstd
 except ImportError:
     _zstd = None  # type: ignore[assignment]
+
+try:  # a repaired body is written with `orjson`, which the proxy extra installs (else with json)
+    import orjson as _orjson
+except ImportError:
+    _orjson = None  # type: ignore[assignment]
 
 # Hop-by-hop headers (RFC 9110 §7.6.1) and those the proxy recomputes: never forwarded.
 _HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection",
@@ -72,7 +78,7 @@ def repair_request(provider_name: str, raw: bytes, model: str | None = None) -> 
     Raises ValueError (a body that is not JSON) or ChatmendError (not a body of that provider): the caller
     forwards such a body unchanged.
     """
-    body = json.loads(raw)
+    body, finite = _read_json(raw)
     adapter = providers.get(provider_name)
     for_model = getattr(adapter, "for_model", None)
     if model is not None and callable(for_model):
@@ -80,11 +86,47 @@ def repair_request(provider_name: str, raw: bytes, model: str | None = None) -> 
     result = adapter.repair_body(body)
     if not result.changed:
         return Repaired(raw, False, [], 0, 0, 0, 0)
-    # compact and unescaped, as the SDKs write bodies; deterministic, so a prompt cache keeps hitting
-    data = json.dumps(result.body, ensure_ascii=False, separators=(",", ":")).encode()
+    data = _encoded(result.body, finite)
     report = result.report  # counts only: the neutral side of a fast repair is never worked out here
     return Repaired(data, True, list(report.interrupted), report.moved, report.notes, report.renamed,
                     len(result.rewritten))
+
+
+class _NotFinite(Exception):
+    """A number orjson would write as `null` (json.loads reads `NaN`, `Infinity`, `1e999`): json writes the body."""
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotFinite
+    return value
+
+
+def _not_finite(name: str) -> float:
+    raise _NotFinite
+
+
+def _read_json(raw: bytes) -> tuple[Any, bool]:
+    """`json.loads(raw)`, and True when orjson may write what repair makes of it (every number in it finite)."""
+    if _orjson is not None:
+        try:
+            return json.loads(raw, parse_float=_finite, parse_constant=_not_finite), True
+        except _NotFinite:
+            pass
+    return json.loads(raw), False
+
+
+def _encoded(body: Any, finite: bool) -> bytes:
+    """A repaired body as JSON, compact and unescaped as the SDKs write bodies (deterministic, so a prompt cache
+    keeps hitting): by orjson when installed (an order of magnitude faster than json, and the same text for the
+    values json.loads reads, numbers finite), else by json."""
+    if finite and _orjson is not None:
+        try:
+            return _orjson.dumps(body)
+        except TypeError:  # an integer beyond 64 bits, a lone surrogate: json writes it, or refuses it as before
+            pass
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def create_app(config: ProxyConfig) -> Starlette:
