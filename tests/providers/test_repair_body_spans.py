@@ -244,3 +244,57 @@ def test_anthropic_bodies_with_thinking_on_or_other_blocks_go_the_neutral_way() 
                  {"role": "system", "content": "s"}, {"role": "user", "content": " "},
                  {"role": "user", "content": [{"type": "text", "text": ""}]}):
         assert ANTHROPIC._stubs([*body["messages"], turn]) is None, turn
+
+
+@examples(300)
+@given(items=st.lists(st.one_of(user_turn(), assistant_turn()), min_size=1, max_size=10))
+def test_the_anthropic_stubs_say_where_each_message_begins_in_its_turn(items: list[dict[str, Any]]) -> None:
+    stubs = ANTHROPIC._stubs(items)
+    if stubs is None:
+        return  # a blank text or turn the writer leaves out: the neutral path's
+    assert stubs.starts is not None and stubs.offsets is not None
+    assert len(stubs.offsets) == len(stubs.kinds) == stubs.starts[-1]
+    for r, item in enumerate(items):
+        messages = range(stubs.starts[r], stubs.starts[r + 1])
+        if item["role"] == "assistant":
+            assert len(messages) == 1 and stubs.offsets[messages[0]] == 0  # a turn is one message
+            continue
+        content = item["content"] if isinstance(item["content"], list) else [item["content"]]
+        bounds = [stubs.offsets[m] for m in messages] + [len(content)]
+        assert bounds[0] == 0 and bounds == sorted(set(bounds))  # each message a run of blocks, in order, all
+        for m, begin, end in zip(messages, bounds, bounds[1:]):
+            blocks = content[begin:end]
+            if stubs.kinds[m] == RESULT:
+                assert len(blocks) == 1 and blocks[0]["tool_use_id"] == stubs.refs[m]
+            else:
+                assert stubs.kinds[m] == OTHER and not any(
+                    isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks)
+
+
+def test_the_anthropic_stubs_take_cache_breakpoints_and_error_flags_and_nothing_else_new() -> None:
+    cached = {"cache_control": {"type": "ephemeral"}}
+    call = {"type": "tool_use", "id": "a", "name": "f", "input": {}}
+    result = {"type": "tool_result", "tool_use_id": "a", "content": "ok"}
+    steer = {"type": "text", "text": "go", **cached}
+    taken: list[list[dict[str, Any]]] = [
+        [{"role": "assistant", "content": [{"type": "text", "text": "hi", **cached}, {**call, **cached}]},
+         {"role": "user", "content": [{**result, "is_error": True, **cached}, steer]}],
+        [{"role": "assistant", "content": [call]},
+         {"role": "user", "content": [{**result, "content": [{"type": "text", "text": "ok", **cached}]}]}],
+    ]
+    for items in taken:
+        assert ANTHROPIC._stubs(items) is not None, items
+    refused: list[list[dict[str, Any]]] = [
+        [{"role": "assistant", "content": [{"type": "text", "text": " "}, call]}],  # AN9: the blank block goes
+        [{"role": "assistant", "content": [{**call, "extra": 1}]}],
+        [{"role": "assistant", "content": [{**call, "id": 7}]}],
+        [{"role": "assistant", "content": [{**call, "name": ""}]}],
+        [{"role": "user", "content": [{**result, "tool_use_id": None}]}],
+        [{"role": "user", "content": [{**result, "content": " "}]}],
+        [{"role": "user", "content": [{**result, "is_error": "yes"}]}],
+        [{"role": "user", "content": [{**result, "content": [{"type": "image", "source": {}}]}]}],
+        [{"role": "user", "content": [{"type": "text", "text": "hi", "citations": []}]}],
+        [{"role": "user", "content": [{"type": "image", "source": "x"}]}],
+    ]
+    for items in refused:
+        assert ANTHROPIC._stubs(items) is None, items

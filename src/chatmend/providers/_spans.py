@@ -66,6 +66,9 @@ class Stubs(NamedTuple):
     starts: list[int] | None = None
     """The first message of each item, and after them the number of messages (None when message i is item i: an
     Anthropic user turn holds several messages)."""
+    offsets: list[int] | None = None
+    """Where each message's parts begin in its item's content (with `starts`; a message ends where the next
+    message of the same item begins, or with the content)."""
 
 
 @dataclass

@@ -44,7 +44,8 @@ def stubs(items: list[Any]) -> Stubs | None:
     kinds: list[int] = []
     refs: list[Any] = []
     starts: list[int] = []
-    kind_of, ref_of, start_at = kinds.append, refs.append, starts.append
+    offsets: list[int] = []
+    kind_of, ref_of, start_at, offset_of = kinds.append, refs.append, starts.append, offsets.append
     for item in items:
         if type(item) is not dict or len(item) != 2:
             return None
@@ -56,6 +57,7 @@ def stubs(items: list[Any]) -> Stubs | None:
                 return None
             kind_of(kind)
             ref_of(ids)
+            offset_of(0)
             continue
         if role != "user":
             return None  # a system message inside `messages`, or not a turn
@@ -64,44 +66,42 @@ def stubs(items: list[Any]) -> Stubs | None:
                 return None  # AN9: the writer leaves a blank turn out
             kind_of(OTHER)
             ref_of(None)
+            offset_of(0)
             continue
         if type(content) is not list or not content:
             return None
         others = False  # in a run of blocks other than results (one message)
-        for block in content:
+        for at, block in enumerate(content):
             if type(block) is not dict:
                 return None
             block_type = block.get("type")
             if block_type == "tool_result":
-                if not _plain_result(block):
+                call_id, text = block.get("tool_use_id"), block.get("content")
+                # the common case inline (no flag, no breakpoint, a text): a call less per result
+                if not (len(block) == 3 and type(text) is str and text and not text.isspace()) and \
+                        not _plain_result(block):
+                    return None
+                if type(call_id) is not str:
                     return None
                 kind_of(RESULT)
-                ref_of(block["tool_use_id"])
+                ref_of(call_id)
+                offset_of(at)
                 others = False
-            elif not _plain_user_block(block_type, block):
+                continue
+            if block_type == "text":
+                text = block.get("text")
+                if (len(block) != 2 and (len(block) != 3 or _CACHED not in block)) or type(text) is not str or \
+                        not text or text.isspace():
+                    return None
+            elif not _plain_image(block_type, block):
                 return None
-            elif not others:
+            if not others:
                 kind_of(OTHER)
                 ref_of(None)
+                offset_of(at)
                 others = True
-    starts.append(len(kinds))
-    return Stubs(kinds, refs, starts)
-
-
-def _parts_of(content: list[Any]) -> list[tuple[int, int]]:
-    """The blocks of each message of a user turn's content, as `stubs` counts them: one a result, one a run of
-    other blocks."""
-    parts: list[tuple[int, int]] = []
-    group = 0
-    for j, block in enumerate(content):
-        if block.get("type") == "tool_result":
-            if j > group:
-                parts.append((group, j))
-            parts.append((j, j + 1))
-            group = j + 1
-    if group < len(content):
-        parts.append((group, len(content)))
-    return parts
+    start_at(len(kinds))
+    return Stubs(kinds, refs, starts, offsets)
 
 
 _NOT_PLAIN = (-1, None)
@@ -114,22 +114,20 @@ def _assistant_stub(content: Any) -> tuple[int, tuple[str, ...] | None]:
     if type(content) is not list:
         return _NOT_PLAIN
     ids: list[str] = []
-    blank = said = False  # a blank text block, a block that says something
+    blank = said = False  # a blank text block, a text block that says something
     for block in content:
         if type(block) is not dict:
             return _NOT_PLAIN
         kind = block.get("type")
-        size = len(block) - (_CACHED in block)
         if kind == "tool_use":
             call_id, name = block.get("id"), block.get("name")
-            if size != 4 or type(call_id) is not str or type(name) is not str or not name or \
-                    type(block.get("input")) is not dict:
+            if (len(block) != 4 and (len(block) != 5 or _CACHED not in block)) or type(call_id) is not str or \
+                    type(name) is not str or not name or type(block.get("input")) is not dict:
                 return _NOT_PLAIN
             ids.append(call_id)
-            said = True
         elif kind == "text":
             text = block.get("text")
-            if size != 2 or type(text) is not str or ids:
+            if (len(block) != 2 and (len(block) != 3 or _CACHED not in block)) or type(text) is not str or ids:
                 return _NOT_PLAIN  # (text after a call: the writer puts the calls last)
             if not text or text.isspace():
                 blank = True
@@ -137,10 +135,11 @@ def _assistant_stub(content: Any) -> tuple[int, tuple[str, ...] | None]:
                 said = True
         else:
             return _NOT_PLAIN  # thinking too: where it may stand (AT2, AT6, AT7) is the writer's to judge
-    if blank and said:
-        return _NOT_PLAIN  # AN9: the writer leaves the blank block out of a turn that says something
     if ids:
-        return CALLS, tuple(ids)
+        # AN9: the writer leaves a blank text block out of a turn that says something (calls do)
+        return _NOT_PLAIN if blank else (CALLS, tuple(ids))
+    if blank and said:
+        return _NOT_PLAIN
     return (REPLY if said else BLANK), None
 
 
@@ -166,7 +165,12 @@ def _plain_user_block(kind: Any, block: dict[str, Any]) -> bool:
     if kind == "text":
         text = block.get("text")
         return size == 2 and type(text) is str and bool(text) and not text.isspace()
-    return kind == "image" and size == 2 and type(block.get("source")) is dict
+    return _plain_image(kind, block)
+
+
+def _plain_image(kind: Any, block: dict[str, Any]) -> bool:
+    """An image block, maybe with a cache breakpoint."""
+    return kind == "image" and len(block) - (_CACHED in block) == 2 and type(block.get("source")) is dict
 
 
 def assemble(items: list[Any], stubs: Stubs, plan: SpanPlan,
@@ -179,31 +183,26 @@ class _Assembly:
     """The output list being made, and the user blocks of the new turn being gathered."""
 
     def __init__(self, items: list[Any], stubs: Stubs, plan: SpanPlan, is_read_only: IsReadOnly | None) -> None:
-        assert stubs.starts is not None
+        assert stubs.starts is not None and stubs.offsets is not None
         self.items, self.plan, self.is_read_only = items, plan, is_read_only
-        self.starts = stubs.starts
+        self.starts, self.offsets = stubs.starts, stubs.offsets
         self.out: list[Any] = []
         self.rewritten: list[int] = []
         self.blocks: list[Any] = []
-        self.parts: dict[int, list[tuple[int, int]]] = {}
-        """The blocks of each message of the user turns met in part (`_parts_of`)."""
 
     def item_of(self, m: int) -> int:
-        """The turn message `m` was read from."""
+        """The turn message `m` was read from (`len(items)` for the end of the list)."""
         return bisect.bisect_right(self.starts, m) - 1
 
     def block(self, m: int) -> dict[str, Any]:
         """The tool_result block of message `m` (a result)."""
-        r = self.item_of(m)
-        block: dict[str, Any] = self.items[r]["content"][self.part(r, m)[0]]
+        block: dict[str, Any] = self.items[self.item_of(m)]["content"][self.offsets[m]]
         return block
 
-    def part(self, r: int, m: int) -> tuple[int, int]:
-        """Where the blocks of message `m` of user turn `r` begin and end in its content."""
-        parts = self.parts.get(r)
-        if parts is None:
-            parts = self.parts[r] = _parts_of(self.items[r]["content"])
-        return parts[m - self.starts[r]]
+    def blocks_of(self, r: int, m: int, stop: int) -> list[Any]:
+        """The blocks of messages `m` to `stop` (excluded) of user turn `r`."""
+        content: list[Any] = self.items[r]["content"]
+        return content[self.offsets[m]:self.offsets[stop] if stop < self.starts[r + 1] else len(content)]
 
     def run(self) -> tuple[list[Any], list[int]]:
         items = self.items
@@ -231,23 +230,20 @@ class _Assembly:
 
     def keep(self, start: int, end: int) -> None:
         """Messages `start` to `end` as they were: whole turns kept, parts of a turn gathered into the new one."""
-        items, starts = self.items, self.starts
-        last = self.item_of(end - 1)  # the last turn wholly inside: the one `end` closes, or the one before
-        if starts[last + 1] > end:
-            last -= 1
-        m, r = start, self.item_of(start)
-        while m < end:
-            if m == starts[r] and last >= r:
-                self.close()
-                self.out += items[r:last + 1]
-                m, r = starts[last + 1], last + 1
-                continue
-            # a part of a user turn (an assistant turn is one message): its messages from m on, in one slice
+        starts = self.starts
+        r = self.item_of(start)
+        if start != starts[r]:  # it begins inside a user turn: that turn's blocks from there on
             stop = min(end, starts[r + 1])
-            self.blocks += items[r]["content"][self.part(r, m)[0]:self.part(r, stop - 1)[1]]
-            m = stop
-            if m == starts[r + 1]:
-                r += 1
+            self.blocks += self.blocks_of(r, start, stop)
+            if stop == end:
+                return
+            r += 1
+        last = self.item_of(end)  # the turns before it are kept whole; from it, the blocks before `end`
+        if last > r:
+            self.close()
+            self.out += self.items[r:last]
+        if starts[last] < end:
+            self.blocks += self.blocks_of(last, starts[last], end)
 
     def new_turn(self, item: dict[str, Any]) -> None:
         self.close()
