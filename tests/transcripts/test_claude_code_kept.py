@@ -77,7 +77,7 @@ def test_reading_what_is_kept_checks_and_repairs_as_reading_everything(history: 
 
 
 def test_a_record_written_anew_keeps_the_fields_reading_dropped() -> None:
-    records = [
+    records: list[dict[str, Any]] = [
         {"parentUuid": None, "isSidechain": False, "type": "user", "uuid": "u1", "sessionId": "s",
          "message": {"role": "user", "content": "go"}, "timestamp": "2026-12-01T10:00:00.000Z"},
         {"parentUuid": "u1", "isSidechain": False, "type": "assistant", "uuid": "a1", "sessionId": "s",
