@@ -14,6 +14,7 @@ import dataclasses
 import errno
 import gc
 import io
+import itertools
 import json
 import logging
 import os
@@ -474,9 +475,16 @@ def _repair(args: argparse.Namespace) -> int:
             drops = _dropping(args)
             chunks = _converted(target, session, args.model, repairer, drops)
             reported = session
-        text = "".join(chunks)  # render first: an error half-way must not leave half a history anywhere
         if target == session.format and data.startswith(codecs.BOM_UTF8):
-            text = "\ufeff" + text  # the reader drops a BOM; the file written back keeps it
+            chunks = itertools.chain(["\ufeff"], chunks)  # the reader drops a BOM; the file written back keeps it
+        if not args.in_place:
+            data = b""  # only --in-place compares with what was read: the bytes are not held while writing
+        # Render first (an error half-way must not leave half a history anywhere), except into a file: the
+        # atomic write leaves nothing when an error stops it, and the text is not held whole beside the history.
+        streamed = _regular_file_out(args.output) and session.body is None
+        text = "" if streamed else "".join(chunks)
+        if streamed:
+            _write_output(_batched(chunks), args.output)  # before the report: a store's fixes fill as it writes
         report = _report(reported, result, args.file)
         if rewritten is not None:
             report["rewritten"] = rewritten
@@ -496,11 +504,35 @@ def _repair(args: argparse.Namespace) -> int:
             backup = _replace_in_place(source, text, data, st, args.file) if rewrite else None
             report["written"] = source if rewrite else None
             report["backup"] = backup
-        else:
+        elif not streamed:
             _write_output([text], args.output)
     to_file = args.in_place or (args.output not in (None, "-"))
     _print_report(report, args.report, sys.stdout if to_file else sys.stderr)
     return OK
+
+
+def _regular_file_out(output: str | None) -> bool:
+    """True when `-o` names a regular file or one not there yet (written atomically), not stdout or a FIFO."""
+    if output in (None, "-"):
+        return False
+    try:
+        return stat.S_ISREG(os.stat(_final_target(output)).st_mode)
+    except OSError:
+        return True
+
+
+def _batched(chunks: Iterable[str], size: int = 1 << 20) -> Iterator[str]:
+    """The chunks joined into pieces of about `size` characters (one write each, not one a record)."""
+    batch: list[str] = []
+    length = 0
+    for chunk in chunks:
+        batch.append(chunk)
+        length += len(chunk)
+        if length >= size:
+            yield "".join(batch)
+            batch, length = [], 0
+    if batch:
+        yield "".join(batch)
 
 
 def _open_store(args: argparse.Namespace) -> Store | None:

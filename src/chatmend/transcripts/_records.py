@@ -42,7 +42,7 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-@dataclass
+@dataclass(slots=True)
 class Record:
     """One line of a transcript."""
 
@@ -51,7 +51,7 @@ class Record:
     raw: str
     """Its text, without the newline."""
     data: dict[str, Any]
-    """Its parsed JSON object."""
+    """Its parsed JSON object, or the part of it its reader keeps (`parse_records`' `keep`; `whole` has all)."""
     blocks: list[Any] = field(default_factory=list)
     """The conversation blocks it holds (empty for records chatmend does not read)."""
     end: str = "\n"
@@ -60,11 +60,24 @@ class Record:
     """The blank lines that follow it, as read (kept in their place with it)."""
     before: str = ""
     """The blank lines before it, as read: only the first record has them."""
+    partial: bool = False
+    """True when `data` holds only what its reader keeps: `whole` reads the line again."""
+
+    def whole(self) -> dict[str, Any]:
+        """Its whole JSON object (read again from its line when only part of it was kept), to write it anew."""
+        if not self.partial:
+            return self.data
+        value: dict[str, Any] = strict_json.loads(self.raw)
+        return value
 
 
-def parse_records(lines: Iterable[str], *, what: str, warnings: list[str] | None = None) -> list[Record]:
+def parse_records(lines: Iterable[str], *, what: str, warnings: list[str] | None = None,
+                  keep: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> list[Record]:
     """Every non-blank line as a JSON object; a bad line is an InputError with line and column. Line ends and
     blank lines are kept on the records, so unchanged lines are written back byte for byte.
+
+    With `keep`, each record holds only `keep(data)` (what its reader looks at), so the rest of every line's
+    JSON is not kept alive while the file is read; `Record.whole` reads a line again to write it anew.
 
     With `warnings` (a list to add to), a line that is not a record (a crash's half-written last line, a stray
     value) is kept verbatim as a record holding nothing, and said there, as the tool that wrote it skips it.
@@ -91,9 +104,13 @@ def parse_records(lines: Iterable[str], *, what: str, warnings: list[str] | None
             if data is not None:
                 warnings.append(f"line {number}: not a record ({json_kind(data)}); kept as it is")
             data = {}
+        partial = keep is not None and bool(data)
+        if keep is not None and data:
+            data = keep(data)  # the rest of the line's JSON is dropped at once
         if records:
             records[-1].after = blank
-        records.append(Record(number, text, data, end=line[len(text):], before="" if records else blank))
+        records.append(Record(number, text, data, end=line[len(text):], before="" if records else blank,
+                              partial=partial))
         blank = ""
     if records:
         records[-1].after = blank

@@ -41,10 +41,29 @@ _NAMESPACE = uuid.UUID("5b0e3c1e-7f0a-4c47-9a57-0c6f8f0c2d11")
 _ENVELOPE = ("isSidechain", "agentId", "userType", "cwd", "sessionId", "version", "gitBranch", "slug")
 
 
+_READ = ("uuid", "parentUuid", "type", "subtype", "isSidechain", "isVirtual", "isAbortedMidStream", "apiBlockIndex",
+         "timestamp", "retractedMessageUuids", "supersedesUuids", "sourceToolAssistantUUID", *_ENVELOPE)
+"""The fields of a record that reading it and writing records for it look at."""
+_READ_OF_MESSAGE = ("id", "model", "content")
+
+
 def read(lines: Iterable[str]) -> Session:
     """A Session from a Claude Code transcript (a line that is not a record is kept and warned about)."""
     warnings: list[str] = []
-    return ClaudeCode(parse_records(lines, what=_WHAT, warnings=warnings)).session(warnings)
+    return ClaudeCode(parse_records(lines, what=_WHAT, warnings=warnings, keep=kept)).session(warnings)
+
+
+def kept(data: dict[str, Any]) -> dict[str, Any]:
+    """What of a record reading looks at (ids, links, flags, its message's id, model and content): the rest
+    (`toolUseResult`, which repeats a result, `usage`, file snapshots, progress) is read again from the line
+    only for a record written anew."""
+    part = {key: data[key] for key in _READ if key in data}
+    message = data.get("message")
+    if isinstance(message, dict):
+        part["message"] = {key: message[key] for key in _READ_OF_MESSAGE if key in message}
+    elif "message" in data:
+        part["message"] = message
+    return part
 
 
 def is_subagent(records: list[Record]) -> bool:
@@ -357,7 +376,7 @@ class ClaudeCode(TranscriptFormat):
                  "is_error": True}]
 
     def render(self, record: Record, blocks: list[Any], copy: int) -> dict[str, Any]:
-        data = dict(record.data)
+        data = dict(record.whole())
         message = dict(data["message"])
         original = message.get("content")
         if isinstance(original, str) and blocks == [original]:
@@ -412,7 +431,8 @@ class ClaudeCode(TranscriptFormat):
                     or bool(current.get("isSidechain")) is not self.sidechain:
                 continue
             if started and current.get("parentUuid") != previous:
-                out[i] = (record, {**current, "parentUuid": previous})
+                whole = current if data is not None or record is None else record.whole()
+                out[i] = (record, {**whole, "parentUuid": previous})
             started = True
             previous = current["uuid"]
 
@@ -432,8 +452,9 @@ class ClaudeCode(TranscriptFormat):
             source = repeats.get(id(record))
             original = written.get(id(source)) if source is not None else None
             if record is not None and original is not None and data is None:
-                message = {**record.data["message"], "content": original["message"]["content"]}
-                out[i] = (record, {**record.data, "message": message})
+                whole = record.whole()
+                message = {**whole["message"], "content": original["message"]["content"]}
+                out[i] = (record, {**whole, "message": message})
         # a repeat of a record repair dropped (an empty reply) goes with it
         out[:] = [(r, d) for r, d in out if id(repeats.get(id(r))) in present or id(r) not in repeats]
 
