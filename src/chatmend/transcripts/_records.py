@@ -104,9 +104,9 @@ def parse_records(lines: Iterable[str], *, what: str, warnings: list[str] | None
             if data is not None:
                 warnings.append(f"line {number}: not a record ({json_kind(data)}); kept as it is")
             data = {}
-        partial = keep is not None and bool(data)
+        partial = False
         if keep is not None and data:
-            data = keep(data)  # the rest of the line's JSON is dropped at once
+            data, partial = keep(data), True  # the rest of the line's JSON is dropped at once
         if records:
             records[-1].after = blank
         records.append(Record(number, text, data, end=line[len(text):], before="" if records else blank,

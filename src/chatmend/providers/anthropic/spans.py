@@ -76,24 +76,14 @@ def stubs(items: list[Any]) -> Stubs | None:
                 return None
             block_type = block.get("type")
             if block_type == "tool_result":
-                call_id, text = block.get("tool_use_id"), block.get("content")
-                # the common case inline (no flag, no breakpoint, a text): a call less per result
-                if not (len(block) == 3 and type(text) is str and text and not text.isspace()) and \
-                        not _plain_result(block):
-                    return None
-                if type(call_id) is not str:
+                if not _plain_result(block):
                     return None
                 kind_of(RESULT)
-                ref_of(call_id)
+                ref_of(block["tool_use_id"])
                 offset_of(at)
                 others = False
                 continue
-            if block_type == "text":
-                text = block.get("text")
-                if (len(block) != 2 and (len(block) != 3 or _CACHED not in block)) or type(text) is not str or \
-                        not text or text.isspace():
-                    return None
-            elif not _plain_image(block_type, block):
+            if not _plain_user_block(block_type, block):
                 return None
             if not others:
                 kind_of(OTHER)
@@ -119,15 +109,16 @@ def _assistant_stub(content: Any) -> tuple[int, tuple[str, ...] | None]:
         if type(block) is not dict:
             return _NOT_PLAIN
         kind = block.get("type")
+        size = len(block) - (_CACHED in block)
         if kind == "tool_use":
             call_id, name = block.get("id"), block.get("name")
-            if (len(block) != 4 and (len(block) != 5 or _CACHED not in block)) or type(call_id) is not str or \
-                    type(name) is not str or not name or type(block.get("input")) is not dict:
+            if size != 4 or type(call_id) is not str or type(name) is not str or not name or \
+                    type(block.get("input")) is not dict:
                 return _NOT_PLAIN
             ids.append(call_id)
         elif kind == "text":
             text = block.get("text")
-            if (len(block) != 2 and (len(block) != 3 or _CACHED not in block)) or type(text) is not str or ids:
+            if size != 2 or type(text) is not str or ids:
                 return _NOT_PLAIN  # (text after a call: the writer puts the calls last)
             if not text or text.isspace():
                 blank = True
@@ -165,12 +156,7 @@ def _plain_user_block(kind: Any, block: dict[str, Any]) -> bool:
     if kind == "text":
         text = block.get("text")
         return size == 2 and type(text) is str and bool(text) and not text.isspace()
-    return _plain_image(kind, block)
-
-
-def _plain_image(kind: Any, block: dict[str, Any]) -> bool:
-    """An image block, maybe with a cache breakpoint."""
-    return kind == "image" and len(block) - (_CACHED in block) == 2 and type(block.get("source")) is dict
+    return kind == "image" and size == 2 and type(block.get("source")) is dict
 
 
 def assemble(items: list[Any], stubs: Stubs, plan: SpanPlan,
