@@ -73,6 +73,14 @@ def test_br9_repair_body_of_the_models_adapter_mends_a_mixed_turn() -> None:
     assert "and the weather?" in json.dumps(repaired.body)
 
 
+def test_for_model_is_the_adapter_itself_where_a_providers_models_share_their_rules() -> None:
+    # the proxy calls `for_model` on every adapter a route names a model for; only Bedrock chooses
+    for name in providers.names():
+        chosen = providers.get(name).for_model(LLAMA)
+        assert (chosen is providers.get(name)) is (name != "bedrock")
+    assert adapter.PROVIDER.for_model(LLAMA).family == "unmixed"
+
+
 def test_br10_claude_ids_are_anthropics_and_checked_in_bedrocks_wrapper() -> None:
     loose = adapter.to_request(STEER, model=NOVA)
     assert loose["messages"][1]["content"][1]["toolUse"]["toolUseId"] == "functions.search:0"  # botocore's pattern

@@ -350,6 +350,11 @@ class Provider(ABC):
     def from_response(self, response: Any) -> ChatMessage:
         """The assistant message of a reply (a JSON dict or the official SDK's response object)."""
 
+    def for_model(self, model: object) -> Provider:
+        """The adapter of the rules `model` follows: this one, unless the provider's models differ in their rules
+        (Bedrock's families). `repair_body` names no model, so a caller who knows it repairs with the chosen one."""
+        return self
+
     # ------------------------------------------------------------------------- repair in the body's own format
 
     def repair_body(self, body: Mapping[str, Any], *, is_read_only: IsReadOnly | None = None) -> BodyRepair:

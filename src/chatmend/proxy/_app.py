@@ -80,9 +80,8 @@ def repair_request(provider_name: str, raw: bytes, model: str | None = None) -> 
     """
     body, finite = _read_json(raw)
     adapter = providers.get(provider_name)
-    for_model = getattr(adapter, "for_model", None)
-    if model is not None and callable(for_model):
-        adapter = for_model(model)
+    if model is not None:
+        adapter = adapter.for_model(model)
     result = adapter.repair_body(body)
     if not result.changed:
         return Repaired(raw, False, [], 0, 0, 0, 0)
