@@ -1,6 +1,6 @@
 """Writes that must not lose data (issue #21): each as a user runs the CLI, in a subprocess, in a temporary
 directory. A race or a signal between reading and renaming is made deterministic by the test hook
-`chatmend.cli._before_replace`, which runs just before a finished file is renamed into place."""
+`chatmend.cli._output._before_replace`, which runs just before a finished file is renamed into place."""
 
 from __future__ import annotations
 
@@ -27,9 +27,9 @@ def run(*args: str, hook: str = "", env: dict[str, str] | None = None,
         cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """`chatmend ARGS` in a subprocess; `hook`, Python code, runs just before the rename (`path`, `os` and
     `signal` at hand)."""
-    code = ("import os, signal, sys, chatmend.cli as c\n"
+    code = ("import os, signal, sys, chatmend.cli as c, chatmend.cli._output as output\n"
             f"def hook():\n    {hook or 'pass'}\n"
-            "c._before_replace = hook\n"
+            "output._before_replace = hook\n"
             "sys.exit(c.main(sys.argv[1:]))\n")
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60,
                           cwd=cwd, env={**os.environ, **(env or {})}, check=False)

@@ -20,23 +20,31 @@ import logging
 import os
 import re
 import shutil
-import signal
-import stat
 import sys
 import textwrap
-import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import IO, Any, TextIO
+from typing import Any
 
-from chatmend import ChatmendError, Problem, Repairer, RepairResult, UnsupportedError, __version__, repair_history
+from chatmend import ChatmendError, Problem, Repairer, RepairResult, UnsupportedError, __version__
+from chatmend.cli._output import (
+    batched,
+    in_place_target,
+    lock_file,
+    regular_file_out,
+    replace_in_place,
+    signals_remove_temporary_files,
+    write_output,
+)
+from chatmend.cli._report import plural, print_report, repair_report, report_lines, some
+from chatmend.cli._text import UsageError, display, printable
+from chatmend.cli._timeline import one_line, timeline
 from chatmend.formats import (
     NEUTRAL,
     TRANSCRIPT_FORMATS,
     InputError,
     Session,
     adapter,
-    atomic_write,
     formats,
     neutral,
     provider_formats,
@@ -45,14 +53,11 @@ from chatmend.formats import (
     read_lines,
     store_formats,
     wire_json,
-    write_all,
-    write_backup,
-    write_into,
 )
 from chatmend.formats._io import MAX_JSON_SIZE, open_input, read_all
 from chatmend.formats._problems import neutral_problems
 from chatmend.providers.base import Dropped
-from chatmend.repair import IsReadOnly, Origin
+from chatmend.repair import IsReadOnly
 from chatmend.transcripts._stores import Store, StoredSession, one, open_store, select
 from chatmend.trim import trim_history
 
@@ -75,10 +80,6 @@ def _tune_collector() -> None:
     make no reference cycles."""
     gc.freeze()
     gc.set_threshold(50_000, 20, 10)
-
-
-class UsageError(Exception):
-    """A command line that asks for something impossible (exit 2)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -108,16 +109,16 @@ def _main(argv: Sequence[str] | None) -> int:
         return command(args)
     except InputError as exc:
         # `FILE:LINE:COL: what is wrong`, the shape editors and CI logs link to.
-        _say(printable(exc.in_file(_display(args.file))) + "\n")
+        _say(printable(exc.in_file(display(args.file))) + "\n")
         return BAD_INPUT
     except UsageError as exc:
         _error(str(exc))
         return BAD_INPUT
     except UnsupportedError as exc:
-        _error(f"{_display(args.file)}: {exc}")
+        _error(f"{display(args.file)}: {exc}")
         return BAD_INPUT
     except ChatmendError as exc:
-        _error(f"{_display(args.file)}: {exc}")
+        _error(f"{display(args.file)}: {exc}")
         return BAD_INPUT
     except BrokenPipeError:
         # The reader of stdout went away (`| head`): not an error of ours. Point stdout at devnull so the
@@ -327,10 +328,10 @@ def _doctor_table(findings: Sequence[Any], fixing: bool) -> None:
     for f in findings:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(f.modified)) if f.modified else "-"
         said = f.said or f.problems  # the provider's words where known, else what `check` says
-        problem = _one_line(said[0], 200) if said else ""
+        problem = one_line(said[0], 200) if said else ""
         if len(said) > 1:
             problem += f" (+{len(said) - 1} more)"
-        rows.append((f.tool or f.format, _one_line(f.session or f.path, 48), when, f.status, problem))
+        rows.append((f.tool or f.format, one_line(f.session or f.path, 48), when, f.status, problem))
     widths = [max(len(printable(r[k])) for r in rows) for k in range(4)]
     for row in rows:
         cells = [printable(c).ljust(w) for c, w in zip(row, widths)]
@@ -343,7 +344,7 @@ def _doctor_table(findings: Sequence[Any], fixing: bool) -> None:
                                        f"resume: {f.resume}") + "\n")
     broken = counts.get("broken", 0)
     if broken and not fixing:
-        sys.stdout.write(f"`chatmend doctor --fix` repairs the {_plural(broken, 'broken session', 'broken sessions')}"
+        sys.stdout.write(f"`chatmend doctor --fix` repairs the {plural(broken, 'broken session', 'broken sessions')}"
                          " (after a backup)\n")
     if counts.get("in use"):
         sys.stdout.write("sessions in use are left alone: quit their tool, or give --force\n")
@@ -449,13 +450,13 @@ def _repair(args: argparse.Namespace) -> int:
         with store:
             return _repair_store(args, store)
     with contextlib.ExitStack() as held:  # the --in-place lock, held from the read to the rename
-        source = _in_place_target(args.file) if args.in_place else args.file
+        source = in_place_target(args.file) if args.in_place else args.file
         handle, _ = held.enter_context(open_input(source))
         if args.in_place:
-            _lock(handle)
+            lock_file(handle)
         st = os.fstat(handle.fileno()) if args.file != "-" else None
         data = read_all(handle, args.max_json_size)
-        session = read_bytes(data, args.fmt, name=_display(args.file), max_size=args.max_json_size)
+        session = read_bytes(data, args.fmt, name=display(args.file), max_size=args.max_json_size)
         is_read_only = _read_only(args.read_only)
         target = args.to or session.format
         if args.in_place and target != session.format:
@@ -481,11 +482,11 @@ def _repair(args: argparse.Namespace) -> int:
             data = b""  # only --in-place compares with what was read: the bytes are not held while writing
         # Render first (an error half-way must not leave half a history anywhere), except into a file: the
         # atomic write leaves nothing when an error stops it, and the text is not held whole beside the history.
-        streamed = _regular_file_out(args.output) and session.body is None
+        streamed = regular_file_out(args.output) and session.body is None
         text = "" if streamed else "".join(chunks)
         if streamed:
-            _write_output(_batched(chunks), args.output)  # before the report: a store's fixes fill as it writes
-        report = _report(reported, result, args.file)
+            write_output(batched(chunks), args.output)  # before the report: a store's fixes fill as it writes
+        report = repair_report(reported, result, args.file)
         if rewritten is not None:
             report["rewritten"] = rewritten
             report["changed"] = report["changed"] or bool(rewritten)
@@ -501,38 +502,14 @@ def _repair(args: argparse.Namespace) -> int:
         if args.in_place:
             assert st is not None
             rewrite = report["changed"] and text.encode("utf-8") != data  # a repair that changes nothing writes nothing
-            backup = _replace_in_place(source, text, data, st, args.file) if rewrite else None
+            backup = replace_in_place(source, text, data, st, args.file) if rewrite else None
             report["written"] = source if rewrite else None
             report["backup"] = backup
         elif not streamed:
-            _write_output([text], args.output)
+            write_output([text], args.output)
     to_file = args.in_place or (args.output not in (None, "-"))
-    _print_report(report, args.report, sys.stdout if to_file else sys.stderr)
+    print_report(report, args.report, sys.stdout if to_file else sys.stderr)
     return OK
-
-
-def _regular_file_out(output: str | None) -> bool:
-    """True when `-o` names a regular file or one not there yet (written atomically), not stdout or a FIFO."""
-    if output in (None, "-"):
-        return False
-    try:
-        return stat.S_ISREG(os.stat(_final_target(output)).st_mode)
-    except OSError:
-        return True
-
-
-def _batched(chunks: Iterable[str], size: int = 1 << 20) -> Iterator[str]:
-    """The chunks joined into pieces of about `size` characters (one write each, not one a record)."""
-    batch: list[str] = []
-    length = 0
-    for chunk in chunks:
-        batch.append(chunk)
-        length += len(chunk)
-        if length >= size:
-            yield "".join(batch)
-            batch, length = [], 0
-    if batch:
-        yield "".join(batch)
 
 
 def _open_store(args: argparse.Namespace) -> Store | None:
@@ -553,11 +530,11 @@ def _repair_store(args: argparse.Namespace, store: Store) -> int:
         result = repairer.repair(chosen.session.messages)
         drops = _dropping(args)
         text = "".join(_converted(args.to, chosen.session, args.model, repairer, drops))
-        report = _report(chosen.session, result, f"{args.file} session {chosen.id}")
+        report = repair_report(chosen.session, result, f"{args.file} session {chosen.id}")
         if drops is not None:
             report["unsupported"] = [{"provider": d.provider, "type": d.type, "at": d.path} for d in drops]
-        _write_output([text], args.output)
-        _print_report(report, args.report, sys.stdout if args.output not in (None, "-") else sys.stderr)
+        write_output([text], args.output)
+        print_report(report, args.report, sys.stdout if args.output not in (None, "-") else sys.stderr)
         return OK
     if not args.in_place and args.output in (None, "-"):
         raise UsageError(f"{args.file}: a session store ({store.name}) is repaired in place (--in-place, after a "
@@ -567,7 +544,7 @@ def _repair_store(args: argparse.Namespace, store: Store) -> int:
     for stored in select(store, args.session):
         result, write_back = stored.repair(is_read_only)
         shown = dataclasses.replace(stored.session, fixes=write_back.fixes)
-        report = _report(shown, result, f"{args.file} session {stored.id}")
+        report = repair_report(shown, result, f"{args.file} session {stored.id}")
         report |= {"session": stored.id, "resume": stored.resume}
         reports.append(report)
         if write_back.changes:
@@ -575,7 +552,7 @@ def _repair_store(args: argparse.Namespace, store: Store) -> int:
     backup = None
     if args.in_place:
         if repairs:
-            with _signals_remove_temporary_files():
+            with signals_remove_temporary_files():
                 backup = store.write_back(repairs)
     else:
         store.write_back(repairs, output=args.output)
@@ -594,61 +571,6 @@ def _repair_store(args: argparse.Namespace, store: Store) -> int:
     sys.stdout.write("".join(line + "\n" for line in lines))
     sys.stdout.flush()
     return OK
-
-
-def _before_replace() -> None:
-    """Runs once a new file is complete, just before it is renamed into place: nothing. A test hook: tests put
-    here what happens in that window (an agent appending to the file, a SIGTERM)."""
-
-
-def _in_place_target(path: str) -> str:
-    """The file `--in-place` reads and replaces: a symlink's target (the link stays a link, pointing at the
-    repaired file); only a regular file with no other hard links (replacing one would split them)."""
-    real = _final_target(path)
-    try:
-        st = os.stat(real)
-    except OSError:
-        return real  # reading it says what is wrong
-    if stat.S_ISREG(st.st_mode):
-        _refuse_hard_links(real, st)
-    elif not stat.S_ISDIR(st.st_mode):
-        raise UsageError(f"{path}: --in-place needs a regular file (this is a FIFO, socket or device); "
-                         "use -o OUT")
-    return real
-
-
-def _final_target(path: str) -> str:
-    """`path` with its last component's symlinks followed (the directories in it need no resolving to rename
-    into them), spelled relative as the user gave it."""
-    for _ in range(40):
-        if not os.path.islink(path):
-            return path
-        path = os.path.join(os.path.dirname(path), os.readlink(path))
-    raise UsageError(f"{path}: too many levels of symbolic links")
-
-
-def _refuse_hard_links(path: str, st: os.stat_result) -> None:
-    """Refuse to replace a file that has other names: they would keep the old content."""
-    if st.st_nlink > 1:
-        raise UsageError(f"{path}: has {st.st_nlink} hard links; replacing it would leave the other names with "
-                         "the old content: write to a new file with -o OUT (then move it), or remove the other "
-                         "links first")
-
-
-def _lock(handle: IO[bytes]) -> None:
-    """Lock the file against other `chatmend --in-place` runs (an advisory flock: agents that do not lock are
-    caught by the check for changes instead; a no-op where flock is missing)."""
-    try:
-        import fcntl
-    except ImportError:
-        return  # Windows: no flock; the check for changes still refuses a file changed meanwhile
-    try:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        raise InputError("locked by another process (another chatmend --in-place?); nothing was written: "
-                         "run again when it is done") from None
-    except OSError:
-        pass  # a file system without locks (some network mounts): the check for changes remains
 
 
 def _fixed(session: Session, text: str) -> list[Problem]:
@@ -672,86 +594,6 @@ def _fixed(session: Session, text: str) -> list[Problem]:
         else:
             fixed.append(problem)
     return fixed
-
-
-def _replace_in_place(path: str, text: str, data: bytes, st: os.stat_result, shown: str) -> str:
-    """Replace `path` (read as `data`, whose stat was `st`) with `text`, the original kept in a new backup;
-    refuse when the file changed since it was read. Returns the backup's name."""
-    backup: list[str] = []
-
-    def commit() -> None:
-        _before_replace()
-        _unchanged(path, st)
-        try:
-            backup.append(write_backup(path, data, st))
-        except OSError as exc:
-            raise UsageError(f"{path}.bak: cannot write the backup: {exc.strerror or exc}") from None
-        try:
-            _unchanged(path, st)  # again: writing the backup took time
-        except InputError:
-            os.unlink(backup[0])
-            raise
-
-    with _signals_remove_temporary_files():
-        try:
-            atomic_write(path, [text], like=st, before_replace=commit)
-        except OSError as exc:
-            raise UsageError(f"{shown}: cannot write: {exc.strerror or exc}") from None
-    return backup[0]
-
-
-def _unchanged(path: str, st: os.stat_result) -> None:
-    """Refuse (exit 2, nothing written) when `path` is no longer the file read: another inode, size or mtime."""
-    try:
-        now = os.stat(path)
-    except OSError:
-        now = None
-    if now is None or (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) != (
-            st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
-        raise InputError("changed while chatmend was repairing it (an agent still writing to it?); nothing was "
-                         "written: run again once it is no longer in use")
-
-
-_STOPPING = ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM")
-"""The catchable signals whose default is to end the process: each would leave the temporary file behind."""
-
-
-class _Signalled(BaseException):
-    """A stopping signal arrived during a write (a BaseException, so every `except Exception` lets it by)."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-@contextlib.contextmanager
-def _signals_remove_temporary_files() -> Iterator[None]:
-    """During a write, a stopping signal unwinds it (the writers remove their temporary files on the way), then
-    ends the process by that signal. Only signals left at their default are caught (`nohup`'s ignored SIGHUP
-    stays ignored), only in the main thread, and the handlers are put back after."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum: int, frame: object) -> None:
-        raise _Signalled(signum)
-
-    previous = {}
-    for name in _STOPPING:
-        signum = getattr(signal, name, None)
-        if signum is not None and signal.getsignal(signum) is signal.SIG_DFL:
-            previous[signum] = signal.signal(signum, stop)
-    try:
-        yield
-    except _Signalled as exc:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        previous = {}
-        os.kill(os.getpid(), exc.signum)  # its default again: the process ends as the sender meant
-        raise SystemExit(128 + exc.signum) from None  # where a signal's default does not end it
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 def _read_only(values: Iterable[str]) -> IsReadOnly | None:
@@ -826,148 +668,8 @@ def _drop_lines(drops: list[Dropped], to: str) -> list[str]:
     """The report's lines on what was left out of a body written for `to`."""
     if not drops:
         return []
-    return [f"  left out {_plural(len(drops), 'part', 'parts')} {to} cannot carry: "
-            + _some(f"{d.provider}'s {d.type!r} ({d.path})" for d in drops)]
-
-
-def _write_output(chunks: Iterable[str], output: str | None) -> None:
-    """Write to stdout (only once all is rendered), into a FIFO or device as it is, or to a file atomically
-    (nothing is left when it fails); a write that cannot be completed is an error, never a short file."""
-    if output is None or output == "-":
-        _write_stdout("".join(chunks))  # render first: an error half-way must not leave half a history on stdout
-        return
-    target = _final_target(output)  # a symlink stays a link; its target gets the output
-    try:
-        st: os.stat_result | None = os.stat(target)
-    except OSError:
-        st = None
-    try:
-        if st is not None and stat.S_ISDIR(st.st_mode):
-            raise UsageError(f"{output}: is a directory")
-        if st is not None and not stat.S_ISREG(st.st_mode):
-            write_into(target, chunks)  # a rename would put a regular file in place of the FIFO or device
-            return
-        if st is not None:
-            _refuse_hard_links(output, st)
-        with _signals_remove_temporary_files():
-            atomic_write(target, chunks, before_replace=_before_replace)
-    except OSError as exc:
-        raise UsageError(f"{output}: cannot write: {exc.strerror or exc}") from None
-
-
-def _write_stdout(text: str) -> None:
-    """`text` on stdout, every byte of it, or a UsageError naming stdout (a full disk, a closed pipe)."""
-    out = sys.stdout
-    try:
-        out.flush()
-        fd = out.fileno()
-    except (OSError, ValueError):
-        fd = None  # not a file (a test's capture): its own write says when it fails
-    try:
-        if fd is None:
-            out.write(text)
-            out.flush()
-        else:
-            write_all(fd, text.encode("utf-8"))  # the text layer unbuffered (PYTHONUNBUFFERED) drops short writes
-    except OSError as exc:
-        raise UsageError(f"<stdout>: cannot write: {exc.strerror or exc}") from None
-
-
-def _report(session: Session, result: RepairResult, file: str) -> dict[str, Any]:
-    """Every change repair made, located in the input (a plain dict, also the `--report json` shape)."""
-    where = session.where
-
-    def at(index: int) -> str:
-        return where[index] if index < len(where) else f"message {index}"
-
-    messages = session.messages
-    return {
-        "file": _display(file),
-        "format": session.format,
-        "changed": result.changed,
-        "messages": len(result.messages),
-        "moved": [{"at": at(i), "tool_call_id": messages[i].tool_call_id} for i in result.moved],
-        "interrupted": [{"id": c.id, "name": c.name} for c in result.interrupted],
-        "notes": [{"at": at(i), "tool_call_id": messages[i].tool_call_id} for i in result.notes],
-        "renamed": [{"at": at(r.message_index), "old": r.old, "new": r.new} for r in result.renamed],
-        "dropped": [{"at": at(i)} for i in result.dropped],
-        **({"store": list(session.fixes)} if session.fixes else {}),
-        **({"warnings": list(session.warnings)} if session.warnings else {}),
-    } | ({"changed": True} if session.fixes else {})
-
-
-def _plural(count: int, one: str, many: str) -> str:
-    """`1 call`, `2 calls`."""
-    return f"{count} {one if count == 1 else many}"
-
-
-_SHOWN = 8
-"""How many items of one kind the text report names (`--report json` lists them all)."""
-
-
-def _some(items: Iterable[str]) -> str:
-    """The first few items, and how many more there are."""
-    names = list(items)
-    shown = ", ".join(names[:_SHOWN])
-    return shown if len(names) <= _SHOWN else f"{shown} and {len(names) - _SHOWN} more"
-
-
-def report_lines(report: dict[str, Any]) -> list[str]:
-    """The human summary of a repair report, control characters escaped."""
-    return [printable(line) for line in _report_lines(report)]
-
-
-def _report_lines(report: dict[str, Any]) -> list[str]:
-    warnings = [f"  warning: {w}" for w in report.get("warnings", [])]  # what the reader kept unread
-    if not report["changed"]:
-        return [f"{report['file']}: nothing to repair ({_plural(report['messages'], 'message', 'messages')})",
-                *warnings]
-    lines = [f"{report['file']}: repaired ({report['format']})"]
-    moved, interrupted, notes = report["moved"], report["interrupted"], report["notes"]
-    renamed, dropped = report["renamed"], report["dropped"]
-    if moved:
-        lines.append(f"  moved {_plural(len(moved), 'result', 'results')} to just after the call: "
-                     + _some(f"{m['tool_call_id']} ({m['at']})" for m in moved))
-    if interrupted:
-        lines.append(f"  answered {_plural(len(interrupted), 'call', 'calls')} as interrupted: "
-                     + _some(f"{c['id']} ({c['name']})" for c in interrupted))
-    if notes:
-        lines.append(f"  turned {_plural(len(notes), 'orphan result', 'orphan results')} into "
-                     + ("a user note: " if len(notes) == 1 else "user notes: ")
-                     + _some(f"{n['tool_call_id'] or '(empty id)'} ({n['at']})" for n in notes))
-    if renamed:
-        lines.append(f"  renamed {_plural(len(renamed), 'id', 'ids')}: "
-                     + _some(f"{r['old'] or '(empty)'} -> {r['new']} ({r['at']})" for r in renamed))
-    if dropped:
-        lines.append(f"  dropped {_plural(len(dropped), 'placeholder', 'placeholders')}: "
-                     + _some(d["at"] for d in dropped))
-    rewritten = report.get("rewritten") or []
-    if rewritten:
-        lines.append(f"  wrote {_plural(len(rewritten), 'item', 'items')} anew (every other one as it was): "
-                     + _some(rewritten))
-    unsupported = report.get("unsupported") or []
-    if unsupported:
-        lines.append(f"  left out {_plural(len(unsupported), 'part', 'parts')} the target cannot carry: "
-                     + _some(f"{u['provider']}'s {u['type']!r} ({u['at']})" for u in unsupported))
-    lines.extend(f"  {fix}" for fix in report.get("store", []))  # what the session store's writer fixed
-    rejected = report.get("rejected") or []
-    if rejected:
-        lines.append(f"  fixed {_plural(len(rejected), 'problem', 'problems')} {report['format']} "
-                     "would reject: " + _some(f"{p['code']} at {p['path']}" for p in rejected))
-    lines.extend(warnings)
-    if report.get("backup"):
-        lines.append(f"  wrote {report['written']} (the original is in {report['backup']})")
-    return lines
-
-
-def _print_report(report: dict[str, Any], style: str, out: TextIO) -> None:
-    """The report as text lines or one JSON object."""
-    if style == "json":
-        out.write(json.dumps(report, ensure_ascii=False) + "\n")
-    else:
-        for line in report_lines(report):
-            out.write(line + "\n")
-    out.flush()
+    return [f"  left out {plural(len(drops), 'part', 'parts')} {to} cannot carry: "
+            + some(f"{d.provider}'s {d.type!r} ({d.path})" for d in drops)]
 
 
 # --- convert ---------------------------------------------------------------------------------------------
@@ -977,22 +679,22 @@ def _convert(args: argparse.Namespace) -> int:
     """`chatmend convert`: the provider's request body (repaired, id-mapped) or neutral JSON Lines."""
     session = _read_one(args)
     if args.to == NEUTRAL:
-        _write_output(neutral.write(session.messages), args.output)  # as read: `repair` is the command that changes one
+        write_output(neutral.write(session.messages), args.output)  # as read: `repair` is the command that changes one
         return OK
     model = _model(args.to, session, args.model)
     repairer = Repairer(is_read_only=_read_only(args.read_only))
     result = repairer.repair(session.messages)  # the report's, and the body's: to_request finds it done
     drops = _dropping(args)
     chunks = list(_converted(args.to, session, model, repairer, drops))  # rendered: drops are known after
-    _write_output(chunks, args.output)
+    write_output(chunks, args.output)
     if result.changed:
-        report = _report(session, result, args.file)
+        report = repair_report(session, result, args.file)
         lines = report_lines(report)
         lines[0] = f"{report['file']}: repaired on the way to {args.to} ({session.format})"
         _print_report_lines(lines + [printable(line) for line in _drop_lines(drops or [], args.to)])
     elif drops:
         _print_report_lines([printable(line) for line in [
-            f"{_display(args.file)}: converted to {args.to} ({session.format})", *_drop_lines(drops, args.to)]])
+            f"{display(args.file)}: converted to {args.to} ({session.format})", *_drop_lines(drops, args.to)]])
     return OK
 
 
@@ -1028,10 +730,10 @@ def _check(args: argparse.Namespace) -> int:
         sys.stdout.write(printable(line) + "\n")
     sys.stdout.flush()
     if lines:
-        _say(f"{_display(args.file)}: {_plural(len(lines), 'problem', 'problems')} ({rules}); "
+        _say(f"{display(args.file)}: {plural(len(lines), 'problem', 'problems')} ({rules}); "
              "`chatmend repair` fixes what repair can\n")
         return PROBLEMS
-    _say(f"{_display(args.file)}: no problems ({rules})\n")
+    _say(f"{display(args.file)}: no problems ({rules})\n")
     return OK
 
 
@@ -1115,8 +817,8 @@ def _check_dir(args: argparse.Namespace) -> int:
         problems += len(lines)
         with_problems += bool(lines)
     sys.stdout.flush()
-    summary = (f"{args.file}: {_plural(len(paths), 'file', 'files')} checked, "
-               f"{_plural(problems, 'problem', 'problems')} in {_plural(with_problems, 'file', 'files')}")
+    summary = (f"{args.file}: {plural(len(paths), 'file', 'files')} checked, "
+               f"{plural(problems, 'problem', 'problems')} in {plural(with_problems, 'file', 'files')}")
     if unreadable:
         summary += f", {unreadable} could not be read"
     _say(printable(summary) + "\n")
@@ -1172,17 +874,17 @@ def _trim(args: argparse.Namespace) -> int:
     else:
         trimmed = dataclasses.replace(session, messages=result.kept)
         chunks = _converted(target, trimmed, args.model, Repairer())
-    _write_output(chunks, args.output)
+    write_output(chunks, args.output)
     where = session.where
     first = where[result.start] if result.dropped and result.start < len(where) else None
-    line = (f"{_display(args.file)}: kept {_plural(len(result.kept), 'message', 'messages')} of "
+    line = (f"{display(args.file)}: kept {plural(len(result.kept), 'message', 'messages')} of "
             f"{len(session.messages)}, about {result.tokens} tokens")
     line += f"; dropped {len(result.dropped)} from the oldest end (kept from {first} on)" if first else \
         "; dropped nothing"
     out = sys.stdout if args.output not in (None, "-") else sys.stderr
     out.write(line + "\n")
     if not result.fits:
-        sys.stderr.write(f"{_display(args.file)}: the last turn alone is over the budget (kept anyway)\n")
+        sys.stderr.write(f"{display(args.file)}: the last turn alone is over the budget (kept anyway)\n")
     out.flush()
     sys.stderr.flush()
     return OK if result.fits else PROBLEMS
@@ -1190,16 +892,12 @@ def _trim(args: argparse.Namespace) -> int:
 
 # --- show ------------------------------------------------------------------------------------------------
 
-_COLORS = {
-    "system": "35", "user": "32", "assistant": "36", "tool": "34", "mark": "33", "bad": "31", "dim": "2",
-}
-
 
 def _show(args: argparse.Namespace) -> int:
     """`chatmend show`: a readable timeline, marking what repair would change (each session of a store)."""
     store = _open_store(args)
     if store is None:
-        shown = [(read(args.file, args.fmt, max_size=args.max_json_size), _display(args.file))]
+        shown = [(read(args.file, args.fmt, max_size=args.max_json_size), display(args.file))]
     else:
         with store:
             shown = [(s.session, f"{args.file} session {s.id}") for s in select(store, args.session)]
@@ -1211,111 +909,6 @@ def _show(args: argparse.Namespace) -> int:
             sys.stdout.write(text + "\n")
     sys.stdout.flush()
     return OK
-
-
-def _paint(text: str, key: str, color: bool) -> str:
-    """Text (its control characters escaped) in an ANSI color, or as it is when colors are off."""
-    text = printable(text)
-    return f"\x1b[{_COLORS[key]}m{text}\x1b[0m" if color else text
-
-
-# C0 controls (tab and newline among them: a line printed is one line), DEL and C1 controls.
-_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
-
-
-def printable(text: str) -> str:
-    """Text for a person's terminal: every control character escaped (`\\x1b`), so that ids, names and content
-    from a file cannot set the title, clear the screen or fake lines of a report."""
-    return text.translate(_CONTROLS) if not text.isprintable() else text
-
-
-def _one_line(text: str, width: int) -> str:
-    """Text on one line, cut to `width` with an ellipsis."""
-    flat = printable(" ".join(text.split()))
-    return flat if len(flat) <= width else flat[: max(width - 1, 1)] + "…"
-
-
-def _summary(content: str | tuple[Any, ...]) -> str:
-    """A content as short text: images and thinking as brackets."""
-    if isinstance(content, str):
-        return content
-    bits = []
-    for part in content:
-        kind = getattr(part, "type", "")
-        if kind == "text":
-            bits.append(part.text)
-        elif kind == "image":
-            bits.append(f"[image {part.media_type or part.url}]")
-        elif kind == "thinking":
-            bits.append("[thinking]" if part.redacted or not part.text else f"[thinking: {part.text}]")
-    return " ".join(bits)
-
-
-def _answers(result: RepairResult) -> dict[tuple[int, int], Origin]:
-    """For each call, by its (message index, call index) in the input, the origin of the result repair gives it:
-    an input message that answers it, or a synthetic one (in the output, each call's result follows it)."""
-    origins = result.origins()
-    answers: dict[tuple[int, int], Origin] = {}
-    for k, (message, origin) in enumerate(zip(result.messages, origins)):
-        for ci in range(len(message.tool_calls)):
-            answers[(origin.message_index, ci)] = origins[k + 1 + ci]
-    return answers
-
-
-def timeline(session: Session, name: str, *, color: bool, width: int) -> list[str]:
-    """The lines of `chatmend show`."""
-    messages = session.messages
-    result = repair_history(messages)
-    renamed = {(r.message_index, r.call_index): r.new for r in result.renamed}
-    moved, notes, dropped = set(result.moved), set(result.notes), set(result.dropped)
-    answers = _answers(result)
-    label_width = max((len(w) for w in session.where), default=4)
-    out = [_paint(f"{name} ({session.format}, {_plural(len(messages), 'message', 'messages')})",
-                  "dim", color)]
-    for i, message in enumerate(messages):
-        where = session.where[i] if i < len(session.where) else f"message {i}"
-        head = f"{where:<{label_width}}  {message.role:<9}  "
-        body = _summary(message.content)
-        if message.role == "tool":
-            name = f"{message.tool_name} " if message.tool_name else ""
-            body = f"{name}[{message.tool_call_id}]{' error' if message.is_error else ''}: {body}"
-        out.append(_paint(head, message.role, color) + _one_line(body, max(width - len(head), 20)))
-        indent = " " * (label_width + 2)
-        if i in dropped:
-            out.append(indent + _paint("^ placeholder: repair drops it", "mark", color))
-        if i in moved:
-            out.append(indent + _paint("^ not right after its call: repair moves it there", "mark", color))
-        if i in notes:
-            note = "^ no call in its span: repair turns it into a user note"
-            out.append(indent + _paint(note, "mark", color))
-        for ci, call in enumerate(message.tool_calls):
-            args = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments,
-                                                                                     ensure_ascii=False)
-            text = f"-> {call.name} [{call.id or '(empty id)'}] {args}"
-            out.append(indent + _one_line(text, max(width - len(indent), 20)))
-            if (i, ci) in renamed:
-                out.append(indent + "   " + _paint(f"id used before: repair renames it {renamed[(i, ci)]}",
-                                                   "mark", color))
-            answer = answers[(i, ci)]
-            if answer.kind == "input":
-                index = answer.message_index
-                at = session.where[index] if index < len(session.where) else f"message {index}"
-                out.append(indent + "   " + _paint(f"<- result at {at}", "dim", color))
-            else:
-                missing = "no result: repair answers it as interrupted"
-                out.append(indent + "   " + _paint(missing, "bad", color))
-    lines = report_lines(_report(session, result, name))
-    out.append("")
-    out.append(_paint("repair would change nothing" if not result.changed else "repair would change:",
-                      "dim" if not result.changed else "mark", color))
-    if result.changed:
-        out.extend(lines[1:])
-    return out
-
-
-def _display(file: str) -> str:
-    """The name of the input in messages (`<stdin>` for `-`)."""
-    return "<stdin>" if file == "-" else file
 
 
 def _error(text: str, *, kind: str = "error") -> None:

@@ -1,0 +1,110 @@
+"""The repair report: every change located in the input, as the `--report json` dict and as text lines."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+from chatmend import RepairResult
+from chatmend.cli._text import display, printable
+from chatmend.formats import Session
+
+__all__ = ["plural", "print_report", "repair_report", "report_lines", "some"]
+
+
+def repair_report(session: Session, result: RepairResult, file: str) -> dict[str, Any]:
+    """Every change repair made, located in the input (a plain dict, also the `--report json` shape)."""
+    where = session.where
+
+    def at(index: int) -> str:
+        return where[index] if index < len(where) else f"message {index}"
+
+    messages = session.messages
+    return {
+        "file": display(file),
+        "format": session.format,
+        "changed": result.changed,
+        "messages": len(result.messages),
+        "moved": [{"at": at(i), "tool_call_id": messages[i].tool_call_id} for i in result.moved],
+        "interrupted": [{"id": c.id, "name": c.name} for c in result.interrupted],
+        "notes": [{"at": at(i), "tool_call_id": messages[i].tool_call_id} for i in result.notes],
+        "renamed": [{"at": at(r.message_index), "old": r.old, "new": r.new} for r in result.renamed],
+        "dropped": [{"at": at(i)} for i in result.dropped],
+        **({"store": list(session.fixes)} if session.fixes else {}),
+        **({"warnings": list(session.warnings)} if session.warnings else {}),
+    } | ({"changed": True} if session.fixes else {})
+
+
+def plural(count: int, one: str, many: str) -> str:
+    """`1 call`, `2 calls`."""
+    return f"{count} {one if count == 1 else many}"
+
+
+_SHOWN = 8
+"""How many items of one kind the text report names (`--report json` lists them all)."""
+
+
+def some(items: Iterable[str]) -> str:
+    """The first few items, and how many more there are."""
+    names = list(items)
+    shown = ", ".join(names[:_SHOWN])
+    return shown if len(names) <= _SHOWN else f"{shown} and {len(names) - _SHOWN} more"
+
+
+def report_lines(report: dict[str, Any]) -> list[str]:
+    """The human summary of a repair report, control characters escaped."""
+    return [printable(line) for line in _report_lines(report)]
+
+
+def _report_lines(report: dict[str, Any]) -> list[str]:
+    warnings = [f"  warning: {w}" for w in report.get("warnings", [])]  # what the reader kept unread
+    if not report["changed"]:
+        return [f"{report['file']}: nothing to repair ({plural(report['messages'], 'message', 'messages')})",
+                *warnings]
+    lines = [f"{report['file']}: repaired ({report['format']})"]
+    moved, interrupted, notes = report["moved"], report["interrupted"], report["notes"]
+    renamed, dropped = report["renamed"], report["dropped"]
+    if moved:
+        lines.append(f"  moved {plural(len(moved), 'result', 'results')} to just after the call: "
+                     + some(f"{m['tool_call_id']} ({m['at']})" for m in moved))
+    if interrupted:
+        lines.append(f"  answered {plural(len(interrupted), 'call', 'calls')} as interrupted: "
+                     + some(f"{c['id']} ({c['name']})" for c in interrupted))
+    if notes:
+        lines.append(f"  turned {plural(len(notes), 'orphan result', 'orphan results')} into "
+                     + ("a user note: " if len(notes) == 1 else "user notes: ")
+                     + some(f"{n['tool_call_id'] or '(empty id)'} ({n['at']})" for n in notes))
+    if renamed:
+        lines.append(f"  renamed {plural(len(renamed), 'id', 'ids')}: "
+                     + some(f"{r['old'] or '(empty)'} -> {r['new']} ({r['at']})" for r in renamed))
+    if dropped:
+        lines.append(f"  dropped {plural(len(dropped), 'placeholder', 'placeholders')}: "
+                     + some(d["at"] for d in dropped))
+    rewritten = report.get("rewritten") or []
+    if rewritten:
+        lines.append(f"  wrote {plural(len(rewritten), 'item', 'items')} anew (every other one as it was): "
+                     + some(rewritten))
+    unsupported = report.get("unsupported") or []
+    if unsupported:
+        lines.append(f"  left out {plural(len(unsupported), 'part', 'parts')} the target cannot carry: "
+                     + some(f"{u['provider']}'s {u['type']!r} ({u['at']})" for u in unsupported))
+    lines.extend(f"  {fix}" for fix in report.get("store", []))  # what the session store's writer fixed
+    rejected = report.get("rejected") or []
+    if rejected:
+        lines.append(f"  fixed {plural(len(rejected), 'problem', 'problems')} {report['format']} "
+                     "would reject: " + some(f"{p['code']} at {p['path']}" for p in rejected))
+    lines.extend(warnings)
+    if report.get("backup"):
+        lines.append(f"  wrote {report['written']} (the original is in {report['backup']})")
+    return lines
+
+
+def print_report(report: dict[str, Any], style: str, out: TextIO) -> None:
+    """The report as text lines or one JSON object."""
+    if style == "json":
+        out.write(json.dumps(report, ensure_ascii=False) + "\n")
+    else:
+        for line in report_lines(report):
+            out.write(line + "\n")
+    out.flush()
