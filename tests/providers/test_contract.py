@@ -32,7 +32,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "chatmend"
 
 def test_formats_and_the_command_line_name_no_provider() -> None:
     # Everything they need to know about a provider is declared on its class (list key, signs, fields).
-    files = [*sorted((SRC / "formats").glob("*.py")), SRC / "cli.py"]
+    files = [*sorted((SRC / "formats").glob("*.py")), *sorted((SRC / "cli").glob("*.py"))]
     for name in providers.names():
         for file in files:
             text = file.read_text()
