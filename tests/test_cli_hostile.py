@@ -401,6 +401,27 @@ def test_a_system_only_history_is_refused_or_written_as_its_check_accepts(tmp_pa
     assert (converted.returncode == 2) == (provider == "anthropic")  # the only one that sends system apart
 
 
+@pytest.mark.parametrize("provider", chatmend.providers.names())
+def test_a_history_with_nothing_to_send_is_refused_or_written_as_it_reads_back(tmp_path: Path,
+                                                                               provider: str) -> None:
+    # found by bench/fuzz_cli.py: Bedrock wrote `"messages": []` and Gemini a lone bridge turn, bodies that carry
+    # nothing and that chatmend could not read back
+    (tmp_path / "s.jsonl").write_text('{"role":"user","content":""}\n')
+    converted = run("convert", "s.jsonl", "--to", provider, "--model", "m", "-o", "body.json", cwd=tmp_path)
+    no_traceback(converted)
+    if converted.returncode == 0:  # the empty message itself is sent (the OpenAI-compatible formats take it)
+        body = json.loads((tmp_path / "body.json").read_text())
+        assert chatmend.providers.get(provider).from_request(body) == [chatmend.ChatMessage(role="user", content="")]
+        assert in_process("check", "body.json", "--provider", provider, cwd=tmp_path).returncode == 0
+    else:
+        assert converted.returncode == 2
+        assert b"no messages to send" in converted.stderr
+        assert not (tmp_path / "body.json").exists()
+        with pytest.raises(chatmend.UnsupportedError, match="no messages to send"):
+            chatmend.providers.get(provider).to_request([chatmend.ChatMessage(role="user", content="")], model="m")
+    assert (converted.returncode == 2) == (provider in ("anthropic", "bedrock", "gemini"))
+
+
 @pytest.mark.parametrize("provider", [p for p in chatmend.providers.names()
                                       if chatmend.providers.get(p).empty_list_error is not None])
 def test_a_saved_body_with_no_messages_is_a_problem_check_reports(tmp_path: Path, provider: str) -> None:

@@ -25,7 +25,7 @@ from chatmend.exceptions import ReadError, UnsupportedError
 from chatmend.providers import bedrock as adapter
 from chatmend.providers.base import Dropped
 from chatmend.repair import is_placeholder
-from tests.providers.common import problems_after, texts_and_images
+from tests.providers.common import problems_after, sendable_body, texts_and_images
 from tests.providers.local_server import serve
 from tests.strategies import PNG, examples, messy_histories, valid_histories
 
@@ -275,7 +275,7 @@ def test_a_history_with_calls_and_no_tools_gets_a_tool_config_of_the_tools_it_ca
 @examples(100)
 @given(history=messy_histories())
 def test_every_body_passes_botocores_validation_and_check_and_reads_back(history: list[ChatMessage]) -> None:
-    body = adapter.to_request(history, model=MODEL)
+    body = sendable_body(adapter, history, model=MODEL)
     assert adapter.check(body) == []
     assert_botocore_accepts(body)
     roles = [m["role"] for m in body["messages"]]

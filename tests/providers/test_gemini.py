@@ -20,11 +20,20 @@ from google.genai import types
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatmend import ChatMessage, ImagePart, ReadError, TextPart, ThinkingPart, ToolCall, repair_history
+from chatmend import (
+    ChatMessage,
+    ImagePart,
+    ReadError,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    UnsupportedError,
+    repair_history,
+)
 from chatmend.providers import gemini as ge
 from chatmend.providers.gemini import BRIDGE_TEXT, PROVIDER, SKIP_SIGNATURE
 from chatmend.repair import is_placeholder
-from tests.providers.common import problems_after, texts_and_images
+from tests.providers.common import body_or_none, problems_after, sendable_body, texts_and_images
 from tests.providers.local_server import serve
 from tests.strategies import examples, messy_histories
 
@@ -223,8 +232,13 @@ def test_bridge_turns_keep_turn_rules_without_merging() -> None:
     assert contents[0] == contents[4] == {"role": "user", "parts": [{"text": BRIDGE_TEXT}]}
     assert ge.check({"contents": contents}) == []
     assert ge.from_request({"contents": contents}) == history
-    assert ge.to_request([], model=FLASH)["contents"] == [{"role": "user", "parts": [{"text": BRIDGE_TEXT}]}]
-    assert ge.from_request(ge.to_request([], model=FLASH)) == []
+    # a bridge stands under a system instruction only: a history with nothing to send is refused
+    assert ge.to_request([], model=FLASH, system="Be brief.")["contents"] == [
+        {"role": "user", "parts": [{"text": BRIDGE_TEXT}]}]
+    with pytest.raises(UnsupportedError, match="no messages to send"):
+        ge.to_request([], model=FLASH)
+    alone = ge.to_request([], model=FLASH, system="Be brief.")
+    assert ge.from_request(alone) == [ChatMessage(role="system", content="Be brief.")]  # the bridge is dropped
 
 
 def test_empty_parts_are_never_sent() -> None:
@@ -311,7 +325,7 @@ VARIANTS = [
 def test_messy_histories_give_valid_sdk_typed_bodies(
     history: list[ChatMessage], opts: dict[str, Any]
 ) -> None:
-    body = ge.to_request(history, **opts)
+    body = sendable_body(ge, history, **opts)
     model = None if "multimodal_function_response" in opts else opts["model"]  # forced on a 2.5 model
     assert ge.check(body, model=model, platform="vertex" if opts.get("vertex") else None) == []
     assert json.loads(json.dumps(body)) == body
@@ -328,17 +342,17 @@ def test_messy_histories_give_valid_sdk_typed_bodies(
 @_SETTINGS
 @given(messy_histories(), st.sampled_from(VARIANTS))
 def test_wire_is_prefix_stable(history: list[ChatMessage], opts: dict[str, Any]) -> None:
-    full = ge.to_request(history, **opts)["contents"]
+    full = sendable_body(ge, history, **opts)["contents"]
     for i, message in enumerate(history):
         if message.role == "assistant" and not is_placeholder(message):
-            shorter = ge.to_request(history[:i], **opts)["contents"]
-            assert full[: len(shorter)] == shorter, i
+            shorter = body_or_none(ge, history[:i], **opts)  # None: that prefix has nothing to send
+            assert shorter is None or full[: len(shorter["contents"])] == shorter["contents"], i
 
 
 @_SETTINGS
 @given(messy_histories(), st.sampled_from(VARIANTS))
 def test_from_request_keeps_every_text_and_image(history: list[ChatMessage], opts: dict[str, Any]) -> None:
-    body = ge.to_request(history, **opts)
+    body = sendable_body(ge, history, **opts)
     back = ge.from_request(body)
     texts, images = texts_and_images(back)
     want_texts, want_images = texts_and_images(repair_history(history).messages)
@@ -899,7 +913,7 @@ def test_send_async_with_the_sdk_aio_client() -> None:
 
 def test_create_needs_the_model_beside_the_body() -> None:
     with pytest.raises(ValueError, match="model"):
-        PROVIDER._create(object(), ge.to_request([], model=FLASH))
+        PROVIDER._create(object(), ge.to_request([ChatMessage(role="user", content="hi")], model=FLASH))
 
 
 # --- the shipped example ---------------------------------------------------------------------------------

@@ -276,10 +276,15 @@ class Provider(ABC):
             result = self._without_foreign_natives(result, on_unsupported)
             ids = self._id_assigner(result.final_ids)
             body = self._write_body(result, ids, model, coerce_tools(tools), system, options)
-        if self.empty_list_error is not None and body.get(self.list_key) == []:
-            raise UnsupportedError(f"no messages to send ({self.empty_list_error}); a history of system text only "
-                                   "needs a user message", provider=self.name, path=self.list_key,
-                                   feature="empty history")
+        if body.get(self.list_key) == []:
+            if self.empty_list_error is not None:
+                raise UnsupportedError(f"no messages to send ({self.empty_list_error}); a history of system text "
+                                       "only needs a user message", provider=self.name, path=self.list_key,
+                                       feature="empty history")
+            if not self.from_request(body):  # no message and no system text: a body that carries nothing
+                raise UnsupportedError("no messages to send: every message of the history is empty (the provider "
+                                       "takes no empty message)", provider=self.name, path=self.list_key,
+                                       feature="empty history")
         return body
 
     def _without_foreign_natives(self, result: RepairResult,

@@ -372,8 +372,6 @@ def _contents(
                         else _turn("user", open_user, first))
         if run is not None:
             run.origins.append(i - len(calls))
-    if not contents and run is None:
-        contents.append(_bridge())  # GE6: contents must not be empty
     return contents
 
 
@@ -400,7 +398,10 @@ def write_history(
     collection ever scans the messages repair made.
     """
     system_parts, start = _system_instruction(repair.messages, system)
-    return system_parts, _contents(repair.messages, ids, start, opts)
+    contents = _contents(repair.messages, ids, start, opts)
+    if not contents and system_parts:
+        contents.append(_bridge())  # GE6: contents must not be empty, and the system instruction is something to send
+    return system_parts, contents
 
 
 def write_run(messages: list[ChatMessage], ids: IdAssigner, lead: int) -> list[dict[str, Any]]:
@@ -409,7 +410,7 @@ def write_run(messages: list[ChatMessage], ids: IdAssigner, lead: int) -> list[d
     message stays in the list, where it was read."""
     opts = Options(vertex=False, multimodal=False, fallback=None)
     if not lead:
-        return _contents(messages, ids, 0, opts)
+        return _contents(messages, ids, 0, opts) or [_bridge()]  # GE6: the list must not be left empty
     run = Run(boundary=lead)
     contents = _contents(messages, ids, 0, opts, run)
     return [content for content, origin in zip(contents, run.origins) if origin >= lead]
