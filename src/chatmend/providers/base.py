@@ -281,7 +281,7 @@ class Provider(ABC):
                 raise UnsupportedError(f"no messages to send ({self.empty_list_error}); a history of system text "
                                        "only needs a user message", provider=self.name, path=self.list_key,
                                        feature="empty history")
-            if not self.from_request(body):  # no message and no system text: a body that carries nothing
+            if result.messages and not self.from_request(body):  # messages given, none carried, nor system text
                 raise UnsupportedError("no messages to send: every message of the history is empty (the provider "
                                        "takes no empty message)", provider=self.name, path=self.list_key,
                                        feature="empty history")

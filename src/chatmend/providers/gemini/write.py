@@ -399,8 +399,9 @@ def write_history(
     """
     system_parts, start = _system_instruction(repair.messages, system)
     contents = _contents(repair.messages, ids, start, opts)
-    if not contents and system_parts:
-        contents.append(_bridge())  # GE6: contents must not be empty, and the system instruction is something to send
+    if not contents and (system_parts or not repair.messages):
+        # GE6: contents must not be empty. Not for messages that all send nothing: to_request refuses those.
+        contents.append(_bridge())
     return system_parts, contents
 
 
