@@ -80,23 +80,27 @@ _TEXTS = {
 
 def _mistral_id(tool_id: str, attempt: int) -> str:
     """A `make` for `wire_ids`: a valid Mistral id as it is, else 9 base62 characters of a SHA-256 (MI1)."""
-    if attempt == 0 and len(tool_id) == 9 and _ID.fullmatch(tool_id):  # (most ids are not 9 long)
+    if attempt == 0:
+        return _first_mistral_id(tool_id)
+    return _base62_digest(f"{tool_id}#{attempt}")
+
+
+@lru_cache(maxsize=1 << 14)  # an agent sends its whole history at every turn: each id is hashed once, not each time
+def _first_mistral_id(tool_id: str) -> str:
+    """`_mistral_id(tool_id, 0)`: the id itself when it is a Mistral id, else its digest."""
+    if len(tool_id) == 9 and _ID.fullmatch(tool_id):  # (most ids are not 9 long)
         return tool_id
-    salted = tool_id if attempt == 0 else f"{tool_id}#{attempt}"
-    return hashlib.sha256(salted.encode("utf-8", "surrogatepass")).digest()[:9].translate(_BYTE_TO_BASE62).decode()
+    return _base62_digest(tool_id)
+
+
+def _base62_digest(text: str) -> str:
+    """The first 9 bytes of the SHA-256 of `text`, each as one base62 character."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:9].translate(_BYTE_TO_BASE62).decode()
 
 
 def _first_mistral_ids(final_ids: Sequence[str]) -> list[str]:
-    """`_mistral_id(id, 0)` of every id at once: the digests joined, translated and decoded in one go."""
-    sha256 = hashlib.sha256
-    digests = [sha256(tool_id.encode("utf-8", "surrogatepass")).digest() for tool_id in final_ids]
-    text = b"".join(digests).translate(_BYTE_TO_BASE62).decode()  # 32 characters per digest, 9 of them an id's
-    first = [text[k : k + 9] for k in range(0, len(text), 32)]
-    if 9 in map(len, final_ids):  # a valid Mistral id stays as it is (only a 9-character one may be)
-        for k, tool_id in enumerate(final_ids):
-            if len(tool_id) == 9 and _ID.fullmatch(tool_id):
-                first[k] = tool_id
-    return first
+    """`_mistral_id(id, 0)` of every id (`wire_ids`'s `first`: no Python call of `_mistral_id` per id)."""
+    return list(map(_first_mistral_id, final_ids))
 
 
 def _open_end(out: list[WireMessage]) -> bool:
@@ -140,9 +144,7 @@ class Mistral(OpenAIChat):
         """Per request: final ids to 9-character base62 ids, collision-free in history order (MI1)."""
         return wire_ids(_mistral_id, final_ids, first=_first_mistral_ids)
 
-    def _wire_name(self, name: str) -> str:
-        """MI9: names as Mistral accepts them."""
-        return _mistral_name(name)
+    _wire_name = staticmethod(_mistral_name)  # MI9: names as Mistral accepts them (the cache called directly)
 
     def _append_turn(self, out: list[WireMessage], message: WireMessage) -> None:
         """Append a user or system message keeping MI5's role order: system messages only at the top; never

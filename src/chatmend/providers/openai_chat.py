@@ -140,8 +140,8 @@ TEXTS: dict[str, str] = {
 
 _READERS = ("_read_message", "_read_assistant", "_read_call", "_read_content", "_read_part", "_read_groups")
 """The reading hooks whose plain-shape case `_chat_fast.read_plain` stands in for."""
-_WRITERS = ("_write_messages", "_write_assistant", "_write_result", "_write_items", "_write_list", "_wire_name",
-            "_append_turn", "_on_assistant", "_finish", "_user_parts")
+_WRITERS = ("_write_messages", "_write_assistant", "_write_calls", "_write_result", "_write_items", "_write_list",
+            "_wire_name", "_append_turn", "_on_assistant", "_finish", "_user_parts")
 """The writing hooks whose output on plain messages `_assemble` writes itself (or calls, unchanged)."""
 _CHECKERS = ("_check", "_check_shape", "_part_problem", "_check_messages", "_check_calls", "_check_assistant",
              "_check_images", "_list_valid")
@@ -312,6 +312,7 @@ class OpenAIChat(Provider):
         out: list[WireMessage] = [_WITHIN] if within else []
         images: list[dict[str, Any]] = []  # OC7: image parts waiting for the run of tool messages to end
         named = self.tool_message_name
+        plain_calls = self.reasoning_provider is None  # (a reasoning provider's call messages carry its field)
         # User and system messages go through `_append_turn` (a provider may move or precede them); assistant and tool
         # messages stand where they are written: `out.append`.
         if system is not None:
@@ -333,8 +334,15 @@ class OpenAIChat(Provider):
             elif role == "assistant":
                 self._on_assistant(out)
                 content = message.content
-                if type(content) is str and content and not message.tool_calls and message.provider_data is None:
-                    out.append({"role": "assistant", "content": content})  # as `_write_assistant` writes a reply
+                if type(content) is not str or message.provider_data is not None:
+                    self._write_assistant(message, ids, waiting, images, out)
+                elif not message.tool_calls:
+                    if content:
+                        out.append({"role": "assistant", "content": content})  # as `_write_assistant` writes a reply
+                elif plain_calls:  # text and calls, as `_write_assistant` writes them
+                    turn: WireMessage = {"role": "assistant", "content": content or None}
+                    self._write_calls(message.tool_calls, ids, waiting, turn)
+                    out.append(turn)
                 else:
                     self._write_assistant(message, ids, waiting, images, out)
             elif role == "user":
@@ -515,28 +523,7 @@ class OpenAIChat(Provider):
         elif reasoning:
             wire["reasoning_content"] = reasoning  # DeepSeek-style: this provider's own, sent back
         if calls:
-            wire_calls = []
-            for call in calls:
-                name = call.name
-                wire_name = self._wire_name(name)
-                call_id = ids.next_id(name)
-                if call.provider_data is None or self.name not in call.provider_data:
-                    waiting.append((call_id, wire_name))
-                    wire_calls.append({
-                        "id": call_id,
-                        "type": "function",
-                        "function": {"name": wire_name, "arguments": arguments_json(call)},  # OC6
-                    })
-                    continue
-                written = self._write_call(call, call_id, wire_name)
-                if written is None:  # the legacy `function_call` field
-                    waiting.append((LEGACY_ID, wire_name))
-                    wire["function_call"] = self._write_function_call(call, wire_name)
-                else:
-                    waiting.append((call_id, wire_name))
-                    wire_calls.append(written)
-            if wire_calls:
-                wire["tool_calls"] = wire_calls
+            self._write_calls(calls, ids, waiting, wire)
         if own:
             wire.update(_fields(own))
         out.append(wire)
@@ -546,6 +533,32 @@ class OpenAIChat(Provider):
                 images.extend(label)  # OC1: tool messages come right after the calls
             else:
                 self._append_turn(out, {"role": "user", "content": label})
+
+    def _write_calls(self, calls: Sequence[ToolCall], ids: IdAssigner, waiting: Waiting, wire: WireMessage) -> None:
+        """An assistant message's calls into `wire` (its `tool_calls`, or the legacy `function_call`), with wire
+        ids; each call's (wire id, wire name) queues in `waiting` for the tool message that answers it."""
+        wire_calls = []
+        for call in calls:
+            name = call.name
+            wire_name = self._wire_name(name)
+            call_id = ids.next_id(name)
+            if call.provider_data is None or self.name not in call.provider_data:
+                waiting.append((call_id, wire_name))
+                wire_calls.append({
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": wire_name, "arguments": arguments_json(call)},  # OC6
+                })
+                continue
+            written = self._write_call(call, call_id, wire_name)
+            if written is None:  # the legacy `function_call` field
+                waiting.append((LEGACY_ID, wire_name))
+                wire["function_call"] = self._write_function_call(call, wire_name)
+            else:
+                waiting.append((call_id, wire_name))
+                wire_calls.append(written)
+        if wire_calls:
+            wire["tool_calls"] = wire_calls
 
     def _write_call(self, call: ToolCall, call_id: str, wire_name: str) -> dict[str, Any] | None:
         """A call read from this provider's own body, as it was spelled (None: the legacy `function_call`)."""
