@@ -211,9 +211,8 @@ def assistant_turn() -> st.SearchStrategy[dict[str, Any]]:
 def user_turn() -> st.SearchStrategy[dict[str, Any]]:
     result = st.fixed_dictionaries(
         {"type": st.just("tool_result"), "tool_use_id": IDS.filter(bool),
-         "content": st.one_of(TEXT, st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": TEXT}),
-                                             min_size=1, max_size=2))},
-        optional={"is_error": st.booleans()})
+         "content": st.one_of(TEXT, st.lists(text_block(), min_size=1, max_size=2))},
+        optional={"is_error": st.booleans(), "cache_control": st.just(CACHED["cache_control"])})
     image = st.just({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"}})
     blocks = st.lists(st.one_of(result, result, text_block(), image), min_size=1, max_size=5)
     return st.fixed_dictionaries({"role": st.just("user"), "content": st.one_of(blocks, blocks, TEXT)})

@@ -30,9 +30,8 @@ from chatmend.providers._spans import (
     SpanPlan,
     Stubs,
 )
-from chatmend.providers.anthropic.read import _read_result
-from chatmend.providers.anthropic.write import text_result_block, user_blocks
-from chatmend.repair import IsReadOnly, orphan_note, reads_only, synthetic_text
+from chatmend.providers.anthropic.write import text_result_block
+from chatmend.repair import IsReadOnly, orphan_note_text, reads_only, synthetic_text
 
 __all__ = ["assemble", "stubs"]
 
@@ -171,7 +170,7 @@ class _Assembly:
     def __init__(self, items: list[Any], stubs: Stubs, plan: SpanPlan, is_read_only: IsReadOnly | None) -> None:
         assert stubs.starts is not None and stubs.offsets is not None
         self.items, self.plan, self.is_read_only = items, plan, is_read_only
-        self.starts, self.offsets = stubs.starts, stubs.offsets
+        self.refs, self.starts, self.offsets = stubs.refs, stubs.starts, stubs.offsets
         self.out: list[Any] = []
         self.rewritten: list[int] = []
         self.blocks: list[Any] = []
@@ -184,6 +183,13 @@ class _Assembly:
         """The tool_result block of message `m` (a result)."""
         block: dict[str, Any] = self.items[self.item_of(m)]["content"][self.offsets[m]]
         return block
+
+    def call_name(self, m: int, ci: int) -> str:
+        """The tool call `ci` of assistant message `m` names (the stubs take only text before the calls: they are
+        the turn's last blocks)."""
+        content: list[Any] = self.items[self.item_of(m)]["content"]
+        name: str = content[len(content) - len(self.refs[m]) + ci]["name"]
+        return name
 
     def blocks_of(self, r: int, m: int, stop: int) -> list[Any]:
         """The blocks of messages `m` to `stop` (excluded) of user turn `r`."""
@@ -202,15 +208,12 @@ class _Assembly:
                 self.blocks.append({**self.block(index), "tool_use_id": argument})
             elif step == SYNTHETIC:
                 ci, final = argument
-                calls = [b for b in items[self.item_of(index)]["content"] if b.get("type") == "tool_use"]
-                name = calls[ci]["name"]
+                name = self.call_name(index, ci)
                 text = synthetic_text(name, read_only=reads_only(self.is_read_only, name))
                 self.blocks.append(text_result_block(final, text, is_error=True))
             else:  # NOTE
                 block = self.block(index)
-                name = self.name_of(block["tool_use_id"], argument)
-                names = {block["tool_use_id"]: name} if name is not None else {}
-                self.blocks.extend(user_blocks(orphan_note(_read_result(block, names))))
+                self.blocks.append(_note_block(block, self.name_of(block["tool_use_id"], argument)))
         self.close()
         return self.out, self.rewritten
 
@@ -251,6 +254,15 @@ class _Assembly:
         names: list[str] = [b["name"] for b in self.items[self.item_of(caller)]["content"]
                             if b.get("type") == "tool_use" and b["id"] == call_id]
         return names[-1]
+
+
+def _note_block(result: dict[str, Any], tool_name: str | None) -> dict[str, Any]:
+    """Rule 7's note of a plain tool_result as the neutral path writes it (read, `orphan_note`, written): one text
+    block, the result's text parts joined, no cache breakpoint (the note keeps only the text)."""
+    content = result["content"]
+    output = content if type(content) is str else "\n".join(part["text"] for part in content)
+    is_error = result.get("is_error") is True
+    return {"type": "text", "text": orphan_note_text(tool_name, result["tool_use_id"], is_error, output)}
 
 
 def _renamed_calls(item: dict[str, Any], finals: list[str]) -> dict[str, Any]:
