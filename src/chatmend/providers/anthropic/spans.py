@@ -170,14 +170,25 @@ class _Assembly:
     def __init__(self, items: list[Any], stubs: Stubs, plan: SpanPlan, is_read_only: IsReadOnly | None) -> None:
         assert stubs.starts is not None and stubs.offsets is not None
         self.items, self.plan, self.is_read_only = items, plan, is_read_only
-        self.refs, self.starts, self.offsets = stubs.refs, stubs.starts, stubs.offsets
+        self.refs, self.offsets = stubs.refs, stubs.offsets
+        self.starts = [*stubs.starts, stubs.starts[-1] + 1]  # (one more: `item_of` looks a turn past the end)
+        self.near = 0  # the turn `item_of` gave last
         self.out: list[Any] = []
         self.rewritten: list[int] = []
         self.blocks: list[Any] = []
 
     def item_of(self, m: int) -> int:
-        """The turn message `m` was read from (`len(items)` for the end of the list)."""
-        return bisect.bisect_right(self.starts, m) - 1
+        """The turn message `m` was read from (`len(items)` for the end of the list).
+
+        A plan's steps mostly go a turn or so at a time: the turns next to the last one given are looked at before
+        a bisect, which compares ints as objects (some fifteen times in a long list)."""
+        starts, r = self.starts, self.near
+        if m < starts[r]:
+            r = r - 1 if starts[r - 1] <= m else bisect.bisect_right(starts, m, 0, r) - 1
+        elif m >= starts[r + 1]:
+            r = r + 1 if m < starts[r + 2] else bisect.bisect_right(starts, m, r) - 1
+        self.near = r
+        return r
 
     def block(self, m: int) -> dict[str, Any]:
         """The tool_result block of message `m` (a result)."""
