@@ -184,20 +184,22 @@ class _Planner:
         results = [*range(first, index), *[-1] * (n_calls - in_place)]
         rest: list[int] = []
         if in_place < n_calls and index < n and kinds[index] not in (CALLS, REPLY):
-            index, rest = self.pair_results(calls, index, results)
+            index, rest = self.pair_results(calls, index, results, in_place)
         if finals is None:
-            self.keep(start)
+            self.kept_to = first + in_place  # the open stretch (it reaches `start`) goes on over the results in place
+            for ci in range(in_place, n_calls):
+                at = results[ci]
+                if at < 0:
+                    self.synthetic(start, ci, calls[ci])
+                else:
+                    self.keep(at)
         else:
             self.say(CALL, start, finals)
-        for ci, at in enumerate(results):
-            final = calls[ci] if finals is None else finals[ci]
-            if at < 0:
-                self.plan.interrupted.append(final)
-                self.say(SYNTHETIC, start, (ci, final))
-            elif finals is not None:
-                self.say(ANSWER, at, final)  # a renamed call's results are written with it, renamed or not
-            else:
-                self.keep(at)
+            for ci, at in enumerate(results):
+                if at < 0:
+                    self.synthetic(start, ci, finals[ci])
+                else:
+                    self.say(ANSWER, at, finals[ci])  # a renamed call's results are written with it, renamed or not
         for at in rest:
             if at < 0:
                 self.say(NOTE, -1 - at, self.caller_of(-1 - at))
@@ -205,6 +207,11 @@ class _Planner:
                 self.keep(at)
         self.skip_to(index)
         return index
+
+    def synthetic(self, start: int, ci: int, final: str) -> None:
+        """Rule 4: call `ci` of the assistant message at `start` answered as interrupted."""
+        self.plan.interrupted.append(final)
+        self.say(SYNTHETIC, start, (ci, final))
 
     def final_ids(self, start: int, calls: tuple[str, ...]) -> list[str] | None:
         """Rule 5 for the calls of the assistant message at `start`: None when every one keeps its id."""
@@ -224,11 +231,13 @@ class _Planner:
             return finals  # (an empty or used id always takes another)
         return None
 
-    def pair_results(self, calls: tuple[str, ...], index: int, results: list[int]) -> tuple[int, list[int]]:
-        """Rule 3 (`_Pass._pair_results`): each result takes the first unanswered call with its original id;
-        returns where the span ends and its other messages (`-1 - index` for a result that becomes a note)."""
+    def pair_results(self, calls: tuple[str, ...], index: int, results: list[int],
+                     first_open: int) -> tuple[int, list[int]]:
+        """Rule 3 (`_Pass._pair_results`): each result takes the first unanswered call with its original id (calls
+        `first_open` on wait); returns where the span ends and its other messages (`-1 - index` for a result that
+        becomes a note)."""
         kinds, refs, n = self.kinds, self.refs, len(self.kinds)
-        n_calls, first_open = len(calls), results.index(-1)
+        n_calls = len(calls)
         waiting: dict[str, int] = {}
         for ci in range(n_calls - 1, first_open - 1, -1):
             waiting[calls[ci]] = ci
