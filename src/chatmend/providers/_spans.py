@@ -171,7 +171,14 @@ class _Planner:
         if caller is not None:
             for call_id in calls:
                 caller[call_id] = start
-        finals = self.final_ids(start, calls)
+        finals = None
+        used, in_order = self.ids.used, self.ids.in_order
+        for ci, call_id in enumerate(calls):  # rule 5, FinalIds.allocate's common case inlined (as `_Pass.span`)
+            if not call_id or call_id in used:
+                finals = self.final_ids(start, calls, ci)
+                break
+            used.add(call_id)
+            in_order.append(call_id)
         index = first = start + 1
         for call_id in calls:  # rule 3's common case: the results right after the calls, in call order
             if index == n or kinds[index] != RESULT or refs[index] != call_id:
@@ -213,23 +220,16 @@ class _Planner:
         self.plan.interrupted.append(final)
         self.say(SYNTHETIC, start, (ci, final))
 
-    def final_ids(self, start: int, calls: tuple[str, ...]) -> list[str] | None:
-        """Rule 5 for the calls of the assistant message at `start`: None when every one keeps its id."""
-        ids = self.ids
-        used, in_order = ids.used, ids.in_order
-        for ci, raw in enumerate(calls):
-            if raw and raw not in used:
-                used.add(raw)
-                in_order.append(raw)
-                continue
-            finals = list(calls[:ci])
-            for cj in range(ci, len(calls)):
-                final = ids.allocate(calls[cj], start, cj)
-                if final != calls[cj]:
-                    self.plan.renamed += 1
-                finals.append(final)
-            return finals  # (an empty or used id always takes another)
-        return None
+    def final_ids(self, start: int, calls: tuple[str, ...], ci: int) -> list[str]:
+        """Rule 5 for the calls of the assistant message at `start` from call `ci` on, the first that cannot keep
+        its id (empty or used: it takes another), the calls before it kept theirs."""
+        finals = list(calls[:ci])
+        for cj in range(ci, len(calls)):
+            final = self.ids.allocate(calls[cj], start, cj)
+            if final != calls[cj]:
+                self.plan.renamed += 1
+            finals.append(final)
+        return finals
 
     def pair_results(self, calls: tuple[str, ...], index: int, results: list[int],
                      first_open: int) -> tuple[int, list[int]]:
