@@ -62,7 +62,7 @@ class Stubs(NamedTuple):
     kinds: list[int]
     refs: list[Any]
     """A CALLS stub's call ids (a tuple of strings: the collector soon stops following it, and a body has many), a
-    RESULT stub's call id, None for the others."""
+    RESULT stub's call id, None for the others (only a RESULT's ref is a string)."""
     starts: list[int] | None = None
     """The first message of each item, and after them the number of messages (None when message i is item i: an
     Anthropic user turn holds several messages)."""
@@ -181,7 +181,7 @@ class _Planner:
             in_order.append(call_id)
         index = first = start + 1
         for call_id in calls:  # rule 3's common case: the results right after the calls, in call order
-            if index == n or kinds[index] != RESULT or refs[index] != call_id:
+            if index == n or refs[index] != call_id:  # (only a result's ref is a string)
                 break
             index += 1
         in_place, n_calls = index - first, len(calls)
