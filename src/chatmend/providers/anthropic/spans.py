@@ -75,10 +75,11 @@ def stubs(items: list[Any]) -> Stubs | None:
                 return None
             block_type = block.get("type")
             if block_type == "tool_result":
-                if not _plain_result(block):
+                call_id = _result_id(block)
+                if call_id is None:
                     return None
                 kind_of(RESULT)
-                ref_of(block["tool_use_id"])
+                ref_of(call_id)
                 offset_of(at)
                 others = False
                 continue
@@ -133,20 +134,23 @@ def _assistant_stub(content: Any) -> tuple[int, tuple[str, ...] | None]:
     return (REPLY if said else BLANK), None
 
 
-def _plain_result(block: dict[str, Any]) -> bool:
-    """A tool_result with a non-blank text (or text blocks), maybe an error flag and a cache breakpoint."""
-    content = block.get("content")
+def _result_id(block: dict[str, Any]) -> str | None:
+    """The call id of a tool_result with a non-blank text (or text blocks), maybe an error flag and a cache
+    breakpoint; None for any other tool_result."""
+    call_id, content = block.get("tool_use_id"), block.get("content")
+    if type(call_id) is not str:
+        return None
     if len(block) == 3 and type(content) is str and content and not content.isspace():
-        return type(block.get("tool_use_id")) is str  # (the common case: no flag, no breakpoint)
-    if type(block.get("tool_use_id")) is not str:
-        return False
+        return call_id  # (the common case: no flag, no breakpoint)
     size = len(block) - (_CACHED in block) - ("is_error" in block)
     if size != 3 or ("is_error" in block and type(block["is_error"]) is not bool):
-        return False
+        return None
     if type(content) is str:
-        return bool(content) and not content.isspace()
-    return type(content) is list and bool(content) and all(
-        type(part) is dict and part.get("type") == "text" and _plain_user_block("text", part) for part in content)
+        plain = bool(content) and not content.isspace()
+    else:
+        plain = type(content) is list and bool(content) and all(
+            type(part) is dict and part.get("type") == "text" and _plain_user_block("text", part) for part in content)
+    return call_id if plain else None
 
 
 def _plain_user_block(kind: Any, block: dict[str, Any]) -> bool:
