@@ -56,6 +56,7 @@ __all__ = [
     "is_placeholder",
     "is_sdk_object",
     "orphan_note",
+    "orphan_note_text",
     "read_sdk_objects",
     "reads_only",
     "repair_for_writers",
@@ -292,10 +293,6 @@ def _worded(synthetic: ChatMessage, name: str, wording: Wording) -> ChatMessage:
 
 def orphan_note(result: ChatMessage) -> ChatMessage:
     """Rule 7: a tool result with no call to answer, as a user note that loses nothing of it."""
-    tool = f"tool: {result.tool_name}, " if result.tool_name else ""
-    call_id = result.tool_call_id or "(empty)"
-    header = (f"A tool result arrived with no matching tool call "
-              f"({tool}id: {call_id}, error: {'yes' if result.is_error else 'no'}).")
     content = result.content
     others: list[Part] = []
     if isinstance(content, str):
@@ -308,8 +305,17 @@ def orphan_note(result: ChatMessage) -> ChatMessage:
             else:
                 others.append(part)
         text = "\n".join(texts)
-    note = f"{header} Its output follows.\n{text}" if text or others else f"{header} It had no output."
+    note = orphan_note_text(result.tool_name, result.tool_call_id, result.is_error, text, more=bool(others))
     return from_template(_NOTE, {"content": (replace_field(_NOTE_TEXT, "text", note), *others)})
+
+
+def orphan_note_text(tool_name: str | None, call_id: str | None, is_error: bool, output: str, *,
+                     more: bool = False) -> str:
+    """The text of rule 7's note of a result with this text output (`more`: it had other parts too)."""
+    tool = f"tool: {tool_name}, " if tool_name else ""
+    header = (f"A tool result arrived with no matching tool call "
+              f"({tool}id: {call_id or '(empty)'}, error: {'yes' if is_error else 'no'}).")
+    return f"{header} Its output follows.\n{output}" if output or more else f"{header} It had no output."
 
 
 # Templates of the messages repair makes: copying one with trusted values skips pydantic's validation, which

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from chatmend import providers
 from chatmend.providers import _chat_fast
-from chatmend.providers._spans import BLANK, CALLS, KEEP, OTHER, REPLY, RESULT, Stubs, plan_spans
-from chatmend.providers.anthropic import Anthropic
+from chatmend.providers._spans import BLANK, CALLS, KEEP, OTHER, REPLY, RESULT, SpanPlan, Stubs, plan_spans
+from chatmend.providers.anthropic import Anthropic, spans
 from chatmend.providers.base import Provider
 from chatmend.providers.openai_chat import OpenAIChat
 from tests.strategies import examples
@@ -211,9 +211,8 @@ def assistant_turn() -> st.SearchStrategy[dict[str, Any]]:
 def user_turn() -> st.SearchStrategy[dict[str, Any]]:
     result = st.fixed_dictionaries(
         {"type": st.just("tool_result"), "tool_use_id": IDS.filter(bool),
-         "content": st.one_of(TEXT, st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": TEXT}),
-                                             min_size=1, max_size=2))},
-        optional={"is_error": st.booleans()})
+         "content": st.one_of(TEXT, st.lists(text_block(), min_size=1, max_size=2))},
+        optional={"is_error": st.booleans(), "cache_control": st.just(CACHED["cache_control"])})
     image = st.just({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"}})
     blocks = st.lists(st.one_of(result, result, text_block(), image), min_size=1, max_size=5)
     return st.fixed_dictionaries({"role": st.just("user"), "content": st.one_of(blocks, blocks, TEXT)})
@@ -269,6 +268,15 @@ def test_the_anthropic_stubs_say_where_each_message_begins_in_its_turn(items: li
             else:
                 assert stubs.kinds[m] == OTHER and not any(
                     isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks)
+
+
+@given(sizes=st.lists(st.integers(1, 4), min_size=1, max_size=12), lookups=st.lists(st.integers(0, 60), max_size=30))
+def test_the_anthropic_assembly_finds_the_turn_of_a_message_looked_up_in_any_order(sizes: list[int],
+                                                                                   lookups: list[int]) -> None:
+    starts = [sum(sizes[:r]) for r in range(len(sizes) + 1)]  # turn r holds sizes[r] messages
+    assembly = spans._Assembly([], Stubs([], [], starts, []), SpanPlan(), None)
+    for m in (m for m in lookups if m <= starts[-1]):
+        assert assembly.item_of(m) == max(r for r, start in enumerate(starts) if start <= m)
 
 
 def test_the_anthropic_stubs_take_cache_breakpoints_and_error_flags_and_nothing_else_new() -> None:

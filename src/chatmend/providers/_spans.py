@@ -62,7 +62,7 @@ class Stubs(NamedTuple):
     kinds: list[int]
     refs: list[Any]
     """A CALLS stub's call ids (a tuple of strings: the collector soon stops following it, and a body has many), a
-    RESULT stub's call id, None for the others."""
+    RESULT stub's call id, None for the others (only a RESULT's ref is a string)."""
     starts: list[int] | None = None
     """The first message of each item, and after them the number of messages (None when message i is item i: an
     Anthropic user turn holds several messages)."""
@@ -171,10 +171,17 @@ class _Planner:
         if caller is not None:
             for call_id in calls:
                 caller[call_id] = start
-        finals = self.final_ids(start, calls)
+        finals = None
+        used, in_order = self.ids.used, self.ids.in_order
+        for ci, call_id in enumerate(calls):  # rule 5, FinalIds.allocate's common case inlined (as `_Pass.span`)
+            if not call_id or call_id in used:
+                finals = self.final_ids(start, calls, ci)
+                break
+            used.add(call_id)
+            in_order.append(call_id)
         index = first = start + 1
         for call_id in calls:  # rule 3's common case: the results right after the calls, in call order
-            if index == n or kinds[index] != RESULT or refs[index] != call_id:
+            if index == n or refs[index] != call_id:  # (only a result's ref is a string)
                 break
             index += 1
         in_place, n_calls = index - first, len(calls)
@@ -184,20 +191,22 @@ class _Planner:
         results = [*range(first, index), *[-1] * (n_calls - in_place)]
         rest: list[int] = []
         if in_place < n_calls and index < n and kinds[index] not in (CALLS, REPLY):
-            index, rest = self.pair_results(calls, index, results)
+            index, rest = self.pair_results(calls, index, results, in_place)
         if finals is None:
-            self.keep(start)
+            self.kept_to = first + in_place  # the open stretch (it reaches `start`) goes on over the results in place
+            for ci in range(in_place, n_calls):
+                at = results[ci]
+                if at < 0:
+                    self.synthetic(start, ci, calls[ci])
+                else:
+                    self.keep(at)
         else:
             self.say(CALL, start, finals)
-        for ci, at in enumerate(results):
-            final = calls[ci] if finals is None else finals[ci]
-            if at < 0:
-                self.plan.interrupted.append(final)
-                self.say(SYNTHETIC, start, (ci, final))
-            elif finals is not None:
-                self.say(ANSWER, at, final)  # a renamed call's results are written with it, renamed or not
-            else:
-                self.keep(at)
+            for ci, at in enumerate(results):
+                if at < 0:
+                    self.synthetic(start, ci, finals[ci])
+                else:
+                    self.say(ANSWER, at, finals[ci])  # a renamed call's results are written with it, renamed or not
         for at in rest:
             if at < 0:
                 self.say(NOTE, -1 - at, self.caller_of(-1 - at))
@@ -206,29 +215,29 @@ class _Planner:
         self.skip_to(index)
         return index
 
-    def final_ids(self, start: int, calls: tuple[str, ...]) -> list[str] | None:
-        """Rule 5 for the calls of the assistant message at `start`: None when every one keeps its id."""
-        ids = self.ids
-        used, in_order = ids.used, ids.in_order
-        for ci, raw in enumerate(calls):
-            if raw and raw not in used:
-                used.add(raw)
-                in_order.append(raw)
-                continue
-            finals = list(calls[:ci])
-            for cj in range(ci, len(calls)):
-                final = ids.allocate(calls[cj], start, cj)
-                if final != calls[cj]:
-                    self.plan.renamed += 1
-                finals.append(final)
-            return finals  # (an empty or used id always takes another)
-        return None
+    def synthetic(self, start: int, ci: int, final: str) -> None:
+        """Rule 4: call `ci` of the assistant message at `start` answered as interrupted."""
+        self.plan.interrupted.append(final)
+        self.say(SYNTHETIC, start, (ci, final))
 
-    def pair_results(self, calls: tuple[str, ...], index: int, results: list[int]) -> tuple[int, list[int]]:
-        """Rule 3 (`_Pass._pair_results`): each result takes the first unanswered call with its original id;
-        returns where the span ends and its other messages (`-1 - index` for a result that becomes a note)."""
+    def final_ids(self, start: int, calls: tuple[str, ...], ci: int) -> list[str]:
+        """Rule 5 for the calls of the assistant message at `start` from call `ci` on, the first that cannot keep
+        its id (empty or used: it takes another), the calls before it kept theirs."""
+        finals = list(calls[:ci])
+        for cj in range(ci, len(calls)):
+            final = self.ids.allocate(calls[cj], start, cj)
+            if final != calls[cj]:
+                self.plan.renamed += 1
+            finals.append(final)
+        return finals
+
+    def pair_results(self, calls: tuple[str, ...], index: int, results: list[int],
+                     first_open: int) -> tuple[int, list[int]]:
+        """Rule 3 (`_Pass._pair_results`): each result takes the first unanswered call with its original id (calls
+        `first_open` on wait); returns where the span ends and its other messages (`-1 - index` for a result that
+        becomes a note)."""
         kinds, refs, n = self.kinds, self.refs, len(self.kinds)
-        n_calls, first_open = len(calls), results.index(-1)
+        n_calls = len(calls)
         waiting: dict[str, int] = {}
         for ci in range(n_calls - 1, first_open - 1, -1):
             waiting[calls[ci]] = ci

@@ -30,9 +30,8 @@ from chatmend.providers._spans import (
     SpanPlan,
     Stubs,
 )
-from chatmend.providers.anthropic.read import _read_result
-from chatmend.providers.anthropic.write import text_result_block, user_blocks
-from chatmend.repair import IsReadOnly, orphan_note, reads_only, synthetic_text
+from chatmend.providers.anthropic.write import text_result_block
+from chatmend.repair import IsReadOnly, orphan_note_text, reads_only, synthetic_text
 
 __all__ = ["assemble", "stubs"]
 
@@ -76,14 +75,21 @@ def stubs(items: list[Any]) -> Stubs | None:
                 return None
             block_type = block.get("type")
             if block_type == "tool_result":
-                if not _plain_result(block):
-                    return None
+                # the common shape judged here, the others by `_result_id` (a call a block: a tenth of the stubs)
+                call_id, output = block.get("tool_use_id"), block.get("content")
+                if len(block) != 3 or type(call_id) is not str or type(output) is not str or not output or \
+                        output.isspace():
+                    call_id = _result_id(block)
+                    if call_id is None:
+                        return None
                 kind_of(RESULT)
-                ref_of(block["tool_use_id"])
+                ref_of(call_id)
                 offset_of(at)
                 others = False
                 continue
-            if not _plain_user_block(block_type, block):
+            text = block.get("text")  # likewise: a plain text block here, the other shapes by `_plain_user_block`
+            if (block_type != "text" or len(block) != 2 or type(text) is not str or not text or text.isspace()) and \
+                    not _plain_user_block(block_type, block):
                 return None
             if not others:
                 kind_of(OTHER)
@@ -134,20 +140,21 @@ def _assistant_stub(content: Any) -> tuple[int, tuple[str, ...] | None]:
     return (REPLY if said else BLANK), None
 
 
-def _plain_result(block: dict[str, Any]) -> bool:
-    """A tool_result with a non-blank text (or text blocks), maybe an error flag and a cache breakpoint."""
-    content = block.get("content")
-    if len(block) == 3 and type(content) is str and content and not content.isspace():
-        return type(block.get("tool_use_id")) is str  # (the common case: no flag, no breakpoint)
-    if type(block.get("tool_use_id")) is not str:
-        return False
+def _result_id(block: dict[str, Any]) -> str | None:
+    """The call id of a tool_result with a non-blank text (or text blocks), maybe an error flag and a cache
+    breakpoint; None for any other tool_result."""
+    call_id, content = block.get("tool_use_id"), block.get("content")
+    if type(call_id) is not str:
+        return None
     size = len(block) - (_CACHED in block) - ("is_error" in block)
     if size != 3 or ("is_error" in block and type(block["is_error"]) is not bool):
-        return False
+        return None
     if type(content) is str:
-        return bool(content) and not content.isspace()
-    return type(content) is list and bool(content) and all(
-        type(part) is dict and part.get("type") == "text" and _plain_user_block("text", part) for part in content)
+        plain = bool(content) and not content.isspace()
+    else:
+        plain = type(content) is list and bool(content) and all(
+            type(part) is dict and part.get("type") == "text" and _plain_user_block("text", part) for part in content)
+    return call_id if plain else None
 
 
 def _plain_user_block(kind: Any, block: dict[str, Any]) -> bool:
@@ -171,19 +178,37 @@ class _Assembly:
     def __init__(self, items: list[Any], stubs: Stubs, plan: SpanPlan, is_read_only: IsReadOnly | None) -> None:
         assert stubs.starts is not None and stubs.offsets is not None
         self.items, self.plan, self.is_read_only = items, plan, is_read_only
-        self.starts, self.offsets = stubs.starts, stubs.offsets
+        self.refs, self.offsets = stubs.refs, stubs.offsets
+        self.starts = [*stubs.starts, stubs.starts[-1] + 1]  # (one more: `item_of` looks a turn past the end)
+        self.near = 0  # the turn `item_of` gave last
         self.out: list[Any] = []
         self.rewritten: list[int] = []
         self.blocks: list[Any] = []
 
     def item_of(self, m: int) -> int:
-        """The turn message `m` was read from (`len(items)` for the end of the list)."""
-        return bisect.bisect_right(self.starts, m) - 1
+        """The turn message `m` was read from (`len(items)` for the end of the list).
+
+        A plan's steps mostly go a turn or so at a time: the turns next to the last one given are looked at before
+        a bisect, which compares ints as objects (some fifteen times in a long list)."""
+        starts, r = self.starts, self.near
+        if m < starts[r]:
+            r = r - 1 if starts[r - 1] <= m else bisect.bisect_right(starts, m, 0, r) - 1
+        elif m >= starts[r + 1]:
+            r = r + 1 if m < starts[r + 2] else bisect.bisect_right(starts, m, r) - 1
+        self.near = r
+        return r
 
     def block(self, m: int) -> dict[str, Any]:
         """The tool_result block of message `m` (a result)."""
         block: dict[str, Any] = self.items[self.item_of(m)]["content"][self.offsets[m]]
         return block
+
+    def call_name(self, m: int, ci: int) -> str:
+        """The tool call `ci` of assistant message `m` names (the stubs take only text before the calls: they are
+        the turn's last blocks)."""
+        content: list[Any] = self.items[self.item_of(m)]["content"]
+        name: str = content[len(content) - len(self.refs[m]) + ci]["name"]
+        return name
 
     def blocks_of(self, r: int, m: int, stop: int) -> list[Any]:
         """The blocks of messages `m` to `stop` (excluded) of user turn `r`."""
@@ -202,15 +227,12 @@ class _Assembly:
                 self.blocks.append({**self.block(index), "tool_use_id": argument})
             elif step == SYNTHETIC:
                 ci, final = argument
-                calls = [b for b in items[self.item_of(index)]["content"] if b.get("type") == "tool_use"]
-                name = calls[ci]["name"]
+                name = self.call_name(index, ci)
                 text = synthetic_text(name, read_only=reads_only(self.is_read_only, name))
                 self.blocks.append(text_result_block(final, text, is_error=True))
             else:  # NOTE
                 block = self.block(index)
-                name = self.name_of(block["tool_use_id"], argument)
-                names = {block["tool_use_id"]: name} if name is not None else {}
-                self.blocks.extend(user_blocks(orphan_note(_read_result(block, names))))
+                self.blocks.append(_note_block(block, self.name_of(block["tool_use_id"], argument)))
         self.close()
         return self.out, self.rewritten
 
@@ -251,6 +273,15 @@ class _Assembly:
         names: list[str] = [b["name"] for b in self.items[self.item_of(caller)]["content"]
                             if b.get("type") == "tool_use" and b["id"] == call_id]
         return names[-1]
+
+
+def _note_block(result: dict[str, Any], tool_name: str | None) -> dict[str, Any]:
+    """Rule 7's note of a plain tool_result as the neutral path writes it (read, `orphan_note`, written): one text
+    block, the result's text parts joined, no cache breakpoint (the note keeps only the text)."""
+    content = result["content"]
+    output = content if type(content) is str else "\n".join(part["text"] for part in content)
+    is_error = result.get("is_error") is True
+    return {"type": "text", "text": orphan_note_text(tool_name, result["tool_use_id"], is_error, output)}
 
 
 def _renamed_calls(item: dict[str, Any], finals: list[str]) -> dict[str, Any]:
