@@ -75,21 +75,15 @@ def stubs(items: list[Any]) -> Stubs | None:
                 return None
             block_type = block.get("type")
             if block_type == "tool_result":
-                # the common shape judged here, the others by `_result_id` (a call a block: a tenth of the stubs)
-                call_id, output = block.get("tool_use_id"), block.get("content")
-                if len(block) != 3 or type(call_id) is not str or type(output) is not str or not output or \
-                        output.isspace():
-                    call_id = _result_id(block)
-                    if call_id is None:
-                        return None
+                call_id = _result_id(block)
+                if call_id is None:
+                    return None
                 kind_of(RESULT)
                 ref_of(call_id)
                 offset_of(at)
                 others = False
                 continue
-            text = block.get("text")  # likewise: a plain text block here, the other shapes by `_plain_user_block`
-            if (block_type != "text" or len(block) != 2 or type(text) is not str or not text or text.isspace()) and \
-                    not _plain_user_block(block_type, block):
+            if not _plain_user_block(block_type, block):
                 return None
             if not others:
                 kind_of(OTHER)
@@ -146,6 +140,8 @@ def _result_id(block: dict[str, Any]) -> str | None:
     call_id, content = block.get("tool_use_id"), block.get("content")
     if type(call_id) is not str:
         return None
+    if len(block) == 3 and type(content) is str and content and not content.isspace():
+        return call_id  # (the common case: no flag, no breakpoint)
     size = len(block) - (_CACHED in block) - ("is_error" in block)
     if size != 3 or ("is_error" in block and type(block["is_error"]) is not bool):
         return None
