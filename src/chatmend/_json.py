@@ -128,6 +128,14 @@ def loads(text: str) -> Any:
     return value
 
 
+def copy_json(value: Any) -> Any:
+    """A copy of JSON data for a body a writer returns, so that a caller editing the body never edits the (frozen)
+    history it was written from."""
+    if isinstance(value, dict) and not any(isinstance(v, (dict, list)) for v in value.values()):
+        return dict(value)  # atomic values (the usual arguments) need nothing more
+    return copy_tree(value)  # a stack, not recursion: any depth read is copied
+
+
 def copy_tree(value: Any, *, sort_keys: bool = False) -> Any:
     """A copy of JSON data (new dicts and lists, tuples made lists; keys sorted when asked), made with a stack
     rather than recursion, so that any depth the parser reads can be copied."""

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from chatmend import ChatMessage, providers
+from chatmend import ChatMessage, ToolCall, providers
 from chatmend.providers.base import Provider
 
 
@@ -19,6 +19,33 @@ def test_an_option_named_like_the_conversation_list_is_refused_by_every_adapter(
     with pytest.raises(ValueError, match="first argument"):
         options: dict[str, Any] = {adapter.list_key: []}
         adapter.to_request(history, model="m", **options)
+
+
+def _edit_everything(value: Any) -> None:
+    """Edit every dict and list of a body in place, as a caller adding fields to what it got might."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+            item["edited"] = True
+        elif isinstance(item, list):
+            stack.extend(item)
+            item.append("edited")
+
+
+@pytest.mark.parametrize("name", providers.names())
+def test_editing_a_written_body_never_edits_the_history(name: str) -> None:
+    # (the Anthropic and Bedrock writers put a call's own arguments dict into the body: editing the body edited
+    # the frozen history, and a Repairer's cached messages with it)
+    arguments = {"query": "weather", "where": {"city": "Paris", "days": [1, 2]}}
+    history = [ChatMessage(role="user", content="hi"),
+               ChatMessage(role="assistant", content="", tool_calls=[
+                   ToolCall(id="call_1", name="search", arguments=arguments)]),
+               ChatMessage(role="tool", tool_call_id="call_1", content="sunny")]
+    before = [message.model_dump() for message in history]
+    _edit_everything(providers.get(name).to_request(history, model="m", on_unsupported=lambda dropped: None))
+    assert [message.model_dump() for message in history] == before
 
 
 def test_the_flags_no_code_read_are_gone() -> None:

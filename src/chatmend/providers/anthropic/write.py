@@ -7,6 +7,7 @@ import binascii
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
+from chatmend._json import copy_json
 from chatmend.exceptions import UnsupportedError
 from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers._lossless import Dropped
@@ -186,7 +187,7 @@ def _tool_use(call: ToolCall, wire_id: str) -> Block:
     """A call as a tool_use block, its `cache_control`, `caller` and other fields back in place."""
     arguments = call.arguments
     block = {"type": "tool_use", "id": wire_id, "name": call.name,
-             "input": arguments if type(arguments) is dict else _input(arguments)}
+             "input": copy_json(arguments) if type(arguments) is dict else _input(arguments)}
     return _with(block, call.provider_data) if call.provider_data is not None else block
 
 
@@ -355,7 +356,7 @@ class _Writer:
                 if c.provider_data is None:
                     arguments = c.arguments
                     blocks.append({"type": "tool_use", "id": wire_id, "name": c.name,
-                                   "input": arguments if type(arguments) is dict else _input(arguments)})
+                                   "input": copy_json(arguments) if type(arguments) is dict else _input(arguments)})
                 else:
                     blocks.append(_tool_use(c, wire_id))
                 if wire_id != c.id and self.unbound_after is not None and i < self.unbound_after:

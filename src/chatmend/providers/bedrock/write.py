@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from chatmend._json import copy_json
 from chatmend.exceptions import UnsupportedError
 from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.base import IdAssigner, parse_data_url
@@ -174,7 +175,7 @@ def _tool_input(call: ToolCall) -> Any:
     """`toolUse.input`: the object, or verbatim text under RAW_ARGUMENTS (the model takes an object)."""
     arguments = call.arguments
     if isinstance(arguments, dict):
-        return arguments
+        return copy_json(arguments)  # a caller editing the body must not edit the history
     return {} if _blank(arguments) else {RAW_ARGUMENTS: arguments}
 
 

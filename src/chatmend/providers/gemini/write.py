@@ -178,13 +178,6 @@ def call_signature(call: ToolCall) -> str | None:
     return signature if is_base64(signature) else None
 
 
-def _json_copy(value: Any) -> Any:
-    """A copy of JSON data, so a caller editing the body never edits the (frozen) history."""
-    if isinstance(value, dict) and not any(isinstance(v, (dict, list)) for v in value.values()):
-        return dict(value)  # atomic values (the usual arguments) need nothing more
-    return strict_json.copy_tree(value)  # a stack, not recursion: any depth read is copied
-
-
 def _without_id(call: ToolCall) -> bool:
     """True when the call came without an id, and goes back without one (its responses too)."""
     kept = _kept(call.provider_data)
@@ -199,7 +192,7 @@ def _add_call_parts(
     vertex = opts.vertex
     for index, (call, call_id) in enumerate(zip(calls, ids)):
         arguments = call.arguments
-        args = _json_copy(arguments) if isinstance(arguments, dict) else {RAW_ARGUMENTS_KEY: arguments}
+        args = strict_json.copy_json(arguments) if isinstance(arguments, dict) else {RAW_ARGUMENTS_KEY: arguments}
         kept = _kept(call.provider_data) if call.provider_data else None
         fc: dict[str, Any] = (
             {"name": call.name, "args": args} if vertex or (kept is not None and kept.get("noId"))
@@ -217,7 +210,7 @@ def _response(result: ChatMessage, text: str, original: Any) -> dict[str, Any] |
     rewritten as `{"output": text}`; None for a response that had none), else `{"output": text}`
     (`{"error": text}` when `is_error`)."""
     if response_text(original) == (text, result.is_error):
-        return None if original is None else _json_copy(original)
+        return None if original is None else strict_json.copy_json(original)
     return {"error": text} if result.is_error else {"output": text}
 
 
@@ -439,6 +432,6 @@ def tool_declarations(tools: list[Tool]) -> list[dict[str, Any]]:
         decl: dict[str, Any] = {"name": tool.name}
         if tool.description:
             decl["description"] = tool.description
-        decl["parametersJsonSchema"] = _json_copy(tool.parameters)
+        decl["parametersJsonSchema"] = strict_json.copy_json(tool.parameters)
         declarations.append(decl)
     return [{"functionDeclarations": declarations}] if declarations else []
