@@ -242,7 +242,8 @@ class Provider(ABC):
         mark: Mark = "error",
         **options: Any,
     ) -> dict[str, Any]:
-        """The exact JSON request body for this provider, after `repair_history` and id mapping.
+        """The exact JSON request body for this provider, after `repair_history` and id mapping. The body is the
+        caller's to edit: nothing in it is an object of the history's.
 
         `wording`, `leave_open_last`, `on_missing` and `mark` are `repair_history`'s options: the body is that of
         `repair_history(history, ...)` with the same ones; with `mark="field"`, a synthetic result is marked as
