@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,9 @@ def test_an_option_named_like_the_conversation_list_is_refused_by_every_adapter(
     with pytest.raises(ValueError, match="first argument"):
         options: dict[str, Any] = {adapter.list_key: []}
         adapter.to_request(history, model="m", **options)
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "requests"
 
 
 def _edit_everything(value: Any) -> None:
@@ -45,6 +49,17 @@ def test_editing_a_written_body_never_edits_the_history(name: str) -> None:
                ChatMessage(role="tool", tool_call_id="call_1", content="sunny")]
     before = [message.model_dump() for message in history]
     _edit_everything(providers.get(name).to_request(history, model="m", on_unsupported=lambda dropped: None))
+    assert [message.model_dump() for message in history] == before
+
+
+@pytest.mark.parametrize("example", sorted(EXAMPLES.glob("*.json")),
+                         ids=lambda path: path.stem)
+def test_editing_the_body_written_from_a_shipped_example_never_edits_its_history(example: Path) -> None:
+    body = json.loads(example.read_text(encoding="utf-8"))
+    adapter = providers.get(example.stem)
+    history = adapter.from_request(body)
+    before = [message.model_dump() for message in history]
+    _edit_everything(adapter.to_request(history, model=body.get("model", "m")))
     assert [message.model_dump() for message in history] == before
 
 

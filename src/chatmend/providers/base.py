@@ -243,7 +243,7 @@ class Provider(ABC):
         **options: Any,
     ) -> dict[str, Any]:
         """The exact JSON request body for this provider, after `repair_history` and id mapping. The body is the
-        caller's to edit: nothing in it is an object of the history's.
+        caller's to edit: the calls' arguments in it are copies, not the history's own dicts.
 
         `wording`, `leave_open_last`, `on_missing` and `mark` are `repair_history`'s options: the body is that of
         `repair_history(history, ...)` with the same ones; with `mark="field"`, a synthetic result is marked as
