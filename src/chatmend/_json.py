@@ -14,23 +14,23 @@ import re
 import sys
 from typing import Any
 
-__all__ = ["NESTING", "brief", "loads", "lone_surrogate", "suspect"]
+__all__ = ["NESTING", "NotFinite", "brief", "finite_loads", "loads", "lone_surrogate", "suspect"]
 
 NESTING = "nested too deeply (arrays and objects more than about 900 levels deep)"
 
 
-class _NotFinite(ValueError):
+class NotFinite(ValueError):
     """A number JSON has no way to write (raised from the parser's hooks, located by `loads`)."""
 
 
 def _constant(name: str) -> Any:
-    raise _NotFinite(name)
+    raise NotFinite(name)
 
 
 def _finite(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise _NotFinite(text)
+        raise NotFinite(text)
     return value
 
 
@@ -102,6 +102,13 @@ _decode = json.JSONDecoder(parse_constant=_constant, parse_float=_finite).decode
 more than parsing a tool call's few arguments."""
 
 
+def finite_loads(data: str | bytes) -> Any:
+    """`json.loads(data)`, raising `NotFinite` at a number JSON has no way to write (`NaN`, `Infinity`, `1e999`),
+    and nothing else beyond what `json.loads` raises (no position: for a caller that only needs to know)."""
+    text = data.decode(json.detect_encoding(data), "surrogatepass") if isinstance(data, bytes) else data
+    return _decode(text)
+
+
 def loads(text: str) -> Any:
     """`json.loads(text)`, refusing non-finite numbers, over-long integers, deep nesting and lone surrogates
     with a `json.JSONDecodeError` at the place."""
@@ -111,7 +118,7 @@ def loads(text: str) -> Any:
         value = _decode(text)
     except json.JSONDecodeError:
         raise
-    except _NotFinite as exc:
+    except NotFinite as exc:
         match = _CONSTANT.search(text) if str(exc) in ("NaN", "Infinity", "-Infinity") else None
         pos = match.start() if match else max(text.find(str(exc)), 0)
         raise json.JSONDecodeError(f"{exc} is not a JSON number (JSON numbers are finite)", text, pos) from None

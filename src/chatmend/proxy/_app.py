@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 import time
 import zlib
 from collections.abc import AsyncIterator, Mapping
@@ -20,6 +19,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route as StarletteRoute
 
+from chatmend import _json as strict_json
 from chatmend import providers
 from chatmend.exceptions import ChatmendError
 from chatmend.providers.http import Family, error_body, error_headers, family_of, route_of, signed, signing_scope
@@ -91,27 +91,13 @@ def repair_request(provider_name: str, raw: bytes, model: str | None = None) -> 
                     len(result.rewritten))
 
 
-class _NotFinite(Exception):
-    """A number orjson would write as `null` (json.loads reads `NaN`, `Infinity`, `1e999`): json writes the body."""
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise _NotFinite
-    return value
-
-
-def _not_finite(name: str) -> float:
-    raise _NotFinite
-
-
 def _read_json(raw: bytes) -> tuple[Any, bool]:
-    """`json.loads(raw)`, and True when orjson may write what repair makes of it (every number in it finite)."""
+    """`json.loads(raw)`, and True when orjson may write what repair makes of it: every number in it finite (orjson
+    would write `NaN`, `Infinity` or `1e999`, which json.loads reads, as `null`)."""
     if _orjson is not None:
         try:
-            return json.loads(raw, parse_float=_finite, parse_constant=_not_finite), True
-        except _NotFinite:
+            return strict_json.finite_loads(raw), True
+        except strict_json.NotFinite:
             pass
     return json.loads(raw), False
 
