@@ -312,7 +312,8 @@ class OpenAIChat(Provider):
         out: list[WireMessage] = [_WITHIN] if within else []
         images: list[dict[str, Any]] = []  # OC7: image parts waiting for the run of tool messages to end
         named = self.tool_message_name
-        plain_calls = self.reasoning_provider is None  # (a reasoning provider's call messages carry its field)
+        # a dialect with its own `_write_assistant` gets every assistant message through it
+        as_base = _chat_fast.inherits(type(self), OpenAIChat, ("_write_assistant",))
         # User and system messages go through `_append_turn` (a provider may move or precede them); assistant and tool
         # messages stand where they are written: `out.append`.
         if system is not None:
@@ -334,12 +335,12 @@ class OpenAIChat(Provider):
             elif role == "assistant":
                 self._on_assistant(out)
                 content = message.content
-                if type(content) is not str or message.provider_data is not None:
+                if type(content) is not str or message.provider_data is not None or not as_base:
                     self._write_assistant(message, ids, waiting, images, out)
                 elif not message.tool_calls:
                     if content:
                         out.append({"role": "assistant", "content": content})  # as `_write_assistant` writes a reply
-                elif plain_calls:  # text and calls, as `_write_assistant` writes them
+                elif self.reasoning_provider is None:  # text and calls as `_write_assistant` writes them (no reasoning)
                     turn: WireMessage = {"role": "assistant", "content": content or None}
                     self._write_calls(message.tool_calls, ids, waiting, turn)
                     out.append(turn)
