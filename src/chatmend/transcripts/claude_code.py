@@ -11,10 +11,10 @@ as they are and not read."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, NamedTuple
 
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
 from chatmend.formats._session import Session
@@ -66,10 +66,41 @@ def kept(data: dict[str, Any]) -> dict[str, Any]:
     return part
 
 
-def is_subagent(records: list[Record]) -> bool:
+class Node(NamedTuple):
+    """What following the chain reads of one record: its links, kind and, for the conversation, its reply."""
+
+    uid: object
+    parent: object
+    kind: str | None
+    compact_boundary: bool
+    sidechain: bool
+    message_id: object
+    """An assistant record's `message.id` (the reply it is a block of), else None."""
+    holds_results: bool
+    """True for a user record holding a tool_result block."""
+
+
+def node(data: Mapping[str, Any]) -> Node:
+    """A record's Node, from its (kept) JSON object."""
+    kind = text_field(data)
+    message = data.get("message")
+    message_id: object = None
+    holds_results = False
+    if isinstance(message, Mapping):
+        if kind == "assistant" and isinstance(message.get("id"), str):
+            message_id = message["id"]
+        content = message.get("content")
+        holds_results = kind == "user" and isinstance(content, list) and any(
+            isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content)
+    return Node(data.get("uuid"), data.get("parentUuid"), kind,
+                kind == "system" and data.get("subtype") == "compact_boundary", bool(data.get("isSidechain")),
+                message_id, holds_results)
+
+
+def is_subagent(nodes: Sequence[Node]) -> bool:
     """True for a subagent's transcript (`agent-*.jsonl` beside the session in 2.0, `<session>/subagents/` in
     2.1): every user and assistant record is on the sidechain, so the sidechain is the conversation."""
-    turns = [r.data.get("isSidechain") for r in records if text_field(r.data) in ("user", "assistant")]
+    turns = [n.sidechain for n in nodes if n.kind in ("user", "assistant")]
     return bool(turns) and all(turns)
 
 
@@ -86,51 +117,55 @@ class Chain:
 
 
 def follow(records: list[Record]) -> Chain:
-    """The records Claude Code resumes: the `parentUuid` chain from the leaf it continues (the last user or
-    assistant record of the conversation) back to its start or the last compaction boundary (nothing before
-    the boundary is sent, whatever links point there), plus what Claude Code gathers back onto that chain: the
-    other records of a reply split one block a line (same `message.id`) and the results hanging off them
-    (parallel calls). A chain that breaks (a parent that is not there, or one behind the boundary) is read
-    whole from the boundary on, in line order, and relinked."""
-    sidechain = is_subagent(records)
+    """The records Claude Code resumes (`follow_nodes`), and those of them it leaves out of what it sends."""
+    live, sidechain, leaf = follow_nodes([node(r.data) for r in records])
+    return Chain(live, _unsent(records, live) if leaf else set(), sidechain)
+
+
+def follow_nodes(nodes: Sequence[Node]) -> tuple[set[int], bool, bool]:
+    """The records Claude Code resumes, whether they are a subagent's sidechain, and whether it has a leaf (a
+    user or assistant record to continue; without one, everything from the boundary on): the `parentUuid` chain
+    from the leaf it continues (the last user or assistant record of the conversation) back to its start or
+    the last compaction boundary (nothing before the boundary is sent, whatever links point there), plus what
+    Claude Code gathers back onto that chain: the other records of a reply split one block a line (same
+    `message.id`) and the results hanging off them (parallel calls). A chain that breaks (a parent that is not
+    there, or one behind the boundary) is read whole from the boundary on, in line order, and relinked."""
+    sidechain = is_subagent(nodes)
     # One pass: each record of the conversation's tree (uuid, parent, type), and the last boundary and leaf.
     tree: list[tuple[int, str, object, str | None]] = []
     start = 0
-    for at, record in enumerate(records):
-        data = record.data
-        uid = data.get("uuid")
-        if not isinstance(uid, str) or bool(data.get("isSidechain")) is not sidechain:
+    for at, record in enumerate(nodes):
+        uid = record.uid
+        if not isinstance(uid, str) or record.sidechain is not sidechain:
             continue
-        kind = text_field(data)
-        if kind == "system" and data.get("subtype") == "compact_boundary":
+        if record.compact_boundary:
             start, tree = at, []
-        tree.append((at, uid, data.get("parentUuid"), kind))
+        tree.append((at, uid, record.parent, record.kind))
     index = {uid: k for k, uid, _, _ in tree}
     leaf = next((k for k, _, _, kind in reversed(tree) if kind in ("user", "assistant")), None)
     if leaf is None:
-        return Chain(set(range(start, len(records))), sidechain=sidechain)
+        return set(range(start, len(nodes))), sidechain, False
     live: set[int] = set()
     k: int | None = leaf
     parent: object = None
     while k is not None and k not in live:
         live.add(k)
-        parent = records[k].data.get("parentUuid")
+        parent = nodes[k].parent
         k = index.get(parent) if isinstance(parent, str) else None
     if parent is not None:
-        live = set(range(start, len(records)))  # a broken chain: read whole from the boundary, relinked
-    else:
-        first = min(live)
-        replies = {_message_id(records[k]) for k in live} - {None}
-        calls = set()
-        for k, uid, _, kind in tree:
-            if k >= first and kind == "assistant" and (k in live or _message_id(records[k]) in replies):
-                live.add(k)
-                calls.add(uid)
-        for k, _, parent, kind in tree:
-            if k >= first and kind == "user" and isinstance(parent, str) and parent in calls \
-                    and _holds_results(records[k]):
-                live.add(k)
-    return Chain(live, _unsent(records, live), sidechain)
+        return set(range(start, len(nodes))), sidechain, True  # a broken chain: read whole from the boundary
+    first = min(live)
+    replies = {nodes[k].message_id for k in live} - {None}
+    calls = set()
+    for k, uid, _, kind in tree:
+        if k >= first and kind == "assistant" and (k in live or nodes[k].message_id in replies):
+            live.add(k)
+            calls.add(uid)
+    for k, _, parent, kind in tree:
+        if k >= first and kind == "user" and isinstance(parent, str) and parent in calls \
+                and nodes[k].holds_results:
+            live.add(k)
+    return live, sidechain, True
 
 
 def _unsent(records: list[Record], live: set[int]) -> set[int]:
@@ -161,23 +196,6 @@ def _unsent(records: list[Record], live: set[int]) -> set[int]:
 def _strings(value: object) -> list[str]:
     """The strings of a list field (anything else holds none)."""
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-
-
-def _message_id(record: Record) -> object:
-    """An assistant record's `message.id` (the reply it is a block of), else None."""
-    message = record.data.get("message")
-    if text_field(record.data) != "assistant" or not isinstance(message, Mapping):
-        return None
-    value = message.get("id")
-    return value if isinstance(value, str) else None
-
-
-def _holds_results(record: Record) -> bool:
-    """True for a user record holding a tool_result block."""
-    message = record.data.get("message")
-    content = message.get("content") if isinstance(message, Mapping) else None
-    return text_field(record.data) == "user" and isinstance(content, list) and any(
-        isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content)
 
 
 def _blocks(content: object) -> list[Any]:
