@@ -283,6 +283,13 @@ class TranscriptFormat(ABC):
 
     def _emit(self, pieces: list[tuple[int | None, Any]]) -> Iterator[str]:
         """Runs of blocks from one record become that record; other records keep their place."""
+        out = self.placed(pieces)
+        self.relink(out)
+        yield from self._lines(out)
+
+    def placed(self, pieces: list[tuple[int | None, Any]]) -> list[tuple[Record | None, dict[str, Any] | None]]:
+        """The records to write, in order: (a record as read, None), (a record, what it now holds) or (None, a new
+        record). Runs of blocks from one record become that record; other records keep their place."""
         out: list[tuple[Record | None, dict[str, Any] | None]] = []
         used = {k for k, _ in pieces if k is not None and k >= 0}
         pending = [i for i, r in enumerate(self.records) if not r.blocks or i not in used]
@@ -321,14 +328,16 @@ class TranscriptFormat(ABC):
             else:
                 out.append((record, self.render(record, blocks, copy)))
         flush_until(len(self.records))
-        self.relink(out)
-        yield from self._lines(out)
+        return out
 
-    def _lines(self, out: list[tuple[Record | None, dict[str, Any] | None]]) -> Iterator[str]:
+    def _lines(self, out: list[tuple[Record | None, dict[str, Any] | None]], newline: str | None = None,
+               ) -> Iterator[str]:
         """The records' lines: an unchanged one as read, with its line end and the blank lines after it; a
-        rewritten one in its place with its own; new ones end as the file's lines do."""
+        rewritten one in its place with its own; new ones end as the file's lines do (`newline`: as its first
+        one does)."""
         first = self.records[0]
-        newline = first.end if first.end.endswith("\n") else "\n"
+        if newline is None:
+            newline = first.end if first.end.endswith("\n") else "\n"
         yield first.before
         placed: set[int] = set()  # records whose end and blank lines went out (a split record's first part)
         for n, (source, data) in enumerate(out):

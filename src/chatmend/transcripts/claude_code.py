@@ -432,32 +432,23 @@ class ClaudeCode(TranscriptFormat):
         """
         if [id(record) if data is None else None for record, data in out] == [id(r) for r in self.records]:
             return  # nothing repaired: the tree stays as Claude Code wrote it
-        self._patch_repeats(out)
+        self.patch_repeats(out)
+        self.link(out, Relinker(self.sidechain))
+
+    def link(self, out: list[tuple[Record | None, dict[str, Any] | None]], relinker: Relinker) -> None:
+        """`relink` of these records, written where `relinker` stands (a part of the file, written part by part)."""
         live = {id(self.records[k]) for k in self.live}
-        previous: str | None = None
-        stamp: str | None = None
-        started = False
         for i, (record, data) in enumerate(out):
             current = data if data is not None else (record.data if record is not None else {})
-            if record is None and isinstance(current.get("timestamp"), str) and stamp is not None \
-                    and current["timestamp"] <= stamp:
-                current = {**current, "timestamp": _after(stamp)}
-                out[i] = (record, current)
-            if isinstance(current.get("timestamp"), str):
-                stamp = max(stamp or current["timestamp"], current["timestamp"])
-            if (record is not None and id(record) not in live) or not isinstance(current.get("uuid"), str) \
-                    or bool(current.get("isSidechain")) is not self.sidechain:
-                continue
-            if started and current.get("parentUuid") != previous:
+            changes = relinker.changes(current, new=record is None, live=record is None or id(record) in live)
+            if changes:
                 whole = current if data is not None or record is None else record.whole()
-                out[i] = (record, {**whole, "parentUuid": previous})
-            started = True
-            previous = current["uuid"]
+                out[i] = (record, {**whole, **changes})
 
     def reply_end(self, k: int) -> int:
         return self._reply_end.get(k, k)
 
-    def _patch_repeats(self, out: list[tuple[Record | None, dict[str, Any] | None]]) -> None:
+    def patch_repeats(self, out: list[tuple[Record | None, dict[str, Any] | None]]) -> None:
         """A repeated record gets the content its original was written back with (a call renamed in one is
         renamed in the other, so they stay the same block), and is left out with it."""
         written: dict[int, dict[str, Any]] = {}
@@ -475,6 +466,36 @@ class ClaudeCode(TranscriptFormat):
                 out[i] = (record, {**whole, "message": message})
         # a repeat of a record repair dropped (an empty reply) goes with it
         out[:] = [(r, d) for r, d in out if id(repeats.get(id(r))) in present or id(r) not in repeats]
+
+
+class Relinker:
+    """Relinking's state as it walks the records in the order they are written: the live record before (each
+    live record hangs off it) and the latest timestamp so far (a new record is later than every line before it).
+    One serves a whole file, carried from one part to the next when a transcript is written part by part."""
+
+    def __init__(self, sidechain: bool) -> None:
+        self.sidechain = sidechain
+        self.previous: str | None = None
+        self.stamp: str | None = None
+        self.started = False
+
+    def changes(self, record: Mapping[str, Any], *, new: bool, live: bool) -> dict[str, Any]:
+        """The fields the next record written gets (none, its `timestamp`, its `parentUuid`); `new` for a record
+        repair adds, `live` for one of the chain Claude Code resumes."""
+        changes: dict[str, Any] = {}
+        stamp = record.get("timestamp")
+        if new and isinstance(stamp, str) and self.stamp is not None and stamp <= self.stamp:
+            stamp = changes["timestamp"] = _after(self.stamp)
+        if isinstance(stamp, str):
+            self.stamp = max(self.stamp or stamp, stamp)
+        uid = record.get("uuid")
+        if not live or not isinstance(uid, str) or bool(record.get("isSidechain")) is not self.sidechain:
+            return changes
+        if self.started and record.get("parentUuid") != self.previous:
+            changes["parentUuid"] = self.previous
+        self.started = True
+        self.previous = uid
+        return changes
 
 
 def _after(stamp: str) -> str:
