@@ -59,6 +59,7 @@ __all__ = [
     "orphan_note_text",
     "read_sdk_objects",
     "reads_only",
+    "repair_following",
     "repair_for_writers",
     "repair_history",
     "synthetic_result",
@@ -190,6 +191,19 @@ def repair_for_writers(
     """
     return _one_pass(messages, _Pass(is_read_only, copies=False, assign_ids=assign_ids, renames=renames,
                                      options=options))
+
+
+def repair_following(messages: list[ChatMessage], ids: FinalIds, *, is_read_only: IsReadOnly | None = None,
+                     ) -> RepairResult:
+    """`repair_history` of the part of a history that follows a part already repaired, whose calls took the final
+    ids `ids` (which this part's calls join): a history read part by part (a large transcript, streamed) is
+    repaired exactly as whole when each part starts at a kept assistant message (rule 2's spans stop there,
+    and prefix stability holds) and no call has an empty id (rule 5 would name it by its index in the part).
+    Indices in the result are positions in `messages`."""
+    repair = _Pass(is_read_only)
+    repair.ids = ids
+    repair.run(messages)
+    return repair.result()
 
 
 def _one_pass(messages: Sequence[object] | object, repair: _Pass) -> RepairResult:

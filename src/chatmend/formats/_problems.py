@@ -3,38 +3,46 @@ provider answer with a 400), located where each message was read."""
 
 from __future__ import annotations
 
-from chatmend import RepairResult
+from collections.abc import Sequence
+
+from chatmend import ChatMessage, RepairResult
 from chatmend.formats._session import Session
 
-__all__ = ["neutral_problems"]
+__all__ = ["neutral_problems", "problems_of"]
 
 
 def neutral_problems(session: Session, result: RepairResult) -> list[str]:
     """What repair would change (`result`, the session's repair), as problems: each would make any provider
     answer with a 400."""
-    messages = session.messages
+    return problems_of(session.messages, session.where, result)
+
+
+def problems_of(messages: Sequence[ChatMessage], located: Sequence[str], result: RepairResult, offset: int = 0,
+                ) -> list[str]:
+    """`neutral_problems` of a history (`located`: where each message was read) or of a part of one that starts
+    at message `offset` of the whole (a transcript repaired part by part), numbered in the whole."""
     found: list[tuple[int, int, str]] = []
 
     def line(index: int) -> str:
-        where = session.where[index] if index < len(session.where) else ""
+        where = located[index] if index < len(located) else ""
         return f" ({where})" if where.startswith("line ") else ""
 
     for i in result.dropped:
-        found.append((i, -1, f"messages[{i}]: R1: a whitespace-only assistant message without calls "
+        found.append((i, -1, f"messages[{offset + i}]: R1: a whitespace-only assistant message without calls "
                              f"(a placeholder) ends the span of the calls before it{line(i)}"))
     for i in result.moved:
-        found.append((i, -1, f"messages[{i}]: R4: the result for call {messages[i].tool_call_id} is not "
-                             f"right after its call, in call order{line(i)}"))
+        found.append((i, -1, f"messages[{offset + i}]: R4: the result for call {messages[i].tool_call_id} is "
+                             f"not right after its call, in call order{line(i)}"))
     for i in result.notes:
         orphan = messages[i].tool_call_id or "(empty id)"
-        found.append((i, -1, f"messages[{i}]: R3: a tool result for {orphan} has no call in its span"
+        found.append((i, -1, f"messages[{offset + i}]: R3: a tool result for {orphan} has no call in its span"
                              f"{line(i)}"))
     for r in result.renamed:
         why = "is empty" if not r.old else "is already used by an earlier call"
         found.append((r.message_index, r.call_index,
-                      f"messages[{r.message_index}].tool_calls[{r.call_index}]: R5: the call id "
+                      f"messages[{offset + r.message_index}].tool_calls[{r.call_index}]: R5: the call id "
                       f"{r.old!r} {why}{line(r.message_index)}"))
     for call, (mi, ci) in zip(result.interrupted, result.interrupted_at):
-        found.append((mi, ci, f"messages[{mi}].tool_calls[{ci}]: R6: the call {call.id} ({call.name}) has no "
-                              f"result{line(mi)}"))
+        found.append((mi, ci, f"messages[{offset + mi}].tool_calls[{ci}]: R6: the call {call.id} ({call.name}) "
+                              f"has no result{line(mi)}"))
     return [text for _, _, text in sorted(found)]

@@ -72,7 +72,8 @@ class Record:
 
 
 def parse_records(lines: Iterable[str], *, what: str, warnings: list[str] | None = None,
-                  keep: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> list[Record]:
+                  keep: Callable[[dict[str, Any]], dict[str, Any]] | None = None, first_line: int = 1,
+                  ) -> list[Record]:
     """Every non-blank line as a JSON object; a bad line is an InputError with line and column. Line ends and
     blank lines are kept on the records, so unchanged lines are written back byte for byte.
 
@@ -84,7 +85,7 @@ def parse_records(lines: Iterable[str], *, what: str, warnings: list[str] | None
     """
     records: list[Record] = []
     blank = ""
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(lines, start=first_line):
         text = line.rstrip("\r\n")
         if not text.strip():
             blank += line

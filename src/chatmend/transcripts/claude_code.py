@@ -244,13 +244,18 @@ class ClaudeCode(TranscriptFormat):
     name = NAME
     provider = "anthropic"
 
-    def __init__(self, records: list[Record]) -> None:
+    def __init__(self, records: list[Record], chain: Chain | None = None, uses_source: bool | None = None) -> None:
+        """Read `records`: a whole transcript, or a part of one (a streaming reader's) with the `chain` followed
+        over the whole file and whether the file's records name their call's record (`uses_source`)."""
         super().__init__(records)
         self._reply: _Reply | None = None
-        chain = follow(records)
+        if chain is None:
+            chain = follow(records)
         self.live = chain.live
         self.sidechain = chain.sidechain
-        self._uses_source = any("sourceToolAssistantUUID" in r.data for r in records)
+        if uses_source is None:
+            uses_source = any("sourceToolAssistantUUID" in r.data for r in records)
+        self._uses_source = uses_source
         self._reply_end: dict[int, int] = {}
         self.repeats: dict[int, int] = {}
         """Assistant records that repeat blocks read from an earlier one (kept unread), and that record."""
