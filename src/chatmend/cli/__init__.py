@@ -36,7 +36,7 @@ from chatmend.cli._output import (
     signals_remove_temporary_files,
     write_output,
 )
-from chatmend.cli._report import plural, print_report, repair_report, report_lines, some
+from chatmend.cli._report import plural, print_report, repair_report, report_lines, some, summary_report
 from chatmend.cli._text import UsageError, display, printable
 from chatmend.cli._timeline import one_line, timeline
 from chatmend.formats import (
@@ -52,10 +52,12 @@ from chatmend.formats import (
     read_bytes,
     read_lines,
     store_formats,
+    streamed,
     wire_json,
 )
 from chatmend.formats._io import MAX_JSON_SIZE, open_input, read_all
 from chatmend.formats._problems import neutral_problems
+from chatmend.formats._session import Streamed
 from chatmend.providers.base import Dropped
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._stores import Store, StoredSession, one, open_store, select
@@ -449,6 +451,11 @@ def _repair(args: argparse.Namespace) -> int:
     if store is not None:
         with store:
             return _repair_store(args, store)
+    if args.file != "-" and not args.in_place:
+        with open_input(args.file) as (handle, _):
+            found = streamed(handle, args.fmt, max_size=args.max_json_size)
+            if found is not None and args.to in (None, found.format):
+                return _repair_streamed(args, found)
     with contextlib.ExitStack() as held:  # the --in-place lock, held from the read to the rename
         source = in_place_target(args.file) if args.in_place else args.file
         handle, _ = held.enter_context(open_input(source))
@@ -482,9 +489,9 @@ def _repair(args: argparse.Namespace) -> int:
             data = b""  # only --in-place compares with what was read: the bytes are not held while writing
         # Render first (an error half-way must not leave half a history anywhere), except into a file: the
         # atomic write leaves nothing when an error stops it, and the text is not held whole beside the history.
-        streamed = regular_file_out(args.output) and session.body is None
-        text = "" if streamed else "".join(chunks)
-        if streamed:
+        as_rendered = regular_file_out(args.output) and session.body is None
+        text = "" if as_rendered else "".join(chunks)
+        if as_rendered:
             write_output(batched(chunks), args.output)  # before the report: a store's fixes fill as it writes
         report = repair_report(reported, result, args.file)
         if rewritten is not None:
@@ -505,10 +512,22 @@ def _repair(args: argparse.Namespace) -> int:
             backup = replace_in_place(source, text, data, st, args.file) if rewrite else None
             report["written"] = source if rewrite else None
             report["backup"] = backup
-        elif not streamed:
+        elif not as_rendered:
             write_output([text], args.output)
     to_file = args.in_place or (args.output not in (None, "-"))
     print_report(report, args.report, sys.stdout if to_file else sys.stderr)
+    return OK
+
+
+def _repair_streamed(args: argparse.Namespace, found: Streamed) -> int:
+    """`chatmend repair` of a large transcript, repaired and written a part at a time."""
+    done = found.repair(_read_only(args.read_only))
+    if regular_file_out(args.output):
+        write_output(batched(done.chunks), args.output)
+    else:
+        write_output(["".join(done.chunks)], args.output)  # stdout: rendered first, as for any file
+    report = summary_report(done.summary, args.file, found.format)
+    print_report(report, args.report, sys.stdout if args.output not in (None, "-") else sys.stderr)
     return OK
 
 
@@ -755,6 +774,12 @@ def _check_lines(path: str, args: argparse.Namespace) -> tuple[list[str], str]:
     if store is not None:
         with store:
             return _check_store(store, args)
+    if path != "-" and args.model is None and args.platform is None:
+        with open_input(path) as (handle, _):
+            found = streamed(handle, args.fmt, args.provider, max_size=args.max_json_size)
+            lines = found.check() if found is not None and args.provider in (None, found.provider) else None
+            if found is not None and lines is not None:
+                return lines, found.provider  # a large transcript, checked a part at a time
     return _session_lines(read(path, args.fmt, prefer=args.provider, max_size=args.max_json_size), args)
 
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
 from chatmend import RepairResult
 from chatmend.cli._text import display, printable
 from chatmend.formats import Session
+from chatmend.formats._session import RepairSummary
 
-__all__ = ["plural", "print_report", "repair_report", "report_lines", "some"]
+__all__ = ["plural", "print_report", "repair_report", "report_lines", "some", "summary_report"]
 
 
 def repair_report(session: Session, result: RepairResult, file: str) -> dict[str, Any]:
@@ -21,19 +22,32 @@ def repair_report(session: Session, result: RepairResult, file: str) -> dict[str
         return where[index] if index < len(where) else f"message {index}"
 
     messages = session.messages
+    summary = RepairSummary(
+        changed=result.changed, messages=len(result.messages),
+        moved=[(at(i), messages[i].tool_call_id) for i in result.moved],
+        interrupted=[(c.id, c.name) for c in result.interrupted],
+        notes=[(at(i), messages[i].tool_call_id) for i in result.notes],
+        renamed=[(at(r.message_index), r.old, r.new) for r in result.renamed],
+        dropped=[at(i) for i in result.dropped])
+    return summary_report(summary, file, session.format, fixes=session.fixes, warnings=session.warnings)
+
+
+def summary_report(summary: RepairSummary, file: str, format: str, *, fixes: Sequence[str] = (),
+                   warnings: Sequence[str] = ()) -> dict[str, Any]:
+    """`repair_report` of a repair summed up part by part."""
     return {
         "file": display(file),
-        "format": session.format,
-        "changed": result.changed,
-        "messages": len(result.messages),
-        "moved": [{"at": at(i), "tool_call_id": messages[i].tool_call_id} for i in result.moved],
-        "interrupted": [{"id": c.id, "name": c.name} for c in result.interrupted],
-        "notes": [{"at": at(i), "tool_call_id": messages[i].tool_call_id} for i in result.notes],
-        "renamed": [{"at": at(r.message_index), "old": r.old, "new": r.new} for r in result.renamed],
-        "dropped": [{"at": at(i)} for i in result.dropped],
-        **({"store": list(session.fixes)} if session.fixes else {}),
-        **({"warnings": list(session.warnings)} if session.warnings else {}),
-    } | ({"changed": True} if session.fixes else {})
+        "format": format,
+        "changed": summary.changed,
+        "messages": summary.messages,
+        "moved": [{"at": at, "tool_call_id": call_id} for at, call_id in summary.moved],
+        "interrupted": [{"id": call_id, "name": name} for call_id, name in summary.interrupted],
+        "notes": [{"at": at, "tool_call_id": call_id} for at, call_id in summary.notes],
+        "renamed": [{"at": at, "old": old, "new": new} for at, old, new in summary.renamed],
+        "dropped": [{"at": at} for at in summary.dropped],
+        **({"store": list(fixes)} if fixes else {}),
+        **({"warnings": list(warnings)} if warnings else {}),
+    } | ({"changed": True} if fixes else {})
 
 
 def plural(count: int, one: str, many: str) -> str:

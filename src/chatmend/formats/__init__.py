@@ -7,7 +7,16 @@ does not read untouched.
 
 from __future__ import annotations
 
-from chatmend.formats._base import TRANSCRIPT_FORMATS, detect, formats, read, read_bytes, read_lines, store_formats
+from chatmend.formats._base import (
+    TRANSCRIPT_FORMATS,
+    detect,
+    formats,
+    read,
+    read_bytes,
+    read_lines,
+    store_formats,
+    streamed,
+)
 from chatmend.formats._detect import NEUTRAL
 from chatmend.formats._io import InputError, Progress, atomic_write, write_all, write_backup, write_into
 from chatmend.formats._providers import adapter, provider_formats, wire_json
@@ -15,7 +24,8 @@ from chatmend.formats._session import Session
 
 __all__ = [
     "NEUTRAL", "TRANSCRIPT_FORMATS", "InputError", "Progress", "Session", "adapter", "atomic_write", "detect",
-    "formats", "provider_formats", "read", "read_bytes", "read_lines", "store_formats", "wire_json", "write_all",
+    "formats", "provider_formats", "read", "read_bytes", "read_lines", "store_formats", "streamed", "wire_json",
+    "write_all",
     "write_backup",
     "write_into",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import itertools
 import json
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
 
@@ -14,10 +15,10 @@ from chatmend.formats import neutral
 from chatmend.formats._detect import NEUTRAL, detect_document, detect_records
 from chatmend.formats._io import MAX_JSON_SIZE, InputError, Progress, bounded_lines, decoded_lines, joined, open_input
 from chatmend.formats._providers import adapter, provider_formats, read_provider, wire_json
-from chatmend.formats._session import Session
+from chatmend.formats._session import Session, Streamed
 from chatmend.jsonl import message_to_dict
 
-__all__ = ["TRANSCRIPT_FORMATS", "detect", "formats", "read", "read_lines", "store_formats"]
+__all__ = ["TRANSCRIPT_FORMATS", "detect", "formats", "read", "read_lines", "store_formats", "streamed"]
 
 TRANSCRIPT_FORMATS = {
     "claude_code": "Claude Code session transcripts (~/.claude/projects/*/*.jsonl)",
@@ -85,6 +86,43 @@ def _read_handle(
         return read_lines(decoded_lines(bounded_lines(handle, max_size), meter), fmt, prefer, max_size=max_size)
     finally:
         meter.close()
+
+
+def streamed(handle: IO[bytes], fmt: str = "auto", prefer: str | None = None, *, max_size: int = MAX_JSON_SIZE,
+             ) -> Streamed | None:
+    """A first pass over a file its format's reader checks and repairs a part at a time without holding it
+    (a large Claude Code transcript), or None for a file to read whole (`read`): another format, a file this
+    reading does not take, or one `read` refuses (it says why). `handle` must be seekable."""
+    if not handle.seekable():
+        return None
+    try:
+        found = _head_format(handle, fmt, prefer, max_size)
+    except InputError:
+        return None  # `read` says what is wrong with it
+    handle.seek(0)
+    if found != "claude_code":
+        return None
+    from chatmend.transcripts import claude_code_stream
+
+    size = os.fstat(handle.fileno()).st_size
+    return claude_code_stream.scan(handle, size, max_size)
+
+
+def _head_format(handle: IO[bytes], fmt: str, prefer: str | None, max_size: int) -> str | None:
+    """The format `read` would read a file of JSON Lines as, from its first records (None: not JSON Lines)."""
+    if fmt != "auto":
+        return fmt
+    records: list[object] = []
+    for line in decoded_lines(bounded_lines(handle, max_size)):
+        if not line.strip():
+            continue
+        value = _first_json(line)
+        if value is _NOT_JSON or (not records and not isinstance(value, Mapping)):
+            break
+        records.append(value)
+        if len(records) >= _SAMPLE:
+            break
+    return detect_records(records, prefer) if records else None
 
 
 def detect(lines: Iterable[str]) -> str:

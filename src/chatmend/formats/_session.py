@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from chatmend import ChatMessage, RepairResult, repair_history
 from chatmend.repair import IsReadOnly
 
-__all__ = ["InFormat", "Session", "Writer"]
+__all__ = ["InFormat", "RepairSummary", "Session", "Streamed", "StreamedRepair", "Writer"]
 
 Writer = Callable[[Sequence[ChatMessage]], Iterator[str]]
 
@@ -29,6 +29,26 @@ class InFormat:
     """For each of those messages, where it was read from."""
     rewritten: list[str]
     """Where each item written anew stands in the output (`messages[3]`, `line 4`)."""
+
+
+@dataclass
+class RepairSummary:
+    """What a repair changed, located in the input: `repair`'s report of a file repaired part by part (a large
+    transcript streamed), where no whole result exists."""
+
+    changed: bool = False
+    messages: int = 0
+    """How many messages the repaired history holds."""
+    moved: list[tuple[str, str | None]] = field(default_factory=list)
+    """(where, call id) of each result moved to just after its call."""
+    interrupted: list[tuple[str, str]] = field(default_factory=list)
+    """(id, name) of each call answered as interrupted."""
+    notes: list[tuple[str, str | None]] = field(default_factory=list)
+    """(where, call id) of each orphan result turned into a note."""
+    renamed: list[tuple[str, str, str]] = field(default_factory=list)
+    """(where, old id, new id) of each renamed call."""
+    dropped: list[str] = field(default_factory=list)
+    """Where each placeholder dropped stood."""
 
 
 @dataclass
@@ -72,3 +92,26 @@ class Session:
             return self.repair(is_read_only)
         result = repair_history(self.messages, is_read_only=is_read_only)
         return result, self.write(result.messages)
+
+
+@dataclass
+class StreamedRepair:
+    """A repair written a part at a time: `chunks` is the repaired file's text, and `summary` is complete once
+    they have all been taken."""
+
+    summary: RepairSummary
+    chunks: Iterator[str]
+
+
+class Streamed(Protocol):
+    """A file its format's reader checks and repairs a part at a time, holding only what each record links
+    (`formats.streamed`): what comes out is what reading it whole (`Session`) gives."""
+
+    format: str
+    provider: str
+
+    def check(self) -> list[str] | None:
+        """`check`'s problem lines by the provider's rules, or None when the file must be read whole for them."""
+
+    def repair(self, is_read_only: IsReadOnly | None) -> StreamedRepair:
+        """The repaired file and its summary."""

@@ -288,14 +288,15 @@ class TranscriptFormat(ABC):
         self.relink(out)
         yield from self._lines(out)
 
-    def placed(self, pieces: list[tuple[int | None, Any]]) -> list[tuple[Record | None, dict[str, Any] | None]]:
+    def placed(self, pieces: list[tuple[int | None, Any]], serial: int = 0,
+               ) -> list[tuple[Record | None, dict[str, Any] | None]]:
         """The records to write, in order: (a record as read, None), (a record, what it now holds) or (None, a new
-        record). Runs of blocks from one record become that record; other records keep their place."""
+        record). Runs of blocks from one record become that record; other records keep their place. `serial` is
+        how many records were added before these (a part of a file: new records are numbered in the whole)."""
         out: list[tuple[Record | None, dict[str, Any] | None]] = []
         used = {k for k, _ in pieces if k is not None and k >= 0}
         pending = [i for i, r in enumerate(self.records) if not r.blocks or i not in used]
         copies: dict[int, int] = {}
-        serial = 0
         position = 0
 
         def flush_until(index: int) -> None:

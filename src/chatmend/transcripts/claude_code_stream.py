@@ -1,0 +1,409 @@
+"""Checking and repairing a large Claude Code transcript a part at a time, holding only each record's ids.
+
+A first pass parses every line once and keeps, of each record, its place in the file, its links and the shape
+of its blocks (`Line`); the chain Claude Code resumes is followed over those (`follow_nodes`, as for a whole
+reading). The conversation is then cut before each reply that is surely kept (its first record has text or a
+call): repair's spans stop there and the repair of what comes before stays as it is (the spec's prefix
+stability), so each part is repaired on its own given the final ids of the calls before it
+(`repair_following`). A part repair leaves as it is (its reply's calls answered right after it, in order,
+under new ids, and only prompts after them) is not read again: a check counts its messages and takes its ids,
+a repair copies its bytes. Every other part is read again from the file and goes through the whole reading
+(`ClaudeCode`), so what comes out is what reading the file whole gives, byte for byte.
+
+A file this reading does not take whole (a line that is not a record, a BOM, a record a refusal retracted or a
+fallback superseded, a call with an empty id, content check would look into) is read whole instead: the
+functions here return None for it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import itertools
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from chatmend import _json as strict_json
+from chatmend.formats._problems import problems_of
+from chatmend.formats._session import RepairSummary, StreamedRepair
+from chatmend.ids import FinalIds
+from chatmend.providers.base import text_field
+from chatmend.repair import IsReadOnly, repair_following
+from chatmend.results import RepairResult
+from chatmend.transcripts._records import compact_json, parse_records
+from chatmend.transcripts.claude_code import _WHAT, NAME, Chain, ClaudeCode, Node, Relinker, follow_nodes, kept, node
+
+__all__ = ["Scan", "scan"]
+
+_PROMPT = "prompt"
+"""The shape of a user record that is a prompt: plain text, no results."""
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""A call id or tool name as Claude Code writes them, which every check takes as it is."""
+_UNSENT_KEYS = ("retractedMessageUuids", "supersedesUuids", "isVirtual")
+"""Fields that take records out of what Claude Code sends: such a file is read whole."""
+
+
+@dataclass(slots=True)
+class Line:
+    """What the first pass keeps of one record."""
+
+    number: int
+    """Its 1-based line number."""
+    start: int
+    """Where its line starts in the file, in bytes."""
+    size: int
+    """Its line's length in bytes, without the line end."""
+    end: str
+    """Its line end as read."""
+    node: Node
+    timestamp: object
+    api_index: object
+    """Its `apiBlockIndex` (None when it has none)."""
+    conversation: bool
+    """True for a user or assistant record holding a message (what the reader reads when it is live)."""
+    shape: object
+    """A conversation record whose blocks a check finds nothing in: `_PROMPT`, its results' call ids (a tuple of
+    strings) or its blocks' keys (a tuple of (kind, text hash or call id) pairs); None for any other."""
+
+
+def _plain_text(block: object) -> bool:
+    """A text block with nothing but non-blank text."""
+    return type(block) is dict and len(block) == 2 and block.get("type") == "text" \
+        and type(block.get("text")) is str and not block["text"].isspace() and bool(block["text"])
+
+
+def _plain_result(block: object) -> str | None:
+    """The call id of a tool_result block of plain text (a string, or text blocks), else None."""
+    if type(block) is not dict or block.get("type") != "tool_result" or not block.keys() <= _RESULT_KEYS:
+        return None
+    call_id, content = block.get("tool_use_id"), block.get("content")
+    if type(call_id) is not str or not _PLAIN_NAME.fullmatch(call_id) or type(block.get("is_error", False)) is not bool:
+        return None
+    if type(content) is str or (type(content) is list and all(_plain_text(b) for b in content)):
+        return call_id
+    return None
+
+
+_RESULT_KEYS = frozenset(("type", "tool_use_id", "content", "is_error"))
+_CALL_KEYS = frozenset(("type", "id", "name", "input"))
+
+
+def _shape(kind: str | None, message: Mapping[str, Any]) -> object:
+    """A conversation record's shape (`Line.shape`)."""
+    content = message.get("content")
+    if kind == "user":
+        if type(content) is str:
+            return _PROMPT if content.strip() else None
+        if type(content) is not list or not content:
+            return None
+        if all(_plain_text(b) for b in content):
+            return _PROMPT
+        ids = tuple(_plain_result(b) for b in content)
+        return None if None in ids else ids
+    if type(content) is not list or not content:
+        return None
+    keys: list[tuple[str, object]] = []
+    for block in content:
+        if _plain_text(block):
+            keys.append(("text", hash(block["text"])))
+        elif type(block) is dict and block.keys() == _CALL_KEYS and block["type"] == "tool_use" \
+                and type(block["id"]) is str and _PLAIN_NAME.fullmatch(block["id"]) \
+                and type(block["name"]) is str and _PLAIN_NAME.fullmatch(block["name"]) \
+                and type(block["input"]) is dict:
+            keys.append(("tool_use", block["id"]))
+        else:
+            return None
+    return tuple(keys)
+
+
+def _empty_call_id(message: Mapping[str, Any]) -> bool:
+    """True when a reply's record holds a call with no id (rule 5 names it by its index in the whole history)."""
+    content = message.get("content")
+    return type(content) is list and any(
+        isinstance(b, Mapping) and b.get("type") == "tool_use" and not (isinstance(b.get("id"), str) and b["id"])
+        for b in content)
+
+
+@dataclass
+class Scan:
+    """A transcript's first pass: its records' `Line`s, the chain, and how to read a part of it again."""
+
+    handle: IO[bytes]
+    size: int
+    lines: list[Line]
+    live: set[int]
+    sidechain: bool
+    uses_source: bool
+    """Whether its records name their call's record (`sourceToolAssistantUUID`), which records added copy."""
+    newline: str
+    """The line end of its first record: records added end as it does."""
+    plain: bool
+    """True when every record the conversation reads has a shape (check then finds nothing in any block)."""
+    starts: list[int] = field(default_factory=list)
+    """The record each part starts at."""
+    format = NAME
+    provider = ClaudeCode.provider
+
+    def check(self) -> list[str] | None:
+        """`check`'s problem lines (`check`), or None: read the file whole."""
+        return check(self)
+
+    def repair(self, is_read_only: IsReadOnly | None) -> StreamedRepair:
+        """The repaired file, written part by part (`repair`)."""
+        return repair(self, is_read_only)
+
+    def conversation(self, k: int) -> bool:
+        """True for a record the reader reads as part of the conversation."""
+        line = self.lines[k]
+        return line.conversation and k in self.live and line.node.sidechain is self.sidechain
+
+    def part_bytes(self, a: int, b: int) -> tuple[int, int]:
+        """Where the part of records [a, b) lies in the file: from its first line (the file's start for the first
+        part, with the blank lines before it) to the next part's first line (the blank lines after it too)."""
+        return (0 if a == 0 else self.lines[a].start), (self.lines[b].start if b < len(self.lines) else self.size)
+
+    def text(self, start: int, stop: int) -> str:
+        self.handle.seek(start)
+        return self.handle.read(stop - start).decode("utf-8")
+
+    def read_part(self, a: int, b: int) -> ClaudeCode:
+        """Records [a, b) read whole again, as one part of the transcript."""
+        text = self.text(*self.part_bytes(a, b))
+        first = 1 if a == 0 else self.lines[a].number
+        records = parse_records(text.splitlines(keepends=True), what=_WHAT, warnings=[], keep=kept, first_line=first)
+        assert len(records) == b - a, "a part read again holds the records the first pass found"
+        live = {k - a for k in range(a, b) if k in self.live}
+        return ClaudeCode(records, Chain(live, set(), self.sidechain), self.uses_source)
+
+    def untouched(self, a: int, b: int, ids: FinalIds) -> tuple[int, list[str]] | None:
+        """For a part repair leaves as it is (a check finds nothing in), its message count and its calls' ids;
+        None for any other. Such a part: a reply of records with no block twice, its calls answered in call order
+        by the user records right after it, under ids no call before took; then prompts only."""
+        conversation = [self.lines[k] for k in range(a, b) if self.conversation(k)]
+        if any(line.shape is None for line in conversation):
+            return None
+        at, messages = 0, 0
+        calls: list[str] = []
+        if conversation and conversation[0].node.kind == "assistant":
+            keys: set[object] = set()
+            positions: set[int] = set()
+            while at < len(conversation) and conversation[at].node.kind == "assistant":
+                line = conversation[at]
+                if type(line.api_index) is int:
+                    if line.api_index in positions:
+                        return None
+                    positions.add(line.api_index)
+                assert isinstance(line.shape, tuple)
+                for key in line.shape:
+                    if key in keys:
+                        return None  # a block written twice: the reader's repeats
+                    keys.add(key)
+                    if key[0] == "tool_use":
+                        calls.append(key[1])
+                at += 1
+            messages = 1
+        results: list[str] = []
+        while at < len(conversation) and isinstance(conversation[at].shape, tuple):
+            results.extend(conversation[at].shape)  # type: ignore[arg-type]
+            at += 1
+        if results != calls or len(set(calls)) != len(calls) or any(c in ids.used for c in calls):
+            return None
+        prompts = len(conversation) - at
+        if any(line.shape != _PROMPT or line.node.kind != "user" for line in conversation[at:]):
+            return None
+        return messages + len(results) + prompts, calls
+
+
+def scan(handle: IO[bytes], size: int, max_size: int) -> Scan | None:
+    """The first pass over a Claude Code transcript (`handle`, at its start), or None for a file to read whole."""
+    lines: list[Line] = []
+    number, offset = 0, 0
+    uses_source = False
+    for raw in handle:
+        number += 1
+        start, offset = offset, offset + len(raw)
+        if (number == 1 and raw.startswith(b"\xef\xbb\xbf")) or b"\0" in raw or len(raw) > max_size + 2:
+            return None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        body = text.rstrip("\r\n")
+        if not body.strip():
+            continue
+        try:
+            data = strict_json.loads(body)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(data, dict) or any(key in data for key in _UNSENT_KEYS):
+            return None
+        kind = text_field(data)
+        message = data.get("message")
+        conversation = kind in ("user", "assistant") and isinstance(message, Mapping)
+        shape: object = None
+        if conversation:
+            assert isinstance(message, Mapping)
+            if kind == "assistant" and _empty_call_id(message):
+                return None
+            shape = _shape(kind, message)
+        if "sourceToolAssistantUUID" in data:
+            uses_source = True
+        lines.append(Line(number, start, len(raw.rstrip(b"\r\n")), text[len(body):], node(data),
+                          data.get("timestamp"), data.get("apiBlockIndex"), conversation, shape))
+    if not lines:
+        return None
+    live, sidechain, leaf = follow_nodes([line.node for line in lines])
+    if not leaf:
+        return None
+    found = Scan(handle, offset, lines, live, sidechain, uses_source,
+                 lines[0].end if lines[0].end.endswith("\n") else "\n", plain=False)
+    found.plain = all(found.lines[k].shape is not None for k in range(len(lines)) if found.conversation(k))
+    found.starts = _part_starts(found)
+    if not any(found.conversation(k) for k in range(len(lines))):
+        return None  # no conversation: the whole reading says so
+    return found
+
+
+def _part_starts(found: Scan) -> list[int]:
+    """The record each part starts at: the first, and each conversation record that starts a reply surely kept
+    (a reply's first record with a shape has text or a call, so rule 1 never drops it)."""
+    starts = [0]
+    previous: Node | None = None
+    for k, line in enumerate(found.lines):
+        if not found.conversation(k):
+            continue
+        current = line.node
+        new_reply = previous is None or previous.kind != "assistant" or current.message_id is None \
+            or current.message_id != previous.message_id
+        if current.kind == "assistant" and new_reply and line.shape is not None and k != starts[-1]:
+            starts.append(k)
+        previous = current
+    return starts
+
+
+def _parts(found: Scan) -> Iterator[tuple[int, int]]:
+    return itertools.pairwise([*found.starts, len(found.lines)])
+
+
+# --- check ------------------------------------------------------------------------------------------------------
+
+
+def check(found: Scan) -> list[str] | None:
+    """`check`'s problem lines for the transcript (the neutral rules' findings: the provider's own rules find
+    nothing in plain blocks), or None when some block is not plain (read whole: the provider's rules apply)."""
+    if not found.plain:
+        return None
+    ids = FinalIds()
+    problems: list[str] = []
+    offset = 0
+    for a, b in _parts(found):
+        untouched = found.untouched(a, b, ids)
+        if untouched is not None:
+            count, calls = untouched
+            _take(ids, calls)
+            offset += count
+            continue
+        part = found.read_part(a, b)
+        result = repair_following(part.messages, ids)
+        where = [f"line {part.records[at[0][0]].line}" if at else "?" for at in part.blocks_at]
+        problems += problems_of(part.messages, where, result, offset)
+        offset += len(part.messages)
+    return problems
+
+
+def _take(ids: FinalIds, calls: list[str]) -> None:
+    """The final ids of calls no earlier call used (rule 5 keeps them as they are)."""
+    ids.used.update(calls)
+    ids.in_order.extend(calls)
+
+
+# --- repair -----------------------------------------------------------------------------------------------------
+
+
+def repair(found: Scan, is_read_only: IsReadOnly | None) -> StreamedRepair:
+    """The transcript repaired as `ClaudeCode`'s repair repairs it whole, a part at a time."""
+    summary = RepairSummary()
+    return StreamedRepair(summary, _repaired(found, is_read_only, summary))
+
+
+def _repaired(found: Scan, is_read_only: IsReadOnly | None, summary: RepairSummary) -> Iterator[str]:
+    """The repaired file's text, part by part, relinked as a whole reading relinks it: once repair writes a
+    record anew, every live record hangs off the live record before it, those before that point too, so the
+    parts before the first one repair changes are written (from the file) only once it is found. A file
+    repair leaves as it is is written as read."""
+    ids = FinalIds()
+    relinker = Relinker(found.sidechain)
+    added = 0  # records repair added so far (each new record's uuid is made from its number)
+    changed = False
+    waiting: list[tuple[int, int]] = []  # the parts before the first one repair changes
+    for a, b in _parts(found):
+        untouched = found.untouched(a, b, ids)
+        if untouched is not None:
+            _take(ids, untouched[1])
+            summary.messages += untouched[0]
+            if changed:
+                yield from _relinked_as_read(found, a, b, relinker)
+            else:
+                waiting.append((a, b))
+            continue
+        part = found.read_part(a, b)
+        result = repair_following(part.messages, ids, is_read_only=is_read_only)
+        _summarize(summary, part, result)
+        summary.messages += len(result.messages)
+        out = part.placed(part._pieces(result), added)
+        if not changed:
+            if [id(r) if d is None else None for r, d in out] == [id(r) for r in part.records]:
+                waiting.append((a, b))  # as read, so far
+                continue
+            changed = True
+            for before in waiting:
+                yield from _relinked_as_read(found, *before, relinker)
+        added += sum(1 for record, _ in out if record is None)
+        part.patch_repeats(out)
+        part.link(out, relinker)
+        yield from part._lines(out, found.newline)
+    if not changed:
+        yield from _copy(found)  # nothing written anew: the file as read
+
+
+def _copy(found: Scan) -> Iterator[str]:
+    """The file as read, a megabyte at a time."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    found.handle.seek(0)
+    while piece := found.handle.read(1 << 20):
+        yield decoder.decode(piece)
+    yield decoder.decode(b"", final=True)
+
+
+def _relinked_as_read(found: Scan, a: int, b: int, relinker: Relinker) -> Iterator[str]:
+    """Records [a, b), which repair leaves as they are, as read but for the links relinking changes."""
+    start, stop = found.part_bytes(a, b)
+    for k in range(a, b):
+        line = found.lines[k]
+        fields = {"uuid": line.node.uid, "parentUuid": line.node.parent, "isSidechain": line.node.sidechain,
+                  "timestamp": line.timestamp}
+        changes = relinker.changes(fields, new=False, live=k in found.live)
+        if not changes:
+            continue
+        yield found.text(start, line.start)
+        whole = strict_json.loads(found.text(line.start, line.start + line.size))
+        yield compact_json({**whole, **changes})
+        start = line.start + line.size
+    yield found.text(start, stop)
+
+
+def _summarize(summary: RepairSummary, part: ClaudeCode, result: RepairResult) -> None:
+    """A part's repair added to the summary, located by line."""
+    messages = part.messages
+
+    def at(index: int) -> str:
+        blocks = part.blocks_at[index] if index < len(part.blocks_at) else []
+        return f"line {part.records[blocks[0][0]].line}" if blocks else "?"
+
+    summary.changed = summary.changed or result.changed
+    summary.moved += [(at(i), messages[i].tool_call_id) for i in result.moved]
+    summary.interrupted += [(c.id, c.name) for c in result.interrupted]
+    summary.notes += [(at(i), messages[i].tool_call_id) for i in result.notes]
+    summary.renamed += [(at(r.message_index), r.old, r.new) for r in result.renamed]
+    summary.dropped += [at(i) for i in result.dropped]
