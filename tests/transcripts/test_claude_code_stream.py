@@ -1,0 +1,258 @@
+"""A Claude Code transcript checked and repaired a part at a time (`claude_code_stream`) gives exactly what reading
+it whole gives: the same problem lines, the same repaired bytes, the same report, the same exit code."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chatmend import ChatMessage
+from chatmend.cli import main
+from chatmend.formats import streamed
+from tests.strategies import examples, messy_histories
+from tests.transcripts.helpers import claude_code_records, lines_of
+
+REAL = Path(__file__).resolve().parents[3] / "shared" / "real-world"
+_STAMP = "2026-12-01T10:{:02d}:{:02d}.000Z"
+
+
+def _run(argv: list[str], *, whole: bool) -> tuple[int, str, str]:
+    """The command's exit code, stdout and stderr; `whole`: with the part-at-a-time reading turned off."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.ExitStack() as stack:
+        if whole:
+            stack.enter_context(mock.patch("chatmend.cli.streamed", lambda *args, **kwargs: None))
+        stack.enter_context(contextlib.redirect_stdout(out))
+        stack.enter_context(contextlib.redirect_stderr(err))
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _outcomes(folder: Path, text: str | bytes, *, whole: bool) -> list[Any]:
+    """check, repair -o, repair to stdout with a JSON report, repair with --read-only: what each gives."""
+    path = folder / "session.jsonl"
+    path.write_bytes(text.encode("utf-8") if isinstance(text, str) else text)
+    repaired = folder / "repaired.jsonl"
+    found: list[Any] = [_run(["check", str(path)], whole=whole)]
+    for argv in (["repair", str(path), "-o", str(repaired)], ["repair", str(path), "--report", "json"],
+                 ["repair", str(path), "-o", str(repaired), "--read-only", "Read"]):
+        repaired.unlink(missing_ok=True)
+        found.append(_run(argv, whole=whole))
+        found.append(repaired.read_bytes() if repaired.exists() else None)
+    return found
+
+
+def _assert_same(tmp_path: Path, text: str | bytes) -> None:
+    with_parts = _outcomes(tmp_path, text, whole=False)
+    assert with_parts == _outcomes(tmp_path, text, whole=True)
+
+
+@st.composite
+def transcripts(draw: st.DrawFn) -> str:
+    """A Claude Code transcript as the tool writes them and as they break: replies one block a line (some blocks
+    written twice, some with `apiBlockIndex`), calls killed, results late, shuffled, off their own call's record
+    or for no call, ids reused, prompts typed while tools ran, compaction, sidechains, snapshots; mostly plain
+    text, sometimes a block check has rules for (thinking, a blank text)."""
+    records: list[dict[str, Any]] = []
+    parent: str | None = None
+    tick = 0
+
+    def add(kind: str, content: Any, *, message_id: str | None = None, link: str | None = None,
+            **extra: Any) -> str:
+        nonlocal parent, tick
+        tick += 1
+        uid = f"{tick:08d}-0000-4000-8000-000000000000"
+        message: dict[str, Any] = {"role": kind, "content": content}
+        if message_id is not None:
+            message = {"id": message_id, "model": "claude-sonnet-4-5", **message}
+        records.append({"parentUuid": parent if link is None else link, "isSidechain": False, "sessionId": "s",
+                        "type": kind, "message": message, "uuid": uid,
+                        "timestamp": _STAMP.format(tick // 60 % 60, tick % 60), **extra})
+        parent = uid
+        return uid
+
+    words = st.sampled_from(["go", "fix the test", "and the docs", "stop", "ok"])
+    call_ids = st.one_of(st.sampled_from(["toolu_A", "toolu_B", "toolu_A_1"]),
+                         st.integers(0, 10**6).map(lambda n: f"toolu_{n:07d}"))
+    for turn in range(draw(st.integers(0, 7))):
+        text = draw(words) if draw(st.integers(0, 9)) else " "
+        add("user", text if draw(st.booleans()) else [{"type": "text", "text": text}])
+        if draw(st.integers(0, 9)) == 0:
+            records.append({"type": "system", "subtype": "compact_boundary", "uuid": f"b{turn}",
+                            "parentUuid": None, "isSidechain": False})
+            parent = f"b{turn}"
+        if draw(st.integers(0, 9)) == 0:
+            records.append({"type": "user", "isSidechain": True, "uuid": f"side{turn}", "parentUuid": None,
+                            "message": {"role": "user", "content": "a subagent's prompt"}})
+        blocks: list[dict[str, Any]] = []
+        if draw(st.booleans()):
+            blocks.append({"type": "text", "text": draw(words)})
+        if draw(st.integers(0, 14)) == 0:
+            blocks.insert(0, {"type": "thinking", "thinking": "hm", "signature": "sig"})
+        calls = [(draw(call_ids), draw(st.sampled_from(["Read", "Bash"]))) for _ in range(draw(st.integers(0, 3)))]
+        blocks += [{"type": "tool_use", "id": i, "name": n, "input": {"path": "a.py"}} for i, n in calls]
+        if not blocks and draw(st.booleans()):
+            blocks = [{"type": "text", "text": "  "}]
+        indexed = draw(st.integers(0, 4)) == 0
+        uses: dict[str, str] = {}
+        for position, block in enumerate(blocks):
+            extra = {"apiBlockIndex": position} if indexed else {}
+            uid = add("assistant", [block], message_id=f"msg_{turn}", **extra)
+            if block["type"] == "tool_use":
+                uses[block["id"]] = uid
+            if draw(st.integers(0, 12)) == 0:
+                add("assistant", [block], message_id=f"msg_{turn}", **extra)  # the same block written again
+        answered = [c for c in calls if draw(st.integers(0, 5))]
+        if draw(st.integers(0, 5)) == 0:
+            answered = list(reversed(answered))
+        tree = draw(st.integers(0, 3)) == 0
+        last = parent
+        for call_id, _ in answered:
+            if draw(st.integers(0, 12)) == 0:
+                add("user", "typed while the tools ran")
+            result = {"type": "tool_result", "tool_use_id": call_id, "content": draw(words)}
+            last = add("user", [result], link=uses.get(call_id) if tree else None,
+                       toolUseResult={"stdout": "x"})
+        parent = last
+        if draw(st.integers(0, 12)) == 0:
+            add("user", [{"type": "tool_result", "tool_use_id": "toolu_gone", "content": "late"}])
+        if draw(st.integers(0, 3)) == 0:
+            records.append({"type": "file-history-snapshot", "messageId": parent, "snapshot": {}})
+    if records and draw(st.booleans()):
+        add("assistant", [{"type": "text", "text": "done"}], message_id="msg_last")
+    newline = draw(st.sampled_from(["\n", "\n", "\r\n"]))
+    lines = [json.dumps(r, ensure_ascii=False, separators=(",", ":")) + newline for r in records]
+    if lines and draw(st.integers(0, 5)) == 0:
+        lines.insert(draw(st.integers(0, len(lines))), newline)  # a blank line
+    text = "".join(lines)
+    return text.rstrip("\r\n") if draw(st.integers(0, 5)) == 0 else text
+
+
+@examples(150)
+@given(transcripts())
+def test_a_transcript_read_a_part_at_a_time_checks_and_repairs_as_read_whole(tmp_path_factory: pytest.TempPathFactory,
+                                                                           text: str) -> None:
+    _assert_same(tmp_path_factory.mktemp("t"), text)
+
+
+@examples(60)
+@given(messy_histories())
+def test_a_messy_history_as_a_transcript_checks_and_repairs_as_read_whole(tmp_path_factory: pytest.TempPathFactory,
+                                                                        history: list[ChatMessage]) -> None:
+    _assert_same(tmp_path_factory.mktemp("m"), "".join(lines_of(claude_code_records(history))))
+
+
+def _turns(count: int, *, killed: int = 0) -> str:
+    """A linear transcript of `count` turns (a prompt, a reply with one call, its result); turn `killed` (from 1)
+    has no result."""
+    records = []
+    parent = None
+    for turn in range(1, count + 1):
+        for kind, content in (("user", f"turn {turn}"),
+                              ("assistant", [{"type": "tool_use", "id": f"toolu_{turn}", "name": "Read",
+                                              "input": {}}]),
+                              ("user", [{"type": "tool_result", "tool_use_id": f"toolu_{turn}", "content": "x"}])):
+            if kind == "user" and turn == killed and not isinstance(content, str):
+                continue
+            uid = f"{kind}-{turn}-{len(records)}"
+            message: dict[str, Any] = {"role": kind, "content": content}
+            if kind == "assistant":
+                message["id"] = f"msg_{turn}"
+            records.append({"parentUuid": parent, "type": kind, "uuid": uid, "message": message,
+                            "timestamp": _STAMP.format(0, len(records))})
+            parent = uid
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def test_a_plain_transcript_is_checked_and_repaired_a_part_at_a_time(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text(_turns(30, killed=12))
+    with path.open("rb") as handle:
+        found = streamed(handle)
+        assert found is not None and found.format == "claude_code" and len(found.starts) == 31
+        assert found.check() == ["messages[34].tool_calls[0]: R6: the call toolu_12 (Read) has no result (line 35)"]
+        done = found.repair(None)
+        text = "".join(done.chunks)
+    assert done.summary.changed and done.summary.interrupted == [("toolu_12", "Read")]
+    assert done.summary.messages == 90
+    assert len(text.splitlines()) == 90
+    _assert_same(tmp_path, path.read_text())
+
+
+def test_a_part_is_read_again_only_when_repair_changes_it(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text(_turns(20, killed=5))
+    reads: list[tuple[int, int]] = []
+    from chatmend.transcripts.claude_code_stream import Scan
+
+    read_part = Scan.read_part
+
+    def counted(self: Scan, a: int, b: int) -> Any:
+        reads.append((a, b))
+        return read_part(self, a, b)
+
+    with mock.patch.object(Scan, "read_part", counted), path.open("rb") as handle:
+        found = streamed(handle)
+        assert found is not None and found.check() is not None
+        assert "".join(found.repair(None).chunks)
+    assert reads == [(13, 15), (13, 15)]  # turn 5's reply and the prompt after it, once a command
+
+
+def test_a_valid_transcript_repaired_a_part_at_a_time_is_the_file_as_read(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    text = _turns(5)
+    path.write_text(text)
+    with path.open("rb") as handle:
+        found = streamed(handle)
+        assert found is not None and found.check() == []
+        done = found.repair(None)
+        assert "".join(done.chunks) == text and not done.summary.changed
+
+
+@pytest.mark.parametrize("change", ["bom", "not a record", "thinking", "retracted", "empty id", "codex"])
+def test_what_this_reading_does_not_take_is_read_whole(tmp_path: Path, change: str) -> None:
+    lines = _turns(3).splitlines(keepends=True)
+    record = json.loads(lines[1])
+    if change == "bom":
+        lines[0] = "\ufeff" + lines[0]
+    elif change == "not a record":
+        lines.append('{"half": ')
+    elif change == "thinking":
+        record["message"]["content"].insert(0, {"type": "thinking", "thinking": "hm", "signature": "s"})
+    elif change == "retracted":
+        record["retractedMessageUuids"] = []
+    elif change == "empty id":
+        record["message"]["content"][0]["id"] = ""
+    else:
+        lines = ['{"timestamp":"t","type":"session_meta","payload":{"id":"s"}}\n']
+    if change in ("thinking", "retracted", "empty id"):
+        lines[1] = json.dumps(record) + "\n"
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(lines))
+    with path.open("rb") as handle:
+        found = streamed(handle)
+        checked = found.check() if found is not None else None
+    assert checked is None  # the whole reading: `read`, with its rules, errors and warnings
+    if change == "thinking":
+        assert found is not None  # repair still goes a part at a time: the provider's rules are check's
+    _assert_same(tmp_path, path.read_text(encoding="utf-8-sig") if change != "bom" else "".join(lines))
+
+
+def _real() -> list[str]:
+    if not REAL.is_dir():
+        return []
+    return sorted(p.name for p in REAL.iterdir() if p.suffix == ".jsonl" and "claude" in p.name.lower())
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason="../shared/real-world is absent")
+@pytest.mark.parametrize("name", _real())
+def test_real_transcripts_check_and_repair_as_read_whole(tmp_path: Path, name: str) -> None:
+    _assert_same(tmp_path, (REAL / name).read_bytes())
