@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from chatmend import ChatMessage
 from chatmend.cli import main
 from chatmend.formats import streamed
+from chatmend.transcripts.claude_code_stream import Scan
 from tests.strategies import examples, messy_histories
 from tests.transcripts.helpers import claude_code_records, lines_of
 
@@ -104,7 +105,7 @@ def transcripts(draw: st.DrawFn) -> str:
         indexed = draw(st.integers(0, 4)) == 0
         uses: dict[str, str] = {}
         for position, block in enumerate(blocks):
-            extra = {"apiBlockIndex": position} if indexed else {}
+            extra: dict[str, Any] = {"apiBlockIndex": position} if indexed else {}
             uid = add("assistant", [block], message_id=f"msg_{turn}", **extra)
             if block["type"] == "tool_use":
                 uses[block["id"]] = uid
@@ -126,7 +127,8 @@ def transcripts(draw: st.DrawFn) -> str:
             add("user", [{"type": "tool_result", "tool_use_id": "toolu_gone", "content": "late"}])
         if draw(st.integers(0, 3)) == 0:
             records.append({"type": "file-history-snapshot", "messageId": parent, "snapshot": {}})
-    if records and draw(st.booleans()):
+    finished = draw(st.booleans())
+    if records and finished:
         add("assistant", [{"type": "text", "text": "done"}], message_id="msg_last")
     newline = draw(st.sampled_from(["\n", "\n", "\r\n"]))
     lines = [json.dumps(r, ensure_ascii=False, separators=(",", ":")) + newline for r in records]
@@ -153,7 +155,7 @@ def test_a_messy_history_as_a_transcript_checks_and_repairs_as_read_whole(tmp_pa
 def _turns(count: int, *, killed: int = 0) -> str:
     """A linear transcript of `count` turns (a prompt, a reply with one call, its result); turn `killed` (from 1)
     has no result."""
-    records = []
+    records: list[dict[str, Any]] = []
     parent = None
     for turn in range(1, count + 1):
         for kind, content in (("user", f"turn {turn}"),
@@ -177,7 +179,7 @@ def test_a_plain_transcript_is_checked_and_repaired_a_part_at_a_time(tmp_path: P
     path.write_text(_turns(30, killed=12))
     with path.open("rb") as handle:
         found = streamed(handle)
-        assert found is not None and found.format == "claude_code" and len(found.starts) == 31
+        assert isinstance(found, Scan) and found.format == "claude_code" and len(found.starts) == 31
         assert found.check() == ["messages[34].tool_calls[0]: R6: the call toolu_12 (Read) has no result (line 35)"]
         done = found.repair(None)
         text = "".join(done.chunks)
@@ -191,8 +193,6 @@ def test_a_part_is_read_again_only_when_repair_changes_it(tmp_path: Path) -> Non
     path = tmp_path / "s.jsonl"
     path.write_text(_turns(20, killed=5))
     reads: list[tuple[int, int]] = []
-    from chatmend.transcripts.claude_code_stream import Scan
-
     read_part = Scan.read_part
 
     def counted(self: Scan, a: int, b: int) -> Any:

@@ -522,10 +522,7 @@ def _repair(args: argparse.Namespace) -> int:
 def _repair_streamed(args: argparse.Namespace, found: Streamed) -> int:
     """`chatmend repair` of a large transcript, repaired and written a part at a time."""
     done = found.repair(_read_only(args.read_only))
-    if regular_file_out(args.output):
-        write_output(batched(done.chunks), args.output)
-    else:
-        write_output(["".join(done.chunks)], args.output)  # stdout: rendered first, as for any file
+    write_output(batched(done.chunks), args.output)  # stdout only once all is rendered, a file atomically
     report = summary_report(done.summary, args.file, found.format)
     print_report(report, args.report, sys.stdout if args.output not in (None, "-") else sys.stderr)
     return OK
