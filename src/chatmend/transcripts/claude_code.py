@@ -81,17 +81,20 @@ class Node(NamedTuple):
 
 
 def node(data: Mapping[str, Any]) -> Node:
-    """A record's Node, from its (kept) JSON object."""
-    kind = text_field(data)
+    """A record's Node, from its (kept) JSON object (a dict, as JSON reads: the cheaper test, on every record)."""
+    kind = data.get("type")
+    if not isinstance(kind, str):
+        kind = None
     message = data.get("message")
     message_id: object = None
     holds_results = False
-    if isinstance(message, Mapping):
+    if isinstance(message, dict):
         if kind == "assistant" and isinstance(message.get("id"), str):
             message_id = message["id"]
-        content = message.get("content")
-        holds_results = kind == "user" and isinstance(content, list) and any(
-            isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content)
+        elif kind == "user":
+            content = message.get("content")
+            holds_results = isinstance(content, list) and any(
+                isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
     return Node(data.get("uuid"), data.get("parentUuid"), kind,
                 kind == "system" and data.get("subtype") == "compact_boundary", bool(data.get("isSidechain")),
                 message_id, holds_results)

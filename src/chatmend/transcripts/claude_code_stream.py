@@ -28,7 +28,6 @@ from chatmend import _json as strict_json
 from chatmend.formats._problems import problems_of
 from chatmend.formats._session import RepairSummary, StreamedRepair
 from chatmend.ids import FinalIds
-from chatmend.providers.base import text_field
 from chatmend.repair import IsReadOnly, repair_following
 from chatmend.results import RepairResult
 from chatmend.transcripts._records import compact_json, parse_records
@@ -40,8 +39,6 @@ _PROMPT = "prompt"
 """The shape of a user record that is a prompt: plain text, no results."""
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """A call id or tool name as Claude Code writes them, which every check takes as it is."""
-_UNSENT_KEYS = ("retractedMessageUuids", "supersedesUuids", "isVirtual")
-"""Fields that take records out of what Claude Code sends: such a file is read whole."""
 
 
 @dataclass(slots=True)
@@ -89,7 +86,7 @@ _RESULT_KEYS = frozenset(("type", "tool_use_id", "content", "is_error"))
 _CALL_KEYS = frozenset(("type", "id", "name", "input"))
 
 
-def _shape(kind: str | None, message: Mapping[str, Any]) -> object:
+def _shape(kind: str | None, message: dict[str, Any]) -> object:
     """A conversation record's shape (`Line.shape`)."""
     content = message.get("content")
     if kind == "user":
@@ -117,7 +114,7 @@ def _shape(kind: str | None, message: Mapping[str, Any]) -> object:
     return tuple(keys)
 
 
-def _empty_call_id(message: Mapping[str, Any]) -> bool:
+def _empty_call_id(message: dict[str, Any]) -> bool:
     """True when a reply's record holds a call with no id (rule 5 names it by its index in the whole history)."""
     content = message.get("content")
     return type(content) is list and any(
@@ -236,20 +233,21 @@ def scan(handle: IO[bytes], size: int, max_size: int) -> Scan | None:
             data = strict_json.loads(body)
         except (ValueError, RecursionError):
             return None
-        if not isinstance(data, dict) or any(key in data for key in _UNSENT_KEYS):
-            return None
-        kind = text_field(data)
+        if not isinstance(data, dict) or "retractedMessageUuids" in data or "supersedesUuids" in data \
+                or "isVirtual" in data:
+            return None  # records Claude Code leaves out of what it sends: the whole reading knows them
+        record = node(data)
         message = data.get("message")
-        conversation = kind in ("user", "assistant") and isinstance(message, Mapping)
+        conversation = record.kind in ("user", "assistant") and isinstance(message, dict)
         shape: object = None
         if conversation:
-            assert isinstance(message, Mapping)
-            if kind == "assistant" and _empty_call_id(message):
+            assert isinstance(message, dict)
+            shape = _shape(record.kind, message)
+            if shape is None and record.kind == "assistant" and _empty_call_id(message):
                 return None
-            shape = _shape(kind, message)
         if "sourceToolAssistantUUID" in data:
             uses_source = True
-        lines.append(Line(number, start, len(raw.rstrip(b"\r\n")), text[len(body):], node(data),
+        lines.append(Line(number, start, len(raw.rstrip(b"\r\n")), text[len(body):], record,
                           data.get("timestamp"), data.get("apiBlockIndex"), conversation, shape))
     if not lines:
         return None
