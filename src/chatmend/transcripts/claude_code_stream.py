@@ -22,7 +22,7 @@ import itertools
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from chatmend import _json as strict_json
 from chatmend.formats._problems import problems_of
@@ -41,9 +41,8 @@ _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """A call id or tool name as Claude Code writes them, which every check takes as it is."""
 
 
-@dataclass(slots=True)
-class Line:
-    """What the first pass keeps of one record."""
+class Line(NamedTuple):
+    """What the first pass keeps of one record (a tuple: the fewest objects a record, for the collector too)."""
 
     number: int
     """Its 1-based line number."""
@@ -51,8 +50,6 @@ class Line:
     """Where its line starts in the file, in bytes."""
     size: int
     """Its line's length in bytes, without the line end."""
-    end: str
-    """Its line end as read."""
     node: Node
     timestamp: object
     api_index: object
@@ -130,6 +127,8 @@ class Scan:
     size: int
     lines: list[Line]
     live: set[int]
+    talk: list[bool]
+    """For each record, whether the reader reads it as part of the conversation (live, on its side)."""
     sidechain: bool
     uses_source: bool
     """Whether its records name their call's record (`sourceToolAssistantUUID`), which records added copy."""
@@ -149,11 +148,6 @@ class Scan:
     def repair(self, is_read_only: IsReadOnly | None) -> StreamedRepair:
         """The repaired file, written part by part (`repair`)."""
         return repair(self, is_read_only)
-
-    def conversation(self, k: int) -> bool:
-        """True for a record the reader reads as part of the conversation."""
-        line = self.lines[k]
-        return line.conversation and k in self.live and line.node.sidechain is self.sidechain
 
     def part_bytes(self, a: int, b: int) -> tuple[int, int]:
         """Where the part of records [a, b) lies in the file: from its first line (the file's start for the first
@@ -177,7 +171,7 @@ class Scan:
         """For a part repair leaves as it is (a check finds nothing in), its message count and its calls' ids;
         None for any other. Such a part: a reply of records with no block twice, its calls answered in call order
         by the user records right after it, under ids no call before took; then prompts only."""
-        conversation = [self.lines[k] for k in range(a, b) if self.conversation(k)]
+        conversation = [line for line, read in zip(self.lines[a:b], self.talk[a:b]) if read]
         if any(line.shape is None for line in conversation):
             return None
         at, messages = 0, 0
@@ -215,52 +209,79 @@ class Scan:
 def scan(handle: IO[bytes], size: int, max_size: int) -> Scan | None:
     """The first pass over a Claude Code transcript (`handle`, at its start), or None for a file to read whole."""
     lines: list[Line] = []
-    number, offset = 0, 0
+    number = 0
     uses_source = False
-    for raw in handle:
-        number += 1
-        start, offset = offset, offset + len(raw)
-        if (number == 1 and raw.startswith(b"\xef\xbb\xbf")) or b"\0" in raw or len(raw) > max_size + 2:
-            return None
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-        body = text.rstrip("\r\n")
-        if not body.strip():
-            continue
-        try:
-            data = strict_json.loads(body)
-        except (ValueError, RecursionError):
-            return None
-        if not isinstance(data, dict) or "retractedMessageUuids" in data or "supersedesUuids" in data \
-                or "isVirtual" in data:
-            return None  # records Claude Code leaves out of what it sends: the whole reading knows them
-        record = node(data)
-        message = data.get("message")
-        conversation = record.kind in ("user", "assistant") and isinstance(message, dict)
-        shape: object = None
-        if conversation:
-            assert isinstance(message, dict)
-            shape = _shape(record.kind, message)
-            if shape is None and record.kind == "assistant" and _empty_call_id(message):
-                return None
-        if "sourceToolAssistantUUID" in data:
-            uses_source = True
-        lines.append(Line(number, start, len(raw.rstrip(b"\r\n")), text[len(body):], record,
-                          data.get("timestamp"), data.get("apiBlockIndex"), conversation, shape))
+    newline = "\n"
+    try:
+        for start, size_read, text in _text_lines(handle, max_size):
+            number += 1
+            if text[:1] != "{":  # a blank line, or what the whole reading refuses or warns about (a BOM too)
+                if text.strip():
+                    return None
+                continue
+            data = strict_json.loads(text)
+            if not isinstance(data, dict) or "retractedMessageUuids" in data or "supersedesUuids" in data \
+                    or "isVirtual" in data:
+                return None  # records Claude Code leaves out of what it sends: the whole reading knows them
+            record = node(data)
+            message = data.get("message")
+            conversation = record.kind in ("user", "assistant") and isinstance(message, dict)
+            shape: object = None
+            if conversation:
+                assert isinstance(message, dict)
+                shape = _shape(record.kind, message)
+                if shape is None and record.kind == "assistant" and _empty_call_id(message):
+                    return None
+            if "sourceToolAssistantUUID" in data:
+                uses_source = True
+            returns = len(text) - len(text.rstrip("\r")) if text.endswith("\r") else 0  # a `\r\n` line end
+            if not lines and returns:
+                newline = "\r\n"  # records added end as the first one does
+            lines.append(Line(number, start, size_read - returns, record, data.get("timestamp"),
+                              data.get("apiBlockIndex"), conversation, shape))
+    except (ValueError, RecursionError):  # not UTF-8, a NUL byte, a line past the limit, not JSON
+        return None
     if not lines:
         return None
     live, sidechain, leaf = follow_nodes([line.node for line in lines])
-    if not leaf:
-        return None
-    found = Scan(handle, offset, lines, live, sidechain, uses_source,
-                 lines[0].end if lines[0].end.endswith("\n") else "\n", plain=False)
-    found.plain = all(found.lines[k].shape is not None for k in range(len(lines)) if found.conversation(k))
-    found.starts = _part_starts(found)
-    if not any(found.conversation(k) for k in range(len(lines))):
+    talk = [line.conversation and k in live and line.node.sidechain is sidechain for k, line in enumerate(lines)]
+    if not leaf or not any(talk):
         return None  # no conversation: the whole reading says so
+    plain = all(line.shape is not None for line, read in zip(lines, talk) if read)
+    found = Scan(handle, size, lines, live, talk, sidechain, uses_source, newline, plain)
+    found.starts = _part_starts(found)
     return found
+
+
+def _text_lines(handle: IO[bytes], max_size: int) -> Iterator[tuple[int, int, str]]:
+    """Each line of the file (split on `\n` only, as the whole reading splits) without its `\n`, with where it
+    starts and its length, in bytes; read and decoded a megabyte at a time (cut after a `\n`, never inside a
+    character). A NUL byte, bytes that are not UTF-8 or a line longer than `max_size` raise a ValueError."""
+    offset, rest = 0, b""
+    while True:
+        piece = handle.read(1 << 20)
+        if b"\0" in piece:
+            raise ValueError("a NUL byte")
+        data = rest + piece
+        cut = data.rfind(b"\n") + 1 if piece else len(data)  # at the end, the last line has no line end
+        if len(data) - cut > max_size:
+            raise ValueError("a line past the limit")
+        if cut == 0 and piece:
+            rest = data  # no line end yet: read on
+            continue
+        text, rest = data[:cut].decode("utf-8"), data[cut:]
+        lines = text.split("\n")
+        last = lines.pop()  # after the last `\n`: nothing, or at the end the last line, with no line end
+        if last:
+            lines.append(last)
+        for line in lines:
+            size = len(line) if line.isascii() else len(line.encode("utf-8"))
+            if size > max_size:
+                raise ValueError("a line past the limit")
+            yield offset, size, line
+            offset += size + 1
+        if not piece:
+            return
 
 
 def _part_starts(found: Scan) -> list[int]:
@@ -268,8 +289,8 @@ def _part_starts(found: Scan) -> list[int]:
     (a reply's first record with a shape has text or a call, so rule 1 never drops it)."""
     starts = [0]
     previous: Node | None = None
-    for k, line in enumerate(found.lines):
-        if not found.conversation(k):
+    for k, (line, read) in enumerate(zip(found.lines, found.talk)):
+        if not read:
             continue
         current = line.node
         new_reply = previous is None or previous.kind != "assistant" or current.message_id is None \
