@@ -2,6 +2,7 @@
 
     python bench/encode.py                      # the targets: 10,000 messages, every registered provider
     python bench/encode.py --messages 100000    # the 100k row, without targets
+    python bench/encode.py --collections        # also which timed calls ran a full collection
 
 For each provider and workload: the time of `to_request` on the history (repair, id mapping and encoding
 included) divided by the time of one `json.dumps` of the body it produced. Target at 10,000 messages: at
@@ -16,8 +17,10 @@ the middle half in brackets (bench/timing.py).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -38,18 +41,52 @@ def _left_out(dropped: Dropped) -> None:
     would leave it: the other formats never call it."""
 
 
-def encode_ratios(provider: Provider, history: list[ChatMessage], rounds: int) -> tuple[float, list[float]]:
-    """(median to_request time, its per-round ratios to one json.dumps of the body it produced)."""
+class FullCollections:
+    """Which calls of a function ran a full collection (generation 2), seen through `gc.callbacks`: it only
+    observes the collector, for `--collections`; the targets' runs do not register it."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+        self.calls: list[bool] = []
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "stop" and info["generation"] == 2:
+            self.seen += 1
+
+    def observing(self, fn: Callable[[], object]) -> Callable[[], object]:
+        """fn, recording for each call whether a full collection ran during it."""
+
+        def observed() -> object:
+            before = self.seen
+            result = fn()
+            self.calls.append(self.seen > before)
+            return result
+
+        return observed
+
+    def pattern(self) -> str:
+        """The calls in order: F for one that ran a full collection, . for one that did not."""
+        return "".join("F" if full else "." for full in self.calls)
+
+
+def encode_ratios(provider: Provider, history: list[ChatMessage], rounds: int,
+                  fulls: FullCollections | None = None) -> tuple[float, list[float]]:
+    """(median to_request time, its per-round ratios to one json.dumps of the body it produced); with `fulls`,
+    the timed calls are observed."""
     write = partial(provider.to_request, history, model="bench-model", on_unsupported=_left_out)
     body = write()
-    times = interleaved({"to_request": write, "json.dumps": partial(json.dumps, body)}, rounds)
+    timed = write if fulls is None else fulls.observing(write)
+    times = interleaved({"to_request": timed, "json.dumps": partial(json.dumps, body)}, rounds)
     return median(times["to_request"]), round_ratios(times["to_request"], times["json.dumps"])
 
 
-def cell(provider_name: str, workload: str, messages: int, rounds: int) -> dict[str, Any]:
+def cell(provider_name: str, workload: str, messages: int, rounds: int, collections: bool) -> dict[str, Any]:
     """One process's share of a cell of the table, measured in this (fresh) process."""
-    t_encode, ratios = encode_ratios(providers.get(provider_name), WORKLOADS[workload](messages), rounds)
-    return {"to_request": t_encode, "ratios": ratios}
+    fulls = FullCollections() if collections else None
+    if fulls is not None:
+        gc.callbacks.append(fulls)
+    t_encode, ratios = encode_ratios(providers.get(provider_name), WORKLOADS[workload](messages), rounds, fulls)
+    return {"to_request": t_encode, "ratios": ratios, "fulls": "" if fulls is None else fulls.pattern()}
 
 
 def main() -> int:
@@ -59,11 +96,13 @@ def main() -> int:
     parser.add_argument("--processes", type=int, default=3, help="fresh processes for each cell")
     parser.add_argument("--provider", action="append", help="only these providers (repeatable)")
     parser.add_argument("--workload", action="append", choices=sorted(WORKLOADS), help="only these (repeatable)")
+    parser.add_argument("--collections", action="store_true",
+                        help="also print, for each cell, which timed to_request calls ran a full collection")
     parser.add_argument("--cell", nargs=2, metavar=("PROVIDER", "WORKLOAD"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.cell:
         provider_name, workload = args.cell
-        print(json.dumps(cell(provider_name, workload, args.messages, args.rounds)))
+        print(json.dumps(cell(provider_name, workload, args.messages, args.rounds, args.collections)))
         return 0
 
     chosen = args.workload or list(WORKLOADS)
@@ -72,15 +111,24 @@ def main() -> int:
           f"{args.rounds} interleaved rounds; ratio = to_request / json.dumps(body), median of all rounds "
           f"(middle half); " + (f"target <= {TARGET}" if targeted else f"targets are for {TARGET_MESSAGES:,}"))
     print(f"{'provider':<18}" + "".join(f"{name + ' to_request':>18}{'ratio':>18}{'':>8}" for name in chosen))
+    observe = ["--collections"] if args.collections else []
     for name in args.provider or providers.names():
         row = f"{name:<18}"
+        seen = []
         for workload in chosen:
-            got = [in_fresh_process(__file__, name, workload, f"--messages={args.messages}", f"--rounds={args.rounds}")
+            got = [in_fresh_process(__file__, name, workload, f"--messages={args.messages}", f"--rounds={args.rounds}",
+                                    *observe)
                    for _ in range(args.processes)]
             ratio = summarize([r for g in got for r in g["ratios"]])
             verdict = ("met" if ratio.median <= TARGET else "MISSED") if targeted else ""
             row += f"{median([g['to_request'] for g in got]) * 1000:>16.1f}ms{ratio!s:>18}{verdict:>8}"
+            patterns = [g["fulls"] for g in got]
+            full = sum(p.count("F") for p in patterns)
+            seen.append(f"  {workload}: a full collection in {full} of {sum(map(len, patterns))} timed calls "
+                        f"({' '.join(patterns)}, per process)")
         print(row, flush=True)
+        if args.collections:
+            print("\n".join(seen), flush=True)
     return 0
 
 
