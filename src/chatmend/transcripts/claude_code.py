@@ -490,16 +490,20 @@ class Relinker:
     def changes(self, record: Mapping[str, Any], *, new: bool, live: bool) -> dict[str, Any]:
         """The fields the next record written gets (none, its `timestamp`, its `parentUuid`); `new` for a record
         repair adds, `live` for one of the chain Claude Code resumes."""
+        return self.visit(record.get("uuid"), record.get("parentUuid"), bool(record.get("isSidechain")),
+                          record.get("timestamp"), new=new, live=live)
+
+    def visit(self, uid: object, parent: object, sidechain: bool, stamp: object, *, new: bool, live: bool,
+              ) -> dict[str, Any]:
+        """`changes` of a record given its fields."""
         changes: dict[str, Any] = {}
-        stamp = record.get("timestamp")
         if new and isinstance(stamp, str) and self.stamp is not None and stamp <= self.stamp:
             stamp = changes["timestamp"] = _after(self.stamp)
         if isinstance(stamp, str):
             self.stamp = max(self.stamp or stamp, stamp)
-        uid = record.get("uuid")
-        if not live or not isinstance(uid, str) or bool(record.get("isSidechain")) is not self.sidechain:
+        if not live or not isinstance(uid, str) or sidechain is not self.sidechain:
             return changes
-        if self.started and record.get("parentUuid") != self.previous:
+        if self.started and parent != self.previous:
             changes["parentUuid"] = self.previous
         self.started = True
         self.previous = uid

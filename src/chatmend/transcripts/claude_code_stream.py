@@ -349,10 +349,11 @@ def repair(found: Scan, is_read_only: IsReadOnly | None) -> StreamedRepair:
 def _repaired(found: Scan, is_read_only: IsReadOnly | None, summary: RepairSummary) -> Iterator[str]:
     """The repaired file's text, part by part, relinked as a whole reading relinks it: once repair writes a
     record anew, every live record hangs off the live record before it, those before that point too, so the
-    parts before the first one repair changes are written (from the file) only once it is found. A file
-    repair leaves as it is is written as read."""
+    parts before the first one repair changes are relinked only once it is found. What repair leaves as it is
+    goes out as the file's own text."""
     ids = FinalIds()
     relinker = Relinker(found.sidechain)
+    copier = _Copier(found)
     added = 0  # records repair added so far (each new record's uuid is made from its number)
     changed = False
     waiting: list[tuple[int, int]] = []  # the parts before the first one repair changes
@@ -362,7 +363,7 @@ def _repaired(found: Scan, is_read_only: IsReadOnly | None, summary: RepairSumma
             _take(ids, untouched[1])
             summary.messages += untouched[0]
             if changed:
-                yield from _relinked_as_read(found, a, b, relinker)
+                yield from _relinked_as_read(found, a, b, relinker, copier)
             else:
                 waiting.append((a, b))
             continue
@@ -377,39 +378,53 @@ def _repaired(found: Scan, is_read_only: IsReadOnly | None, summary: RepairSumma
                 continue
             changed = True
             for before in waiting:
-                yield from _relinked_as_read(found, *before, relinker)
+                yield from _relinked_as_read(found, *before, relinker, copier)
         added += sum(1 for record, _ in out if record is None)
         part.patch_repeats(out)
         part.link(out, relinker)
+        start, stop = found.part_bytes(a, b)
+        yield from copier.upto(start)
         yield from part._lines(out, found.newline)
-    if not changed:
-        yield from _copy(found)  # nothing written anew: the file as read
+        copier.skip_to(stop)
+    yield from copier.upto(found.size)
 
 
-def _copy(found: Scan) -> Iterator[str]:
-    """The file as read, a megabyte at a time."""
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    found.handle.seek(0)
-    while piece := found.handle.read(1 << 20):
-        yield decoder.decode(piece)
-    yield decoder.decode(b"", final=True)
+class _Copier:
+    """The file's own text, written out up to where something written anew stands, then skipped past it."""
+
+    def __init__(self, found: Scan) -> None:
+        self.found = found
+        self.done = 0
+        """Where the text not yet written starts, in bytes."""
+
+    def upto(self, offset: int) -> Iterator[str]:
+        """The file's text from where it was left to `offset` (a line's start), a megabyte at a time."""
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        handle = self.found.handle
+        handle.seek(self.done)
+        while self.done < offset:
+            piece = handle.read(min(1 << 20, offset - self.done))
+            self.done += len(piece)
+            yield decoder.decode(piece, final=self.done >= offset)
+
+    def skip_to(self, offset: int) -> None:
+        """Leave the text up to `offset` out: what stood there was written anew."""
+        self.done = offset
 
 
-def _relinked_as_read(found: Scan, a: int, b: int, relinker: Relinker) -> Iterator[str]:
+def _relinked_as_read(found: Scan, a: int, b: int, relinker: Relinker, copier: _Copier) -> Iterator[str]:
     """Records [a, b), which repair leaves as they are, as read but for the links relinking changes."""
-    start, stop = found.part_bytes(a, b)
+    live = found.live
     for k in range(a, b):
         line = found.lines[k]
-        fields = {"uuid": line.node.uid, "parentUuid": line.node.parent, "isSidechain": line.node.sidechain,
-                  "timestamp": line.timestamp}
-        changes = relinker.changes(fields, new=False, live=k in found.live)
-        if not changes:
-            continue
-        yield found.text(start, line.start)
-        whole = strict_json.loads(found.text(line.start, line.start + line.size))
-        yield compact_json({**whole, **changes})
-        start = line.start + line.size
-    yield found.text(start, stop)
+        record = line.node
+        changes = relinker.visit(record.uid, record.parent, record.sidechain, line.timestamp, new=False,
+                                 live=k in live)
+        if changes:
+            yield from copier.upto(line.start)
+            whole = strict_json.loads(found.text(line.start, line.start + line.size))
+            yield compact_json({**whole, **changes})
+            copier.skip_to(line.start + line.size)
 
 
 def _summarize(summary: RepairSummary, part: ClaudeCode, result: RepairResult) -> None:
