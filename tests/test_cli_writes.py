@@ -63,15 +63,28 @@ def test_in_place_refuses_a_file_another_run_holds_locked(tmp_path: Path) -> Non
     assert path.read_bytes() == BROKEN and names(tmp_path) == ["s.jsonl"]
 
 
+def _overwrite_keeping_stat(path: Path) -> str:
+    """A hook that replaces the file's first byte and puts its mtime back (a change the stat check cannot see)."""
+    return (f"st = os.stat({str(path)!r}); f = open({str(path)!r}, 'r+b'); f.write(b'X'); f.close(); "
+            f"os.utime({str(path)!r}, ns=(st.st_atime_ns, st.st_mtime_ns))")
+
+
 def test_the_backup_holds_the_bytes_that_were_read(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    path.write_bytes(BROKEN)
+    original = (SESSIONS / "codex_rollout.jsonl").read_bytes()  # read whole, once
+    path.write_bytes(original)
     # Replacing the file's content after the read (same size and mtime: not seen) must not reach the backup.
-    hook = (f"st = os.stat({str(path)!r}); f = open({str(path)!r}, 'r+b'); f.write(b'X'); f.close(); "
-            f"os.utime({str(path)!r}, ns=(st.st_atime_ns, st.st_mtime_ns))")
-    proc = run("repair", str(path), "--in-place", hook=hook)
+    proc = run("repair", str(path), "--in-place", hook=_overwrite_keeping_stat(path))
     assert proc.returncode == 0, proc.stderr
-    assert (tmp_path / "s.jsonl.bak").read_bytes() == BROKEN
+    assert (tmp_path / "s.jsonl.bak").read_bytes() == original
+
+
+def test_a_file_read_again_as_it_is_repaired_is_refused_when_its_bytes_changed(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(BROKEN)  # a Claude Code transcript: repaired a part at a time, its bytes read again
+    proc = run("repair", str(path), "--in-place", hook=_overwrite_keeping_stat(path))
+    assert proc.returncode == 2 and "changed while chatmend was repairing it" in proc.stderr
+    assert path.read_bytes() == b"X" + BROKEN[1:] and names(tmp_path) == ["s.jsonl"]  # no backup, nothing else
 
 
 # 2 --------------------------------------------------------------------------------------------------------

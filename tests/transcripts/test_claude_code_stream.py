@@ -48,6 +48,13 @@ def _outcomes(folder: Path, text: str | bytes, *, whole: bool) -> list[Any]:
         repaired.unlink(missing_ok=True)
         found.append(_run(argv, whole=whole))
         found.append(repaired.read_bytes() if repaired.exists() else None)
+    in_place = folder / "in_place.jsonl"
+    backup = folder / "in_place.jsonl.bak"
+    in_place.write_bytes(path.read_bytes())
+    backup.unlink(missing_ok=True)
+    found.append(_run(["repair", "--in-place", str(in_place), "--report", "json"], whole=whole))
+    found += [in_place.read_bytes(), backup.read_bytes() if backup.exists() else None,
+              sorted(p.name for p in folder.iterdir())]
     return found
 
 

@@ -24,7 +24,7 @@ import sys
 import textwrap
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import IO, Any
 
 from chatmend import ChatmendError, Problem, Repairer, RepairResult, UnsupportedError, __version__
 from chatmend.cli._output import (
@@ -451,11 +451,14 @@ def _repair(args: argparse.Namespace) -> int:
     if store is not None:
         with store:
             return _repair_store(args, store)
-    if args.file != "-" and not args.in_place:
-        with open_input(args.file) as (handle, _):
-            found = streamed(handle, args.fmt, max_size=args.max_json_size)
+    if args.file != "-":
+        source = in_place_target(args.file) if args.in_place else args.file
+        with open_input(source) as (handle, _):
+            if args.in_place:
+                lock_file(handle)  # held from the read to the rename; let go before a whole reading locks again
+            found = streamed(handle, args.fmt, max_size=args.max_json_size, digest=args.in_place)
             if found is not None and args.to in (None, found.format):
-                return _repair_streamed(args, found)
+                return _repair_streamed(args, found, handle, source)
     with contextlib.ExitStack() as held:  # the --in-place lock, held from the read to the rename
         source = in_place_target(args.file) if args.in_place else args.file
         handle, _ = held.enter_context(open_input(source))
@@ -509,7 +512,7 @@ def _repair(args: argparse.Namespace) -> int:
         if args.in_place:
             assert st is not None
             rewrite = report["changed"] and text.encode("utf-8") != data  # a repair that changes nothing writes nothing
-            backup = replace_in_place(source, text, data, st, args.file) if rewrite else None
+            backup = replace_in_place(source, [text], data, st, args.file) if rewrite else None
             report["written"] = source if rewrite else None
             report["backup"] = backup
         elif not as_rendered:
@@ -519,12 +522,22 @@ def _repair(args: argparse.Namespace) -> int:
     return OK
 
 
-def _repair_streamed(args: argparse.Namespace, found: Streamed) -> int:
-    """`chatmend repair` of a large transcript, repaired and written a part at a time."""
+def _repair_streamed(args: argparse.Namespace, found: Streamed, handle: IO[bytes], source: str) -> int:
+    """`chatmend repair` of a large transcript, repaired and written a part at a time (`source`, the file read
+    through `handle`, replaced with `--in-place` as `repair` replaces it: a backup, nothing when nothing changed)."""
     done = found.repair(_read_only(args.read_only))
-    write_output(batched(done.chunks), args.output)  # stdout only once all is rendered, a file atomically
+    if args.in_place:
+        st = os.fstat(handle.fileno())
+        backup = replace_in_place(source, batched(done.chunks), handle, st, args.file,
+                                  wanted=lambda: done.summary.changed, same=found.still_as_read)
+    else:
+        write_output(batched(done.chunks), args.output)  # stdout only once all is rendered, a file atomically
     report = summary_report(done.summary, args.file, found.format)
-    print_report(report, args.report, sys.stdout if args.output not in (None, "-") else sys.stderr)
+    if args.in_place:
+        report["written"] = source if backup is not None else None
+        report["backup"] = backup
+    to_file = args.in_place or args.output not in (None, "-")
+    print_report(report, args.report, sys.stdout if to_file else sys.stderr)
     return OK
 
 

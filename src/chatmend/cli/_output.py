@@ -11,7 +11,7 @@ import signal
 import stat
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO
 
 from chatmend.cli._text import UsageError
@@ -100,14 +100,20 @@ def lock_file(handle: IO[bytes]) -> None:
         pass  # a file system without locks (some network mounts): the check for changes remains
 
 
-def replace_in_place(path: str, text: str, data: bytes, st: os.stat_result, shown: str) -> str:
-    """Replace `path` (read as `data`, whose stat was `st`) with `text`, the original kept in a new backup;
-    refuse when the file changed since it was read. Returns the backup's name."""
+def replace_in_place(path: str, chunks: Iterable[str], data: bytes | IO[bytes], st: os.stat_result, shown: str,
+                     *, wanted: Callable[[], bool] | None = None, same: Callable[[], bool] | None = None,
+                     ) -> str | None:
+    """Replace `path` (read as `data`, the bytes or the file they are read from, whose stat was `st`) with the
+    text of `chunks`, the original kept in a new backup; refuse when the file changed since it was read (`same`:
+    whether the file read again still holds the bytes first read). Returns the backup's name, or None when
+    `wanted()`, asked once the text is written, says it is the file as it was (nothing replaced, no backup)."""
     backup: list[str] = []
 
     def commit() -> None:
+        if wanted is not None and not wanted():
+            raise _NothingToReplace
         _before_replace()
-        _unchanged(path, st)
+        _unchanged(path, st, same)
         try:
             backup.append(write_backup(path, data, st))
         except OSError as exc:
@@ -120,20 +126,27 @@ def replace_in_place(path: str, text: str, data: bytes, st: os.stat_result, show
 
     with signals_remove_temporary_files():
         try:
-            atomic_write(path, [text], like=st, before_replace=commit)
+            atomic_write(path, chunks, like=st, before_replace=commit)
+        except _NothingToReplace:
+            return None  # the temporary file is gone, the file untouched
         except OSError as exc:
             raise UsageError(f"{shown}: cannot write: {exc.strerror or exc}") from None
     return backup[0]
 
 
-def _unchanged(path: str, st: os.stat_result) -> None:
-    """Refuse (exit 2, nothing written) when `path` is no longer the file read: another inode, size or mtime."""
+class _NothingToReplace(Exception):
+    """The text written is the file as it was: `replace_in_place` leaves it."""
+
+
+def _unchanged(path: str, st: os.stat_result, same: Callable[[], bool] | None = None) -> None:
+    """Refuse (exit 2, nothing written) when `path` is no longer the file read: another inode, size or mtime, or
+    (`same`, for a file read again as it is written) other bytes."""
     try:
         now = os.stat(path)
     except OSError:
         now = None
     if now is None or (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) != (
-            st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns):
+            st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) or (same is not None and not same()):
         raise InputError("changed while chatmend was repairing it (an agent still writing to it?); nothing was "
                          "written: run again once it is no longer in use")
 

@@ -89,10 +89,11 @@ def _read_handle(
 
 
 def streamed(handle: IO[bytes], fmt: str = "auto", prefer: str | None = None, *, max_size: int = MAX_JSON_SIZE,
-             ) -> Streamed | None:
+             digest: bool = False) -> Streamed | None:
     """A first pass over a file its format's reader checks and repairs a part at a time without holding it
     (a large Claude Code transcript), or None for a file to read whole (`read`): another format, a file this
-    reading does not take, or one `read` refuses (it says why). `handle` must be seekable."""
+    reading does not take, or one `read` refuses (it says why). `handle` must be seekable. With `digest`, the
+    first pass hashes the bytes it reads, so that `still_as_read` can tell a file replaced in place from it."""
     if not handle.seekable():
         return None
     try:
@@ -105,7 +106,7 @@ def streamed(handle: IO[bytes], fmt: str = "auto", prefer: str | None = None, *,
     from chatmend.transcripts import claude_code_stream
 
     size = os.fstat(handle.fileno()).st_size
-    return claude_code_stream.scan(handle, size, max_size)
+    return claude_code_stream.scan(handle, size, max_size, digest=digest)
 
 
 def _head_format(handle: IO[bytes], fmt: str, prefer: str | None, max_size: int) -> str | None:

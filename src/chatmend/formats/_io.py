@@ -288,13 +288,19 @@ def write_into(path: str, chunks: Iterable[str]) -> None:
         os.close(fd)
 
 
-def write_backup(path: str, data: bytes, st: os.stat_result) -> str:
-    """`data` (the bytes read from `path`, whose stat is `st`) as a new `path.bak`, or `path.bak.1`, `.bak.2`...:
-    an existing backup is never overwritten. Returns the backup's name. Mode, owner and times are `st`'s."""
+def write_backup(path: str, data: bytes | IO[bytes], st: os.stat_result) -> str:
+    """`data` (the bytes read from `path`, whose stat is `st`, or the file they are read from: copied from its
+    start) as a new `path.bak`, or `path.bak.1`, `.bak.2`...: an existing backup is never overwritten. Returns the
+    backup's name. Mode, owner and times are `st`'s."""
     fd, tmp = _temporary_beside(path, 0o600)
     try:
         try:
-            write_all(fd, data)
+            if isinstance(data, bytes):
+                write_all(fd, data)
+            else:
+                data.seek(0)
+                while piece := data.read(_PIECE):
+                    write_all(fd, piece)
             _same_owner(fd, st)
             os.fsync(fd)
         finally:

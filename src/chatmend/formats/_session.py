@@ -115,3 +115,6 @@ class Streamed(Protocol):
 
     def repair(self, is_read_only: IsReadOnly | None) -> StreamedRepair:
         """The repaired file and its summary."""
+
+    def still_as_read(self) -> bool:
+        """True when the file holds the bytes the first pass read (read again as it is repaired, it must)."""

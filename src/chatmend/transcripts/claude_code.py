@@ -103,8 +103,8 @@ def node(data: Mapping[str, Any]) -> Node:
 def is_subagent(nodes: Sequence[Node]) -> bool:
     """True for a subagent's transcript (`agent-*.jsonl` beside the session in 2.0, `<session>/subagents/` in
     2.1): every user and assistant record is on the sidechain, so the sidechain is the conversation."""
-    turns = [n.sidechain for n in nodes if n.kind in ("user", "assistant")]
-    return bool(turns) and all(turns)
+    turns = (n.sidechain for n in nodes if n.kind in ("user", "assistant"))
+    return next(turns, False) and all(turns)  # a main session's first turn already says so
 
 
 @dataclass

@@ -18,6 +18,7 @@ functions here return None for it.
 from __future__ import annotations
 
 import codecs
+import hashlib
 import itertools
 import re
 from collections.abc import Iterator, Mapping
@@ -136,10 +137,22 @@ class Scan:
     """The line end of its first record: records added end as it does."""
     plain: bool
     """True when every record the conversation reads has a shape (check then finds nothing in any block)."""
+    digest: bytes | None = None
+    """The sha256 of the bytes the first pass read, when asked for (`still_as_read`)."""
     starts: list[int] = field(default_factory=list)
     """The record each part starts at."""
     format = NAME
     provider = ClaudeCode.provider
+
+    def still_as_read(self) -> bool:
+        """True when the file still holds the bytes the first pass read (hashed again; False without a digest)."""
+        if self.digest is None:
+            return False
+        hashed = hashlib.sha256()
+        self.handle.seek(0)
+        for start in range(0, self.size, 1 << 20):
+            hashed.update(self.handle.read(min(1 << 20, self.size - start)))
+        return self.handle.read(1) == b"" and hashed.digest() == self.digest
 
     def check(self) -> list[str] | None:
         """`check`'s problem lines (`check`), or None: read the file whole."""
@@ -206,14 +219,16 @@ class Scan:
         return messages + len(results) + prompts, calls
 
 
-def scan(handle: IO[bytes], size: int, max_size: int) -> Scan | None:
-    """The first pass over a Claude Code transcript (`handle`, at its start), or None for a file to read whole."""
+def scan(handle: IO[bytes], size: int, max_size: int, *, digest: bool = False) -> Scan | None:
+    """The first pass over a Claude Code transcript (`handle`, at its start), or None for a file to read whole;
+    with `digest`, a hash of the bytes read (`Scan.still_as_read`)."""
+    hashed = hashlib.sha256() if digest else None
     lines: list[Line] = []
     number = 0
     uses_source = False
     newline = "\n"
     try:
-        for start, size_read, text in _text_lines(handle, max_size):
+        for start, size_read, text in _text_lines(handle, max_size, hashed):
             number += 1
             if text[:1] != "{":  # a blank line, or what the whole reading refuses or warns about (a BOM too)
                 if text.strip():
@@ -248,18 +263,22 @@ def scan(handle: IO[bytes], size: int, max_size: int) -> Scan | None:
     if not leaf or not any(talk):
         return None  # no conversation: the whole reading says so
     plain = all(line.shape is not None for line, read in zip(lines, talk) if read)
-    found = Scan(handle, size, lines, live, talk, sidechain, uses_source, newline, plain)
+    found = Scan(handle, size, lines, live, talk, sidechain, uses_source, newline, plain,
+                 hashed.digest() if hashed is not None else None)
     found.starts = _part_starts(found)
     return found
 
 
-def _text_lines(handle: IO[bytes], max_size: int) -> Iterator[tuple[int, int, str]]:
+def _text_lines(handle: IO[bytes], max_size: int, hashed: Any = None) -> Iterator[tuple[int, int, str]]:
     """Each line of the file (split on `\n` only, as the whole reading splits) without its `\n`, with where it
     starts and its length, in bytes; read and decoded a megabyte at a time (cut after a `\n`, never inside a
-    character). A NUL byte, bytes that are not UTF-8 or a line longer than `max_size` raise a ValueError."""
+    character), each piece added to `hashed` (a hashlib object) too. A NUL byte, bytes that are not UTF-8 or a
+    line longer than `max_size` raise a ValueError."""
     offset, rest = 0, b""
     while True:
         piece = handle.read(1 << 20)
+        if hashed is not None:
+            hashed.update(piece)
         if b"\0" in piece:
             raise ValueError("a NUL byte")
         data = rest + piece
