@@ -37,7 +37,7 @@ class Repairer:
     more) reopens only the last span of the previous history; any other history starts over. A call then
     costs O(new messages), plus one list comparison of the old prefix (identity first). Its result shares the
     Repairer's lists up to that last span, which no later call changes, and makes each field's own list when
-    it is first read (`RepairResult.sharing`): the caller may keep or change what it gets, and pays for copying
+    it is first read (`RepairResult._sharing`): the caller may keep or change what it gets, and pays for copying
     only the fields it reads. A result never changes when later calls run. The same history
     again (nothing appended) runs no pass at all: `repairer.repair(history)` then `to_request(history,
     repairer=repairer)` repairs once. Equal but not identical earlier messages count as the same: the output

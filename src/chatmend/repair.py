@@ -685,7 +685,7 @@ class _Pass:
         def kept(items: list[Any], length: int) -> SharedList[Any]:
             return SharedList(items, length, tuple(items[length:]))
 
-        return RepairResult.sharing(
+        return RepairResult._sharing(
             messages=kept(self.out, at.out), interrupted=kept(self.interrupted, at.interrupted),
             dropped=kept(self.dropped, at.dropped), moved=kept(self.moved, at.moved), notes=kept(self.notes, at.notes),
             renamed=kept(self.renamed, at.renamed), final_ids=kept(self.ids.in_order, at.ids),

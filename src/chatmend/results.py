@@ -117,7 +117,7 @@ class RepairResult:
         return out
 
     @classmethod
-    def sharing(cls, **fields: SharedList[Any]) -> RepairResult:
+    def _sharing(cls, **fields: SharedList[Any]) -> RepairResult:
         """A result whose fields are `fields`' lists, each made when it is first read (then kept): an incremental
         step returns its result without copying every list of a long history, and a caller pays for the fields it
         reads. What the result holds is fixed here, as if copied now (each `SharedList` holds its items at this
@@ -127,7 +127,7 @@ class RepairResult:
         return result
 
     def _made_field(self, name: str) -> object:
-        """A field of a result made by `sharing`, read for the first time: its own list, kept for the next reads
+        """A field of a result made by `_sharing`, read for the first time: its own list, kept for the next reads
         (two threads reading it at once both get the one that was stored first)."""
         shared: dict[str, SharedList[Any]] | None = self.__dict__.get("_shared")
         if shared is None or name not in shared:
