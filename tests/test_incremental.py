@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -13,7 +14,8 @@ from hypothesis import strategies as st
 from chatmend import ChatMessage, ToolCall, dumps, loads, providers, repair_history
 from chatmend.exceptions import HistoryError, UnsupportedError
 from chatmend.incremental import Repairer
-from chatmend.repair import RepairResult, _Pass
+from chatmend.repair import Origin, RepairResult, _Pass
+from chatmend.results import NOTE_SOURCE
 from tests.providers.common import writable
 from tests.strategies import examples, messy_histories
 
@@ -372,3 +374,123 @@ def test_a_repairer_called_from_its_own_is_read_only_is_an_error_not_a_deadlock(
     with pytest.raises(RuntimeError, match="from inside its own call"):
         repairer.repair([U("x"), A("c1"), U("y")])
     assert fields(repairer.repair([U("x")])) == fields(repair_history([U("x")]))  # usable after
+
+
+# ------------------------------------------------------------------ results kept while the Repairer goes on (#20)
+
+
+@PROPERTY
+@given(messy_histories(), st.lists(steps, max_size=8), st.sampled_from([{}, *OPTION_SETS]), st.booleans())
+def test_a_result_never_changes_when_later_steps_run(
+    start: list[ChatMessage], sequence: list[tuple[Any, ...]], options: dict[str, Any], read_messages_at_once: bool
+) -> None:
+    """Each result is read only once every step has run (most of them rolled back the span the history ended in):
+    it is still the repair of its own history. With `read_messages_at_once`, its messages are read when it is
+    returned and the other fields at the end."""
+    repairer = Repairer(**options)
+    history = list(start)
+    kept: list[tuple[RepairResult, tuple[Any, ...]]] = []
+    for step in [("same", None), *sequence]:
+        history = apply(history, step)
+        result = repairer.repair(history)
+        if read_messages_at_once:
+            assert result.messages == repair_history(history, **options).messages
+        kept.append((result, fields(repair_history(list(history), **options))))
+    for result, expected in kept:
+        assert fields(result) == expected
+
+
+def test_a_result_kept_while_the_next_step_reopens_its_last_span_stays_as_it_was() -> None:
+    history = [U("go"), A("a"), T("a"), A("x", "y"), T("y")]  # x has no result yet: answered as interrupted
+    repairer = Repairer()
+    first = repairer.repair(history)
+    history.append(T("x", "found"))  # the next step rolls the pass back to the span of x and y, and re-does it
+    second = repairer.repair(history)
+    history += [A("x"), T("x"), A(content="done")]  # and the one after goes on past it (x again: renamed)
+    third = repairer.repair(history)
+    # `first` is read only now: what it holds is what it held when it was returned
+    assert [m.tool_call_id for m in first.messages] == [None, None, "a", None, "x", "y"]
+    assert first.messages[4].is_error and first.interrupted == [ToolCall(id="x", name="search")]
+    assert first.interrupted_at == [(3, 0)] and first.moved == [] and first.final_ids == ["a", "x", "y"]
+    assert fields(first) == fields(repair_history(history[:5]))
+    assert second.messages[4] == T("x", "found") and second.interrupted == [] and second.moved == [5]
+    assert fields(second) == fields(repair_history(history[:6]))
+    assert third.final_ids == ["a", "x", "y", "x_1"] and [r.new for r in third.renamed] == ["x_1"]
+    assert fields(third) == fields(repair_history(history))
+
+
+def test_a_result_kept_while_the_next_step_fills_the_run_it_ended_with_stays_as_it_was() -> None:
+    history = [U("go"), A(content=" ")]  # a placeholder dropped at the end: the last run holds no message yet
+    repairer = Repairer()
+    first = repairer.repair(history)
+    history.append(T("a", "late"))  # the next output message is a note: the next step marks that run as one
+    second = repairer.repair(history)
+    assert first.origin_runs == [0, 0, 1, 2] and first.origins() == [Origin("input", 0)]
+    assert second.origin_runs == [0, 0, 1, NOTE_SOURCE, 2, 3]
+    assert fields(first) == fields(repair_history(history[:2]))
+    assert fields(second) == fields(repair_history(history))
+
+
+def test_results_of_the_same_history_are_lists_of_their_own() -> None:
+    history = [U("go"), A("a", "a"), T("a")]  # an open span, a renamed call
+    repairer = Repairer()
+    first, again = repairer.repair(history), repairer.repair(history)  # the second runs no pass
+    expected = fields(repair_history(history))
+    first.messages.append(U("mine"))
+    first.final_ids.clear()
+    first.renamed.clear()
+    first.origin_runs.append(7)
+    assert fields(again) == expected
+    history.append(T("a"))
+    assert_same(repairer, history)
+    assert fields(again) == expected
+
+
+def test_a_step_on_a_long_history_does_not_copy_it() -> None:
+    """What a step allocates does not grow with the history (a copy of the output list alone: 8 bytes a message);
+    reading a field of its result makes that field's list."""
+    history = [U("go")]
+    for turn in range(5_000):
+        history += [A(f"c{turn}", f"d{turn}"), T(f"d{turn}"), U("steer")]  # every call to c interrupted
+    repairer = Repairer()
+    repairer.repair(history)
+    history += [A("x", "y"), T("y")]
+    tracemalloc.start()
+    try:
+        result = repairer.repair(history)
+        _, step_peak = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        messages = result.messages
+        _, read_peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(messages) > 20_000 and read_peak > 8 * 20_000
+    assert step_peak < 8 * 2_000
+    assert fields(result) == fields(repair_history(history))
+
+
+@pytest.mark.parametrize("clone", [lambda x: pickle.loads(pickle.dumps(x)), copy.deepcopy, copy.copy],
+                         ids=["pickle", "deepcopy", "copy"])
+def test_a_result_of_a_repairer_pickles_and_copies_as_the_repair_it_is(clone: Any) -> None:
+    history = kimi_session()
+    repairer = Repairer()
+    result = repairer.repair(history)
+    cloned = clone(result)  # before any of its fields was read
+    repairer.repair([*history, T("functions.read:0")])
+    expected = repair_history(history)
+    assert type(cloned) is RepairResult and fields(cloned) == fields(expected) and cloned == result == expected
+    assert vars(cloned).keys() == vars(expected).keys()  # a plain result: nothing shared with the Repairer
+    assert repr(result) == repr(expected)
+
+
+def test_a_shallow_copy_of_a_repairer_goes_on_by_itself() -> None:
+    history = [U("go"), A("a", "b"), T("b")]
+    original = Repairer()
+    original.repair(history)
+    other = copy.copy(original)
+    theirs = [*history, T("a"), A("a"), A("c")]
+    kept = other.repair(theirs)
+    mine = [*theirs, A("a"), T("a")]  # extends what the other saw: the original must not resume from there
+    assert fields(original.repair(mine)) == fields(repair_history(mine))
+    assert fields(kept) == fields(repair_history(theirs))
+    assert fields(other.repair([*history, U("x")])) == fields(repair_history([*history, U("x")]))

@@ -8,6 +8,7 @@ goes on from there, with the same rules (the pass of `chatmend.repair`, not a se
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Sequence
 from typing import cast
@@ -34,8 +35,10 @@ class Repairer:
 
     `repair(history)` on a history that extends the one seen last (the same messages, or equal ones, then
     more) reopens only the last span of the previous history; any other history starts over. A call then
-    costs O(new messages), plus one list comparison of the old prefix (identity first) and copies of the
-    output lists (a pointer copy each, so that the caller may keep or change what it gets). The same history
+    costs O(new messages), plus one list comparison of the old prefix (identity first). Its result shares the
+    Repairer's lists up to that last span, which no later call changes, and makes each field's own list when
+    it is first read (`RepairResult._sharing`): the caller may keep or change what it gets, and pays for copying
+    only the fields it reads. A result never changes when later calls run. The same history
     again (nothing appended) runs no pass at all: `repairer.repair(history)` then `to_request(history,
     repairer=repairer)` repairs once. Equal but not identical earlier messages count as the same: the output
     keeps the objects seen first. `is_read_only` is asked once per interrupted call, so it should depend on
@@ -101,7 +104,7 @@ class Repairer:
                 extends = repair is not None and self._extends(messages)
         if repair is not None and extends:
             if len(messages) == len(seen):
-                return repair.result(copy=True)  # nothing new: the pass already holds this history's repair
+                return repair.shared_result(self._mark)  # nothing new: the pass holds this history's repair
             tail = messages[len(seen):]
             read_tail = read_sdk_objects(tail)
             # bad input raises before anything changes
@@ -123,7 +126,7 @@ class Repairer:
         except BaseException:  # e.g. from is_read_only: the pass is half done, so forget it
             self._forget()
             raise
-        return repair.result(copy=True)
+        return repair.shared_result(self._mark)
 
     def reset(self) -> None:
         """Forget the last history: the next call starts over."""
@@ -136,6 +139,12 @@ class Repairer:
         """What pickle and copy take: every field but the lock (each copy gets its own)."""
         with self._lock:
             return {name: getattr(self, name) for name in self.__slots__ if name not in ("_lock", "_busy")}
+
+    def __copy__(self) -> Repairer:
+        """A Repairer that goes on by itself: a deep copy. A shallow one would share the pass and the history seen,
+        and a step of either would roll the pass back to a mark the other had moved past (a wrong repair, and the
+        lists of results already handed out changed)."""
+        return copy.deepcopy(self)
 
     def __setstate__(self, state: dict[str, object]) -> None:
         for name, value in state.items():

@@ -27,7 +27,7 @@ import bisect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from chatmend.ids import FinalIds
 from chatmend.messages import (
@@ -39,7 +39,7 @@ from chatmend.messages import (
     from_template,
     replace_field,
 )
-from chatmend.results import NOTE_SOURCE, SYNTHETIC_SOURCE, Origin, RenamedId, RepairResult
+from chatmend.results import NOTE_SOURCE, SYNTHETIC_SOURCE, Origin, RenamedId, RepairResult, SharedList
 
 __all__ = [
     "DEFAULT_OPTIONS",
@@ -680,17 +680,36 @@ class _Pass:
         del self.stripped[mark.stripped:], self.stripped_at[mark.stripped:]
         self.ids.rollback(mark.ids)
 
-    def result(self, *, copy: bool = False) -> RepairResult:
-        """The repaired history and the report: the pass's own lists, or copies when the pass goes on."""
-        if copy:
-            return RepairResult(list(self.out), list(self.interrupted), dropped=list(self.dropped),
-                                moved=list(self.moved), notes=list(self.notes), renamed=list(self.renamed),
-                                final_ids=list(self.ids.in_order), interrupted_at=list(self.interrupted_at),
-                                origin_runs=list(self.runs), stripped=list(self.stripped),
-                                stripped_at=list(self.stripped_at))
+    def result(self) -> RepairResult:
+        """The repaired history and the report: the pass's own lists (for a pass that ends here)."""
         return RepairResult(self.out, self.interrupted, dropped=self.dropped, moved=self.moved, notes=self.notes,
                             renamed=self.renamed, final_ids=self.ids.in_order, interrupted_at=self.interrupted_at,
                             origin_runs=self.runs, stripped=self.stripped, stripped_at=self.stripped_at)
+
+    def shared_result(self, stable: _Mark | None) -> RepairResult:
+        """The result so far, for a caller to keep while the pass goes on (incremental repair), at the cost of
+        what follows `stable`: the mark the pass may roll back to next (None: it will only append).
+
+        The pass never changes its lists before that mark (it appends, and rolls back no further), so the result
+        shares them up to it and copies the rest (and the last item of `runs` before the mark, which `_from` may
+        still overwrite).
+        """
+        at = self._lengths() if stable is None else stable
+
+        def kept(items: list[Any], length: int) -> SharedList[Any]:
+            return SharedList(items, length, tuple(items[length:]))
+
+        return RepairResult._sharing(
+            messages=kept(self.out, at.out), interrupted=kept(self.interrupted, at.interrupted),
+            dropped=kept(self.dropped, at.dropped), moved=kept(self.moved, at.moved), notes=kept(self.notes, at.notes),
+            renamed=kept(self.renamed, at.renamed), final_ids=kept(self.ids.in_order, at.ids),
+            interrupted_at=kept(self.interrupted_at, at.interrupted), origin_runs=kept(self.runs, at.runs - 1),
+            stripped=kept(self.stripped, at.stripped), stripped_at=kept(self.stripped_at, at.stripped))
+
+    def _lengths(self) -> _Mark:
+        """Where the pass is now, as `mark` says it, without starting a journal of ids to roll back."""
+        return _Mark(len(self.out), len(self.runs), len(self.interrupted), len(self.dropped), len(self.moved),
+                     len(self.notes), len(self.renamed), len(self.stripped), len(self.ids.in_order))
 
 
 def next_with_same_id(ids: Sequence[str]) -> list[int]:

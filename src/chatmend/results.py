@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Generic, Literal, NamedTuple, TypeVar
 
 from chatmend.messages import ChatMessage, ToolCall
 
@@ -13,6 +13,25 @@ NOTE_SOURCE = -1
 """In `RepairResult.origin_runs`: one user note, made from the tool message of the next index of `notes`."""
 SYNTHETIC_SOURCE = -2
 """In `RepairResult.origin_runs`: one synthetic result, for the call of the next index of `interrupted_at`."""
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class SharedList(Generic[T]):
+    """A list's items at one moment, without a copy of them all: the first `shared` items of `items`, a list whose
+    owner never changes those again (it may append to it, or remove what follows them), then `rest`."""
+
+    items: list[T]
+    shared: int
+    rest: tuple[T, ...]
+
+    def to_list(self) -> list[T]:
+        """The items as a new list of their own."""
+        copied = self.items[: self.shared]
+        copied.extend(self.rest)
+        return copied
 
 
 class RenamedId(NamedTuple):
@@ -96,3 +115,31 @@ class RepairResult:
             else:
                 out.extend(Origin("synthetic", *next(calls)) for _ in range(start, end))
         return out
+
+    @classmethod
+    def _sharing(cls, **fields: SharedList[Any]) -> RepairResult:
+        """A result whose fields are `fields`' lists, each made when it is first read (then kept): an incremental
+        step returns its result without copying every list of a long history, and a caller pays for the fields it
+        reads. What the result holds is fixed here, as if copied now (each `SharedList` holds its items at this
+        moment); pickling or copying it makes every field."""
+        result = cls.__new__(cls)
+        result.__dict__["_shared"] = fields
+        return result
+
+    def _made_field(self, name: str) -> object:
+        """A field of a result made by `_sharing`, read for the first time: its own list, kept for the next reads
+        (two threads reading it at once both get the one that was stored first)."""
+        shared: dict[str, SharedList[Any]] | None = self.__dict__.get("_shared")
+        if shared is None or name not in shared:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return self.__dict__.setdefault(name, shared[name].to_list())
+
+    if not TYPE_CHECKING:  # hidden from type checkers, which would otherwise accept any attribute name
+        __getattr__ = _made_field
+
+    def __getstate__(self) -> dict[str, object]:
+        """What pickle and copy take: the instance's attributes, every field made (none of them left shared)."""
+        state = dict(self.__dict__)
+        for name in state.pop("_shared", ()):
+            state[name] = getattr(self, name)
+        return state
