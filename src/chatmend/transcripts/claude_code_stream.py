@@ -184,39 +184,41 @@ class Scan:
         """For a part repair leaves as it is (a check finds nothing in), its message count and its calls' ids;
         None for any other. Such a part: a reply of records with no block twice, its calls answered in call order
         by the user records right after it, under ids no call before took; then prompts only."""
-        conversation = [line for line, read in zip(self.lines[a:b], self.talk[a:b]) if read]
-        if any(line.shape is None for line in conversation):
-            return None
-        at, messages = 0, 0
         calls: list[str] = []
-        if conversation and conversation[0].node.kind == "assistant":
-            keys: set[object] = set()
-            positions: set[int] = set()
-            while at < len(conversation) and conversation[at].node.kind == "assistant":
-                line = conversation[at]
+        results: list[str] = []
+        keys: set[object] = set()
+        positions: set[int] = set()
+        replies = prompts = 0
+        for k in range(a, b):
+            if not self.talk[k]:
+                continue
+            line = self.lines[k]
+            shape = line.shape
+            if shape is None:
+                return None
+            if line.node.kind == "assistant":
+                if results or prompts:
+                    return None  # a second reply (a part starts at each: only a reply the reader merges)
                 if type(line.api_index) is int:
                     if line.api_index in positions:
-                        return None
+                        return None  # the reader's repeats
                     positions.add(line.api_index)
-                assert isinstance(line.shape, tuple)
-                for key in line.shape:
+                for key in shape:  # type: ignore[attr-defined]
                     if key in keys:
-                        return None  # a block written twice: the reader's repeats
+                        return None  # a block written twice, or two calls under one id
                     keys.add(key)
                     if key[0] == "tool_use":
                         calls.append(key[1])
-                at += 1
-            messages = 1
-        results: list[str] = []
-        while at < len(conversation) and isinstance(conversation[at].shape, tuple):
-            results.extend(conversation[at].shape)  # type: ignore[arg-type]
-            at += 1
-        if results != calls or len(set(calls)) != len(calls) or any(c in ids.used for c in calls):
+                replies = 1
+            elif shape == _PROMPT:
+                prompts += 1
+            elif prompts:
+                return None  # a result after a prompt: typed while the tools ran
+            else:
+                results.extend(shape)  # type: ignore[arg-type]
+        if results != calls or any(c in ids.used for c in calls):
             return None
-        prompts = len(conversation) - at
-        if any(line.shape != _PROMPT or line.node.kind != "user" for line in conversation[at:]):
-            return None
-        return messages + len(results) + prompts, calls
+        return replies + len(results) + prompts, calls
 
 
 def scan(handle: IO[bytes], size: int, max_size: int, *, digest: bool = False) -> Scan | None:
