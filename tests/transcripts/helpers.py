@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
@@ -156,3 +157,14 @@ def codex_records(history: Sequence[ChatMessage]) -> list[dict[str, Any]]:
                 item({"type": "function_call", "name": c.name, "arguments": args, "call_id": c.id})
         records.append({"timestamp": "tx", "type": "event_msg", "payload": {"type": "token_count"}})
     return records
+
+
+REAL = Path(__file__).resolve().parents[3] / "shared" / "real-world"
+"""The real session files of `../shared/real-world/` (tests that read them skip when it is absent)."""
+
+
+def real_claude_transcripts() -> list[str]:
+    """The names of the real Claude Code transcripts there (none when it is absent)."""
+    if not REAL.is_dir():
+        return []
+    return sorted(p.name for p in REAL.iterdir() if p.suffix == ".jsonl" and "claude" in p.name.lower())

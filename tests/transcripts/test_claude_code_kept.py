@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,9 +18,7 @@ from chatmend.formats._session import Session
 from chatmend.transcripts import claude_code
 from chatmend.transcripts._records import parse_records
 from tests.strategies import examples, messy_histories
-from tests.transcripts.helpers import claude_code_records, lines_of, split_lines
-
-REAL = Path(__file__).resolve().parents[3] / "shared" / "real-world"
+from tests.transcripts.helpers import REAL, claude_code_records, lines_of, real_claude_transcripts, split_lines
 
 
 def _whole(lines: list[str]) -> Session:
@@ -99,13 +96,8 @@ def test_a_record_written_anew_keeps_the_fields_reading_dropped() -> None:
     _assert_same(lines)
 
 
-def _real() -> list[str]:
-    if not REAL.is_dir():
-        return []
-    return sorted(p.name for p in REAL.iterdir() if p.suffix == ".jsonl" and "claude" in p.name.lower())
-
 
 @pytest.mark.skipif(not REAL.is_dir(), reason="../shared/real-world is absent")
-@pytest.mark.parametrize("name", _real())
+@pytest.mark.parametrize("name", real_claude_transcripts())
 def test_real_transcripts_read_as_reading_everything(name: str) -> None:
     _assert_same((REAL / name).read_text(encoding="utf-8").splitlines(keepends=True))

@@ -19,9 +19,8 @@ from chatmend.cli import main
 from chatmend.formats import streamed
 from chatmend.transcripts.claude_code_stream import Scan
 from tests.strategies import examples, messy_histories
-from tests.transcripts.helpers import claude_code_records, lines_of
+from tests.transcripts.helpers import REAL, claude_code_records, lines_of, real_claude_transcripts
 
-REAL = Path(__file__).resolve().parents[3] / "shared" / "real-world"
 _STAMP = "2026-12-01T10:{:02d}:{:02d}.000Z"
 
 
@@ -253,13 +252,8 @@ def test_what_this_reading_does_not_take_is_read_whole(tmp_path: Path, change: s
     _assert_same(tmp_path, path.read_text(encoding="utf-8-sig") if change != "bom" else "".join(lines))
 
 
-def _real() -> list[str]:
-    if not REAL.is_dir():
-        return []
-    return sorted(p.name for p in REAL.iterdir() if p.suffix == ".jsonl" and "claude" in p.name.lower())
-
 
 @pytest.mark.skipif(not REAL.is_dir(), reason="../shared/real-world is absent")
-@pytest.mark.parametrize("name", _real())
+@pytest.mark.parametrize("name", real_claude_transcripts())
 def test_real_transcripts_check_and_repair_as_read_whole(tmp_path: Path, name: str) -> None:
     _assert_same(tmp_path, (REAL / name).read_bytes())
