@@ -257,3 +257,18 @@ def test_what_this_reading_does_not_take_is_read_whole(tmp_path: Path, change: s
 @pytest.mark.parametrize("name", real_claude_transcripts())
 def test_real_transcripts_check_and_repair_as_read_whole(tmp_path: Path, name: str) -> None:
     _assert_same(tmp_path, (REAL / name).read_bytes())
+
+
+def test_problems_after_a_part_repair_grows_are_numbered_in_the_input(tmp_path: Path) -> None:
+    lines = _turns(4, killed=2).splitlines(keepends=True)  # repair adds turn 2's result: the output grows by one
+    orphan = {"parentUuid": json.loads(lines[-1])["uuid"], "type": "user", "uuid": "late",
+              "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "gone", "content": "x"}]}}
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(lines) + json.dumps(orphan) + "\n")
+    with path.open("rb") as handle:
+        found = streamed(handle)
+        assert found is not None
+        assert found.check() == [
+            "messages[4].tool_calls[0]: R6: the call toolu_2 (Read) has no result (line 5)",
+            "messages[11]: R3: a tool result for gone has no call in its span (line 12)"]
+    _assert_same(tmp_path, path.read_text())

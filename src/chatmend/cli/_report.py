@@ -16,19 +16,7 @@ __all__ = ["plural", "print_report", "repair_report", "report_lines", "some", "s
 
 def repair_report(session: Session, result: RepairResult, file: str) -> dict[str, Any]:
     """Every change repair made, located in the input (a plain dict, also the `--report json` shape)."""
-    where = session.where
-
-    def at(index: int) -> str:
-        return where[index] if index < len(where) else f"message {index}"
-
-    messages = session.messages
-    summary = RepairSummary(
-        changed=result.changed, messages=len(result.messages),
-        moved=[(at(i), messages[i].tool_call_id) for i in result.moved],
-        interrupted=[(c.id, c.name) for c in result.interrupted],
-        notes=[(at(i), messages[i].tool_call_id) for i in result.notes],
-        renamed=[(at(r.message_index), r.old, r.new) for r in result.renamed],
-        dropped=[at(i) for i in result.dropped])
+    summary = RepairSummary.of(session.messages, session.where, result)
     return summary_report(summary, file, session.format, fixes=session.fixes, warnings=session.warnings)
 
 

@@ -49,6 +49,35 @@ class RepairSummary:
     """(where, old id, new id) of each renamed call."""
     dropped: list[str] = field(default_factory=list)
     """Where each placeholder dropped stood."""
+    interrupted_as_read: list[str] = field(default_factory=list)
+    """The id each call answered as interrupted had as read (before rule 5 renamed it)."""
+
+    @classmethod
+    def of(cls, messages: Sequence[ChatMessage], where: Sequence[str], result: RepairResult) -> RepairSummary:
+        """The summary of a repair of `messages` (`where`: where each was read)."""
+
+        def at(index: int) -> str:
+            return where[index] if index < len(where) else f"message {index}"
+
+        return cls(
+            changed=result.changed, messages=len(result.messages),
+            moved=[(at(i), messages[i].tool_call_id) for i in result.moved],
+            interrupted=[(c.id, c.name) for c in result.interrupted],
+            notes=[(at(i), messages[i].tool_call_id) for i in result.notes],
+            renamed=[(at(r.message_index), r.old, r.new) for r in result.renamed],
+            dropped=[at(i) for i in result.dropped],
+            interrupted_as_read=[messages[mi].tool_calls[ci].id for mi, ci in result.interrupted_at])
+
+    def add(self, other: RepairSummary) -> None:
+        """`other`'s changes after this one's (a part repaired after the parts before it)."""
+        self.changed = self.changed or other.changed
+        self.messages += other.messages
+        self.moved += other.moved
+        self.interrupted += other.interrupted
+        self.notes += other.notes
+        self.renamed += other.renamed
+        self.dropped += other.dropped
+        self.interrupted_as_read += other.interrupted_as_read
 
 
 @dataclass
@@ -112,6 +141,9 @@ class Streamed(Protocol):
 
     def check(self) -> list[str] | None:
         """`check`'s problem lines by the provider's rules, or None when the file must be read whole for them."""
+
+    def findings(self) -> tuple[list[str], RepairSummary]:
+        """The neutral rules' problem lines (whatever the blocks hold) and what repair would change."""
 
     def repair(self, is_read_only: IsReadOnly | None) -> StreamedRepair:
         """The repaired file and its summary."""

@@ -30,7 +30,6 @@ from chatmend.formats._problems import problems_of
 from chatmend.formats._session import RepairSummary, StreamedRepair
 from chatmend.ids import FinalIds
 from chatmend.repair import IsReadOnly, repair_following
-from chatmend.results import RepairResult
 from chatmend.transcripts._records import compact_json, parse_records
 from chatmend.transcripts.claude_code import _WHAT, NAME, Chain, ClaudeCode, Node, Relinker, follow_nodes, kept, node
 
@@ -157,6 +156,10 @@ class Scan:
     def check(self) -> list[str] | None:
         """`check`'s problem lines (`check`), or None: read the file whole."""
         return check(self)
+
+    def findings(self) -> tuple[list[str], RepairSummary]:
+        """What the neutral rules find and repair would change (`findings`)."""
+        return findings(self)
 
     def repair(self, is_read_only: IsReadOnly | None) -> StreamedRepair:
         """The repaired file, written part by part (`repair`)."""
@@ -332,24 +335,31 @@ def _parts(found: Scan) -> Iterator[tuple[int, int]]:
 def check(found: Scan) -> list[str] | None:
     """`check`'s problem lines for the transcript (the neutral rules' findings: the provider's own rules find
     nothing in plain blocks), or None when some block is not plain (read whole: the provider's rules apply)."""
-    if not found.plain:
-        return None
+    return findings(found)[0] if found.plain else None
+
+
+def findings(found: Scan) -> tuple[list[str], RepairSummary]:
+    """What the neutral rules find in the transcript (`check`'s lines but for the provider's own rules) and
+    what repair would change, each part repaired once and let go."""
     ids = FinalIds()
     problems: list[str] = []
-    offset = 0
+    summary = RepairSummary()
+    read = 0  # the messages read so far (problems are numbered in the input; the summary counts the output)
     for a, b in _parts(found):
         untouched = found.untouched(a, b, ids)
         if untouched is not None:
             count, calls = untouched
             _take(ids, calls)
-            offset += count
+            summary.messages += count
+            read += count
             continue
         part = found.read_part(a, b)
         result = repair_following(part.messages, ids)
-        where = [f"line {part.records[at[0][0]].line}" if at else "?" for at in part.blocks_at]
-        problems += problems_of(part.messages, where, result, offset)
-        offset += len(part.messages)
-    return problems
+        where = _where(part)
+        problems += problems_of(part.messages, where, result, read)
+        summary.add(RepairSummary.of(part.messages, where, result))
+        read += len(part.messages)
+    return problems, summary
 
 
 def _take(ids: FinalIds, calls: list[str]) -> None:
@@ -390,8 +400,7 @@ def _repaired(found: Scan, is_read_only: IsReadOnly | None, summary: RepairSumma
             continue
         part = found.read_part(a, b)
         result = repair_following(part.messages, ids, is_read_only=is_read_only)
-        _summarize(summary, part, result)
-        summary.messages += len(result.messages)
+        summary.add(RepairSummary.of(part.messages, _where(part), result))
         out = part.placed(part._pieces(result), added)
         if not changed:
             if [id(r) if d is None else None for r, d in out] == [id(r) for r in part.records]:
@@ -448,17 +457,6 @@ def _relinked_as_read(found: Scan, a: int, b: int, relinker: Relinker, copier: _
             copier.skip_to(line.start + line.size)
 
 
-def _summarize(summary: RepairSummary, part: ClaudeCode, result: RepairResult) -> None:
-    """A part's repair added to the summary, located by line."""
-    messages = part.messages
-
-    def at(index: int) -> str:
-        blocks = part.blocks_at[index] if index < len(part.blocks_at) else []
-        return f"line {part.records[blocks[0][0]].line}" if blocks else "?"
-
-    summary.changed = summary.changed or result.changed
-    summary.moved += [(at(i), messages[i].tool_call_id) for i in result.moved]
-    summary.interrupted += [(c.id, c.name) for c in result.interrupted]
-    summary.notes += [(at(i), messages[i].tool_call_id) for i in result.notes]
-    summary.renamed += [(at(r.message_index), r.old, r.new) for r in result.renamed]
-    summary.dropped += [at(i) for i in result.dropped]
+def _where(part: ClaudeCode) -> list[str]:
+    """Where each of a part's messages was read (`line N`), as the whole reading locates them."""
+    return [f"line {part.records[at[0][0]].line}" if at else "?" for at in part.blocks_at]
