@@ -22,13 +22,14 @@ import multiprocessing
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 from chatmend import ChatmendError, Repairer, RepairResult
-from chatmend.formats import InputError, Session, atomic_write, read_bytes, write_backup
+from chatmend.formats import InputError, Session, atomic_write, read_bytes, streamed, write_backup
 from chatmend.formats._problems import neutral_problems
+from chatmend.formats._session import RepairSummary, Streamed
 from chatmend.providers._words import provider_words
 from chatmend.transcripts._sqlite import is_sqlite
 from chatmend.transcripts._stores import (
@@ -188,6 +189,10 @@ def _scan_file(target: Target, fix: bool, force: bool, now: float) -> Finding:
                       resume=target.resume(path) if target.resume else "")
     try:
         with open(path, "rb") as handle:
+            found = streamed(handle, target.format, digest=fix)
+            if found is not None:
+                return _scan_streamed(finding, found, handle, st, fix, force, now)
+            handle.seek(0)
             data = handle.read()
         session = read_bytes(data, target.format, name=path)
         finding.format = session.format
@@ -215,7 +220,7 @@ def _scan_file(target: Target, fix: bool, force: bool, now: float) -> Finding:
             repaired, chunks = session.repaired(None)
             text = _with_bom("".join(chunks), data)
         if text.encode("utf-8") != data:
-            finding.backup = _replace(path, text, data, st)
+            finding.backup = _replace(path, [text], data, st)
             finding.status = "fixed"
             finding.changes = _changes(repaired, session.fixes)
     except (ChatmendError, OSError, UnicodeDecodeError) as exc:
@@ -225,14 +230,39 @@ def _scan_file(target: Target, fix: bool, force: bool, now: float) -> Finding:
     return finding
 
 
+def _scan_streamed(finding: Finding, found: Streamed, handle: IO[bytes], st: os.stat_result, fix: bool, force: bool,
+                   now: float) -> Finding:
+    """`_scan_file` of a session read a part at a time (a large Claude Code transcript: memory well under its
+    size), repaired in place as `chatmend repair --in-place` repairs it."""
+    finding.format = found.format
+    finding.tool = finding.tool or _tool_of(found.format)
+    finding.problems, summary = found.findings()
+    finding.said = _said_of(found.provider, summary)
+    if not summary.changed:
+        return finding
+    finding.status = "broken"
+    if now - st.st_mtime < IN_USE_SECONDS and not force:
+        finding.status = "in use"
+        return finding
+    if not fix:
+        return finding
+    done = found.repair(None)
+    finding.backup = _replace(finding.path, done.chunks, handle, st, same=found.still_as_read)
+    finding.status = "fixed"
+    finding.changes = _changes(done.summary, ())
+    return finding
+
+
 def _said(session: Session, result: RepairResult) -> list[str]:
     """The 400 the session's provider would answer, in its words, for what repair changes."""
-    messages = session.messages
-    unanswered = [messages[mi].tool_calls[ci].id for mi, ci in result.interrupted_at]
-    unanswered += [messages[i].tool_call_id or "" for i in result.moved]
-    return provider_words(session.provider or "", unanswered=unanswered,
-                          orphans=[messages[i].tool_call_id or "" for i in result.notes],
-                          duplicates=[r.old for r in result.renamed if r.old])
+    return _said_of(session.provider or "", RepairSummary.of(session.messages, session.where, result))
+
+
+def _said_of(provider: str, summary: RepairSummary) -> list[str]:
+    """`_said` of a repair summed up."""
+    unanswered = [*summary.interrupted_as_read, *(call_id or "" for _, call_id in summary.moved)]
+    return provider_words(provider, unanswered=unanswered, orphans=[call_id or "" for _, call_id in summary.notes],
+                          duplicates=[old for _, old, _ in summary.renamed if old])
 
 
 def _with_bom(text: str, data: bytes) -> str:
@@ -247,14 +277,17 @@ def _tool_of(fmt: str) -> str:
     return fmt
 
 
-def _replace(path: str, text: str, data: bytes, st: os.stat_result) -> str:
-    """`path` replaced by `text` atomically, the bytes read kept in a new backup; refused (InputError) when the
-    file changed since it was read."""
+def _replace(path: str, chunks: Iterable[str], data: bytes | IO[bytes], st: os.stat_result, *,
+             same: Callable[[], bool] | None = None) -> str:
+    """`path` replaced by the text of `chunks` atomically, the bytes read (`data`, or the file they are read from)
+    kept in a new backup; refused (InputError) when the file changed since it was read (`same`: whether a file
+    read again as it is written still holds the bytes first read)."""
     backup: list[str] = []
 
     def unchanged() -> None:
         now = os.stat(path)
-        if (now.st_ino, now.st_size, now.st_mtime_ns) != (st.st_ino, st.st_size, st.st_mtime_ns):
+        if (now.st_ino, now.st_size, now.st_mtime_ns) != (st.st_ino, st.st_size, st.st_mtime_ns) or (
+                same is not None and not same()):
             raise InputError("changed while chatmend was repairing it (its tool still writing?); nothing was "
                              "written")
 
@@ -262,7 +295,7 @@ def _replace(path: str, text: str, data: bytes, st: os.stat_result) -> str:
         unchanged()
         backup.append(write_backup(path, data, st))
 
-    atomic_write(path, [text], like=st, before_replace=commit)
+    atomic_write(path, chunks, like=st, before_replace=commit)
     return backup[0]
 
 
