@@ -102,8 +102,11 @@ def transcripts(draw: st.DrawFn) -> str:
         blocks: list[dict[str, Any]] = []
         if draw(st.booleans()):
             blocks.append({"type": "text", "text": draw(words)})
-        if draw(st.integers(0, 14)) == 0:
-            blocks.insert(0, {"type": "thinking", "thinking": "hm", "signature": "sig"})
+        if draw(st.integers(0, 6)) == 0:  # thinking, first or anywhere (the writer puts it where it goes)
+            thought = {"type": "thinking", "thinking": draw(words), "signature": draw(st.sampled_from(["s", ""]))}
+            blocks.insert(draw(st.integers(0, len(blocks))) if draw(st.booleans()) else 0, thought)
+        if draw(st.integers(0, 20)) == 0:
+            blocks.insert(0, {"type": "thinking", "thinking": "hm"})  # no signature: check's AT4
         calls = [(draw(call_ids), draw(st.sampled_from(["Read", "Bash"]))) for _ in range(draw(st.integers(0, 3)))]
         blocks += [{"type": "tool_use", "id": i, "name": n, "input": {"path": "a.py"}} for i, n in calls]
         if not blocks and draw(st.booleans()):
@@ -133,8 +136,10 @@ def transcripts(draw: st.DrawFn) -> str:
             add("user", [{"type": "tool_result", "tool_use_id": "toolu_gone", "content": "late"}])
         if draw(st.integers(0, 3)) == 0:
             records.append({"type": "file-history-snapshot", "messageId": parent, "snapshot": {}})
-    finished = draw(st.booleans())
+    finished = draw(st.integers(0, 3))
     if records and finished:
+        if finished == 3:  # a last reply that thinks (check's AT6 and AT7 when it is the final turn)
+            add("assistant", [{"type": "thinking", "thinking": "so", "signature": "s"}], message_id="msg_last")
         add("assistant", [{"type": "text", "text": "done"}], message_id="msg_last")
     newline = draw(st.sampled_from(["\n", "\n", "\r\n"]))
     lines = [json.dumps(r, ensure_ascii=False, separators=(",", ":")) + newline for r in records]
@@ -232,7 +237,7 @@ def test_what_this_reading_does_not_take_is_read_whole(tmp_path: Path, change: s
     elif change == "not a record":
         lines.append('{"half": ')
     elif change == "thinking":
-        record["message"]["content"].insert(0, {"type": "thinking", "thinking": "hm", "signature": "s"})
+        record["message"]["content"].insert(0, {"type": "thinking", "thinking": "hm"})  # unsigned: check's AT4
     elif change == "retracted":
         record["retractedMessageUuids"] = []
     elif change == "empty id":

@@ -81,6 +81,7 @@ def _plain_result(block: object) -> str | None:
 
 _RESULT_KEYS = frozenset(("type", "tool_use_id", "content", "is_error"))
 _CALL_KEYS = frozenset(("type", "id", "name", "input"))
+_THINKING_KEYS = frozenset(("type", "thinking", "signature"))
 
 
 def _shape(kind: str | None, message: dict[str, Any]) -> object:
@@ -101,6 +102,9 @@ def _shape(kind: str | None, message: dict[str, Any]) -> object:
     for block in content:
         if _plain_text(block):
             keys.append(("text", hash(block["text"])))
+        elif type(block) is dict and block.keys() == _THINKING_KEYS and block["type"] == "thinking" \
+                and type(block["thinking"]) is str and type(block["signature"]) is str:
+            keys.append(("thinking", hash((block["thinking"], block["signature"]))))
         elif type(block) is dict and block.keys() == _CALL_KEYS and block["type"] == "tool_use" \
                 and type(block["id"]) is str and _PLAIN_NAME.fullmatch(block["id"]) \
                 and type(block["name"]) is str and _PLAIN_NAME.fullmatch(block["name"]) \
