@@ -86,7 +86,7 @@ def transcripts(draw: st.DrawFn) -> str:
         parent = uid
         return uid
 
-    words = st.sampled_from(["go", "fix the test", "and the docs", "stop", "ok"])
+    words = st.sampled_from(["go", "fix the test", "and the docs", "stop", "ok", "é 中文 🙂", "a\u2028b\x85c"])
     call_ids = st.one_of(st.sampled_from(["toolu_A", "toolu_B", "toolu_A_1"]),
                          st.integers(0, 10**6).map(lambda n: f"toolu_{n:07d}"))
     for turn in range(draw(st.integers(0, 7))):

@@ -178,10 +178,10 @@ class DocumentFormat(TranscriptFormat):
         """True for a block that is a tool result (new items holding only those are merged when side by side)."""
         return False
 
-    def _pieces(self, result: RepairResult) -> list[tuple[int | None, Any]]:
+    def pieces(self, result: RepairResult) -> list[tuple[int | None, Any]]:
         """As the base's, with a synthetic result that follows another result of its turn put into that result's
         item (one turn holding every result, as the tools write them), not an item of its own."""
-        pieces = super()._pieces(result)
+        pieces = super().pieces(result)
         for n in range(1, len(pieces)):
             k, block = pieces[n]
             before = pieces[n - 1][0]
@@ -203,7 +203,7 @@ class DocumentFormat(TranscriptFormat):
             else:
                 n += 1
 
-    def _lines(self, out: list[tuple[Record | None, dict[str, Any] | None]], newline: str | None = None,
+    def written_lines(self, out: list[tuple[Record | None, dict[str, Any] | None]], newline: str | None = None,
                ) -> Iterator[str]:
         """The document: kept items as read, changed and new ones in its style, the rest of its text as it was."""
         items = [record.raw if data is None and record is not None else self.found.dumps(data) for record, data in out]

@@ -250,9 +250,9 @@ class TranscriptFormat(ABC):
     def _repair(self, is_read_only: IsReadOnly | None) -> tuple[RepairResult, Iterator[str]]:
         """Repair the history, then write each output message back into the records of its origin."""
         result = repair_history(self.messages, is_read_only=is_read_only)
-        return result, self._emit(self._pieces(result))
+        return result, self._emit(self.pieces(result))
 
-    def _pieces(self, result: RepairResult) -> list[tuple[int | None, Any]]:
+    def pieces(self, result: RepairResult) -> list[tuple[int | None, Any]]:
         """Each output message as (source record or None, block) pairs, in output order."""
         call_blocks: dict[tuple[int, int], tuple[int, Any]] = {}  # by (message index, call index) in the input
         pieces: list[tuple[int | None, Any]] = []
@@ -286,7 +286,7 @@ class TranscriptFormat(ABC):
         """Runs of blocks from one record become that record; other records keep their place."""
         out = self.placed(pieces)
         self.relink(out)
-        yield from self._lines(out)
+        yield from self.written_lines(out)
 
     def placed(self, pieces: list[tuple[int | None, Any]], serial: int = 0,
                ) -> list[tuple[Record | None, dict[str, Any] | None]]:
@@ -332,7 +332,7 @@ class TranscriptFormat(ABC):
         flush_until(len(self.records))
         return out
 
-    def _lines(self, out: list[tuple[Record | None, dict[str, Any] | None]], newline: str | None = None,
+    def written_lines(self, out: list[tuple[Record | None, dict[str, Any] | None]], newline: str | None = None,
                ) -> Iterator[str]:
         """The records' lines: an unchanged one as read, with its line end and the blank lines after it; a
         rewritten one in its place with its own; new ones end as the file's lines do (`newline`: as its first

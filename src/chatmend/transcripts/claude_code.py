@@ -36,7 +36,7 @@ from chatmend.transcripts._records import (
 __all__ = ["ClaudeCode", "read"]
 
 NAME = "claude_code"
-_WHAT = "one Claude Code transcript record a line"
+WHAT = "one Claude Code transcript record a line"
 _NAMESPACE = uuid.UUID("5b0e3c1e-7f0a-4c47-9a57-0c6f8f0c2d11")
 _ENVELOPE = ("isSidechain", "agentId", "userType", "cwd", "sessionId", "version", "gitBranch", "slug")
 
@@ -50,7 +50,7 @@ _READ_OF_MESSAGE = ("id", "model", "content")
 def read(lines: Iterable[str]) -> Session:
     """A Session from a Claude Code transcript (a line that is not a record is kept and warned about)."""
     warnings: list[str] = []
-    return ClaudeCode(parse_records(lines, what=_WHAT, warnings=warnings, keep=kept)).session(warnings)
+    return ClaudeCode(parse_records(lines, what=WHAT, warnings=warnings, keep=kept)).session(warnings)
 
 
 def kept(data: dict[str, Any]) -> dict[str, Any]:
@@ -265,9 +265,9 @@ class ClaudeCode(TranscriptFormat):
         for k, record in enumerate(records):
             if k not in self.live or k in chain.unsent:
                 continue  # not what Claude Code resumes (an abandoned branch, before a compaction): kept as is
-            with errors_at_line(record, _WHAT):
+            with errors_at_line(record, WHAT):
                 self._read(k, record)
-        with errors_at_line(records[-1], _WHAT):
+        with errors_at_line(records[-1], WHAT):
             self._flush()
 
     def _read(self, k: int, record: Record) -> None:

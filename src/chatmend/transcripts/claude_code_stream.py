@@ -31,7 +31,7 @@ from chatmend.formats._session import RepairSummary, StreamedRepair
 from chatmend.ids import FinalIds
 from chatmend.repair import IsReadOnly, repair_following
 from chatmend.transcripts._records import compact_json, parse_records
-from chatmend.transcripts.claude_code import _WHAT, NAME, Chain, ClaudeCode, Node, Relinker, follow_nodes, kept, node
+from chatmend.transcripts.claude_code import NAME, WHAT, Chain, ClaudeCode, Node, Relinker, follow_nodes, kept, node
 
 __all__ = ["Scan", "scan"]
 
@@ -182,7 +182,7 @@ class Scan:
         """Records [a, b) read whole again, as one part of the transcript."""
         text = self.text(*self.part_bytes(a, b))
         first = 1 if a == 0 else self.lines[a].number
-        records = parse_records(text.splitlines(keepends=True), what=_WHAT, warnings=[], keep=kept, first_line=first)
+        records = parse_records(_split_lines(text), what=WHAT, warnings=[], keep=kept, first_line=first)
         assert len(records) == b - a, "a part read again holds the records the first pass found"
         live = {k - a for k in range(a, b) if k in self.live}
         return ClaudeCode(records, Chain(live, set(), self.sidechain), self.uses_source)
@@ -226,6 +226,16 @@ class Scan:
         if results != calls or any(c in ids.used for c in calls):
             return None
         return replies + len(results) + prompts, calls
+
+
+def _split_lines(text: str) -> list[str]:
+    """The lines of a part's text, each with its `\n`, split on `\n` only, as the whole reading splits them
+    (`str.splitlines` would also split a record at a U+2028 in one of its strings)."""
+    lines = [line + "\n" for line in text.split("\n")]
+    last = lines.pop()
+    if last != "\n":
+        lines.append(last[:-1])  # the file's last line, with no line end
+    return lines
 
 
 def scan(handle: IO[bytes], size: int, max_size: int, *, digest: bool = False) -> Scan | None:
@@ -405,7 +415,7 @@ def _repaired(found: Scan, is_read_only: IsReadOnly | None, summary: RepairSumma
         part = found.read_part(a, b)
         result = repair_following(part.messages, ids, is_read_only=is_read_only)
         summary.add(RepairSummary.of(part.messages, _where(part), result))
-        out = part.placed(part._pieces(result), added)
+        out = part.placed(part.pieces(result), added)
         if not changed:
             if [id(r) if d is None else None for r, d in out] == [id(r) for r in part.records]:
                 waiting.append((a, b))  # as read, so far
@@ -418,7 +428,7 @@ def _repaired(found: Scan, is_read_only: IsReadOnly | None, summary: RepairSumma
         part.link(out, relinker)
         start, stop = found.part_bytes(a, b)
         yield from copier.upto(start)
-        yield from part._lines(out, found.newline)
+        yield from part.written_lines(out, found.newline)
         copier.skip_to(stop)
     yield from copier.upto(found.size)
 

@@ -314,10 +314,10 @@ class TaskHistory(DocumentFormat):
 
     # --- writing -------------------------------------------------------------------------------------------
 
-    def _pieces(self, result: RepairResult) -> list[tuple[int | None, Any]]:
+    def pieces(self, result: RepairResult) -> list[tuple[int | None, Any]]:
         """As the base's; in version 2, what is not a `tool-result` (a note that replaced an orphan one) does not
         stay in its `tool` message (which holds nothing else) but goes into a user message of its own, in place."""
-        pieces = super()._pieces(result)
+        pieces = super().pieces(result)
         if not self.roo:
             return pieces
         return [(-1 - k, block) if k is not None and k >= 0 and self.records[k].data.get("role") == "tool"

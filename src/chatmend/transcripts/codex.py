@@ -361,7 +361,7 @@ class Codex(TranscriptFormat):
                 sequence += 1  # each item of the history has its own, in order
                 data["metadata"] = {**metadata, "history_sequence": sequence}
             out.append((None, data))
-        yield from self._lines(out)
+        yield from self.written_lines(out)
 
     def _fit(self, block: Any, line: int | None) -> Any:
         """An item with the ids the Responses API takes (see `_check_ids`): a `call_id` over 64 characters
