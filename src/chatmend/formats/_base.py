@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import itertools
 import json
-import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
 
@@ -105,8 +104,7 @@ def streamed(handle: IO[bytes], fmt: str = "auto", prefer: str | None = None, *,
         return None
     from chatmend.transcripts import claude_code_stream
 
-    size = os.fstat(handle.fileno()).st_size
-    return claude_code_stream.scan(handle, size, max_size, digest=digest)
+    return claude_code_stream.scan(handle, max_size, digest=digest)
 
 
 def _head_format(handle: IO[bytes], fmt: str, prefer: str | None, max_size: int) -> str | None:

@@ -238,7 +238,7 @@ def _split_lines(text: str) -> list[str]:
     return lines
 
 
-def scan(handle: IO[bytes], size: int, max_size: int, *, digest: bool = False) -> Scan | None:
+def scan(handle: IO[bytes], max_size: int, *, digest: bool = False) -> Scan | None:
     """The first pass over a Claude Code transcript (`handle`, at its start), or None for a file to read whole;
     with `digest`, a hash of the bytes read (`Scan.still_as_read`)."""
     hashed = hashlib.sha256() if digest else None
@@ -282,6 +282,7 @@ def scan(handle: IO[bytes], size: int, max_size: int, *, digest: bool = False) -
     if not leaf or not any(talk):
         return None  # no conversation: the whole reading says so
     plain = all(line.shape is not None for line, read in zip(lines, talk) if read)
+    size = handle.tell()  # what was read, to its end (a file an agent appended to since its stat included)
     found = Scan(handle, size, lines, live, talk, sidechain, uses_source, newline, plain,
                  hashed.digest() if hashed is not None else None)
     found.starts = _part_starts(found)
