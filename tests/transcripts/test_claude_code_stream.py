@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from chatmend import ChatMessage
 from chatmend.cli import main
+from chatmend.exceptions import InputError
 from chatmend.formats import streamed
 from chatmend.transcripts.claude_code_stream import Scan
 from tests.strategies import examples, messy_histories
@@ -277,3 +278,14 @@ def test_problems_after_a_part_repair_grows_are_numbered_in_the_input(tmp_path: 
             "messages[4].tool_calls[0]: R6: the call toolu_2 (Read) has no result (line 5)",
             "messages[11]: R3: a tool result for gone has no call in its span (line 12)"]
     _assert_same(tmp_path, path.read_text())
+
+
+def test_a_part_that_changed_since_the_first_pass_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text(_turns(4, killed=2))
+    with path.open("rb") as handle:
+        found = streamed(handle)
+        assert found is not None
+        path.write_text(_turns(4, killed=2).replace('"type": "user"', '"type": "user", "x": 1', 1)[:-40] + "\n")
+        with pytest.raises(InputError, match="changed while chatmend was reading it"):
+            found.check()

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, NamedTuple
 
 from chatmend import _json as strict_json
+from chatmend.formats._io import InputError
 from chatmend.formats._problems import problems_of
 from chatmend.formats._session import RepairSummary, StreamedRepair
 from chatmend.ids import FinalIds
@@ -175,15 +176,23 @@ class Scan:
         return (0 if a == 0 else self.lines[a].start), (self.lines[b].start if b < len(self.lines) else self.size)
 
     def text(self, start: int, stop: int) -> str:
+        """The file's text from byte `start` to `stop` (both at a line's start or end), read again."""
         self.handle.seek(start)
-        return self.handle.read(stop - start).decode("utf-8")
+        piece = self.handle.read(stop - start)
+        try:
+            return piece.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _changed() from None
 
     def read_part(self, a: int, b: int) -> ClaudeCode:
-        """Records [a, b) read whole again, as one part of the transcript."""
+        """Records [a, b) read whole again, as one part of the transcript (an InputError when they are no longer
+        the records the first pass read: the file changed meanwhile)."""
         text = self.text(*self.part_bytes(a, b))
         first = 1 if a == 0 else self.lines[a].number
-        records = parse_records(_split_lines(text), what=WHAT, warnings=[], keep=kept, first_line=first)
-        assert len(records) == b - a, "a part read again holds the records the first pass found"
+        warnings: list[str] = []
+        records = parse_records(_split_lines(text), what=WHAT, warnings=warnings, keep=kept, first_line=first)
+        if warnings or len(records) != b - a:
+            raise _changed()
         live = {k - a for k in range(a, b) if k in self.live}
         return ClaudeCode(records, Chain(live, set(), self.sidechain), self.uses_source)
 
@@ -226,6 +235,12 @@ class Scan:
         if results != calls or any(c in ids.used for c in calls):
             return None
         return replies + len(results) + prompts, calls
+
+
+def _changed() -> InputError:
+    """The error of a file whose bytes changed between the first pass and reading a part of it again."""
+    return InputError("changed while chatmend was reading it (an agent still writing to it?); nothing was written: "
+                      "run again once it is no longer in use")
 
 
 def _split_lines(text: str) -> list[str]:
