@@ -210,11 +210,7 @@ def _scan_file(target: Target, fix: bool, force: bool, now: float) -> Finding:
             finding.problems += session.warnings
         elif not result.changed:
             return finding
-        finding.status = "broken"
-        if now - st.st_mtime < IN_USE_SECONDS and not force:
-            finding.status = "in use"
-            return finding
-        if not fix:
+        if _left_alone(finding, st, fix, force, now):
             return finding
         if text is None:
             repaired, chunks = session.repaired(None)
@@ -230,6 +226,16 @@ def _scan_file(target: Target, fix: bool, force: bool, now: float) -> Finding:
     return finding
 
 
+def _left_alone(finding: Finding, st: os.stat_result, fix: bool, force: bool, now: float) -> bool:
+    """Mark a broken session so (or in use, when its tool wrote to it in the last minute and not `force`); True
+    when it is to be left as it is: in use, or not being fixed."""
+    finding.status = "broken"
+    if now - st.st_mtime < IN_USE_SECONDS and not force:
+        finding.status = "in use"
+        return True
+    return not fix
+
+
 def _scan_streamed(finding: Finding, found: Streamed, handle: IO[bytes], st: os.stat_result, fix: bool, force: bool,
                    now: float) -> Finding:
     """`_scan_file` of a session read a part at a time (a large Claude Code transcript: memory well under its
@@ -238,13 +244,7 @@ def _scan_streamed(finding: Finding, found: Streamed, handle: IO[bytes], st: os.
     finding.tool = finding.tool or _tool_of(found.format)
     finding.problems, summary = found.findings()
     finding.said = _said_of(found.provider, summary)
-    if not summary.changed:
-        return finding
-    finding.status = "broken"
-    if now - st.st_mtime < IN_USE_SECONDS and not force:
-        finding.status = "in use"
-        return finding
-    if not fix:
+    if not summary.changed or _left_alone(finding, st, fix, force, now):
         return finding
     done = found.repair(None)
     finding.backup = _replace(finding.path, done.chunks, handle, st, same=found.still_as_read)
