@@ -289,3 +289,21 @@ def test_a_part_that_changed_since_the_first_pass_is_an_error_not_a_crash(tmp_pa
         path.write_text(_turns(4, killed=2).replace('"type": "user"', '"type": "user", "x": 1', 1)[:-40] + "\n")
         with pytest.raises(InputError, match="changed while chatmend was reading it"):
             found.check()
+
+
+@pytest.mark.parametrize("change", ["cut short", "not UTF-8", "rewritten"])
+def test_a_file_that_changed_under_repair_is_an_error_not_a_crash(tmp_path: Path, change: str) -> None:
+    path = tmp_path / "s.jsonl"
+    text = _turns(30, killed=1)  # repair writes turn 1 anew, then copies the rest and relinks it
+    path.write_text(text)
+    with path.open("rb") as handle:
+        found = streamed(handle)
+        assert found is not None
+        if change == "cut short":
+            path.write_text(text[: len(text) // 2])
+        elif change == "not UTF-8":
+            path.write_bytes(text.encode()[:-200] + b"\xff" * 200)
+        else:
+            path.write_text(text.replace('"parentUuid": "', '"parentUuid": "X'))  # every link moved by a byte
+        with pytest.raises(InputError, match="changed while chatmend was reading it"):
+            "".join(found.repair(None).chunks)

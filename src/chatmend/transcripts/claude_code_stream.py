@@ -464,8 +464,13 @@ class _Copier:
         handle.seek(self.done)
         while self.done < offset:
             piece = handle.read(min(1 << 20, offset - self.done))
+            if not piece:
+                raise _changed()  # shorter than the first pass read it
             self.done += len(piece)
-            yield decoder.decode(piece, final=self.done >= offset)
+            try:
+                yield decoder.decode(piece, final=self.done >= offset)
+            except UnicodeDecodeError:
+                raise _changed() from None
 
     def skip_to(self, offset: int) -> None:
         """Leave the text up to `offset` out: what stood there was written anew."""
@@ -482,9 +487,19 @@ def _relinked_as_read(found: Scan, a: int, b: int, relinker: Relinker, copier: _
                                  live=k in live)
         if changes:
             yield from copier.upto(line.start)
-            whole = strict_json.loads(found.text(line.start, line.start + line.size))
-            yield compact_json({**whole, **changes})
+            yield compact_json({**_record_at(found, line), **changes})
             copier.skip_to(line.start + line.size)
+
+
+def _record_at(found: Scan, line: Line) -> dict[str, Any]:
+    """A record read again whole from its line (an InputError when it is no longer a record: the file changed)."""
+    try:
+        data = strict_json.loads(found.text(line.start, line.start + line.size))
+    except ValueError:
+        raise _changed() from None
+    if not isinstance(data, dict):
+        raise _changed()
+    return data
 
 
 def _where(part: ClaudeCode) -> list[str]:
