@@ -203,8 +203,8 @@ class DocumentFormat(TranscriptFormat):
             else:
                 n += 1
 
-    def written_lines(self, out: list[tuple[Record | None, dict[str, Any] | None]], newline: str | None = None,
-               ) -> Iterator[str]:
+    def written_lines(self, out: list[tuple[Record | None, dict[str, Any] | None]],
+                      newline: str | None = None) -> Iterator[str]:
         """The document: kept items as read, changed and new ones in its style, the rest of its text as it was."""
         items = [record.raw if data is None and record is not None else self.found.dumps(data) for record, data in out]
         yield from self.found.write(items)

@@ -195,12 +195,19 @@ class TranscriptFormat(ABC):
         """The Session: neutral messages located by line, written back record by record."""
         if not self.messages:
             raise InputError(f"no conversation messages in this {self.name} transcript")
-        where = [f"line {self.records[b[0][0]].line}" if b else "?" for b in self.blocks_at]
-        return Session(format=self.name, messages=self.messages, where=where, write=self._write_unrepaired,
+        return Session(format=self.name, messages=self.messages, where=self.where(), write=self._write_unrepaired,
                        provider=self.provider, model=self.model, repair=self._repair, warnings=list(warnings),
                        problems=self.problems, fixes=self.fixes)
 
+    def where(self) -> list[str]:
+        """Where each message was read: `line N` of its first block's record."""
+        return [f"line {self.records[b[0][0]].line}" if b else "?" for b in self.blocks_at]
+
     # --- writing -------------------------------------------------------------------------------------------
+
+    def as_read(self, out: list[tuple[Record | None, dict[str, Any] | None]]) -> bool:
+        """True when the records to write (`placed`) are the records read, each unchanged and in its place."""
+        return [id(record) if data is None else None for record, data in out] == [id(r) for r in self.records]
 
     @abstractmethod
     def patch_call_id(self, block: Any, new_id: str) -> Any:
@@ -332,8 +339,8 @@ class TranscriptFormat(ABC):
         flush_until(len(self.records))
         return out
 
-    def written_lines(self, out: list[tuple[Record | None, dict[str, Any] | None]], newline: str | None = None,
-               ) -> Iterator[str]:
+    def written_lines(self, out: list[tuple[Record | None, dict[str, Any] | None]],
+                      newline: str | None = None) -> Iterator[str]:
         """The records' lines: an unchanged one as read, with its line end and the blank lines after it; a
         rewritten one in its place with its own; new ones end as the file's lines do (`newline`: as its first
         one does)."""

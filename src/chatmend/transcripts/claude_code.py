@@ -438,7 +438,7 @@ class ClaudeCode(TranscriptFormat):
         timestamped a millisecond after the line before it (Claude Code 2.1.1 leaves out results that are not
         later than the line before them, and their calls with them).
         """
-        if [id(record) if data is None else None for record, data in out] == [id(r) for r in self.records]:
+        if self.as_read(out):
             return  # nothing repaired: the tree stays as Claude Code wrote it
         self.patch_repeats(out)
         self.link(out, Relinker(self.sidechain))

@@ -31,6 +31,7 @@ from chatmend.formats._problems import problems_of
 from chatmend.formats._session import RepairSummary, StreamedRepair
 from chatmend.ids import FinalIds
 from chatmend.repair import IsReadOnly, repair_following
+from chatmend.results import RepairResult
 from chatmend.transcripts._records import compact_json, parse_records
 from chatmend.transcripts.claude_code import NAME, WHAT, Chain, ClaudeCode, Node, Relinker, follow_nodes, kept, node
 
@@ -371,31 +372,46 @@ def check(found: Scan) -> list[str] | None:
 def findings(found: Scan) -> tuple[list[str], RepairSummary]:
     """What the neutral rules find in the transcript (`check`'s lines but for the provider's own rules) and
     what repair would change, each part repaired once and let go."""
-    ids = FinalIds()
     problems: list[str] = []
     summary = RepairSummary()
     read = 0  # the messages read so far (problems are numbered in the input; the summary counts the output)
+    for step in _walk(found, None):
+        if step.part is None or step.result is None:
+            summary.messages += step.messages
+            read += step.messages
+            continue
+        where = step.part.where()
+        problems += problems_of(step.part.messages, where, step.result, read)
+        summary.add(RepairSummary.of(step.part.messages, where, step.result))
+        read += len(step.part.messages)
+    return problems, summary
+
+
+class _Step(NamedTuple):
+    """One part of the transcript as `_walk` went over it: a part repair leaves as it is (`part` None, its
+    message count), or one read again whole and its repair."""
+
+    a: int
+    b: int
+    messages: int
+    part: ClaudeCode | None
+    result: RepairResult | None
+
+
+def _walk(found: Scan, is_read_only: IsReadOnly | None) -> Iterator[_Step]:
+    """Each part in order, repaired after the final ids of the calls before it: counted when repair leaves it as
+    it is, read again and repaired otherwise."""
+    ids = FinalIds()
     for a, b in _parts(found):
         untouched = found.untouched(a, b, ids)
         if untouched is not None:
             count, calls = untouched
-            _take(ids, calls)
-            summary.messages += count
-            read += count
+            ids.used.update(calls)  # new, non-empty ids: rule 5 keeps them as they are
+            ids.in_order.extend(calls)
+            yield _Step(a, b, count, None, None)
             continue
         part = found.read_part(a, b)
-        result = repair_following(part.messages, ids)
-        where = _where(part)
-        problems += problems_of(part.messages, where, result, read)
-        summary.add(RepairSummary.of(part.messages, where, result))
-        read += len(part.messages)
-    return problems, summary
-
-
-def _take(ids: FinalIds, calls: list[str]) -> None:
-    """The final ids of calls no earlier call used (rule 5 keeps them as they are)."""
-    ids.used.update(calls)
-    ids.in_order.extend(calls)
+        yield _Step(a, b, 0, part, repair_following(part.messages, ids, is_read_only=is_read_only))
 
 
 # --- repair -----------------------------------------------------------------------------------------------------
@@ -412,29 +428,25 @@ def _repaired(found: Scan, is_read_only: IsReadOnly | None, summary: RepairSumma
     record anew, every live record hangs off the live record before it, those before that point too, so the
     parts before the first one repair changes are relinked only once it is found. What repair leaves as it is
     goes out as the file's own text."""
-    ids = FinalIds()
     relinker = Relinker(found.sidechain)
     copier = _Copier(found)
     added = 0  # records repair added so far (each new record's uuid is made from its number)
     changed = False
     waiting: list[tuple[int, int]] = []  # the parts before the first one repair changes
-    for a, b in _parts(found):
-        untouched = found.untouched(a, b, ids)
-        if untouched is not None:
-            _take(ids, untouched[1])
-            summary.messages += untouched[0]
+    for step in _walk(found, is_read_only):
+        part, result = step.part, step.result
+        if part is None or result is None:
+            summary.messages += step.messages
             if changed:
-                yield from _relinked_as_read(found, a, b, relinker, copier)
+                yield from _relinked_as_read(found, step.a, step.b, relinker, copier)
             else:
-                waiting.append((a, b))
+                waiting.append((step.a, step.b))
             continue
-        part = found.read_part(a, b)
-        result = repair_following(part.messages, ids, is_read_only=is_read_only)
-        summary.add(RepairSummary.of(part.messages, _where(part), result))
+        summary.add(RepairSummary.of(part.messages, part.where(), result))
         out = part.placed(part.pieces(result), added)
         if not changed:
-            if [id(r) if d is None else None for r, d in out] == [id(r) for r in part.records]:
-                waiting.append((a, b))  # as read, so far
+            if part.as_read(out):
+                waiting.append((step.a, step.b))  # as read, so far
                 continue
             changed = True
             for before in waiting:
@@ -442,7 +454,7 @@ def _repaired(found: Scan, is_read_only: IsReadOnly | None, summary: RepairSumma
         added += sum(1 for record, _ in out if record is None)
         part.patch_repeats(out)
         part.link(out, relinker)
-        start, stop = found.part_bytes(a, b)
+        start, stop = found.part_bytes(step.a, step.b)
         yield from copier.upto(start)
         yield from part.written_lines(out, found.newline)
         copier.skip_to(stop)
@@ -500,8 +512,3 @@ def _record_at(found: Scan, line: Line) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise _changed()
     return data
-
-
-def _where(part: ClaudeCode) -> list[str]:
-    """Where each of a part's messages was read (`line N`), as the whole reading locates them."""
-    return [f"line {part.records[at[0][0]].line}" if at else "?" for at in part.blocks_at]
