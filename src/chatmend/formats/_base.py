@@ -111,17 +111,10 @@ def _head_format(handle: IO[bytes], fmt: str, prefer: str | None, max_size: int)
     """The format `read` would read a file of JSON Lines as, from its first records (None: not JSON Lines)."""
     if fmt != "auto":
         return fmt
-    records: list[object] = []
-    for line in decoded_lines(bounded_lines(handle, max_size)):
-        if not line.strip():
-            continue
-        value = _first_json(line)
-        if value is _NOT_JSON or (not records and not isinstance(value, Mapping)):
-            break
-        records.append(value)
-        if len(records) >= _SAMPLE:
-            break
-    return detect_records(records, prefer) if records else None
+    records = _sample(decoded_lines(bounded_lines(handle, max_size)), [])
+    if not records or not isinstance(records[0], Mapping):
+        return None  # a JSON document, or nothing `read` reads
+    return detect_records(records, prefer)
 
 
 def detect(lines: Iterable[str]) -> str:
@@ -186,18 +179,7 @@ def _read_jsonl(stream: Iterator[str], fmt: str, prefer: str | None) -> Session:
     """JSON Lines: detect from the first records, then stream every line to the format's reader."""
     buffered: list[str] = []
     if fmt == "auto":
-        records: list[object] = []
-        for line in stream:
-            buffered.append(line)
-            if not line.strip():
-                continue
-            value = _first_json(line)
-            if value is _NOT_JSON:
-                break
-            records.append(value)
-            if len(records) >= _SAMPLE:
-                break
-        fmt = detect_records(records, prefer)
+        fmt = detect_records(_sample(stream, buffered), prefer)
     lines = itertools.chain(buffered, stream)
     if fmt in DOCUMENT_FORMATS:
         return _read_document("".join(lines), fmt, prefer)
@@ -229,6 +211,23 @@ def _read_jsonl(stream: Iterator[str], fmt: str, prefer: str | None) -> Session:
     if len(items) == 1 and isinstance(items[0], Mapping) and key in items[0]:
         return read_provider(fmt, items[0], shape="body", locations=_body_locations(items[0], key))
     return read_provider(fmt, items, shape="jsonl", locations=[f"line {n}" for n in numbers])
+
+
+def _sample(stream: Iterator[str], buffered: list[str]) -> list[object]:
+    """The first records of JSON Lines that detection reads (up to `_SAMPLE`, up to a line that is not JSON),
+    every line taken from `stream` kept in `buffered`."""
+    records: list[object] = []
+    for line in stream:
+        buffered.append(line)
+        if not line.strip():
+            continue
+        value = _first_json(line)
+        if value is _NOT_JSON:
+            break
+        records.append(value)
+        if len(records) >= _SAMPLE:
+            break
+    return records
 
 
 def parse_records(lines: Iterable[str], *, what: str) -> tuple[list[Any], list[int]]:
