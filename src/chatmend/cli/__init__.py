@@ -451,8 +451,8 @@ def _repair(args: argparse.Namespace) -> int:
     if store is not None:
         with store:
             return _repair_store(args, store)
+    source = in_place_target(args.file) if args.in_place else args.file
     if args.file != "-":
-        source = in_place_target(args.file) if args.in_place else args.file
         with open_input(source) as (handle, _):
             if args.in_place:
                 lock_file(handle)  # held from the read to the rename; let go before a whole reading locks again
@@ -460,7 +460,6 @@ def _repair(args: argparse.Namespace) -> int:
             if found is not None and args.to in (None, found.format):
                 return _repair_streamed(args, found, handle, source)
     with contextlib.ExitStack() as held:  # the --in-place lock, held from the read to the rename
-        source = in_place_target(args.file) if args.in_place else args.file
         handle, _ = held.enter_context(open_input(source))
         if args.in_place:
             lock_file(handle)
@@ -787,9 +786,10 @@ def _check_lines(path: str, args: argparse.Namespace) -> tuple[list[str], str]:
     if path != "-" and args.model is None and args.platform is None:
         with open_input(path) as (handle, _):
             found = streamed(handle, args.fmt, args.provider, max_size=args.max_json_size)
-            lines = found.check() if found is not None and args.provider in (None, found.provider) else None
-            if found is not None and lines is not None:
-                return lines, found.provider  # a large transcript, checked a part at a time
+            if found is not None and args.provider in (None, found.provider):
+                lines = found.check()
+                if lines is not None:
+                    return lines, found.provider  # a large transcript, checked a part at a time
     return _session_lines(read(path, args.fmt, prefer=args.provider, max_size=args.max_json_size), args)
 
 
