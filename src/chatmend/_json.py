@@ -14,7 +14,7 @@ import re
 import sys
 from typing import Any
 
-__all__ = ["NESTING", "NotFinite", "brief", "finite_loads", "loads", "lone_surrogate", "suspect"]
+__all__ = ["NESTING", "NotFinite", "brief", "finite_loads", "loads", "lone_surrogate", "suspect", "value_at"]
 
 NESTING = "nested too deeply (arrays and objects more than about 900 levels deep)"
 
@@ -99,9 +99,16 @@ def _deep_at(text: str) -> int:
     return where
 
 
-_decode = json.JSONDecoder(parse_constant=_constant, parse_float=_finite).decode
+_decoder = json.JSONDecoder(parse_constant=_constant, parse_float=_finite)
+_decode = _decoder.decode
 """`json.loads` with these hooks, made once: `json.loads` builds a decoder on every call given hooks, which cost
 more than parsing a tool call's few arguments."""
+
+value_at = _decoder.scan_once
+"""`value_at(text, pos)`: the JSON value starting at `pos` in `text` and where it ends, with `loads`' hooks but
+none of its other checks (the caller tests for lone surrogates): for reading many values out of one text without
+cutting it into strings first. Raises StopIteration when no value starts there, ValueError (or RecursionError)
+when the one there is not JSON."""
 
 
 def finite_loads(data: str | bytes) -> Any:

@@ -259,19 +259,11 @@ def scan(handle: IO[bytes], max_size: int, *, digest: bool = False) -> Scan | No
     with `digest`, a hash of the bytes read (`Scan.still_as_read`)."""
     hashed = hashlib.sha256() if digest else None
     lines: list[Line] = []
-    number = 0
     uses_source = False
     newline = "\n"
     try:
-        for start, size_read, text in _text_lines(handle, max_size, hashed):
-            number += 1
-            if text[:1] != "{":  # a blank line, or what the whole reading refuses or warns about (a BOM too)
-                if text.strip():
-                    return None
-                continue
-            data = strict_json.loads(text)
-            if not isinstance(data, dict) or "retractedMessageUuids" in data or "supersedesUuids" in data \
-                    or "isVirtual" in data:
+        for number, start, size, returns, data in _records(handle, max_size, hashed):
+            if "retractedMessageUuids" in data or "supersedesUuids" in data or "isVirtual" in data:
                 return None  # records Claude Code leaves out of what it sends: the whole reading knows them
             record = node(data)
             message = data.get("message")
@@ -284,10 +276,9 @@ def scan(handle: IO[bytes], max_size: int, *, digest: bool = False) -> Scan | No
                     return None
             if "sourceToolAssistantUUID" in data:
                 uses_source = True
-            returns = len(text) - len(text.rstrip("\r")) if text.endswith("\r") else 0  # a `\r\n` line end
             if not lines and returns:
                 newline = "\r\n"  # records added end as the first one does
-            lines.append(Line(number, start, size_read - returns, record, data.get("timestamp"),
+            lines.append(Line(number, start, size, record, data.get("timestamp"),
                               data.get("apiBlockIndex"), conversation, shape))
     except (ValueError, RecursionError):  # not UTF-8, a NUL byte, a line past the limit, not JSON
         return None
@@ -305,12 +296,16 @@ def scan(handle: IO[bytes], max_size: int, *, digest: bool = False) -> Scan | No
     return found
 
 
-def _text_lines(handle: IO[bytes], max_size: int, hashed: Any = None) -> Iterator[tuple[int, int, str]]:
-    """Each line of the file (split on `\n` only, as the whole reading splits) without its `\n`, with where it
-    starts and its length, in bytes; read and decoded a megabyte at a time (cut after a `\n`, never inside a
-    character), each piece added to `hashed` (a hashlib object) too. A NUL byte, bytes that are not UTF-8 or a
-    line longer than `max_size` raise a ValueError."""
-    offset, rest = 0, b""
+def _records(handle: IO[bytes], max_size: int, hashed: Any = None) -> Iterator[tuple[int, int, int, int, Any]]:
+    """Each record of the file with its line number, where its line starts and its length without the line end
+    (in bytes), and how many `\r` end it: read and decoded a megabyte at a time (cut after a `\n`, never inside a
+    character), each piece added to `hashed` (a hashlib object) too, and each record parsed where it stands in
+    the piece (cutting a piece into line strings first costs half as much as parsing them). Lines are split on
+    `\n` only, as the whole reading splits them; blank lines are skipped. A NUL byte, bytes that are not UTF-8, a
+    lone surrogate escape, a line longer than `max_size` or one that is not a JSON object raise a ValueError."""
+    number = 0
+    start = 0  # where the next line starts in the file, in bytes
+    rest = b""
     while True:
         piece = handle.read(1 << 20)
         if hashed is not None:
@@ -325,16 +320,31 @@ def _text_lines(handle: IO[bytes], max_size: int, hashed: Any = None) -> Iterato
             rest = data  # no line end yet: read on
             continue
         text, rest = data[:cut].decode("utf-8"), data[cut:]
-        lines = text.split("\n")
-        last = lines.pop()  # after the last `\n`: nothing, or at the end the last line, with no line end
-        if last:
-            lines.append(last)
-        for line in lines:
-            size = len(line) if line.isascii() else len(line.encode("utf-8"))
+        if strict_json.lone_surrogate(text) is not None:
+            raise ValueError("a lone surrogate escape")
+        ascii = text.isascii()
+        pos = 0
+        while pos < len(text):
+            number += 1
+            stop = text.find("\n", pos)
+            if stop < 0:
+                stop = len(text)  # the file's last line, with no line end
+            size = stop - pos if ascii else len(text[pos:stop].encode("utf-8"))
             if size > max_size:
                 raise ValueError("a line past the limit")
-            yield offset, size, line
-            offset += size + 1
+            if text.startswith("{", pos):
+                try:
+                    value, end = strict_json.value_at(text, pos)
+                except StopIteration:
+                    raise ValueError("not JSON") from None
+                if end > stop or text[end:stop].strip(" \t\r"):
+                    raise ValueError("not one JSON object a line")
+                returns = stop - len(text[end:stop].rstrip("\r")) - end if text.startswith("\r", stop - 1) else 0
+                yield number, start, size - returns, returns, value
+            elif text[pos:stop].strip():
+                raise ValueError("a line that is not a record")  # or a BOM: the whole reading says what it is
+            start += size + 1
+            pos = stop + 1
         if not piece:
             return
 
