@@ -12,6 +12,7 @@ import json
 import math
 import re
 import sys
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["NESTING", "NotFinite", "brief", "finite_loads", "loads", "lone_surrogate", "suspect", "value_at"]
@@ -104,7 +105,7 @@ _decode = _decoder.decode
 """`json.loads` with these hooks, made once: `json.loads` builds a decoder on every call given hooks, which cost
 more than parsing a tool call's few arguments."""
 
-value_at = _decoder.scan_once
+value_at: Callable[[str, int], tuple[Any, int]] = _decoder.scan_once  # type: ignore[attr-defined]
 """`value_at(text, pos)`: the JSON value starting at `pos` in `text` and where it ends, with `loads`' hooks but
 none of its other checks (the caller tests for lone surrogates): for reading many values out of one text without
 cutting it into strings first. Raises StopIteration when no value starts there, ValueError (or RecursionError)
