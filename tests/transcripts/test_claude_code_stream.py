@@ -186,6 +186,20 @@ def _turns(count: int, *, killed: int = 0) -> str:
     return "".join(json.dumps(r) + "\n" for r in records)
 
 
+def test_records_across_the_megabyte_pieces_read_as_read_whole(tmp_path: Path) -> None:
+    # Over 2 MB of non-ASCII results and CRLF line ends: records straddle the pieces the first pass decodes, and
+    # their byte places are not their character places.
+    text = _turns(240, killed=100).replace('"content": "x"', '"content": "' + "\u00e9t\u00e9 \u2603 " * 1200 + '"')
+    text = text.replace("\n", "\r\n")
+    assert len(text.encode("utf-8")) > 2 << 20
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(text.encode("utf-8"))
+    with path.open("rb") as handle:
+        found = streamed(handle)
+        assert found is not None and found.check() is not None
+    _assert_same(tmp_path, text.encode("utf-8"))
+
+
 def test_a_plain_transcript_is_checked_and_repaired_a_part_at_a_time(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text(_turns(30, killed=12))
@@ -229,7 +243,8 @@ def test_a_valid_transcript_repaired_a_part_at_a_time_is_the_file_as_read(tmp_pa
         assert "".join(done.chunks) == text and not done.summary.changed
 
 
-@pytest.mark.parametrize("change", ["bom", "not a record", "thinking", "retracted", "empty id", "codex"])
+@pytest.mark.parametrize("change", ["bom", "not a record", "thinking", "retracted", "empty id", "codex",
+                                    "across lines", "two on a line", "lone surrogate"])
 def test_what_this_reading_does_not_take_is_read_whole(tmp_path: Path, change: str) -> None:
     lines = _turns(3).splitlines(keepends=True)
     record = json.loads(lines[1])
@@ -237,6 +252,12 @@ def test_what_this_reading_does_not_take_is_read_whole(tmp_path: Path, change: s
         lines[0] = "\ufeff" + lines[0]
     elif change == "not a record":
         lines.append('{"half": ')
+    elif change == "across lines":
+        lines.append('{"a":\n{"b":1}}\n')  # one object to a parser reading on past the line end, two lines here
+    elif change == "two on a line":
+        lines.append('{"a":1} {"b":2}\n')
+    elif change == "lone surrogate":
+        lines.append('{"a":"\\ud800"}\n')
     elif change == "thinking":
         record["message"]["content"].insert(0, {"type": "thinking", "thinking": "hm"})  # unsigned: check's AT4
     elif change == "retracted":
