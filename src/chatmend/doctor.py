@@ -277,7 +277,7 @@ def _tool_of(fmt: str) -> str:
     return fmt
 
 
-def _replace(path: str, chunks: Iterable[str], data: bytes | IO[bytes], st: os.stat_result, *,
+def _replace(path: str, chunks: Iterable[str] | Iterable[bytes], data: bytes | IO[bytes], st: os.stat_result, *,
              same: Callable[[], bool] | None = None) -> str:
     """`path` replaced by the text of `chunks` atomically, the bytes read (`data`, or the file they are read from)
     kept in a new backup; refused (InputError) when the file changed since it was read (`same`: whether a file

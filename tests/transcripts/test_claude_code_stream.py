@@ -208,7 +208,7 @@ def test_a_plain_transcript_is_checked_and_repaired_a_part_at_a_time(tmp_path: P
         assert isinstance(found, Scan) and found.format == "claude_code" and len(found.starts) == 31
         assert found.check() == ["messages[34].tool_calls[0]: R6: the call toolu_12 (Read) has no result (line 35)"]
         done = found.repair(None)
-        text = "".join(done.chunks)
+        text = b"".join(done.chunks).decode()
     assert done.summary.changed and done.summary.interrupted == [("toolu_12", "Read")]
     assert done.summary.messages == 90
     assert len(text.splitlines()) == 90
@@ -228,7 +228,7 @@ def test_a_part_is_read_again_only_when_repair_changes_it(tmp_path: Path) -> Non
     with mock.patch.object(Scan, "read_part", counted), path.open("rb") as handle:
         found = streamed(handle)
         assert found is not None and found.check() is not None
-        assert "".join(found.repair(None).chunks)
+        assert b"".join(found.repair(None).chunks)
     assert reads == [(13, 15), (13, 15)]  # turn 5's reply and the prompt after it, once a command
 
 
@@ -240,7 +240,7 @@ def test_a_valid_transcript_repaired_a_part_at_a_time_is_the_file_as_read(tmp_pa
         found = streamed(handle)
         assert found is not None and found.check() == []
         done = found.repair(None)
-        assert "".join(done.chunks) == text and not done.summary.changed
+        assert b"".join(done.chunks).decode() == text and not done.summary.changed
 
 
 @pytest.mark.parametrize("change", ["bom", "not a record", "thinking", "retracted", "empty id", "codex",
@@ -312,7 +312,7 @@ def test_a_part_that_changed_since_the_first_pass_is_an_error_not_a_crash(tmp_pa
             found.check()
 
 
-@pytest.mark.parametrize("change", ["cut short", "not UTF-8", "rewritten"])
+@pytest.mark.parametrize("change", ["cut short", "not UTF-8", "rewritten", "same length"])
 def test_a_file_that_changed_under_repair_is_an_error_not_a_crash(tmp_path: Path, change: str) -> None:
     path = tmp_path / "s.jsonl"
     text = _turns(30, killed=1)  # repair writes turn 1 anew, then copies the rest and relinks it
@@ -324,7 +324,10 @@ def test_a_file_that_changed_under_repair_is_an_error_not_a_crash(tmp_path: Path
             path.write_text(text[: len(text) // 2])
         elif change == "not UTF-8":
             path.write_bytes(text.encode()[:-200] + b"\xff" * 200)
+        elif change == "same length":  # every byte count as read: only the file's modification tells
+            path.write_text(text[:-60] + text[-60:].replace("e", "E"))
+            assert len(path.read_bytes()) == len(text.encode())
         else:
             path.write_text(text.replace('"parentUuid": "', '"parentUuid": "X'))  # every link moved by a byte
         with pytest.raises(InputError, match="changed while chatmend was reading it"):
-            "".join(found.repair(None).chunks)
+            b"".join(found.repair(None).chunks)

@@ -12,10 +12,11 @@ import stat
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from typing import IO
+from typing import IO, AnyStr
 
 from chatmend.cli._text import UsageError
 from chatmend.formats import InputError, atomic_write, write_all, write_backup, write_into
+from chatmend.formats._io import as_bytes
 
 __all__ = ["batched", "in_place_target", "lock_file", "regular_file_out", "replace_in_place",
            "signals_remove_temporary_files", "write_output"]
@@ -31,18 +32,19 @@ def regular_file_out(output: str | None) -> bool:
         return True
 
 
-def batched(chunks: Iterable[str], size: int = 1 << 20) -> Iterator[str]:
-    """The chunks joined into pieces of about `size` characters (one write each, not one a record)."""
-    batch: list[str] = []
+def batched(chunks: Iterable[AnyStr], size: int = 1 << 20) -> Iterator[AnyStr]:
+    """The chunks (all text or all bytes) joined into pieces of about `size` characters or bytes (one write
+    each, not one a record)."""
+    batch: list[AnyStr] = []
     length = 0
     for chunk in chunks:
         batch.append(chunk)
         length += len(chunk)
         if length >= size:
-            yield "".join(batch)
+            yield chunk[:0].join(batch)
             batch, length = [], 0
     if batch:
-        yield "".join(batch)
+        yield batch[0][:0].join(batch)
 
 
 def _before_replace() -> None:
@@ -100,9 +102,9 @@ def lock_file(handle: IO[bytes]) -> None:
         pass  # a file system without locks (some network mounts): the check for changes remains
 
 
-def replace_in_place(path: str, chunks: Iterable[str], data: bytes | IO[bytes], st: os.stat_result, shown: str,
-                     *, wanted: Callable[[], bool] | None = None, same: Callable[[], bool] | None = None,
-                     ) -> str | None:
+def replace_in_place(path: str, chunks: Iterable[str] | Iterable[bytes], data: bytes | IO[bytes],
+                     st: os.stat_result, shown: str, *, wanted: Callable[[], bool] | None = None,
+                     same: Callable[[], bool] | None = None) -> str | None:
     """Replace `path` (read as `data`, the bytes or the file they are read from, whose stat was `st`) with the
     text of `chunks`, the original kept in a new backup; refuse when the file changed since it was read (`same`:
     whether the file read again still holds the bytes first read). Returns the backup's name, or None when
@@ -193,11 +195,12 @@ def signals_remove_temporary_files() -> Iterator[None]:
             signal.signal(signum, handler)
 
 
-def write_output(chunks: Iterable[str], output: str | None) -> None:
+def write_output(chunks: Iterable[str] | Iterable[bytes], output: str | None) -> None:
     """Write to stdout (only once all is rendered), into a FIFO or device as it is, or to a file atomically
     (nothing is left when it fails); a write that cannot be completed is an error, never a short file."""
     if output is None or output == "-":
-        _write_stdout("".join(chunks))  # render first: an error half-way must not leave half a history on stdout
+        # Render first: an error half-way must not leave half a history on stdout.
+        _write_stdout(b"".join(map(as_bytes, chunks)))
         return
     target = _final_target(output)  # a symlink stays a link; its target gets the output
     try:
@@ -218,8 +221,8 @@ def write_output(chunks: Iterable[str], output: str | None) -> None:
         raise UsageError(f"{output}: cannot write: {exc.strerror or exc}") from None
 
 
-def _write_stdout(text: str) -> None:
-    """`text` on stdout, every byte of it, or a UsageError naming stdout (a full disk, a closed pipe)."""
+def _write_stdout(data: bytes) -> None:
+    """`data` (UTF-8 text) on stdout, every byte of it, or a UsageError naming stdout (a full disk, a closed pipe)."""
     out = sys.stdout
     try:
         out.flush()
@@ -228,9 +231,9 @@ def _write_stdout(text: str) -> None:
         fd = None  # not a file (a test's capture): its own write says when it fails
     try:
         if fd is None:
-            out.write(text)
+            out.write(data.decode("utf-8"))
             out.flush()
         else:
-            write_all(fd, text.encode("utf-8"))  # the text layer unbuffered (PYTHONUNBUFFERED) drops short writes
+            write_all(fd, data)  # the text layer unbuffered (PYTHONUNBUFFERED) drops short writes
     except OSError as exc:
         raise UsageError(f"<stdout>: cannot write: {exc.strerror or exc}") from None

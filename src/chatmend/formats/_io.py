@@ -19,8 +19,8 @@ from typing import IO
 from chatmend.exceptions import InputError
 
 __all__ = [
-    "MAX_JSON_SIZE", "InputError", "Progress", "atomic_write", "bounded_lines", "decoded_lines", "joined",
-    "json_kind", "open_input", "read_all", "write_all", "write_backup", "write_into",
+    "MAX_JSON_SIZE", "InputError", "Progress", "as_bytes", "atomic_write", "bounded_lines", "decoded_lines",
+    "joined", "json_kind", "open_input", "read_all", "write_all", "write_backup", "write_into",
 ]
 
 MAX_JSON_SIZE = 64 * 2**20
@@ -204,6 +204,11 @@ def decoded_lines(raw: Iterable[bytes], progress: Progress | None = None) -> Ite
         yield text
 
 
+def as_bytes(chunk: str | bytes) -> bytes:
+    """A chunk of output as written: text in UTF-8, bytes as they are (a file's own bytes, copied undecoded)."""
+    return chunk if isinstance(chunk, bytes) else chunk.encode("utf-8")
+
+
 def write_all(fd: int, data: bytes) -> None:
     """Write every byte of `data` to `fd`, or raise OSError: `os.write` may write fewer bytes than it was given
     (a pipe, a nearly full disk), and a text layer without a buffer would drop the rest."""
@@ -217,7 +222,7 @@ def write_all(fd: int, data: bytes) -> None:
 
 def atomic_write(
     path: str,
-    chunks: Iterable[str],
+    chunks: Iterable[str | bytes],
     *,
     like: str | os.stat_result | None = None,
     before_replace: Callable[[], None] | None = None,
@@ -238,7 +243,7 @@ def atomic_write(
     try:
         try:
             for chunk in chunks:
-                write_all(fd, chunk.encode("utf-8"))
+                write_all(fd, as_bytes(chunk))
             if st is not None:
                 _same_owner(fd, st)
             os.fsync(fd)
@@ -277,13 +282,13 @@ def _sync_directory(path: str) -> None:
             os.close(dir_fd)
 
 
-def write_into(path: str, chunks: Iterable[str]) -> None:
+def write_into(path: str, chunks: Iterable[str | bytes]) -> None:
     """Write `chunks` straight into `path`, a FIFO or a device: no temporary file, no rename (which would put a
     regular file in its place)."""
     fd = os.open(path, os.O_WRONLY | getattr(os, "O_BINARY", 0))
     try:
         for chunk in chunks:
-            write_all(fd, chunk.encode("utf-8"))
+            write_all(fd, as_bytes(chunk))
     finally:
         os.close(fd)
 

@@ -125,11 +125,11 @@ class Session:
 
 @dataclass
 class StreamedRepair:
-    """A repair written a part at a time: `chunks` is the repaired file's text, and `summary` is complete once
-    they have all been taken."""
+    """A repair written a part at a time: `chunks` is the repaired file's bytes (what repair leaves as it is, the
+    file's own bytes, never decoded), and `summary` is complete once they have all been taken."""
 
     summary: RepairSummary
-    chunks: Iterator[str]
+    chunks: Iterator[bytes]
 
 
 class Streamed(Protocol):

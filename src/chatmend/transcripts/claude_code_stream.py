@@ -17,9 +17,10 @@ functions here return None for it.
 
 from __future__ import annotations
 
-import codecs
 import hashlib
+import io
 import itertools
+import os
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -146,6 +147,8 @@ class Scan:
     """The sha256 of the bytes the first pass read, when asked for (`still_as_read`)."""
     starts: list[int] = field(default_factory=list)
     """The record each part starts at."""
+    stamp: tuple[int, int, int] | None = None
+    """The file's `_stamp` before the first pass read it."""
     format = NAME
     provider = ClaudeCode.provider
 
@@ -258,6 +261,7 @@ def scan(handle: IO[bytes], max_size: int, *, digest: bool = False) -> Scan | No
     """The first pass over a Claude Code transcript (`handle`, at its start), or None for a file to read whole;
     with `digest`, a hash of the bytes read (`Scan.still_as_read`)."""
     hashed = hashlib.sha256() if digest else None
+    stamp = _stamp(handle)
     lines: list[Line] = []
     uses_source = False
     newline = "\n"
@@ -293,7 +297,18 @@ def scan(handle: IO[bytes], max_size: int, *, digest: bool = False) -> Scan | No
     found = Scan(handle, size, lines, live, talk, sidechain, uses_source, newline, plain,
                  hashed.digest() if hashed is not None else None)
     found.starts = _part_starts(found)
+    found.stamp = stamp
     return found
+
+
+def _stamp(handle: IO[bytes]) -> tuple[int, int, int] | None:
+    """The inode, size and modification time of the file behind `handle` (None for a stream with no file): any
+    write to it changes them, so a repair that copies its bytes tells a file written to meanwhile."""
+    try:
+        st = os.fstat(handle.fileno())
+    except (OSError, AttributeError, io.UnsupportedOperation):
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def _records(handle: IO[bytes], max_size: int, hashed: Any = None) -> Iterator[tuple[int, int, int, int, Any]]:
@@ -433,11 +448,11 @@ def repair(found: Scan, is_read_only: IsReadOnly | None) -> StreamedRepair:
     return StreamedRepair(summary, _repaired(found, is_read_only, summary))
 
 
-def _repaired(found: Scan, is_read_only: IsReadOnly | None, summary: RepairSummary) -> Iterator[str]:
-    """The repaired file's text, part by part, relinked as a whole reading relinks it: once repair writes a
+def _repaired(found: Scan, is_read_only: IsReadOnly | None, summary: RepairSummary) -> Iterator[bytes]:
+    """The repaired file's bytes, part by part, relinked as a whole reading relinks it: once repair writes a
     record anew, every live record hangs off the live record before it, those before that point too, so the
     parts before the first one repair changes are relinked only once it is found. What repair leaves as it is
-    goes out as the file's own text."""
+    goes out as the file's own bytes."""
     relinker = Relinker(found.sidechain)
     copier = _Copier(found)
     added = 0  # records repair added so far (each new record's uuid is made from its number)
@@ -466,22 +481,24 @@ def _repaired(found: Scan, is_read_only: IsReadOnly | None, summary: RepairSumma
         part.link(out, relinker)
         start, stop = found.part_bytes(step.a, step.b)
         yield from copier.upto(start)
-        yield from part.written_lines(out, found.newline)
+        yield "".join(part.written_lines(out, found.newline)).encode("utf-8")
         copier.skip_to(stop)
     yield from copier.upto(found.size)
+    if _stamp(found.handle) != found.stamp:
+        raise _changed()  # written to since the first pass: what was copied may not be what was read
 
 
 class _Copier:
-    """The file's own text, written out up to where something written anew stands, then skipped past it."""
+    """The file's own bytes, written out up to where something written anew stands, then skipped past it."""
 
     def __init__(self, found: Scan) -> None:
         self.found = found
         self.done = 0
         """Where the text not yet written starts, in bytes."""
 
-    def upto(self, offset: int) -> Iterator[str]:
-        """The file's text from where it was left to `offset` (a line's start), a megabyte at a time."""
-        decoder = codecs.getincrementaldecoder("utf-8")()
+    def upto(self, offset: int) -> Iterator[bytes]:
+        """The file's bytes from where it was left to `offset` (a line's start), a megabyte at a time (as read
+        and checked by the first pass: copied, not decoded again)."""
         handle = self.found.handle
         handle.seek(self.done)
         while self.done < offset:
@@ -489,17 +506,14 @@ class _Copier:
             if not piece:
                 raise _changed()  # shorter than the first pass read it
             self.done += len(piece)
-            try:
-                yield decoder.decode(piece, final=self.done >= offset)
-            except UnicodeDecodeError:
-                raise _changed() from None
+            yield piece
 
     def skip_to(self, offset: int) -> None:
         """Leave the text up to `offset` out: what stood there was written anew."""
         self.done = offset
 
 
-def _relinked_as_read(found: Scan, a: int, b: int, relinker: Relinker, copier: _Copier) -> Iterator[str]:
+def _relinked_as_read(found: Scan, a: int, b: int, relinker: Relinker, copier: _Copier) -> Iterator[bytes]:
     """Records [a, b), which repair leaves as they are, as read but for the links relinking changes."""
     live = found.live
     for k in range(a, b):
@@ -509,7 +523,7 @@ def _relinked_as_read(found: Scan, a: int, b: int, relinker: Relinker, copier: _
                                  live=k in live)
         if changes:
             yield from copier.upto(line.start)
-            yield compact_json({**_record_at(found, line), **changes})
+            yield compact_json({**_record_at(found, line), **changes}).encode("utf-8")
             copier.skip_to(line.start + line.size)
 
 
