@@ -87,17 +87,25 @@ def node(data: Mapping[str, Any]) -> Node:
         kind = None
     message = data.get("message")
     message_id: object = None
-    holds_results = False
+    results = False
     if isinstance(message, dict):
         if kind == "assistant" and isinstance(message.get("id"), str):
             message_id = message["id"]
         elif kind == "user":
-            content = message.get("content")
-            holds_results = isinstance(content, list) and any(
-                isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+            results = holds_results(message.get("content"))
+    return linked(data, kind, message_id, results)
+
+
+def linked(data: Mapping[str, Any], kind: str | None, message_id: object, results: bool) -> Node:
+    """A record's Node given what `node` reads of its message (a caller that reads its blocks anyway)."""
     return Node(data.get("uuid"), data.get("parentUuid"), kind,
                 kind == "system" and data.get("subtype") == "compact_boundary", bool(data.get("isSidechain")),
-                message_id, holds_results)
+                message_id, results)
+
+
+def holds_results(content: object) -> bool:
+    """True for a user message's content holding a tool_result block."""
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
 
 
 def is_subagent(nodes: Sequence[Node]) -> bool:

@@ -34,10 +34,22 @@ from chatmend.ids import FinalIds
 from chatmend.repair import IsReadOnly, repair_following
 from chatmend.results import RepairResult
 from chatmend.transcripts._records import compact_json, parse_records
-from chatmend.transcripts.claude_code import NAME, WHAT, Chain, ClaudeCode, Node, Relinker, follow_nodes, kept, node
+from chatmend.transcripts.claude_code import (
+    NAME,
+    WHAT,
+    Chain,
+    ClaudeCode,
+    Node,
+    Relinker,
+    follow_nodes,
+    holds_results,
+    kept,
+    linked,
+)
 
 __all__ = ["Scan", "scan"]
 
+PIECE = 1 << 20
 _PROMPT = "prompt"
 """The shape of a user record that is a prompt: plain text, no results."""
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -77,7 +89,7 @@ def _plain_result(block: object) -> str | None:
     call_id, content = block.get("tool_use_id"), block.get("content")
     if type(call_id) is not str or not _PLAIN_NAME.fullmatch(call_id) or type(block.get("is_error", False)) is not bool:
         return None
-    if type(content) is str or (type(content) is list and all(_plain_text(b) for b in content)):
+    if type(content) is str or (type(content) is list and all(map(_plain_text, content))):
         return call_id
     return None
 
@@ -87,32 +99,68 @@ _CALL_KEYS = frozenset(("type", "id", "name", "input"))
 _THINKING_KEYS = frozenset(("type", "thinking", "signature"))
 
 
-def _shape(kind: str | None, message: dict[str, Any]) -> object:
-    """A conversation record's shape (`Line.shape`)."""
-    content = message.get("content")
-    if kind == "user":
-        if type(content) is str:
-            return _PROMPT if content.strip() else None
-        if type(content) is not list or not content:
-            return None
-        if all(_plain_text(b) for b in content):
-            return _PROMPT
-        ids = tuple(_plain_result(b) for b in content)
-        return None if None in ids else ids
+def _line(number: int, start: int, size: int, data: dict[str, Any]) -> Line:
+    """What the first pass keeps of a record: its Node (`node`), read with its blocks' shape in one go."""
+    kind = data.get("type")
+    message: Any = data.get("message")
+    conversation = (kind == "assistant" or kind == "user") and type(message) is dict
+    message_id: object = None
+    results = False
+    shape: object = None
+    if conversation:
+        if kind == "assistant":
+            message_id = message.get("id")
+            if type(message_id) is not str:
+                message_id = None
+            shape = _reply_shape(message.get("content"))
+        else:
+            shape, results = _user_shape(message.get("content"))
+    elif type(kind) is not str:
+        kind = None
+    return Line(number, start, size, linked(data, kind, message_id, results), data.get("timestamp"),
+                data.get("apiBlockIndex"), conversation, shape)
+
+
+def _user_shape(content: object) -> tuple[object, bool]:
+    """A user record's shape (`Line.shape`) and whether it holds a result (`holds_results`)."""
+    if type(content) is str:
+        return (_PROMPT if content.strip() else None), False
+    if type(content) is not list or not content:
+        return None, False
+    if _plain_text(content[0]):
+        return (_PROMPT if all(map(_plain_text, content)) else None), holds_results(content)
+    ids = tuple(map(_plain_result, content))
+    if None in ids:
+        return None, holds_results(content)
+    return ids, True
+
+
+def _reply_shape(content: object) -> object:
+    """An assistant record's shape (`Line.shape`): its blocks' keys, each told by its type."""
     if type(content) is not list or not content:
         return None
     keys: list[tuple[str, object]] = []
     for block in content:
-        if _plain_text(block):
-            keys.append(("text", hash(block["text"])))
-        elif type(block) is dict and block.keys() == _THINKING_KEYS and block["type"] == "thinking" \
-                and type(block["thinking"]) is str and type(block["signature"]) is str:
-            keys.append(("thinking", hash((block["thinking"], block["signature"]))))
-        elif type(block) is dict and block.keys() == _CALL_KEYS and block["type"] == "tool_use" \
-                and type(block["id"]) is str and _PLAIN_NAME.fullmatch(block["id"]) \
-                and type(block["name"]) is str and _PLAIN_NAME.fullmatch(block["name"]) \
-                and type(block["input"]) is dict:
-            keys.append(("tool_use", block["id"]))
+        if type(block) is not dict:
+            return None
+        kind = block.get("type")
+        if kind == "tool_use":
+            call_id, name = block.get("id"), block.get("name")
+            if block.keys() != _CALL_KEYS or type(call_id) is not str or type(name) is not str \
+                    or type(block["input"]) is not dict or not _PLAIN_NAME.fullmatch(call_id) \
+                    or not _PLAIN_NAME.fullmatch(name):
+                return None
+            keys.append(("tool_use", call_id))
+        elif kind == "text":
+            text = block.get("text")
+            if len(block) != 2 or type(text) is not str or not text or text.isspace():
+                return None
+            keys.append(("text", hash(text)))
+        elif kind == "thinking":
+            thinking, signature = block.get("thinking"), block.get("signature")
+            if block.keys() != _THINKING_KEYS or type(thinking) is not str or type(signature) is not str:
+                return None
+            keys.append(("thinking", hash((thinking, signature))))
         else:
             return None
     return tuple(keys)
@@ -269,21 +317,15 @@ def scan(handle: IO[bytes], max_size: int, *, digest: bool = False) -> Scan | No
         for number, start, size, returns, data in _records(handle, max_size, hashed):
             if "retractedMessageUuids" in data or "supersedesUuids" in data or "isVirtual" in data:
                 return None  # records Claude Code leaves out of what it sends: the whole reading knows them
-            record = node(data)
-            message = data.get("message")
-            conversation = record.kind in ("user", "assistant") and isinstance(message, dict)
-            shape: object = None
-            if conversation:
-                assert isinstance(message, dict)
-                shape = _shape(record.kind, message)
-                if shape is None and record.kind == "assistant" and _empty_call_id(message):
-                    return None
+            line = _line(number, start, size, data)
+            if line.shape is None and line.node.kind == "assistant" and line.conversation \
+                    and _empty_call_id(data["message"]):
+                return None
             if "sourceToolAssistantUUID" in data:
                 uses_source = True
             if not lines and returns:
                 newline = "\r\n"  # records added end as the first one does
-            lines.append(Line(number, start, size, record, data.get("timestamp"),
-                              data.get("apiBlockIndex"), conversation, shape))
+            lines.append(line)
     except (ValueError, RecursionError):  # not UTF-8, a NUL byte, a line past the limit, not JSON
         return None
     if not lines:
@@ -322,7 +364,7 @@ def _records(handle: IO[bytes], max_size: int, hashed: Any = None) -> Iterator[t
     start = 0  # where the next line starts in the file, in bytes
     rest = b""
     while True:
-        piece = handle.read(1 << 20)
+        piece = handle.read(PIECE)
         if hashed is not None:
             hashed.update(piece)
         if b"\0" in piece:
