@@ -142,18 +142,25 @@ def follow_nodes(nodes: Sequence[Node]) -> tuple[set[int], bool, bool]:
     `message.id`) and the results hanging off them (parallel calls). A chain that breaks (a parent that is not
     there, or one behind the boundary) is read whole from the boundary on, in line order, and relinked."""
     sidechain = is_subagent(nodes)
-    # One pass: each record of the conversation's tree (uuid, parent, type), and the last boundary and leaf.
-    tree: list[tuple[int, str, object, str | None]] = []
+    # One pass: where each uuid of the conversation's tree is, its replies' and results' records, the boundary.
+    index: dict[str, int] = {}
+    replies: list[int] = []
+    results: list[int] = []
+    leaf: int | None = None
     start = 0
     for at, record in enumerate(nodes):
-        uid = record.uid
-        if not isinstance(uid, str) or record.sidechain is not sidechain:
+        if type(record.uid) is not str or record.sidechain is not sidechain:
             continue
         if record.compact_boundary:
-            start, tree = at, []
-        tree.append((at, uid, record.parent, record.kind))
-    index = {uid: k for k, uid, _, _ in tree}
-    leaf = next((k for k, _, _, kind in reversed(tree) if kind in ("user", "assistant")), None)
+            start, index, replies, results, leaf = at, {}, [], [], None
+        index[record.uid] = at
+        if record.kind == "assistant":
+            replies.append(at)
+            leaf = at
+        elif record.kind == "user":
+            leaf = at
+            if record.holds_results:
+                results.append(at)
     if leaf is None:
         return set(range(start, len(nodes))), sidechain, False
     live: set[int] = set()
@@ -166,15 +173,15 @@ def follow_nodes(nodes: Sequence[Node]) -> tuple[set[int], bool, bool]:
     if parent is not None:
         return set(range(start, len(nodes))), sidechain, True  # a broken chain: read whole from the boundary
     first = min(live)
-    replies = {nodes[k].message_id for k in live} - {None}
+    message_ids = {nodes[k].message_id for k in live} - {None}
     calls = set()
-    for k, uid, _, kind in tree:
-        if k >= first and kind == "assistant" and (k in live or nodes[k].message_id in replies):
+    for k in replies:
+        if k >= first and (k in live or nodes[k].message_id in message_ids):
             live.add(k)
-            calls.add(uid)
-    for k, _, parent, kind in tree:
-        if k >= first and kind == "user" and isinstance(parent, str) and parent in calls \
-                and nodes[k].holds_results:
+            calls.add(nodes[k].uid)
+    for k in results:
+        parent = nodes[k].parent
+        if k >= first and isinstance(parent, str) and parent in calls:
             live.add(k)
     return live, sidechain, True
 
