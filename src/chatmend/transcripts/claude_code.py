@@ -514,15 +514,21 @@ class Relinker:
         changes: dict[str, Any] = {}
         if new and isinstance(stamp, str) and self.stamp is not None and stamp <= self.stamp:
             stamp = changes["timestamp"] = _after(self.stamp)
+        parent = self.relink(uid, parent, sidechain, stamp, live)
+        if parent is not None:
+            changes["parentUuid"] = parent
+        return changes
+
+    def relink(self, uid: object, parent: object, sidechain: bool, stamp: object, live: bool) -> str | None:
+        """The `parentUuid` a record written as read gets (None: it keeps its own), its `timestamp` seen."""
         if isinstance(stamp, str):
             self.stamp = max(self.stamp or stamp, stamp)
         if not live or not isinstance(uid, str) or sidechain is not self.sidechain:
-            return changes
-        if self.started and parent != self.previous:
-            changes["parentUuid"] = self.previous
+            return None
+        moved = self.previous if self.started and parent != self.previous else None
         self.started = True
         self.previous = uid
-        return changes
+        return moved
 
 
 def _after(stamp: str) -> str:

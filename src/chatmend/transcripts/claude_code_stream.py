@@ -557,15 +557,14 @@ class _Copier:
 
 def _relinked_as_read(found: Scan, a: int, b: int, relinker: Relinker, copier: _Copier) -> Iterator[bytes]:
     """Records [a, b), which repair leaves as they are, as read but for the links relinking changes."""
-    live = found.live
+    live, lines = found.live, found.lines
     for k in range(a, b):
-        line = found.lines[k]
+        line = lines[k]
         record = line.node
-        changes = relinker.visit(record.uid, record.parent, record.sidechain, line.timestamp, new=False,
-                                 live=k in live)
-        if changes:
+        parent = relinker.relink(record.uid, record.parent, record.sidechain, line.timestamp, k in live)
+        if parent is not None:
             yield from copier.upto(line.start)
-            yield compact_json({**_record_at(found, line), **changes}).encode("utf-8")
+            yield compact_json({**_record_at(found, line), "parentUuid": parent}).encode("utf-8")
             copier.skip_to(line.start + line.size)
 
 
