@@ -98,9 +98,10 @@ def node(data: Mapping[str, Any]) -> Node:
 
 def linked(data: Mapping[str, Any], kind: str | None, message_id: object, results: bool) -> Node:
     """A record's Node given what `node` reads of its message (a caller that reads its blocks anyway)."""
-    return Node(data.get("uuid"), data.get("parentUuid"), kind,
-                kind == "system" and data.get("subtype") == "compact_boundary", bool(data.get("isSidechain")),
-                message_id, results)
+    # tuple.__new__: a NamedTuple's own __new__ is a Python function, costly on every record of a large file.
+    return tuple.__new__(Node, (data.get("uuid"), data.get("parentUuid"), kind,
+                                kind == "system" and data.get("subtype") == "compact_boundary",
+                                bool(data.get("isSidechain")), message_id, results))
 
 
 def holds_results(content: object) -> bool:
