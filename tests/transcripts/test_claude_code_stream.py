@@ -188,9 +188,9 @@ def _turns(count: int, *, killed: int = 0) -> str:
     return "".join(json.dumps(r) + "\n" for r in records)
 
 
-def test_records_across_the_megabyte_pieces_read_as_read_whole(tmp_path: Path) -> None:
-    # Over 2 MB of non-ASCII results and CRLF line ends: records straddle the pieces the first pass decodes, and
-    # their byte places are not their character places.
+def test_records_across_the_pieces_read_as_read_whole(tmp_path: Path) -> None:
+    # Over 2 MB of non-ASCII results and CRLF line ends: records straddle the pieces the first pass decodes (each
+    # result longer than one), and their byte places are not their character places.
     text = _turns(240, killed=100).replace('"content": "x"', '"content": "' + "\u00e9t\u00e9 \u2603 " * 1200 + '"')
     text = text.replace("\n", "\r\n")
     assert len(text.encode("utf-8")) > 2 << 20
@@ -200,6 +200,26 @@ def test_records_across_the_megabyte_pieces_read_as_read_whole(tmp_path: Path) -
         found = streamed(handle)
         assert found is not None and found.check() is not None
     _assert_same(tmp_path, text.encode("utf-8"))
+
+
+@pytest.mark.parametrize(("lengths", "limit"), [((100_000,), 40_000), ((100_000,) * 4, 101_000),
+                                               ((100_000, 300_000), 150_000), ((100_000, 300_000), 400_000)])
+def test_a_line_past_the_limit_is_left_to_the_whole_reading_however_the_pieces_fall(
+        tmp_path: Path, lengths: tuple[int, ...], limit: int) -> None:
+    # Long lines one after another, each read over several pieces: only a line over the limit is one.
+    lines = _turns(6, killed=3).splitlines(keepends=True)
+    for at, length in enumerate(lengths, start=2):
+        record = json.loads(lines[at])
+        record["toolUseResult"] = "y" * length
+        lines[at] = json.dumps(record) + "\n"
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(lines))
+    longest = max(len(line) - 1 for line in lines)
+    with path.open("rb") as handle:
+        found = streamed(handle, max_size=limit)
+    assert (found is None) == (longest > limit)
+    if found is not None:
+        _assert_same(tmp_path, "".join(lines))
 
 
 def test_a_plain_transcript_is_checked_and_repaired_a_part_at_a_time(tmp_path: Path) -> None:

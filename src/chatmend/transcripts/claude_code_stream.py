@@ -49,7 +49,10 @@ from chatmend.transcripts.claude_code import (
 
 __all__ = ["Scan", "scan"]
 
-PIECE = 1 << 20
+_PIECE = 1 << 16
+"""How much of the file the first pass reads at a time: small enough for the allocator to reuse the memory of
+the piece before (a fresh megabyte each time costs page faults, a tenth of the pass), large enough to hold many
+records."""
 _PROMPT = "prompt"
 """The shape of a user record that is a prompt: plain text, no results."""
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -359,28 +362,31 @@ def _stamp(handle: IO[bytes]) -> tuple[int, int, int] | None:
 
 def _records(handle: IO[bytes], max_size: int, hashed: Any = None) -> Iterator[tuple[int, int, int, int, Any]]:
     """Each record of the file with its line number, where its line starts and its length without the line end
-    (in bytes), and how many `\r` end it: read and decoded a megabyte at a time (cut after a `\n`, never inside a
+    (in bytes), and how many `\r` end it: read and decoded a piece at a time (cut after a `\n`, never inside a
     character), each piece added to `hashed` (a hashlib object) too, and each record parsed where it stands in
     the piece (cutting a piece into line strings first costs half as much as parsing them). Lines are split on
     `\n` only, as the whole reading splits them; blank lines are skipped. A NUL byte, bytes that are not UTF-8, a
     lone surrogate escape, a line longer than `max_size` or one that is not a JSON object raise a ValueError."""
     number = 0
     start = 0  # where the next line starts in the file, in bytes
-    rest = b""
+    pending: list[bytes] = []  # a line read so far with no line end yet (joined once, not once a piece)
+    waiting = 0  # its length
     while True:
-        piece = handle.read(PIECE)
+        piece = handle.read(_PIECE)
         if hashed is not None:
             hashed.update(piece)
         if b"\0" in piece:
             raise ValueError("a NUL byte")
-        data = rest + piece
-        cut = data.rfind(b"\n") + 1 if piece else len(data)  # at the end, the last line has no line end
-        if len(data) - cut > max_size:
+        cut = piece.rfind(b"\n") + 1  # at the end (no piece), the last line has no line end
+        if (len(piece) - cut if cut else waiting + len(piece)) > max_size:
             raise ValueError("a line past the limit")
         if cut == 0 and piece:
-            rest = data  # no line end yet: read on
+            pending.append(piece)  # no line end yet: read on
+            waiting += len(piece)
             continue
-        text, rest = data[:cut].decode("utf-8"), data[cut:]
+        data = b"".join((*pending, piece[:cut])) if pending else piece[:cut]
+        pending, waiting = [piece[cut:]], len(piece) - cut
+        text = data.decode("utf-8")
         if strict_json.lone_surrogate(text) is not None:
             raise ValueError("a lone surrogate escape")
         ascii = text.isascii()
