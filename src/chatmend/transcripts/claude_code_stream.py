@@ -188,8 +188,6 @@ class Scan:
     size: int
     lines: list[Line]
     live: set[int]
-    talk: list[bool]
-    """For each record, whether the reader reads it as part of the conversation (live, on its side)."""
     sidechain: bool
     uses_source: bool
     """Whether its records name their call's record (`sourceToolAssistantUUID`), which records added copy."""
@@ -201,6 +199,9 @@ class Scan:
     """The sha256 of the bytes the first pass read, when asked for (`still_as_read`)."""
     starts: list[int] = field(default_factory=list)
     """The record each part starts at."""
+    as_is: list[tuple[int, list[str]] | None] = field(default_factory=list)
+    """For each part repair leaves as it is once no call before it took its calls' ids, its message count and
+    those ids (`_PartSoFar`); None for any other."""
     stamp: tuple[int, int, int] | None = None
     """The file's `_stamp` before the first pass read it."""
     format = NAME
@@ -254,46 +255,6 @@ class Scan:
         live = {k - a for k in range(a, b) if k in self.live}
         return ClaudeCode(records, Chain(live, set(), self.sidechain), self.uses_source)
 
-    def untouched(self, a: int, b: int, ids: FinalIds) -> tuple[int, list[str]] | None:
-        """For a part repair leaves as it is (a check finds nothing in), its message count and its calls' ids;
-        None for any other. Such a part: a reply of records with no block twice, its calls answered in call order
-        by the user records right after it, under ids no call before took; then prompts only."""
-        calls: list[str] = []
-        results: list[str] = []
-        keys: set[object] = set()
-        positions: set[int] = set()
-        replies = prompts = 0
-        for k in range(a, b):
-            if not self.talk[k]:
-                continue
-            line = self.lines[k]
-            shape = line.shape
-            if shape is None:
-                return None
-            if line.node.kind == "assistant":
-                if results or prompts:
-                    return None  # a second reply (a part starts at each: only a reply the reader merges)
-                if type(line.api_index) is int:
-                    if line.api_index in positions:
-                        return None  # the reader's repeats
-                    positions.add(line.api_index)
-                for key in shape:  # type: ignore[attr-defined]
-                    if key in keys:
-                        return None  # a block written twice, or two calls under one id
-                    keys.add(key)
-                    if key[0] == "tool_use":
-                        calls.append(key[1])
-                replies = 1
-            elif shape == _PROMPT:
-                prompts += 1
-            elif prompts:
-                return None  # a result after a prompt: typed while the tools ran
-            else:
-                results.extend(shape)  # type: ignore[arg-type]
-        if results != calls or any(c in ids.used for c in calls):
-            return None
-        return replies + len(results) + prompts, calls
-
 
 def _changed() -> InputError:
     """The error of a file whose bytes changed between the first pass and reading a part of it again."""
@@ -338,16 +299,12 @@ def scan(handle: IO[bytes], max_size: int, *, digest: bool = False) -> Scan | No
     if not lines:
         return None
     live, sidechain, leaf = follow_nodes([line.node for line in lines])
-    talk = [line.conversation and k in live and line.node.sidechain is sidechain for k, line in enumerate(lines)]
-    if not leaf or not any(talk):
+    starts, as_is, plain = _cut(lines, live, sidechain)
+    if not leaf or not as_is:
         return None  # no conversation: the whole reading says so
-    plain = all(line.shape is not None for line, read in zip(lines, talk) if read)
     size = handle.tell()  # what was read, to its end (a file an agent appended to since its stat included)
-    found = Scan(handle, size, lines, live, talk, sidechain, uses_source, newline, plain,
-                 hashed.digest() if hashed is not None else None)
-    found.starts = _part_starts(found)
-    found.stamp = stamp
-    return found
+    return Scan(handle, size, lines, live, sidechain, uses_source, newline, plain,
+                hashed.digest() if hashed is not None else None, starts, as_is, stamp)
 
 
 def _stamp(handle: IO[bytes]) -> tuple[int, int, int] | None:
@@ -416,21 +373,84 @@ def _records(handle: IO[bytes], max_size: int, hashed: Any = None) -> Iterator[t
             return
 
 
-def _part_starts(found: Scan) -> list[int]:
-    """The record each part starts at: the first, and each conversation record that starts a reply surely kept
-    (a reply's first record with a shape has text or a call, so rule 1 never drops it)."""
+def _cut(lines: list[Line], live: set[int], sidechain: bool,
+         ) -> tuple[list[int], list[tuple[int, list[str]] | None], bool]:
+    """The record each part starts at, what each part is as far as repair leaving it as it is goes
+    (`Scan.as_is`; none when the reader reads no record), and whether every record the reader reads has a shape.
+    A part starts at the first record and at each record the reader reads that starts a reply surely kept (a
+    reply's first record with a shape has text or a call, so rule 1 never drops it)."""
     starts = [0]
+    as_is: list[tuple[int, list[str]] | None] = []
+    part = _PartSoFar()
+    plain = True
     previous: Node | None = None
-    for k, (line, read) in enumerate(zip(found.lines, found.talk)):
-        if not read:
-            continue
+    for k, line in enumerate(lines):
         current = line.node
-        new_reply = previous is None or previous.kind != "assistant" or current.message_id is None \
-            or current.message_id != previous.message_id
-        if current.kind == "assistant" and new_reply and line.shape is not None and k != starts[-1]:
+        if not line.conversation or current.sidechain is not sidechain or k not in live:
+            continue  # not read by the reader
+        if line.shape is None:
+            plain = False
+        elif current.kind == "assistant" and k and (
+                previous is None or previous.kind != "assistant" or current.message_id is None
+                or current.message_id != previous.message_id):
+            as_is.append(part.as_is())
             starts.append(k)
+            part = _PartSoFar()
+        part.add(line)
         previous = current
-    return starts
+    if previous is None:
+        return starts, [], plain
+    as_is.append(part.as_is())
+    return starts, as_is, plain
+
+
+class _PartSoFar:
+    """A part's records the reader reads, as they come: whether repair leaves it as it is (given no call before
+    took its calls' ids). Such a part: a reply of records with no block twice, its calls answered in call order by
+    the user records right after it; then prompts only."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.results: list[str] = []
+        self.keys: set[object] = set()
+        self.positions: set[int] = set()
+        self.replies = self.prompts = 0
+        self.plain = True
+
+    def add(self, line: Line) -> None:
+        shape = line.shape
+        if not self.plain:
+            return
+        if shape is None:
+            self.plain = False
+        elif line.node.kind == "assistant":
+            if self.results or self.prompts:
+                self.plain = False  # a second reply (a part starts at each: only a reply the reader merges)
+            elif type(line.api_index) is int and line.api_index in self.positions:
+                self.plain = False  # the reader's repeats
+            else:
+                if type(line.api_index) is int:
+                    self.positions.add(line.api_index)
+                for key in shape:  # type: ignore[attr-defined]
+                    if key in self.keys:
+                        self.plain = False  # a block written twice, or two calls under one id
+                        return
+                    self.keys.add(key)
+                    if key[0] == "tool_use":
+                        self.calls.append(key[1])
+                self.replies = 1
+        elif shape == _PROMPT:
+            self.prompts += 1
+        elif self.prompts:
+            self.plain = False  # a result after a prompt: typed while the tools ran
+        else:
+            self.results.extend(shape)  # type: ignore[arg-type]
+
+    def as_is(self) -> tuple[int, list[str]] | None:
+        """Its message count and its calls' ids when repair leaves it as it is, else None."""
+        if not self.plain or self.results != self.calls:
+            return None
+        return self.replies + len(self.results) + self.prompts, self.calls
 
 
 def _parts(found: Scan) -> Iterator[tuple[int, int]]:
@@ -479,10 +499,9 @@ def _walk(found: Scan, is_read_only: IsReadOnly | None) -> Iterator[_Step]:
     """Each part in order, repaired after the final ids of the calls before it: counted when repair leaves it as
     it is, read again and repaired otherwise."""
     ids = FinalIds()
-    for a, b in _parts(found):
-        untouched = found.untouched(a, b, ids)
-        if untouched is not None:
-            count, calls = untouched
+    for (a, b), as_is in zip(_parts(found), found.as_is):
+        if as_is is not None and ids.used.isdisjoint(as_is[1]):  # under ids no call before took
+            count, calls = as_is
             ids.used.update(calls)  # new, non-empty ids: rule 5 keeps them as they are
             ids.in_order.extend(calls)
             yield _Step(a, b, count, None, None)
