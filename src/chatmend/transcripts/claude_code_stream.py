@@ -121,7 +121,7 @@ def _line(number: int, start: int, size: int, data: dict[str, Any]) -> Line:
             shape, results = _user_shape(message.get("content"))
     elif type(kind) is not str:
         kind = None
-    # tuple.__new__: a NamedTuple's own __new__ is a Python function, a tenth of the first pass on its own.
+    # tuple.__new__: a NamedTuple's own __new__ is a Python function, costly on every record of a large file.
     return tuple.__new__(Line, (number, start, size, linked(data, kind, message_id, results), data.get("timestamp"),
                                 data.get("apiBlockIndex"), conversation, shape))
 
@@ -564,7 +564,7 @@ class _Copier:
     def __init__(self, found: Scan) -> None:
         self.found = found
         self.done = 0
-        """Where the text not yet written starts, in bytes."""
+        """Where the bytes not yet written start."""
 
     def upto(self, offset: int) -> Iterator[bytes]:
         """The file's bytes from where it was left to `offset` (a line's start), a megabyte at a time (as read
@@ -579,7 +579,7 @@ class _Copier:
             yield piece
 
     def skip_to(self, offset: int) -> None:
-        """Leave the text up to `offset` out: what stood there was written anew."""
+        """Leave the bytes up to `offset` out: what stood there was written anew."""
         self.done = offset
 
 
