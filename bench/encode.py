@@ -2,7 +2,7 @@
 
     python bench/encode.py                      # the targets: 10,000 messages, every registered provider
     python bench/encode.py --messages 100000    # the 100k row, without targets
-    python bench/encode.py --collections        # also which timed calls ran a full collection
+    python bench/encode.py --collections        # also which timed calls ran a full collection, and the floor
 
 For each provider and workload: the time of `to_request` on the history (repair, id mapping and encoding
 included) divided by the time of one `json.dumps` of the body it produced. Target at 10,000 messages: at
@@ -12,6 +12,10 @@ after the first reply is renamed. The two are timed in interleaved rounds on the
 cell is measured in several fresh processes (3 unless told), since how a fresh process lays out its heap
 moved json.dumps by up to 2x here; the figure is the median of the per-round ratios of all of them, with
 the middle half in brackets (bench/timing.py).
+
+With `--collections`, each cell also times the floor in the same way: `json.loads` of the body's own JSON (the
+fastest way CPython has to build the same dicts and lists) against the same `json.dumps`, with its own pattern of
+full collections: what any writer of that body pays for the collector, whatever its code.
 """
 
 from __future__ import annotations
@@ -80,13 +84,35 @@ def encode_ratios(provider: Provider, history: list[ChatMessage], rounds: int,
     return median(times["to_request"]), round_ratios(times["to_request"], times["json.dumps"])
 
 
+def floor_ratios(provider: Provider, history: list[ChatMessage], rounds: int,
+                 fulls: FullCollections) -> list[float]:
+    """The per-round ratios of `json.loads` of the body's JSON to one `json.dumps` of the body, observed."""
+    body = provider.to_request(history, model="bench-model", on_unsupported=_left_out)
+    times = interleaved({"json.loads": fulls.observing(partial(json.loads, json.dumps(body))),
+                         "json.dumps": partial(json.dumps, body)}, rounds)
+    return round_ratios(times["json.loads"], times["json.dumps"])
+
+
 def cell(provider_name: str, workload: str, messages: int, rounds: int, collections: bool) -> dict[str, Any]:
     """One process's share of a cell of the table, measured in this (fresh) process."""
-    fulls = FullCollections() if collections else None
-    if fulls is not None:
-        gc.callbacks.append(fulls)
-    t_encode, ratios = encode_ratios(providers.get(provider_name), WORKLOADS[workload](messages), rounds, fulls)
-    return {"to_request": t_encode, "ratios": ratios, "fulls": "" if fulls is None else fulls.pattern()}
+    if not collections:
+        t_encode, ratios = encode_ratios(providers.get(provider_name), WORKLOADS[workload](messages), rounds)
+        return {"to_request": t_encode, "ratios": ratios, "fulls": ""}
+    fulls, floor = FullCollections(), FullCollections()
+    history = WORKLOADS[workload](messages)
+    gc.callbacks.append(fulls)
+    t_encode, ratios = encode_ratios(providers.get(provider_name), history, rounds, fulls)
+    gc.callbacks.remove(fulls)
+    gc.callbacks.append(floor)
+    floors = floor_ratios(providers.get(provider_name), history, rounds, floor)
+    return {"to_request": t_encode, "ratios": ratios, "fulls": fulls.pattern(),
+            "floor": floors, "floor_fulls": floor.pattern()}
+
+
+def _pattern(patterns: list[str]) -> str:
+    """How many of the timed calls of a cell's processes ran a full collection, and which."""
+    full = sum(p.count("F") for p in patterns)
+    return f"{full} of {sum(map(len, patterns))} timed calls ({' '.join(patterns)}, per process)"
 
 
 def main() -> int:
@@ -122,10 +148,10 @@ def main() -> int:
             ratio = summarize([r for g in got for r in g["ratios"]])
             verdict = ("met" if ratio.median <= TARGET else "MISSED") if targeted else ""
             row += f"{median([g['to_request'] for g in got]) * 1000:>16.1f}ms{ratio!s:>18}{verdict:>8}"
-            patterns = [g["fulls"] for g in got]
-            full = sum(p.count("F") for p in patterns)
-            seen.append(f"  {workload}: a full collection in {full} of {sum(map(len, patterns))} timed calls "
-                        f"({' '.join(patterns)}, per process)")
+            if args.collections:
+                seen.append(f"  {workload}: a full collection in {_pattern([g['fulls'] for g in got])}; floor "
+                            f"(json.loads of the body's JSON) {summarize([r for g in got for r in g['floor']])}, "
+                            f"a full collection in {_pattern([g['floor_fulls'] for g in got])}")
         print(row, flush=True)
         if args.collections:
             print("\n".join(seen), flush=True)
