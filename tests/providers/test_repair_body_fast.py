@@ -14,7 +14,8 @@ from chatmend.exceptions import ChatmendError, Problem
 from chatmend.messages import ChatMessage
 from chatmend.providers import _chat_fast
 from chatmend.providers.base import CheckContext
-from chatmend.providers.openai_chat import OpenAIChat, _with_raw_arguments
+from chatmend.providers.openai_chat import OpenAIChat
+from chatmend.providers.openai_chat.wire import with_raw_arguments
 from tests.strategies import examples
 
 IDS = st.sampled_from(["a", "b", "c", "", "x" * 41, "call_1"])
@@ -81,7 +82,7 @@ FAST, SLOW = OpenAIChat(), SlowChat()
 
 def slow_read(item: Any) -> ChatMessage | None:
     try:
-        return _with_raw_arguments(FAST._read_message(item), item)
+        return with_raw_arguments(FAST._read_message(item), item)
     except ChatmendError:
         return None
 
