@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import chatmend
-import chatmend.cli
+import chatmend.cli._show
 from chatmend.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,16 +45,16 @@ def test_an_unexpected_exception_is_an_internal_error_with_exit_3(
         raise ZeroDivisionError("a bug")
 
     monkeypatch.delenv("CHATMEND_TRACEBACK", raising=False)
-    monkeypatch.setattr(chatmend.cli, "timeline", broken)
+    monkeypatch.setattr(chatmend.cli._show, "timeline", broken)
     assert main(["show", str(EXAMPLE)]) == 3
     out, err = capsys.readouterr()
     assert out == ""
     assert err.splitlines()[0] == "chatmend: internal error: ZeroDivisionError: a bug"
     # and from a subprocess: a bug planted through sitecustomize, as a user would meet one
     (tmp_path / "sitecustomize.py").write_text(
-        "import chatmend.cli\n"
+        "import chatmend.cli._show\n"
         "def broken(*a, **k):\n    raise ZeroDivisionError('a bug')\n"
-        "chatmend.cli.timeline = broken\n")
+        "chatmend.cli._show.timeline = broken\n")
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT / 'src'}"}
     env.pop("CHATMEND_TRACEBACK", None)
     proc = subprocess.run([sys.executable, "-m", "chatmend", "show", str(EXAMPLE)], capture_output=True,

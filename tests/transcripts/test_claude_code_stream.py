@@ -32,7 +32,8 @@ def _run(argv: list[str], *, whole: bool) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.ExitStack() as stack:
         if whole:
-            stack.enter_context(mock.patch("chatmend.cli.streamed", lambda *args, **kwargs: None))
+            for command in ("chatmend.cli._check.streamed", "chatmend.cli._repair.streamed"):
+                stack.enter_context(mock.patch(command, lambda *args, **kwargs: None))
         stack.enter_context(contextlib.redirect_stdout(out))
         stack.enter_context(contextlib.redirect_stderr(err))
         code = main(argv)

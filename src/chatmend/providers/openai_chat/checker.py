@@ -7,10 +7,7 @@ from typing import Any
 
 from chatmend._json import brief
 from chatmend.exceptions import Problem
-from chatmend.providers.base import (
-    SHAPE,
-    CheckContext,
-)
+from chatmend.providers.base import SHAPE, CheckContext
 from chatmend.providers.openai_chat.wire import EMPTY_IMAGE_URL, ChatWire, call_kind, call_problem, json_type
 
 

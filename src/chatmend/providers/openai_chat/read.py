@@ -21,12 +21,7 @@ from chatmend.messages import (
 )
 from chatmend.providers import _chat_fast
 from chatmend.providers._spans import ANSWER, CALL, KEEP, SYNTHETIC, SpanPlan, Stubs
-from chatmend.providers.base import (
-    IdAssigner,
-    image_data_url,
-    parse_data_url,
-    to_plain,
-)
+from chatmend.providers.base import IdAssigner, image_data_url, parse_data_url, to_plain
 from chatmend.providers.openai_chat.checker import ChatChecking
 from chatmend.providers.openai_chat.wire import (
     ASSISTANT_FIELDS,

@@ -7,19 +7,8 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from chatmend.messages import (
-    ChatMessage,
-    FilePart,
-    ImagePart,
-    Part,
-    TextPart,
-    ThinkingPart,
-    replace_field,
-)
-from chatmend.providers.base import (
-    Provider,
-    image_data_url,
-)
+from chatmend.messages import ChatMessage, FilePart, ImagePart, Part, TextPart, ThinkingPart, replace_field
+from chatmend.providers.base import Provider, image_data_url
 
 Body = dict[str, Any]
 WireMessage = dict[str, Any]

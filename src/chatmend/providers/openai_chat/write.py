@@ -6,23 +6,9 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from chatmend.messages import (
-    ChatMessage,
-    FilePart,
-    ImagePart,
-    NativePart,
-    Part,
-    TextPart,
-    ThinkingPart,
-    Tool,
-    ToolCall,
-)
+from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, Tool, ToolCall
 from chatmend.providers import _chat_fast
-from chatmend.providers.base import (
-    IdAssigner,
-    arguments_json,
-    image_data_url,
-)
+from chatmend.providers.base import IdAssigner, arguments_json, image_data_url
 from chatmend.providers.openai_chat.wire import (
     AUDIO_FORMAT,
     ERROR_PREFIX,

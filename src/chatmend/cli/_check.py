@@ -1,0 +1,150 @@
+"""`chatmend check`: a file, a folder or a store, reported in the provider's words."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+
+from chatmend import ChatmendError, Repairer, UnsupportedError
+from chatmend.cli._report import plural
+from chatmend.cli._shared import BAD_INPUT, OK, PROBLEMS, model_for, say, store_of
+from chatmend.cli._text import UsageError, display, printable
+from chatmend.formats import InputError, Session, adapter, read, streamed
+from chatmend.formats._io import open_input
+from chatmend.formats._problems import neutral_problems
+from chatmend.transcripts._stores import Store, StoredSession, open_store, select
+
+_ITEM = re.compile(r"^[a-z]+\[(\d+)\]")
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """`chatmend check`: `PATH: CODE: message` for each problem; exit 1 when there is any. Given a directory,
+    every file under it (`FILE: PATH: CODE: message`)."""
+    store = store_of(args)
+    if store is None and os.path.isdir(args.file):
+        return _check_dir(args)
+    if store is not None:
+        with store:
+            lines, rules = _check_store(store, args)
+    else:
+        lines, rules = _check_lines(args.file, args)
+    for line in lines:
+        sys.stdout.write(printable(line) + "\n")
+    sys.stdout.flush()
+    if lines:
+        say(f"{display(args.file)}: {plural(len(lines), 'problem', 'problems')} ({rules}); "
+             "`chatmend repair` fixes what repair can\n")
+        return PROBLEMS
+    say(f"{display(args.file)}: no problems ({rules})\n")
+    return OK
+
+
+def _check_store(store: Store, args: argparse.Namespace, sessions: list[StoredSession] | None = None,
+                 ) -> tuple[list[str], str]:
+    """The problem lines of every session of a store (or `--session`'s), each prefixed `session ID: `."""
+    lines: list[str] = []
+    rules: set[str] = set()
+    for stored in sessions if sessions is not None else select(store, args.session):
+        found, by = _session_lines(stored.session, args)
+        lines += [f"session {stored.id}: {line}" for line in found]
+        rules.add(by)
+    return lines, ", ".join(sorted(rules))
+
+
+def _check_lines(path: str, args: argparse.Namespace) -> tuple[list[str], str]:
+    """The problem lines of one file, and the rules they are by (a provider, or the neutral rules)."""
+    store = None if path == "-" else open_store(path, args.fmt)
+    if store is not None:
+        with store:
+            return _check_store(store, args)
+    if path != "-" and args.model is None and args.platform is None:
+        with open_input(path) as (handle, _):
+            found = streamed(handle, args.fmt, args.provider, max_size=args.max_json_size)
+            if found is not None and args.provider in (None, found.provider):
+                lines = found.check()
+                if lines is not None:
+                    return lines, found.provider  # a large transcript, checked a part at a time
+    return _session_lines(read(path, args.fmt, prefer=args.provider, max_size=args.max_json_size), args)
+
+
+def _session_lines(session: Session, args: argparse.Namespace) -> tuple[list[str], str]:
+    """The problem lines of one session, and the rules they are by."""
+    provider = args.provider or session.provider
+    if args.platform is not None and (provider is None or args.platform not in adapter(provider).platforms):
+        raise UsageError(f"--platform {args.platform} is not a platform of {provider or 'the neutral rules'}")
+    context = {"model": args.model, "platform": args.platform}
+    lines: list[str] = []
+    if provider is not None and provider == session.provider and session.body is not None:
+        lines = [f"{p.path}: {p.code}: {p.message}{_item_line(session, p.path)}"
+                 for p in adapter(provider).check(session.body, **context)]
+    else:
+        repairer = Repairer()
+        lines = neutral_problems(session, repairer.repair(session.messages))
+        if provider is not None:
+            # the platform's writing rules too (Gemini on Vertex sends no call ids)
+            options = {"platform": args.platform} if args.platform else {}
+            try:
+                model = model_for(provider, session, args.model or "unknown-model")
+                body = adapter(provider).to_request(session.messages, model=model, repairer=repairer, **options)
+            except UnsupportedError as exc:
+                lines.append(f"{exc.path or 'messages'}: UNSUPPORTED: {exc.reason}")
+            else:
+                lines += [f"{p.path}: {p.code}: {p.message}" for p in adapter(provider).check(body, **context)]
+        lines += session.problems  # the store's own (item ids), located by line
+    return lines, provider or "the neutral rules"
+
+
+def _files_under(folder: str) -> list[str]:
+    """Every file under `folder`, recursively, in sorted order of their paths (hidden ones too)."""
+    found: list[str] = []
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        found.extend(os.path.join(root, name) for name in sorted(files))
+    return sorted(found, key=lambda path: os.path.relpath(path, folder).split(os.sep))
+
+
+def _check_dir(args: argparse.Namespace) -> int:
+    """`chatmend check DIR`: each file as `check FILE` checks it, its lines prefixed with its path; a summary on
+    stderr. Exit 2 when a file cannot be read (the rest are still checked), else 1 when any has a problem."""
+    paths = [p for p in _files_under(args.file) if not _beside_a_store(p)]
+    if not paths:
+        raise UsageError(f"{args.file}: no files to check")
+    problems = with_problems = unreadable = 0
+    for path in paths:
+        try:
+            lines, _ = _check_lines(path, args)
+        except InputError as exc:
+            say(printable(exc.in_file(path)) + "\n")
+            unreadable += 1
+            continue
+        except (UsageError, UnsupportedError, ChatmendError) as exc:
+            say(printable(f"{path}: {exc}") + "\n")
+            unreadable += 1
+            continue
+        for line in lines:
+            sys.stdout.write(printable(f"{path}: {line}") + "\n")
+        problems += len(lines)
+        with_problems += bool(lines)
+    sys.stdout.flush()
+    summary = (f"{args.file}: {plural(len(paths), 'file', 'files')} checked, "
+               f"{plural(problems, 'problem', 'problems')} in {plural(with_problems, 'file', 'files')}")
+    if unreadable:
+        summary += f", {unreadable} could not be read"
+    say(printable(summary) + "\n")
+    return BAD_INPUT if unreadable else PROBLEMS if problems else OK
+
+
+def _beside_a_store(path: str) -> bool:
+    """True for a SQLite database's own side file (`opencode.db-wal`, `-shm`, `-journal`): part of the store."""
+    base, dash, suffix = path.rpartition("-")
+    return bool(dash) and suffix in ("wal", "shm", "journal") and open_store(base) is not None
+
+
+def _item_line(session: Session, path: str) -> str:
+    """` (line N)` for a problem in JSON Lines of a body's list, naming the line of its item."""
+    match = _ITEM.match(path)
+    if not match or not session.item_lines or int(match.group(1)) >= len(session.item_lines):
+        return ""
+    return f" (line {session.item_lines[int(match.group(1))]})"

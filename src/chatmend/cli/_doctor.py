@@ -1,0 +1,97 @@
+"""`chatmend doctor`: every agent's sessions found, checked and fixed where they lie."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from chatmend.cli._report import plural
+from chatmend.cli._shared import OK, PROBLEMS, say
+from chatmend.cli._text import UsageError, printable
+from chatmend.cli._timeline import one_line
+
+
+def doctor_command(sub: Any, epilog: str) -> None:
+    """`chatmend doctor`: its options."""
+    doctor = sub.add_parser(
+        "doctor", help="find every saved session of every agent tool that would be refused, and fix them",
+        description=textwrap.fill(
+            "With no PATH, scan the default locations of every supported tool (Claude Code, honouring "
+            "CLAUDE_CONFIG_DIR; Codex, CODEX_HOME, archived sessions too; Gemini CLI; opencode, OPENCODE_DB and "
+            "XDG_DATA_HOME; and every other registered store), or the PATHs given (files, stores, folders), and "
+            "print a table: tool, session, last modified, status and the problems found. --fix repairs every "
+            "broken session in place after a backup and says how to resume it. A session in use (modified in "
+            "the last minute, or its database locked) is reported and left alone unless --force. "
+            "Exit 1 when a session is still broken (or cannot be read).", 100),
+        epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
+    doctor.add_argument("paths", metavar="PATH", nargs="*", help="session files, stores or folders to scan "
+                                                                  "(default: every tool's own locations)")
+    doctor.add_argument("--fix", action="store_true", help="repair every broken session in place, after a backup")
+    doctor.add_argument("--force", action="store_true",
+                        help="also fix sessions in use (modified in the last minute, or a locked database)")
+    doctor.add_argument("--json", action="store_true", help="one JSON object a session, for programs")
+    doctor.add_argument("--workers", type=int, metavar="N", help="processes scanning in parallel (default: CPUs)")
+    doctor.set_defaults(run=_doctor, file="chatmend doctor")
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    """`chatmend doctor`: the table (or JSON lines) of every session found; the work is `chatmend.doctor`'s."""
+    from chatmend.doctor import Finding, doctor
+
+    if args.workers is not None and args.workers < 1:
+        raise UsageError("--workers needs a number >= 1")
+    bar = sys.stderr.isatty() and not args.json
+
+    def progress(done: int, total: int) -> None:
+        if bar:
+            say(f"\rchatmend doctor: {done}/{total} checked")
+
+    findings: list[Finding] = []
+    for finding in doctor(args.paths, fix=args.fix, force=args.force, workers=args.workers, progress=progress):
+        if args.json:
+            sys.stdout.write(json.dumps(finding.to_json(), ensure_ascii=False) + "\n")
+        findings.append(finding)
+    if bar:
+        say("\r\x1b[K")
+    if not args.json:
+        _doctor_table(findings, args.fix)
+    sys.stdout.flush()
+    return PROBLEMS if any(f.status in ("broken", "in use", "unreadable") for f in findings) else OK
+
+
+def _doctor_table(findings: Sequence[Any], fixing: bool) -> None:
+    """The findings as a table, then how to resume what was fixed."""
+    import time
+
+    if not findings:
+        sys.stdout.write("no sessions found\n")
+        return
+    rows = [("TOOL", "SESSION", "MODIFIED", "STATUS", "PROBLEMS")]
+    for f in findings:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(f.modified)) if f.modified else "-"
+        said = f.said or f.problems  # the provider's words where known, else what `check` says
+        problem = one_line(said[0], 200) if said else ""
+        if len(said) > 1:
+            problem += f" (+{len(said) - 1} more)"
+        rows.append((f.tool or f.format, one_line(f.session or f.path, 48), when, f.status, problem))
+    widths = [max(len(printable(r[k])) for r in rows) for k in range(4)]
+    for row in rows:
+        cells = [printable(c).ljust(w) for c, w in zip(row, widths)]
+        sys.stdout.write("  ".join([*cells, printable(row[4])]).rstrip() + "\n")
+    counts = Counter(f.status for f in findings)
+    sys.stdout.write("\n" + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) + "\n")
+    for f in findings:
+        if f.status == "fixed":
+            sys.stdout.write(printable(f"fixed {f.path} ({', '.join(f.changes)}; the original is in {f.backup}); "
+                                       f"resume: {f.resume}") + "\n")
+    broken = counts.get("broken", 0)
+    if broken and not fixing:
+        sys.stdout.write(f"`chatmend doctor --fix` repairs the {plural(broken, 'broken session', 'broken sessions')}"
+                         " (after a backup)\n")
+    if counts.get("in use"):
+        sys.stdout.write("sessions in use are left alone: quit their tool, or give --force\n")
