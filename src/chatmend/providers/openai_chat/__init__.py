@@ -103,7 +103,6 @@ class OpenAIChat(ChatReading):
         return create(**_sdk_kwargs(create, body))
 
 
-
 def _sdk_kwargs(create: Callable[..., Any], body: dict[str, Any]) -> dict[str, Any]:
     """The body as keyword arguments; fields the SDK does not name (Kimi's `thinking`) go in `extra_body`.
 
@@ -120,7 +119,6 @@ def _sdk_kwargs(create: Callable[..., Any], body: dict[str, Any]) -> dict[str, A
     if extra:
         kwargs["extra_body"] = {**extra, **kwargs.get("extra_body", {})}
     return kwargs
-
 
 
 PROVIDER = OpenAIChat()

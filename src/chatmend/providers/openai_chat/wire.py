@@ -73,7 +73,6 @@ CHECKERS = ("_check", "_check_shape", "_part_problem", "_check_messages", "_chec
 """The checking hooks whose verdict on plain lists `_chat_fast.list_valid` stands in for."""
 
 
-
 def named_function(call: Any) -> Mapping[str, Any] | None:
     """A tool call's `function` object when it names its tool (a non-empty string), else None: what reading and
     checking a call both need first."""
@@ -183,7 +182,6 @@ def call_problem(call: Any) -> tuple[str, str] | None:
     return None
 
 
-
 def json_type(value: Any) -> str:
     """How OpenAI names a JSON value's type in its errors."""
     if isinstance(value, Mapping):
@@ -195,7 +193,6 @@ def json_type(value: Any) -> str:
     if isinstance(value, (int, float)):
         return "a number"
     return "null" if value is None else "a value"
-
 
 
 class ChatWire(Provider):
