@@ -95,16 +95,16 @@ def floor_ratios(provider: Provider, history: list[ChatMessage], rounds: int,
 
 def cell(provider_name: str, workload: str, messages: int, rounds: int, collections: bool) -> dict[str, Any]:
     """One process's share of a cell of the table, measured in this (fresh) process."""
+    provider, history = providers.get(provider_name), WORKLOADS[workload](messages)
     if not collections:
-        t_encode, ratios = encode_ratios(providers.get(provider_name), WORKLOADS[workload](messages), rounds)
+        t_encode, ratios = encode_ratios(provider, history, rounds)
         return {"to_request": t_encode, "ratios": ratios, "fulls": ""}
     fulls, floor = FullCollections(), FullCollections()
-    history = WORKLOADS[workload](messages)
     gc.callbacks.append(fulls)
-    t_encode, ratios = encode_ratios(providers.get(provider_name), history, rounds, fulls)
+    t_encode, ratios = encode_ratios(provider, history, rounds, fulls)
     gc.callbacks.remove(fulls)
     gc.callbacks.append(floor)
-    floors = floor_ratios(providers.get(provider_name), history, rounds, floor)
+    floors = floor_ratios(provider, history, rounds, floor)
     return {"to_request": t_encode, "ratios": ratios, "fulls": fulls.pattern(),
             "floor": floors, "floor_fulls": floor.pattern()}
 
