@@ -3,12 +3,15 @@
 
     python bench/transcripts.py                   # a 150 MB transcript, generated into a temporary folder
     python bench/transcripts.py --mb 20 --rounds 3
+    python bench/transcripts.py --lean            # more, smaller records: each result once, no envelope
 
 The transcript is generated (never committed): a Claude Code session of one linear chain, each turn a prompt,
-a reply written one block a line (text, then one to three tool_use records under one message.id), its results
-(file contents of a few kilobytes each), file-history snapshots; one turn in fifty was killed with its calls
-unanswered, one in forty answers its parallel calls off their own tool_use lines (the tree Claude Code writes),
-so `repair` has work to do across the whole file.
+a reply written one block a line (text, then one to three tool_use records under one message.id, with Claude
+Code's envelope, usage and request id), its results of one to four and a half kilobytes each, as Claude Code
+writes them twice (in the tool_result and in `toolUseResult`: a Read's file numbered with `→`, a Bash command's
+output, a Grep's file list), file-history snapshots: about 2 kB a record, as the 144 MB, 70,000-record session
+the issue measured. One turn in fifty was killed with its calls unanswered, one in forty answers its parallel calls
+off their own tool_use lines (the tree Claude Code writes), so `repair` has work to do across the whole file.
 
 Time: in one process, `chatmend check FILE` and `chatmend repair FILE -o OUT` (the CLI's own `main`, its output to
 /dev/null), twice: first with CPython's collector at its defaults (a library caller's process), then with the
@@ -56,8 +59,61 @@ def _text(rng: random.Random, size: int) -> str:
     return " ".join(words)
 
 
+_FILE_WORDS = ("def", "return", "self", "import", "order", "total", "price", "if", "for", "in", "None", "user",
+               "cart", "item", "value", "raise", "ValueError", "(", ")", ":", "=", "[", "]", "\"ok\"", "0", "1")
+
+
+def _source(rng: random.Random, size: int) -> list[str]:
+    """The lines of a source file of about `size` characters (code-like words, indented, some quoted)."""
+    lines: list[str] = []
+    length = 0
+    while length < size:
+        line = "    " * rng.randint(0, 3) + " ".join(rng.choice(_FILE_WORDS) for _ in range(rng.randint(0, 12)))
+        lines.append(line)
+        length += len(line) + 1
+    return lines
+
+
+def _read_result(rng: random.Random, path: str, size: int) -> tuple[str, dict[str, Any]]:
+    """A Read call's result as Claude Code writes it: the file numbered as `cat -n` prints it (`→` after each
+    number) in the tool_result, and the file again in the record's `toolUseResult`."""
+    lines = _source(rng, size)
+    numbered = "\n".join(f"{n:>6}\u2192{line}" for n, line in enumerate(lines, start=1))
+    file = {"filePath": path, "content": "\n".join(lines), "numLines": len(lines), "startLine": 1,
+            "totalLines": len(lines)}
+    return numbered, {"type": "text", "file": file}
+
+
+def _bash_result(rng: random.Random, size: int) -> tuple[str, dict[str, Any]]:
+    """A Bash call's result: its output in the tool_result and again as `toolUseResult.stdout`."""
+    output = "\n".join(_text(rng, rng.randint(20, 120)) for _ in range(max(1, size // 70)))
+    return output, {"stdout": output, "stderr": "", "interrupted": False, "isImage": False}
+
+
+def _grep_result(rng: random.Random, size: int) -> tuple[str, dict[str, Any]]:
+    """A Grep call's result: the files it found, listed in the tool_result and in `toolUseResult.filenames`."""
+    names = [f"/home/dev/shop/src/{_text(rng, 8).replace(' ', '_')}/mod{k}.py" for k in range(max(1, size // 50))]
+    listed = f"Found {len(names)} files\n" + "\n".join(names)
+    return listed, {"mode": "files_with_matches", "filenames": names, "numFiles": len(names)}
+
+
 def generate(path: Path, megabytes: float, seed: int = 24) -> int:
-    """Write a transcript of about `megabytes` MB to `path`; its size in bytes."""
+    """Write a transcript of about `megabytes` MB to `path` as Claude Code 2.x writes one; its size in bytes.
+
+    Its records are those of a real session: a reply one block a line with Claude Code's envelope, its usage and
+    request id; each result twice, in the tool_result and in `toolUseResult` (a Read's file numbered with `→`,
+    a Bash command's output, a Grep's file list), as the tool writes them. About 2 kB a record, as the session
+    the issue measured (144 MB, 70,000 records)."""
+    return _generate(path, megabytes, seed, as_written=True)
+
+
+def generate_small(path: Path, megabytes: float, seed: int = 24) -> int:
+    """The same session with each result only once and no envelope beyond the links (about 1.7 kB a record:
+    more records a megabyte, so more of the time is what is done a record)."""
+    return _generate(path, megabytes, seed, as_written=False)
+
+
+def _generate(path: Path, megabytes: float, seed: int, *, as_written: bool) -> int:
     rng = random.Random(seed)
     target = int(megabytes * 1_000_000)
     parent: str | None = None
@@ -88,26 +144,47 @@ def generate(path: Path, megabytes: float, seed: int = 24) -> int:
             turn += 1
             record("user", {"role": "user", "content": _text(rng, rng.randint(40, 400))})
             message_id = f"msg_{turn:012d}"
-            usage = {"input_tokens": 4, "cache_read_input_tokens": 18000 + turn, "output_tokens": 300}
+            if as_written:
+                usage: dict[str, Any] = {
+                    "input_tokens": 4, "cache_creation_input_tokens": 300 + turn % 900,
+                    "cache_read_input_tokens": 18000 + turn,
+                    "cache_creation": {"ephemeral_5m_input_tokens": 300 + turn % 900, "ephemeral_1h_input_tokens": 0},
+                    "output_tokens": 300, "service_tier": "standard"}
+                envelope = {"requestId": f"req_011CV{turn:019d}"}
+            else:
+                usage, envelope = {"input_tokens": 4, "cache_read_input_tokens": 18000 + turn, "output_tokens": 300}, {}
             assistant = {"model": "claude-sonnet-4-5-20250929", "id": message_id, "type": "message",
-                         "role": "assistant", "stop_reason": "tool_use", "usage": usage}
-            record("assistant", {**assistant, "content": [{"type": "text", "text": _text(rng, 200)}]})
-            calls = [f"toolu_01{turn:010d}{k:04d}" for k in range(rng.choice((1, 1, 2, 3)))]
+                         "role": "assistant", "stop_reason": "tool_use", "stop_sequence": None, "usage": usage}
+            record("assistant", {**assistant, "content": [{"type": "text", "text": _text(rng, 200)}]}, **envelope)
+            calls = [(f"toolu_01{turn:010d}{k:04d}", rng.choice(("Read", "Bash", "Grep")))
+                     for k in range(rng.choice((1, 1, 2, 3)))]
             uses = []
-            for call in calls:
-                block = {"type": "tool_use", "id": call, "name": rng.choice(("Read", "Bash", "Grep")),
-                         "input": {"file_path": f"/home/dev/shop/src/mod{rng.randint(1, 90)}.py"}}
-                uses.append(record("assistant", {**assistant, "content": [block]}))
+            paths = {}
+            for call, name in calls:
+                paths[call] = f"/home/dev/shop/src/mod{rng.randint(1, 90)}.py"
+                tool_input = {"file_path": paths[call]} if name == "Read" else \
+                    {"command": f"pytest -q tests/test_mod{rng.randint(1, 90)}.py"} if name == "Bash" else \
+                    {"pattern": _text(rng, 12), "path": "/home/dev/shop"}
+                block = {"type": "tool_use", "id": call, "name": name, "input": tool_input}
+                uses.append(record("assistant", {**assistant, "content": [block]}, **envelope))
             if turn % 50 == 0:
                 record("user", {"role": "user", "content": "[Request interrupted by user for tool use]"})
                 continue  # killed: its calls have no results
             tree = turn % 40 == 0  # each result off its own call's line (Claude Code's parallel results)
             last = parent
-            for call, use in zip(calls, uses):
-                content = _text(rng, rng.randint(1500, 6000))
+            for (call, name), use in zip(calls, uses):
+                size = rng.randint(1500, 6000) if not as_written else rng.randint(1000, 4500)
+                if not as_written:
+                    content, repeated = _text(rng, size), {"type": "text", "file": {"numLines": 80}}
+                elif name == "Read":
+                    content, repeated = _read_result(rng, paths[call], size)
+                elif name == "Bash":
+                    content, repeated = _bash_result(rng, size)
+                else:
+                    content, repeated = _grep_result(rng, size // 4)
                 result = {"type": "tool_result", "tool_use_id": call, "content": content}
                 uid = record("user", {"role": "user", "content": [result]}, link=use if tree else None,
-                             toolUseResult={"type": "text", "file": {"numLines": 80}})
+                             toolUseResult=repeated)
                 last = uid
             parent = last
             if turn % 3 == 0:
@@ -201,10 +278,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mb", type=float, default=150.0, help="the transcript's size in MB (default 150)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved timing rounds (default 3)")
+    parser.add_argument("--lean", action="store_true",
+                        help="each result only once and no envelope beyond the links (more, smaller records)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         path, out = Path(folder) / "session.jsonl", Path(folder) / "out.jsonl"
-        size = generate(path, args.mb)
+        size = (generate_small if args.lean else generate)(path, args.mb)
         count = sum(1 for _ in path.open(encoding="utf-8"))
         print(f"transcript: {size / 1e6:.1f} MB, {count} records (python {sys.version.split()[0]})")
         for argv in (["check", str(path)], ["repair", str(path), "-o", str(out)]):

@@ -267,7 +267,8 @@ def test_a_valid_transcript_repaired_a_part_at_a_time_is_the_file_as_read(tmp_pa
 
 
 @pytest.mark.parametrize("change", ["bom", "not a record", "thinking", "retracted", "empty id", "codex",
-                                    "across lines", "two on a line", "lone surrogate"])
+                                    "across lines", "two on a line", "lone surrogate", "too large a number",
+                                    "too deep"])
 def test_what_this_reading_does_not_take_is_read_whole(tmp_path: Path, change: str) -> None:
     lines = _turns(3).splitlines(keepends=True)
     record = json.loads(lines[1])
@@ -281,6 +282,12 @@ def test_what_this_reading_does_not_take_is_read_whole(tmp_path: Path, change: s
         lines.append('{"a":1} {"b":2}\n')
     elif change == "lone surrogate":
         lines.append('{"a":"\\ud800"}\n')
+    elif change == "too large a number":  # infinite to the quick parser; the strict one refuses it
+        record["toolUseResult"] = {"took": "1e999"}
+        lines[1] = json.dumps(record).replace('"1e999"', "1e999") + "\n"
+    elif change == "too deep":  # past the quick parser's 200 levels: the whole reading reads it
+        record["toolUseResult"] = json.loads("[" * 300 + "]" * 300)
+        lines[1] = json.dumps(record) + "\n"
     elif change == "thinking":
         record["message"]["content"].insert(0, {"type": "thinking", "thinking": "hm"})  # unsigned: check's AT4
     elif change == "retracted":
@@ -300,6 +307,19 @@ def test_what_this_reading_does_not_take_is_read_whole(tmp_path: Path, change: s
     if change == "thinking":
         assert found is not None  # repair still goes a part at a time: the provider's rules are check's
     _assert_same(tmp_path, path.read_text(encoding="utf-8-sig") if change != "bom" else "".join(lines))
+
+
+def test_a_number_that_only_looks_too_large_is_still_read_a_part_at_a_time(tmp_path: Path) -> None:
+    lines = _turns(3).splitlines(keepends=True)
+    record = json.loads(lines[1])
+    record["toolUseResult"] = {"ratio": 1e100, "note": "printed 1e+100, then 3e400 ]"}  # may_overflow says maybe
+    lines[1] = json.dumps(record) + "\n"
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(lines))
+    with path.open("rb") as handle:
+        found = streamed(handle)
+        assert found is not None and found.check() is not None  # the strict parser read those lines too
+    _assert_same(tmp_path, "".join(lines))
 
 
 

@@ -318,11 +318,12 @@ def _stamp(handle: IO[bytes]) -> tuple[int, int, int] | None:
 
 def _records(handle: IO[bytes], max_size: int, hashed: Any = None) -> Iterator[tuple[int, int, int, int, Any]]:
     """Each record of the file with its line number, where its line starts and its length without the line end
-    (in bytes), and how many `\r` end it: read and decoded a piece at a time (cut after a `\n`, never inside a
-    character), each piece added to `hashed` (a hashlib object) too, and each record parsed where it stands in
-    the piece (cutting a piece into line strings first costs half as much as parsing them). Lines are split on
-    `\n` only, as the whole reading splits them; blank lines are skipped. A NUL byte, bytes that are not UTF-8, a
-    lone surrogate escape, a line longer than `max_size` or one that is not a JSON object raise a ValueError."""
+    (in bytes), and how many `\r` end it: read a piece at a time (cut after a `\n`), each piece added to `hashed`
+    (a hashlib object) too, each record parsed from its bytes by `quick_loads` (half the time of `json.loads`),
+    and the lines of a piece that may hold a number too large for a float by the strict parser as well. Lines are
+    split on `\n` only, as the whole reading splits them; blank lines are skipped. A NUL byte, bytes that are not
+    UTF-8, a lone surrogate escape, a number JSON has no way to write, a line longer than `max_size` or one that
+    is not a JSON object raise a ValueError (so does nesting past 200 levels: the whole reading reads it)."""
     number = 0
     start = 0  # where the next line starts in the file, in bytes
     pending: list[bytes] = []  # a line read so far with no line end yet (joined once, not once a piece)
@@ -342,29 +343,24 @@ def _records(handle: IO[bytes], max_size: int, hashed: Any = None) -> Iterator[t
             continue
         data = b"".join((*pending, piece[:cut])) if pending else piece[:cut]
         pending, waiting = [piece[cut:]], len(piece) - cut
-        text = data.decode("utf-8")
-        if strict_json.lone_surrogate(text) is not None:
-            raise ValueError("a lone surrogate escape")
-        ascii = text.isascii()
+        strictly = strict_json.may_overflow(data)
         pos = 0
-        while pos < len(text):
+        while pos < len(data):
             number += 1
-            stop = text.find("\n", pos)
+            stop = data.find(b"\n", pos)
             if stop < 0:
-                stop = len(text)  # the file's last line, with no line end
-            size = stop - pos if ascii else len(text[pos:stop].encode("utf-8"))
+                stop = len(data)  # the file's last line, with no line end
+            size = stop - pos
             if size > max_size:
                 raise ValueError("a line past the limit")
-            if text.startswith("{", pos):
-                try:
-                    value, end = strict_json.value_at(text, pos)
-                except StopIteration:
-                    raise ValueError("not JSON") from None
-                if end > stop or text[end:stop].strip(" \t\r"):
-                    raise ValueError("not one JSON object a line")
-                returns = stop - len(text[end:stop].rstrip("\r")) - end if text.startswith("\r", stop - 1) else 0
+            if data.startswith(b"{", pos):
+                line = data[pos:stop]
+                value = strict_json.quick_loads(line)
+                if strictly:
+                    strict_json.loads(line.decode("utf-8"))  # a number too large for a float, which it refuses
+                returns = size - len(line.rstrip(b"\r")) if line.endswith(b"\r") else 0
                 yield number, start, size - returns, returns, value
-            elif text[pos:stop].strip():
+            elif data[pos:stop].decode("utf-8").strip():  # str.strip: what the whole reading takes for blank
                 raise ValueError("a line that is not a record")  # or a BOM: the whole reading says what it is
             start += size + 1
             pos = stop + 1
