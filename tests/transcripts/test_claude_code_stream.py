@@ -399,6 +399,7 @@ _MESSAGE = st.fixed_dictionaries({"content": _CONTENT}, optional={"id": st.sampl
               "subtype": st.sampled_from(["compact_boundary", "x"]), "isSidechain": st.sampled_from([True, 0, None])}))
 def test_the_first_pass_reads_every_record_s_links_as_the_whole_reading_does(record: dict[str, Any]) -> None:
     line = claude_code_stream._line(1, 0, 10, record)
-    assert line.node == node(record)
+    assert (line.uid, line.parent, line.kind, line.compact_boundary, line.sidechain, line.message_id,
+            line.holds_results) == node(record)
     talk = record.get("type") in ("user", "assistant") and isinstance(record.get("message"), dict)
     assert line.conversation == talk

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
 from chatmend.formats._session import Session
@@ -80,6 +80,25 @@ class Node(NamedTuple):
     """True for a user record holding a tool_result block."""
 
 
+class Linked(Protocol):
+    """What following the chain reads of a record: a `Node`, or the first pass's `Line`, which holds the same."""
+
+    @property
+    def uid(self) -> object: ...
+    @property
+    def parent(self) -> object: ...
+    @property
+    def kind(self) -> str | None: ...
+    @property
+    def compact_boundary(self) -> bool: ...
+    @property
+    def sidechain(self) -> bool: ...
+    @property
+    def message_id(self) -> object: ...
+    @property
+    def holds_results(self) -> bool: ...
+
+
 def node(data: Mapping[str, Any]) -> Node:
     """A record's Node, from its (kept) JSON object (a dict, as JSON reads: the cheaper test, on every record)."""
     kind = data.get("type")
@@ -93,15 +112,9 @@ def node(data: Mapping[str, Any]) -> Node:
             message_id = message["id"]
         elif kind == "user":
             results = holds_results(message.get("content"))
-    return linked(data, kind, message_id, results)
-
-
-def linked(data: Mapping[str, Any], kind: str | None, message_id: object, results: bool) -> Node:
-    """A record's Node given what `node` reads of its message (a caller that reads its blocks anyway)."""
-    # tuple.__new__: a NamedTuple's own __new__ is a Python function, costly on every record of a large file.
-    return tuple.__new__(Node, (data.get("uuid"), data.get("parentUuid"), kind,
-                                kind == "system" and data.get("subtype") == "compact_boundary",
-                                bool(data.get("isSidechain")), message_id, results))
+    return Node(data.get("uuid"), data.get("parentUuid"), kind,
+                kind == "system" and data.get("subtype") == "compact_boundary", bool(data.get("isSidechain")),
+                message_id, results)
 
 
 def holds_results(content: object) -> bool:
@@ -109,7 +122,7 @@ def holds_results(content: object) -> bool:
     return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
 
 
-def is_subagent(nodes: Sequence[Node]) -> bool:
+def is_subagent(nodes: Sequence[Linked]) -> bool:
     """True for a subagent's transcript (`agent-*.jsonl` beside the session in 2.0, `<session>/subagents/` in
     2.1): every user and assistant record is on the sidechain, so the sidechain is the conversation."""
     turns = (n.sidechain for n in nodes if n.kind in ("user", "assistant"))
@@ -134,7 +147,7 @@ def follow(records: list[Record]) -> Chain:
     return Chain(live, _unsent(records, live) if leaf else set(), sidechain)
 
 
-def follow_nodes(nodes: Sequence[Node]) -> tuple[set[int], bool, bool]:
+def follow_nodes(nodes: Sequence[Linked]) -> tuple[set[int], bool, bool]:
     """The records Claude Code resumes, whether they are a subagent's sidechain, and whether it has a leaf (a
     user or assistant record to continue; without one, everything from the boundary on): the `parentUuid` chain
     from the leaf it continues (the last user or assistant record of the conversation) back to its start or

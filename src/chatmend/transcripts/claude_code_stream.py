@@ -39,12 +39,10 @@ from chatmend.transcripts.claude_code import (
     WHAT,
     Chain,
     ClaudeCode,
-    Node,
     Relinker,
     follow_nodes,
     holds_results,
     kept,
-    linked,
 )
 
 __all__ = ["Scan", "scan"]
@@ -54,12 +52,13 @@ _PIECE = 1 << 16
 CPU's caches between decoding it and parsing it (64 kB read the bench file 7% faster than 1 MB pieces)."""
 _PROMPT = "prompt"
 """The shape of a user record that is a prompt: plain text, no results."""
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_plain_name = re.compile(r"[A-Za-z0-9_-]{1,64}").fullmatch
 """A call id or tool name as Claude Code writes them, which every check takes as it is."""
 
 
 class Line(NamedTuple):
-    """What the first pass keeps of one record (a tuple: the fewest objects a record, for the collector too)."""
+    """What the first pass keeps of one record (a tuple: the fewest objects a record, for the collector too): where
+    it is, what following the chain reads of it (a `Node`'s fields, under their names), and what the cut reads."""
 
     number: int
     """Its 1-based line number."""
@@ -67,7 +66,13 @@ class Line(NamedTuple):
     """Where its line starts in the file, in bytes."""
     size: int
     """Its line's length in bytes, without the line end."""
-    node: Node
+    uid: object
+    parent: object
+    kind: str | None
+    compact_boundary: bool
+    sidechain: bool
+    message_id: object
+    holds_results: bool
     timestamp: object
     api_index: object
     """Its `apiBlockIndex` (None when it has none)."""
@@ -89,7 +94,7 @@ def _plain_result(block: object) -> str | None:
     if type(block) is not dict or block.get("type") != "tool_result" or not block.keys() <= _RESULT_KEYS:
         return None
     call_id, content = block.get("tool_use_id"), block.get("content")
-    if type(call_id) is not str or not _PLAIN_NAME.fullmatch(call_id) or type(block.get("is_error", False)) is not bool:
+    if type(call_id) is not str or not _plain_name(call_id) or type(block.get("is_error", False)) is not bool:
         return None
     if type(content) is str or (type(content) is list and all(map(_plain_text, content))):
         return call_id
@@ -104,26 +109,30 @@ _THINKING_KEYS = frozenset(("type", "thinking", "signature"))
 
 
 def _line(number: int, start: int, size: int, data: dict[str, Any]) -> Line:
-    """What the first pass keeps of a record: its Node (`node`), read with its blocks' shape in one go."""
-    kind = data.get("type")
-    message: Any = data.get("message")
-    conversation = (kind == "assistant" or kind == "user") and type(message) is dict
+    """What the first pass keeps of a record: what `node` reads of it, and its blocks' shape, in one go."""
+    get = data.get
+    kind = get("type")
+    message: Any = get("message")
     message_id: object = None
-    results = False
+    results = conversation = False
     shape: object = None
-    if conversation:
-        if kind == "assistant":
+    if kind == "assistant":
+        if type(message) is dict:
+            conversation = True
             message_id = message.get("id")
             if type(message_id) is not str:
                 message_id = None
             shape = _reply_shape(message.get("content"))
-        else:
+    elif kind == "user":
+        if type(message) is dict:
+            conversation = True
             shape, results = _user_shape(message.get("content"))
     elif type(kind) is not str:
         kind = None
     # tuple.__new__: a NamedTuple's own __new__ is a Python function, costly on every record of a large file.
-    return tuple.__new__(Line, (number, start, size, linked(data, kind, message_id, results), data.get("timestamp"),
-                                data.get("apiBlockIndex"), conversation, shape))
+    return tuple.__new__(Line, (number, start, size, get("uuid"), get("parentUuid"), kind,
+                                kind == "system" and get("subtype") == "compact_boundary", bool(get("isSidechain")),
+                                message_id, results, get("timestamp"), get("apiBlockIndex"), conversation, shape))
 
 
 def _user_shape(content: object) -> tuple[object, bool]:
@@ -132,43 +141,46 @@ def _user_shape(content: object) -> tuple[object, bool]:
         return (_PROMPT if content.strip() else None), False
     if type(content) is not list or not content:
         return None, False
-    if _plain_text(content[0]):
+    first = content[0]
+    if type(first) is dict and first.get("type") == "tool_result":
+        ids = tuple(map(_plain_result, content))
+        return (None if None in ids else ids), True
+    if _plain_text(first):
         return (_PROMPT if all(map(_plain_text, content)) else None), holds_results(content)
-    ids = tuple(map(_plain_result, content))
-    if None in ids:
-        return None, holds_results(content)
-    return ids, True
+    return None, holds_results(content)
 
 
-def _reply_shape(content: object) -> object:
-    """An assistant record's shape (`Line.shape`): its blocks' keys, each told by its type."""
+def _reply_shape(content: object) -> tuple[tuple[str, object], ...] | None:
+    """An assistant record's shape (`Line.shape`): its blocks' keys."""
     if type(content) is not list or not content:
         return None
-    keys: list[tuple[str, object]] = []
-    for block in content:
-        if type(block) is not dict:
+    keys = tuple(map(_block_key, content))
+    return None if None in keys else keys  # type: ignore[return-value]
+
+
+def _block_key(block: object) -> tuple[str, object] | None:
+    """A reply block's key, told by its type (a call's id, a text's or a thinking's hash), or None for a block
+    check might find something in."""
+    if type(block) is not dict:
+        return None
+    kind = block.get("type")
+    if kind == "tool_use":
+        call_id, name = block.get("id"), block.get("name")
+        if block.keys() != _CALL_KEYS or type(call_id) is not str or type(name) is not str \
+                or type(block["input"]) is not dict or not _plain_name(call_id) or not _plain_name(name):
             return None
-        kind = block.get("type")
-        if kind == "tool_use":
-            call_id, name = block.get("id"), block.get("name")
-            if block.keys() != _CALL_KEYS or type(call_id) is not str or type(name) is not str \
-                    or type(block["input"]) is not dict or not _PLAIN_NAME.fullmatch(call_id) \
-                    or not _PLAIN_NAME.fullmatch(name):
-                return None
-            keys.append(("tool_use", call_id))
-        elif kind == "text":
-            text = block.get("text")
-            if len(block) != 2 or type(text) is not str or not text or text.isspace():
-                return None
-            keys.append(("text", hash(text)))
-        elif kind == "thinking":
-            thinking, signature = block.get("thinking"), block.get("signature")
-            if block.keys() != _THINKING_KEYS or type(thinking) is not str or type(signature) is not str:
-                return None
-            keys.append(("thinking", hash((thinking, signature))))
-        else:
+        return "tool_use", call_id
+    if kind == "text":
+        text = block.get("text")
+        if len(block) != 2 or type(text) is not str or not text or text.isspace():
             return None
-    return tuple(keys)
+        return "text", hash(text)
+    if kind == "thinking":
+        thinking, signature = block.get("thinking"), block.get("signature")
+        if block.keys() != _THINKING_KEYS or type(thinking) is not str or type(signature) is not str:
+            return None
+        return "thinking", hash((thinking, signature))
+    return None
 
 
 def _empty_call_id(message: dict[str, Any]) -> bool:
@@ -287,7 +299,7 @@ def scan(handle: IO[bytes], max_size: int, *, digest: bool = False) -> Scan | No
                 if "retractedMessageUuids" in data or "supersedesUuids" in data or "isVirtual" in data:
                     return None  # records Claude Code leaves out of what it sends: the whole reading knows them
             line = _line(number, start, size, data)
-            if line.shape is None and line.node.kind == "assistant" and line.conversation \
+            if line.shape is None and line.kind == "assistant" and line.conversation \
                     and _empty_call_id(data["message"]):
                 return None
             if not lines and returns:
@@ -297,7 +309,7 @@ def scan(handle: IO[bytes], max_size: int, *, digest: bool = False) -> Scan | No
         return None
     if not lines:
         return None
-    live, sidechain, leaf = follow_nodes([line.node for line in lines])
+    live, sidechain, leaf = follow_nodes(lines)
     starts, as_is, plain = _cut(lines, live, sidechain)
     if not leaf or not as_is:
         return None  # no conversation: the whole reading says so
@@ -378,12 +390,11 @@ def _cut(lines: list[Line], live: set[int], sidechain: bool,
     as_is: list[tuple[int, list[str]] | None] = []
     part = _PartSoFar()
     plain = True
-    previous: Node | None = None
-    for k, line in enumerate(lines):
-        current = line.node
-        if not line.conversation or current.sidechain is not sidechain or k not in live:
+    previous: Line | None = None
+    for k, current in enumerate(lines):
+        if not current.conversation or current.sidechain is not sidechain or k not in live:
             continue  # not read by the reader
-        if line.shape is None:
+        if current.shape is None:
             plain = False
         elif current.kind == "assistant" and k and (
                 previous is None or previous.kind != "assistant" or current.message_id is None
@@ -391,7 +402,7 @@ def _cut(lines: list[Line], live: set[int], sidechain: bool,
             as_is.append(part.as_is())
             starts.append(k)
             part = _PartSoFar()
-        part.add(line)
+        part.add(current)
         previous = current
     if previous is None:
         return starts, [], plain
@@ -418,7 +429,7 @@ class _PartSoFar:
             return
         if shape is None:
             self.plain = False
-        elif line.node.kind == "assistant":
+        elif line.kind == "assistant":
             if self.results or self.prompts:
                 self.plain = False  # a second reply (a part starts at each: only a reply the reader merges)
             elif type(line.api_index) is int and line.api_index in self.positions:
@@ -584,8 +595,7 @@ def _relinked_as_read(found: Scan, a: int, b: int, relinker: Relinker, copier: _
     live, lines = found.live, found.lines
     for k in range(a, b):
         line = lines[k]
-        record = line.node
-        parent = relinker.relink(record.uid, record.parent, record.sidechain, line.timestamp, k in live)
+        parent = relinker.relink(line.uid, line.parent, line.sidechain, line.timestamp, k in live)
         if parent is not None:
             yield from copier.upto(line.start)
             yield compact_json({**_record_at(found, line), "parentUuid": parent}).encode("utf-8")
