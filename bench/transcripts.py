@@ -237,6 +237,7 @@ def timed(path: Path, out: Path, rounds: int) -> dict[str, tuple[float, float]]:
             base = _cpu() - start
             for name, argv in (("check", ["check", str(path)]),
                                ("repair", ["repair", str(path), "-o", str(out)])):
+                out.unlink(missing_ok=True)  # a new file, as `repair -o NEW` writes: not the freeing of the last
                 collections.seconds, collections.active = 0.0, True
                 start = _cpu()
                 _quiet(argv)

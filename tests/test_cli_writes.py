@@ -15,8 +15,12 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import chatmend
+from chatmend.cli._output import batched
+from tests.strategies import examples
 
 ROOT = Path(__file__).resolve().parent.parent
 SESSIONS = ROOT / "examples" / "sessions"
@@ -282,3 +286,13 @@ def test_neutral_json_lines_keep_unchanged_lines_crlf_blank_lines_and_a_bom(tmp_
     assert again.returncode == 0 and path.read_bytes() == written
     assert sorted(n for n in names(tmp_path) if ".bak" in n) == ["s.jsonl.bak"]
     assert (tmp_path / "s.jsonl.bak").read_bytes() == original
+
+
+@given(st.lists(st.binary(max_size=40), max_size=30), st.integers(1, 50))
+@examples(300)
+def test_batches_hold_every_byte_in_order_and_a_large_chunk_is_not_copied(chunks: list[bytes], size: int) -> None:
+    out = list(batched(iter(chunks), size))
+    assert b"".join(out) == b"".join(chunks)
+    large = [chunk for chunk in chunks if len(chunk) >= size]
+    assert all(any(piece is chunk for piece in out) for chunk in large)  # the very object, not a copy
+    assert all(len(piece) < 2 * size + 40 for piece in out if not any(piece is chunk for chunk in large))

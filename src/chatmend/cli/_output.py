@@ -34,10 +34,17 @@ def regular_file_out(output: str | None) -> bool:
 
 def batched(chunks: Iterable[AnyStr], size: int = 1 << 20) -> Iterator[AnyStr]:
     """The chunks (all text or all bytes) joined into pieces of about `size` characters or bytes (one write
-    each, not one a record)."""
+    each, not one a record); a chunk of `size` or more goes out as it is (a copy of a file's bytes, not copied
+    again)."""
     batch: list[AnyStr] = []
     length = 0
     for chunk in chunks:
+        if len(chunk) >= size:
+            if batch:
+                yield chunk[:0].join(batch)
+                batch, length = [], 0
+            yield chunk
+            continue
         batch.append(chunk)
         length += len(chunk)
         if length >= size:

@@ -11,7 +11,7 @@ as they are and not read."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, NamedTuple, Protocol
@@ -505,6 +505,13 @@ class ClaudeCode(TranscriptFormat):
         out[:] = [(r, d) for r, d in out if id(repeats.get(id(r))) in present or id(r) not in repeats]
 
 
+class Stamped(Linked, Protocol):
+    """A record as relinking reads it: its links and its timestamp (the first pass's `Line`)."""
+
+    @property
+    def timestamp(self) -> object: ...
+
+
 class Relinker:
     """Relinking's state as it walks the records in the order they are written: the live record before (each
     live record hangs off it) and the latest timestamp so far (a new record is later than every line before it).
@@ -542,6 +549,24 @@ class Relinker:
         moved = self.previous if self.started and parent != self.previous else None
         self.started = True
         self.previous = uid
+        return moved
+
+    def relink_records(self, records: Sequence[Stamped], live: Container[int], a: int, b: int,
+                       ) -> list[tuple[int, str]]:
+        """`relink` of records [a, b) in turn, all written as read (a large transcript's part that repair leaves
+        as it is): each whose `parentUuid` changes, with its new one. One loop, not a call a record."""
+        moved: list[tuple[int, str]] = []
+        stamp, previous, started, sidechain = self.stamp, self.previous, self.started, self.sidechain
+        for k in range(a, b):
+            record = records[k]
+            when, uid = record.timestamp, record.uid
+            if type(when) is str and (stamp is None or when > stamp):
+                stamp = when
+            if type(uid) is str and record.sidechain is sidechain and k in live:
+                if started and record.parent != previous:
+                    moved.append((k, previous))  # type: ignore[arg-type]  # started: previous is a uid
+                started, previous = True, uid
+        self.stamp, self.previous, self.started = stamp, previous, started
         return moved
 
 

@@ -592,14 +592,11 @@ class _Copier:
 
 def _relinked_as_read(found: Scan, a: int, b: int, relinker: Relinker, copier: _Copier) -> Iterator[bytes]:
     """Records [a, b), which repair leaves as they are, as read but for the links relinking changes."""
-    live, lines = found.live, found.lines
-    for k in range(a, b):
-        line = lines[k]
-        parent = relinker.relink(line.uid, line.parent, line.sidechain, line.timestamp, k in live)
-        if parent is not None:
-            yield from copier.upto(line.start)
-            yield compact_json({**_record_at(found, line), "parentUuid": parent}).encode("utf-8")
-            copier.skip_to(line.start + line.size)
+    for k, parent in relinker.relink_records(found.lines, found.live, a, b):
+        line = found.lines[k]
+        yield from copier.upto(line.start)
+        yield compact_json({**_record_at(found, line), "parentUuid": parent}).encode("utf-8")
+        copier.skip_to(line.start + line.size)
 
 
 def _record_at(found: Scan, line: Line) -> dict[str, Any]:
