@@ -491,8 +491,8 @@ def findings(found: Scan) -> tuple[list[str], RepairSummary]:
 
 
 class _Step(NamedTuple):
-    """One part of the transcript as `_walk` went over it: a part repair leaves as it is (`part` None, its
-    message count), or one read again whole and its repair."""
+    """Records [a, b) of the transcript as `_walk` went over them: a run of parts repair leaves as they are
+    (`part` None, their message count), or one part read again whole and its repair."""
 
     a: int
     b: int
@@ -502,18 +502,24 @@ class _Step(NamedTuple):
 
 
 def _walk(found: Scan, is_read_only: IsReadOnly | None) -> Iterator[_Step]:
-    """Each part in order, repaired after the final ids of the calls before it: counted when repair leaves it as
-    it is, read again and repaired otherwise."""
+    """The parts in order, repaired after the final ids of the calls before them: each run of parts repair leaves
+    as they are counted as one step, every other part read again and repaired."""
     ids = FinalIds()
+    run: list[int] = []  # the run of parts left as they are so far: where it starts and ends, its messages
     for (a, b), as_is in zip(_parts(found), found.as_is):
         if as_is is not None and ids.used.isdisjoint(as_is[1]):  # under ids no call before took
             count, calls = as_is
             ids.used.update(calls)  # new, non-empty ids: rule 5 keeps them as they are
             ids.in_order.extend(calls)
-            yield _Step(a, b, count, None, None)
+            run = [run[0], b, run[2] + count] if run else [a, b, count]
             continue
+        if run:
+            yield _Step(run[0], run[1], run[2], None, None)
+            run = []
         part = found.read_part(a, b)
         yield _Step(a, b, 0, part, repair_following(part.messages, ids, is_read_only=is_read_only))
+    if run:
+        yield _Step(run[0], run[1], run[2], None, None)
 
 
 # --- repair -----------------------------------------------------------------------------------------------------
