@@ -4,7 +4,9 @@ directory. A race or a signal between reading and renaming is made deterministic
 
 from __future__ import annotations
 
+import errno
 import fcntl
+import io
 import json
 import os
 import signal
@@ -20,6 +22,7 @@ from hypothesis import strategies as st
 
 import chatmend
 from chatmend.cli._output import batched
+from chatmend.formats._io import Chunk, FileBytes, as_bytes, atomic_write
 from tests.strategies import examples
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -288,11 +291,50 @@ def test_neutral_json_lines_keep_unchanged_lines_crlf_blank_lines_and_a_bom(tmp_
     assert (tmp_path / "s.jsonl.bak").read_bytes() == original
 
 
-@given(st.lists(st.binary(max_size=40), max_size=30), st.integers(1, 50))
+_SOURCE = io.BytesIO(bytes(range(256)) * 4)
+_CHUNKS = st.lists(st.binary(max_size=40) | st.builds(lambda a, n: FileBytes(_SOURCE, a, a + n), st.integers(0, 900),
+                                                     st.integers(0, 100)), max_size=30)
+
+
+@given(_CHUNKS, st.integers(1, 50))
 @examples(300)
-def test_batches_hold_every_byte_in_order_and_a_large_chunk_is_not_copied(chunks: list[bytes], size: int) -> None:
+def test_batches_hold_every_byte_in_order_and_a_large_chunk_is_not_copied(chunks: list[bytes | FileBytes],
+                                                                          size: int) -> None:
     out = list(batched(iter(chunks), size))
-    assert b"".join(out) == b"".join(chunks)
-    large = [chunk for chunk in chunks if len(chunk) >= size]
-    assert all(any(piece is chunk for piece in out) for chunk in large)  # the very object, not a copy
-    assert all(len(piece) < 2 * size + 40 for piece in out if not any(piece is chunk for chunk in large))
+    assert b"".join(map(as_bytes, out)) == b"".join(map(as_bytes, chunks))
+    whole = [chunk for chunk in chunks if isinstance(chunk, FileBytes) or len(chunk) >= size]
+    assert all(any(piece is chunk for piece in out) for chunk in whole)  # the very object, not a copy
+    assert all(len(piece) < 2 * size for piece in out if not any(piece is chunk for chunk in whole))
+
+
+@pytest.mark.parametrize("kernel", ["copies", "refuses", "is missing"])
+def test_a_file_s_bytes_are_written_file_to_file_or_read_and_written(tmp_path: Path, kernel: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    source = tmp_path / "source"
+    source.write_bytes(bytes(range(256)) * 5000)  # more than a megabyte: the fallback reads it in pieces
+    calls: list[int] = []
+    copy = getattr(os, "copy_file_range", None)
+    if kernel == "refuses":
+        def refused(*args: object) -> int:
+            calls.append(1)
+            raise OSError(errno.EXDEV, "cross-device")
+        monkeypatch.setattr(os, "copy_file_range", refused, raising=False)
+    elif kernel == "is missing" or copy is None:
+        monkeypatch.delattr(os, "copy_file_range", raising=False)
+    with source.open("rb") as handle:
+        chunks: list[Chunk] = [b"head ", FileBytes(handle, 3, 1_200_003), "\u00e9 text", FileBytes(handle, 0, 2), b""]
+        atomic_write(str(tmp_path / "out"), chunks)
+        expected = b"head " + source.read_bytes()[3:1_200_003] + "\u00e9 text".encode() + source.read_bytes()[:2]
+    assert (tmp_path / "out").read_bytes() == expected
+    assert calls == ([1, 1] if kernel == "refuses" else [])  # refused once a chunk, then read and written
+
+
+def test_a_file_cut_short_since_its_bytes_were_named_is_an_error_and_nothing_is_written(tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    source.write_bytes(b"x" * 100)
+    with source.open("rb") as handle:
+        with pytest.raises(chatmend.InputError, match="changed while chatmend was reading it"):
+            atomic_write(str(tmp_path / "out"), [b"a", FileBytes(handle, 50, 150)])
+        with pytest.raises(chatmend.InputError, match="changed while chatmend was reading it"):
+            as_bytes(FileBytes(handle, 50, 150))
+    assert not (tmp_path / "out").exists() and sorted(p.name for p in tmp_path.iterdir()) == ["source"]

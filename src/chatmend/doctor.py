@@ -28,6 +28,7 @@ from typing import IO, Any, Literal
 
 from chatmend import ChatmendError, Repairer, RepairResult
 from chatmend.formats import InputError, Session, atomic_write, read_bytes, streamed, write_backup
+from chatmend.formats._io import Chunk
 from chatmend.formats._problems import neutral_problems
 from chatmend.formats._session import RepairSummary, Streamed
 from chatmend.providers._words import provider_words
@@ -277,7 +278,7 @@ def _tool_of(fmt: str) -> str:
     return fmt
 
 
-def _replace(path: str, chunks: Iterable[str] | Iterable[bytes], data: bytes | IO[bytes], st: os.stat_result, *,
+def _replace(path: str, chunks: Iterable[Chunk], data: bytes | IO[bytes], st: os.stat_result, *,
              same: Callable[[], bool] | None = None) -> str:
     """`path` replaced by the text of `chunks` atomically, the bytes read (`data`, or the file they are read from)
     kept in a new backup; refused (InputError) when the file changed since it was read (`same`: whether a file

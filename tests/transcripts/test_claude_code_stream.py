@@ -18,6 +18,7 @@ from chatmend import ChatMessage
 from chatmend.cli import main
 from chatmend.exceptions import InputError
 from chatmend.formats import streamed
+from chatmend.formats._io import as_bytes
 from chatmend.transcripts import claude_code_stream
 from chatmend.transcripts.claude_code import node
 from chatmend.transcripts.claude_code_stream import Scan
@@ -231,7 +232,7 @@ def test_a_plain_transcript_is_checked_and_repaired_a_part_at_a_time(tmp_path: P
         assert isinstance(found, Scan) and found.format == "claude_code" and len(found.starts) == 31
         assert found.check() == ["messages[34].tool_calls[0]: R6: the call toolu_12 (Read) has no result (line 35)"]
         done = found.repair(None)
-        text = b"".join(done.chunks).decode()
+        text = b"".join(map(as_bytes, done.chunks)).decode()
     assert done.summary.changed and done.summary.interrupted == [("toolu_12", "Read")]
     assert done.summary.messages == 90
     assert len(text.splitlines()) == 90
@@ -251,7 +252,7 @@ def test_a_part_is_read_again_only_when_repair_changes_it(tmp_path: Path) -> Non
     with mock.patch.object(Scan, "read_part", counted), path.open("rb") as handle:
         found = streamed(handle)
         assert found is not None and found.check() is not None
-        assert b"".join(found.repair(None).chunks)
+        assert b"".join(map(as_bytes, found.repair(None).chunks))
     assert reads == [(13, 15), (13, 15)]  # turn 5's reply and the prompt after it, once a command
 
 
@@ -263,7 +264,7 @@ def test_a_valid_transcript_repaired_a_part_at_a_time_is_the_file_as_read(tmp_pa
         found = streamed(handle)
         assert found is not None and found.check() == []
         done = found.repair(None)
-        assert b"".join(done.chunks).decode() == text and not done.summary.changed
+        assert b"".join(map(as_bytes, done.chunks)).decode() == text and not done.summary.changed
 
 
 @pytest.mark.parametrize("change", ["bom", "not a record", "thinking", "retracted", "empty id", "codex",
@@ -373,7 +374,7 @@ def test_a_file_that_changed_under_repair_is_an_error_not_a_crash(tmp_path: Path
         else:
             path.write_text(text.replace('"parentUuid": "', '"parentUuid": "X'))  # every link moved by a byte
         with pytest.raises(InputError, match="changed while chatmend was reading it"):
-            b"".join(found.repair(None).chunks)
+            b"".join(map(as_bytes, found.repair(None).chunks))
 
 
 _BLOCKS: st.SearchStrategy[object] = st.sampled_from([

@@ -16,7 +16,7 @@ from typing import IO, AnyStr
 
 from chatmend.cli._text import UsageError
 from chatmend.formats import InputError, atomic_write, write_all, write_backup, write_into
-from chatmend.formats._io import as_bytes
+from chatmend.formats._io import Chunk, FileBytes, as_bytes
 
 __all__ = ["batched", "in_place_target", "lock_file", "regular_file_out", "replace_in_place",
            "signals_remove_temporary_files", "write_output"]
@@ -32,16 +32,16 @@ def regular_file_out(output: str | None) -> bool:
         return True
 
 
-def batched(chunks: Iterable[AnyStr], size: int = 1 << 20) -> Iterator[AnyStr]:
+def batched(chunks: Iterable[AnyStr | FileBytes], size: int = 1 << 20) -> Iterator[AnyStr | FileBytes]:
     """The chunks (all text or all bytes) joined into pieces of about `size` characters or bytes (one write
-    each, not one a record); a chunk of `size` or more goes out as it is (a copy of a file's bytes, not copied
-    again)."""
+    each, not one a record); a chunk of `size` or more, or a file's bytes (`FileBytes`, copied file to file), goes
+    out as it is."""
     batch: list[AnyStr] = []
     length = 0
     for chunk in chunks:
-        if len(chunk) >= size:
+        if isinstance(chunk, FileBytes) or len(chunk) >= size:
             if batch:
-                yield chunk[:0].join(batch)
+                yield batch[0][:0].join(batch)
                 batch, length = [], 0
             yield chunk
             continue
@@ -109,7 +109,7 @@ def lock_file(handle: IO[bytes]) -> None:
         pass  # a file system without locks (some network mounts): the check for changes remains
 
 
-def replace_in_place(path: str, chunks: Iterable[str] | Iterable[bytes], data: bytes | IO[bytes],
+def replace_in_place(path: str, chunks: Iterable[Chunk], data: bytes | IO[bytes],
                      st: os.stat_result, shown: str, *, wanted: Callable[[], bool] | None = None,
                      same: Callable[[], bool] | None = None) -> str | None:
     """Replace `path` (read as `data`, the bytes or the file they are read from, whose stat was `st`) with the
@@ -202,7 +202,7 @@ def signals_remove_temporary_files() -> Iterator[None]:
             signal.signal(signum, handler)
 
 
-def write_output(chunks: Iterable[str] | Iterable[bytes], output: str | None) -> None:
+def write_output(chunks: Iterable[Chunk], output: str | None) -> None:
     """Write to stdout (only once all is rendered), into a FIFO or device as it is, or to a file atomically
     (nothing is left when it fails); a write that cannot be completed is an error, never a short file."""
     if output is None or output == "-":

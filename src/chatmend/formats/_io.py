@@ -14,13 +14,14 @@ import secrets
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import IO
+from typing import IO, NamedTuple
 
 from chatmend.exceptions import InputError
 
 __all__ = [
-    "MAX_JSON_SIZE", "InputError", "Progress", "as_bytes", "atomic_write", "bounded_lines", "decoded_lines",
-    "joined", "json_kind", "open_input", "read_all", "write_all", "write_backup", "write_into",
+    "MAX_JSON_SIZE", "Chunk", "FileBytes", "InputError", "Progress", "as_bytes", "atomic_write", "bounded_lines",
+    "changed_while_read", "decoded_lines", "joined", "json_kind", "open_input", "read_all", "write_all",
+    "write_backup", "write_chunk", "write_into",
 ]
 
 MAX_JSON_SIZE = 64 * 2**20
@@ -204,9 +205,79 @@ def decoded_lines(raw: Iterable[bytes], progress: Progress | None = None) -> Ite
         yield text
 
 
-def as_bytes(chunk: str | bytes) -> bytes:
+class FileBytes(NamedTuple):
+    """A chunk of output that is bytes [start, stop) of an open file (what a repair leaves as it is): a file
+    written is given them by the kernel's own copy where it has one (`os.copy_file_range`: no read into memory and
+    write back out), anything else reads them."""
+
+    handle: IO[bytes]
+    start: int
+    stop: int
+
+    def read(self) -> bytes:
+        """The bytes (an InputError when the file no longer holds them all: it was cut short meanwhile)."""
+        self.handle.seek(self.start)
+        data = self.handle.read(self.stop - self.start)
+        if len(data) != self.stop - self.start:
+            raise changed_while_read()
+        return data
+
+
+Chunk = str | bytes | FileBytes
+"""A piece of a command's output: text (written in UTF-8), bytes, or bytes of a file (`FileBytes`)."""
+
+
+def changed_while_read() -> InputError:
+    """The error of a file whose bytes changed between a first pass over it and reading (or copying) it again."""
+    return InputError("changed while chatmend was reading it (an agent still writing to it?); nothing was written: "
+                      "run again once it is no longer in use")
+
+
+def as_bytes(chunk: Chunk) -> bytes:
     """A chunk of output as written: text in UTF-8, bytes as they are (a file's own bytes, copied undecoded)."""
-    return chunk if isinstance(chunk, bytes) else chunk.encode("utf-8")
+    if isinstance(chunk, bytes):
+        return chunk
+    return chunk.encode("utf-8") if isinstance(chunk, str) else chunk.read()
+
+
+def write_chunk(fd: int, chunk: Chunk) -> None:
+    """Write a chunk of output to `fd` whole (`write_all`); a file's bytes are copied file to file."""
+    if isinstance(chunk, FileBytes):
+        _copy_file_bytes(chunk, fd)
+    else:
+        write_all(fd, as_bytes(chunk))
+
+
+_NO_KERNEL_COPY = frozenset(getattr(errno, name) for name in (
+    "EXDEV", "ENOSYS", "EINVAL", "EOPNOTSUPP", "ENOTSUP", "EBADF", "EPERM", "ETXTBSY") if hasattr(errno, name))
+"""What `copy_file_range` answers for a pair of files it cannot copy between (across file systems on older
+kernels, a pipe or device, a file system without it): the bytes are then read and written."""
+
+
+def _copy_file_bytes(chunk: FileBytes, fd: int) -> None:
+    """`chunk`'s bytes appended to `fd`: by `os.copy_file_range` where the system has it and takes these files,
+    else read and written a megabyte at a time; an InputError when the source holds fewer than `chunk` names."""
+    offset, left = chunk.start, chunk.stop - chunk.start
+    copy = getattr(os, "copy_file_range", None)
+    source = chunk.handle.fileno() if copy is not None else -1
+    while left:
+        copied = 0
+        if copy is not None:
+            try:
+                copied = copy(source, fd, left, offset)
+            except OSError as exc:
+                if exc.errno not in _NO_KERNEL_COPY:
+                    raise
+                copy = None
+                continue
+        else:
+            piece = FileBytes(chunk.handle, offset, offset + min(left, _PIECE)).read()
+            write_all(fd, piece)
+            copied = len(piece)
+        if copied <= 0:
+            raise changed_while_read()  # the file ends before the bytes it had when it was first read
+        offset += copied
+        left -= copied
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -222,7 +293,7 @@ def write_all(fd: int, data: bytes) -> None:
 
 def atomic_write(
     path: str,
-    chunks: Iterable[str | bytes],
+    chunks: Iterable[Chunk],
     *,
     like: str | os.stat_result | None = None,
     before_replace: Callable[[], None] | None = None,
@@ -243,7 +314,7 @@ def atomic_write(
     try:
         try:
             for chunk in chunks:
-                write_all(fd, as_bytes(chunk))
+                write_chunk(fd, chunk)
             if st is not None:
                 _same_owner(fd, st)
             os.fsync(fd)
@@ -282,13 +353,13 @@ def _sync_directory(path: str) -> None:
             os.close(dir_fd)
 
 
-def write_into(path: str, chunks: Iterable[str | bytes]) -> None:
+def write_into(path: str, chunks: Iterable[Chunk]) -> None:
     """Write `chunks` straight into `path`, a FIFO or a device: no temporary file, no rename (which would put a
     regular file in its place)."""
     fd = os.open(path, os.O_WRONLY | getattr(os, "O_BINARY", 0))
     try:
         for chunk in chunks:
-            write_all(fd, as_bytes(chunk))
+            write_chunk(fd, chunk)
     finally:
         os.close(fd)
 

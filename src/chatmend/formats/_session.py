@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from chatmend import ChatMessage, RepairResult, repair_history
+from chatmend.formats._io import FileBytes
 from chatmend.repair import IsReadOnly
 
 __all__ = ["InFormat", "RepairSummary", "Session", "Streamed", "StreamedRepair", "Writer"]
@@ -126,10 +127,11 @@ class Session:
 @dataclass
 class StreamedRepair:
     """A repair written a part at a time: `chunks` is the repaired file's bytes (what repair leaves as it is, the
-    file's own bytes, never decoded), and `summary` is complete once they have all been taken."""
+    file's own bytes as `FileBytes`, never read into memory where the writer copies file to file), and `summary`
+    is complete once they have all been taken."""
 
     summary: RepairSummary
-    chunks: Iterator[bytes]
+    chunks: Iterator[bytes | FileBytes]
 
 
 class Streamed(Protocol):

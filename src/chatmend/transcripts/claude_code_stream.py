@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any, NamedTuple
 
 from chatmend import _json as strict_json
-from chatmend.formats._io import InputError
+from chatmend.formats._io import FileBytes, changed_while_read
 from chatmend.formats._problems import problems_of
 from chatmend.formats._session import RepairSummary, StreamedRepair
 from chatmend.ids import FinalIds
@@ -252,7 +252,7 @@ class Scan:
         try:
             return piece.decode("utf-8")
         except UnicodeDecodeError:
-            raise _changed() from None
+            raise changed_while_read() from None
 
     def read_part(self, a: int, b: int) -> ClaudeCode:
         """Records [a, b) read whole again, as one part of the transcript (an InputError when they are no longer
@@ -262,15 +262,9 @@ class Scan:
         warnings: list[str] = []
         records = parse_records(_split_lines(text), what=WHAT, warnings=warnings, keep=kept, first_line=first)
         if warnings or len(records) != b - a:
-            raise _changed()
+            raise changed_while_read()
         live = {k - a for k in range(a, b) if k in self.live}
         return ClaudeCode(records, Chain(live, set(), self.sidechain), self.uses_source)
-
-
-def _changed() -> InputError:
-    """The error of a file whose bytes changed between the first pass and reading a part of it again."""
-    return InputError("changed while chatmend was reading it (an agent still writing to it?); nothing was written: "
-                      "run again once it is no longer in use")
 
 
 def _split_lines(text: str) -> list[str]:
@@ -531,7 +525,8 @@ def repair(found: Scan, is_read_only: IsReadOnly | None) -> StreamedRepair:
     return StreamedRepair(summary, _repaired(found, is_read_only, summary))
 
 
-def _repaired(found: Scan, is_read_only: IsReadOnly | None, summary: RepairSummary) -> Iterator[bytes]:
+def _repaired(found: Scan, is_read_only: IsReadOnly | None, summary: RepairSummary,
+              ) -> Iterator[bytes | FileBytes]:
     """The repaired file's bytes, part by part, relinked as a whole reading relinks it: once repair writes a
     record anew, every live record hangs off the live record before it, those before that point too, so the
     parts before the first one repair changes are relinked only once it is found. What repair leaves as it is
@@ -568,35 +563,31 @@ def _repaired(found: Scan, is_read_only: IsReadOnly | None, summary: RepairSumma
         copier.skip_to(stop)
     yield from copier.upto(found.size)
     if _stamp(found.handle) != found.stamp:
-        raise _changed()  # written to since the first pass: what was copied may not be what was read
+        raise changed_while_read()  # written to since the first pass: what was copied may not be what was read
 
 
 class _Copier:
-    """The file's own bytes, written out up to where something written anew stands, then skipped past it."""
+    """The file's own bytes, given out up to where something written anew stands, then skipped past it."""
 
     def __init__(self, found: Scan) -> None:
         self.found = found
         self.done = 0
-        """Where the bytes not yet written start."""
+        """Where the bytes not yet given out start."""
 
-    def upto(self, offset: int) -> Iterator[bytes]:
-        """The file's bytes from where it was left to `offset` (a line's start), a megabyte at a time (as read
-        and checked by the first pass: copied, not decoded again)."""
-        handle = self.found.handle
-        handle.seek(self.done)
-        while self.done < offset:
-            piece = handle.read(min(1 << 20, offset - self.done))
-            if not piece:
-                raise _changed()  # shorter than the first pass read it
-            self.done += len(piece)
-            yield piece
+    def upto(self, offset: int) -> Iterator[FileBytes]:
+        """The file's bytes from where it was left to `offset` (a line's start), as read and checked by the first
+        pass: copied file to file by the writer, not read and decoded again."""
+        if self.done < offset:
+            yield FileBytes(self.found.handle, self.done, offset)
+            self.done = offset
 
     def skip_to(self, offset: int) -> None:
         """Leave the bytes up to `offset` out: what stood there was written anew."""
         self.done = offset
 
 
-def _relinked_as_read(found: Scan, a: int, b: int, relinker: Relinker, copier: _Copier) -> Iterator[bytes]:
+def _relinked_as_read(found: Scan, a: int, b: int, relinker: Relinker, copier: _Copier,
+                      ) -> Iterator[bytes | FileBytes]:
     """Records [a, b), which repair leaves as they are, as read but for the links relinking changes."""
     for k, parent in relinker.relink_records(found.lines, found.live, a, b):
         line = found.lines[k]
@@ -610,7 +601,7 @@ def _record_at(found: Scan, line: Line) -> dict[str, Any]:
     try:
         data = strict_json.loads(found.text(line.start, line.start + line.size))
     except ValueError:
-        raise _changed() from None
+        raise changed_while_read() from None
     if not isinstance(data, dict):
-        raise _changed()
+        raise changed_while_read()
     return data
