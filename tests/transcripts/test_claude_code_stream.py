@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import sys
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -269,7 +270,7 @@ def test_a_valid_transcript_repaired_a_part_at_a_time_is_the_file_as_read(tmp_pa
 
 @pytest.mark.parametrize("change", ["bom", "not a record", "thinking", "retracted", "empty id", "codex",
                                     "across lines", "two on a line", "lone surrogate", "too large a number",
-                                    "too deep"])
+                                    "too deep", "too deep for json here", "a long integer"])
 def test_what_this_reading_does_not_take_is_read_whole(tmp_path: Path, change: str) -> None:
     lines = _turns(3).splitlines(keepends=True)
     record = json.loads(lines[1])
@@ -283,11 +284,17 @@ def test_what_this_reading_does_not_take_is_read_whole(tmp_path: Path, change: s
         lines.append('{"a":1} {"b":2}\n')
     elif change == "lone surrogate":
         lines.append('{"a":"\\ud800"}\n')
-    elif change == "too large a number":  # infinite to the quick parser; the strict one refuses it
+    elif change == "too large a number":  # no JSON number: both parsers refuse it
         record["toolUseResult"] = {"took": "1e999"}
         lines[1] = json.dumps(record).replace('"1e999"', "1e999") + "\n"
-    elif change == "too deep":  # past the quick parser's 200 levels: the whole reading reads it
-        record["toolUseResult"] = json.loads("[" * 300 + "]" * 300)
+    elif change == "too deep":  # past orjson's 1,024 levels
+        record["toolUseResult"] = "deep"
+        lines[1] = json.dumps(record).replace('"deep"', "[" * 1100 + "]" * 1100) + "\n"
+    elif change == "too deep for json here":  # orjson reads it, json.loads not at this recursion limit
+        record["toolUseResult"] = "deep"
+        lines[1] = json.dumps(record).replace('"deep"', "[" * 1020 + "]" * 1020) + "\n"
+    elif change == "a long integer":  # 339 digits, past a float: orjson refuses it, json.loads reads it
+        record["toolUseResult"] = {"bytes": 7 ** 400}
         lines[1] = json.dumps(record) + "\n"
     elif change == "thinking":
         record["message"]["content"].insert(0, {"type": "thinking", "thinking": "hm"})  # unsigned: check's AT4
@@ -304,7 +311,10 @@ def test_what_this_reading_does_not_take_is_read_whole(tmp_path: Path, change: s
     with path.open("rb") as handle:
         found = streamed(handle)
         checked = found.check() if found is not None else None
-    assert checked is None  # the whole reading: `read`, with its rules, errors and warnings
+    if change == "too deep for json here" and sys.version_info >= (3, 12):
+        assert found is not None  # json.loads reads it too: read a part at a time
+    else:
+        assert checked is None  # the whole reading: `read`, with its rules, errors and warnings
     if change == "thinking":
         assert found is not None  # repair still goes a part at a time: the provider's rules are check's
     _assert_same(tmp_path, path.read_text(encoding="utf-8-sig") if change != "bom" else "".join(lines))
@@ -313,15 +323,28 @@ def test_what_this_reading_does_not_take_is_read_whole(tmp_path: Path, change: s
 def test_a_number_that_only_looks_too_large_is_still_read_a_part_at_a_time(tmp_path: Path) -> None:
     lines = _turns(3).splitlines(keepends=True)
     record = json.loads(lines[1])
-    record["toolUseResult"] = {"ratio": 1e100, "note": "printed 1e+100, then 3e400 ]"}  # may_overflow says maybe
+    record["toolUseResult"] = {"ratio": 1e100, "note": "printed 1e+100, then 3e400 ]", "id": 2**64 + 1}
     lines[1] = json.dumps(record) + "\n"
     path = tmp_path / "s.jsonl"
     path.write_text("".join(lines))
     with path.open("rb") as handle:
         found = streamed(handle)
-        assert found is not None and found.check() is not None  # the strict parser read those lines too
+        assert found is not None and found.check() == []
     _assert_same(tmp_path, "".join(lines))
 
+
+
+@pytest.mark.parametrize("second", [2**64 + 2, 2**64 + 1])
+def test_block_indexes_past_64_bits_are_read_exactly(tmp_path: Path, second: int) -> None:
+    # orjson reads 2**64 + 1 and 2**64 + 2 as one float: only the exact integers tell a block from its repeat
+    lines = _turns(3).splitlines(keepends=True)
+    reply = json.loads(lines[4])
+    assert reply["message"]["id"] == "msg_2"
+    text = {**reply, "uuid": "text-2", "message": {**reply["message"], "content": [{"type": "text", "text": "a"}]},
+            "apiBlockIndex": 2**64 + 1}
+    reply.update(parentUuid="text-2", apiBlockIndex=second)
+    lines[4:5] = [json.dumps(text) + "\n", json.dumps(reply) + "\n"]
+    _assert_same(tmp_path, "".join(lines))
 
 
 @pytest.mark.skipif(not REAL.is_dir(), reason="../shared/real-world is absent")

@@ -38,7 +38,7 @@ try:  # zstd-encoded requests (Codex's) are read with `zstandard`, which the pro
 except ImportError:
     _zstd = None  # type: ignore[assignment]
 
-try:  # a repaired body is written with `orjson`, which the proxy extra installs (else with json)
+try:  # a repaired body is written with `orjson`, which chatmend installs on CPython (else with json)
     import orjson as _orjson
 except ImportError:
     _orjson = None  # type: ignore[assignment]

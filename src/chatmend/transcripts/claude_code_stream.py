@@ -325,15 +325,18 @@ def _stamp(handle: IO[bytes]) -> tuple[int, int, int] | None:
 def _records(handle: IO[bytes], max_size: int, hashed: Any = None) -> Iterator[tuple[int, int, int, int, Any]]:
     """Each record of the file with its line number, where its line starts and its length without the line end
     (in bytes), and how many `\r` end it: read a piece at a time (cut after a `\n`), each piece added to `hashed`
-    (a hashlib object) too, each record parsed from its bytes by `quick_loads` (half the time of `json.loads`),
-    and the lines of a piece that may hold a number too large for a float by the strict parser as well. Lines are
-    split on `\n` only, as the whole reading splits them; blank lines are skipped. A NUL byte, bytes that are not
-    UTF-8, a lone surrogate escape, a number JSON has no way to write, a line longer than `max_size` or one that
-    is not a JSON object raise a ValueError (so does nesting past 200 levels: the whole reading reads it)."""
+    (a hashlib object) too, each record parsed from its bytes by `fast_loads` (a third of the time of
+    `json.loads`), and those of a piece with as many brackets as `loads` reads levels here by `loads` itself (the
+    only nesting `fast_loads` may read that `loads` refuses). Lines are split on `\n` only, as the whole reading
+    splits them; blank lines are skipped. A NUL byte, bytes that are not UTF-8, a lone surrogate escape, a number
+    JSON has no way to write, nesting too deep, a line longer than `max_size` or one that is not a JSON object
+    raise a ValueError (so does an integer past the largest float: the whole reading reads it)."""
     number = 0
     start = 0  # where the next line starts in the file, in bytes
     pending: list[bytes] = []  # a line read so far with no line end yet (joined once, not once a piece)
     waiting = 0  # its length
+    deepest = strict_json.nesting_read()  # on CPython 3.11 and older, fewer levels than `fast_loads` reads
+    guarded = deepest <= strict_json.FAST_DEPTH
     while True:
         piece = handle.read(_PIECE)
         if hashed is not None:
@@ -349,7 +352,7 @@ def _records(handle: IO[bytes], max_size: int, hashed: Any = None) -> Iterator[t
             continue
         data = b"".join((*pending, piece[:cut])) if pending else piece[:cut]
         pending, waiting = [piece[cut:]], len(piece) - cut
-        strictly = strict_json.may_overflow(data)
+        strictly = guarded and data.count(b"[") + data.count(b"{") > deepest  # no line so deep otherwise
         pos = 0
         while pos < len(data):
             number += 1
@@ -361,9 +364,7 @@ def _records(handle: IO[bytes], max_size: int, hashed: Any = None) -> Iterator[t
                 raise ValueError("a line past the limit")
             if data.startswith(b"{", pos):
                 line = data[pos:stop]
-                value = strict_json.quick_loads(line)
-                if strictly:
-                    strict_json.loads(line.decode("utf-8"))  # a number too large for a float, which it refuses
+                value = strict_json.loads(line.decode("utf-8")) if strictly else strict_json.fast_loads(line)
                 returns = size - len(line.rstrip(b"\r")) if line.endswith(b"\r") else 0
                 yield number, start, size - returns, returns, value
             elif data[pos:stop].decode("utf-8").strip():  # str.strip: what the whole reading takes for blank
@@ -428,6 +429,8 @@ class _PartSoFar:
                 self.plain = False  # a second reply (a part starts at each: only a reply the reader merges)
             elif type(line.api_index) is int and line.api_index in self.positions:
                 self.plain = False  # the reader's repeats
+            elif type(line.api_index) is float:
+                self.plain = False  # maybe an integer past 64 bits (`fast_loads`): the reader reads it exactly
             else:
                 if type(line.api_index) is int:
                     self.positions.add(line.api_index)
