@@ -4,6 +4,7 @@ an integer past 64 bits, which it reads as a float."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from typing import Any
@@ -148,7 +149,12 @@ def test_a_process_that_raised_the_recursion_limit_reads_as_deep_as_fast_loads(l
 
 
 def test_without_orjson_fast_loads_is_loads(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(strict_json, "_orjson", None)
-    assert strict_json.fast_loads(b'{"a":' + b"1" * 30 + b"}") == {"a": int("1" * 30)}  # exact: `loads` read it
+    monkeypatch.setitem(sys.modules, "orjson", None)  # as on an interpreter orjson has no wheel for: no import
+    spec = importlib.util.spec_from_file_location("chatmend_json_without_orjson", strict_json.__file__)
+    assert spec is not None and spec.loader is not None
+    alone = importlib.util.module_from_spec(spec)  # a copy of the module, imported again; the real one untouched
+    spec.loader.exec_module(alone)
+    assert alone.fast_loads is not sys.modules["chatmend._json"].fast_loads
+    assert alone.fast_loads(b'{"a":' + b"1" * 30 + b"}") == {"a": int("1" * 30)}  # exact: `loads` read it
     with pytest.raises(json.JSONDecodeError, match="lone surrogate"):
-        strict_json.fast_loads(b'{"a":"\\ud800"}')
+        alone.fast_loads(b'{"a":"\\ud800"}')
