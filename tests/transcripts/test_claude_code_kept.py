@@ -97,6 +97,33 @@ def test_a_record_written_anew_keeps_the_fields_reading_dropped() -> None:
 
 
 
+def _deeper(frames: int, run: Callable[[], Any]) -> Any:
+    return _deeper(frames - 1, run) if frames else run()
+
+
+def test_a_record_too_deep_to_read_again_where_it_is_written_is_an_input_error_at_its_line() -> None:
+    # json.loads reads as deep as the stack left allows: a line read at first may not be when written anew
+    depth = next(d for d in range(2000, 0, -10) if _reads("[" * d + "]" * d))  # as deep as it reads from here
+    records: list[dict[str, Any]] = [
+        {"parentUuid": None, "type": "user", "uuid": "u1", "message": {"role": "user", "content": "go"}},
+        {"parentUuid": "u1", "type": "assistant", "uuid": "a1", "extra": "deep",
+         "message": {"id": "msg_1", "role": "assistant", "content": [{"type": "tool_use", "id": "", "name": "Bash",
+                                                                        "input": {}}]}}]
+    lines = [line.replace('"deep"', "[" * (depth - 40) + "]" * (depth - 40)) for line in lines_of(records)]
+    session = claude_code.read(lines)  # read with room to spare
+    with pytest.raises(InputError, match="nested too deeply") as caught:
+        _deeper(300, lambda: "".join(session.repaired(None)[1]))
+    assert caught.value.line == 2
+
+
+def _reads(text: str) -> bool:
+    try:
+        json.loads(text)
+    except RecursionError:
+        return False
+    return True
+
+
 @pytest.mark.skipif(not REAL.is_dir(), reason="../shared/real-world is absent")
 @pytest.mark.parametrize("name", real_claude_transcripts())
 def test_real_transcripts_read_as_reading_everything(name: str) -> None:

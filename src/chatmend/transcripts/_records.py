@@ -67,7 +67,10 @@ class Record:
         """Its whole JSON object (read again from its line when only part of it was kept), to write it anew."""
         if not self.partial:
             return self.data
-        value: dict[str, Any] = strict_json.loads(self.raw)
+        try:
+            value: dict[str, Any] = strict_json.loads(self.raw)
+        except json.JSONDecodeError as exc:  # nesting read at first, too deep with less of the stack left now
+            raise InputError(f"invalid JSON: {exc.msg}", line=self.line, column=exc.colno) from None
         return value
 
 
