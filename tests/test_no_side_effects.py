@@ -235,17 +235,19 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "ctrl_c_during_t
 def test_the_cli_called_from_code_leaves_the_collector_alone(capsys: pytest.CaptureFixture[str]) -> None:
     from chatmend import cli
 
-    before = (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count())
+    before = (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count(), sys.getrecursionlimit())
     assert cli.main(["show", str(EXAMPLE), "--color", "never"]) == 0
-    assert (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count()) == before
+    assert (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count(), sys.getrecursionlimit()) == before
     assert capsys.readouterr().out
 
 
-def test_the_program_tunes_its_own_collector() -> None:
-    # Run as `chatmend` (no argv given to main), the CLI owns its process and may tune it.
-    script = ("import gc, sys; from chatmend.cli import main; sys.argv = ['chatmend', 'show', sys.argv[1]]; "
-              "code = main(); print(gc.get_threshold(), gc.get_freeze_count() > 0, code, file=sys.stderr)")
+@pytest.mark.parametrize(("limit", "after"), [(1000, 2000), (5000, 5000)])
+def test_the_program_tunes_its_own_collector_and_recursion_limit(limit: int, after: int) -> None:
+    # Run as `chatmend` (no argv given to main), the CLI owns its process and may tune it (never lowering a limit).
+    script = (f"import gc, sys; sys.setrecursionlimit({limit}); from chatmend.cli import main; "
+              "sys.argv = ['chatmend', 'show', sys.argv[1]]; code = main(); "
+              "print(gc.get_threshold(), gc.get_freeze_count() > 0, sys.getrecursionlimit(), code, file=sys.stderr)")
     done = subprocess.run([sys.executable, "-c", script, str(EXAMPLE)], capture_output=True, text=True,
                           timeout=60, check=False)
     assert done.returncode == 0, done.stderr
-    assert done.stderr.strip().splitlines()[-1] == "(50000, 20, 10) True 0"
+    assert done.stderr.strip().splitlines()[-1] == f"(50000, 20, 10) True {after} 0"
