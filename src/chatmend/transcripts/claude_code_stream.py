@@ -326,8 +326,8 @@ def _records(handle: IO[bytes], max_size: int, hashed: Any = None) -> Iterator[t
     """Each record of the file with its line number, where its line starts and its length without the line end
     (in bytes), and how many `\r` end it: read a piece at a time (cut after a `\n`), each piece added to `hashed`
     (a hashlib object) too, each record parsed from its bytes by `fast_loads` (a third of the time of
-    `json.loads`), and those of a piece with as many brackets as `loads` reads levels here by `loads` itself (the
-    only nesting `fast_loads` may read that `loads` refuses). Lines are split on `\n` only, as the whole reading
+    `json.loads`), and a line with more brackets than `loads` reads levels here by `loads` itself (the only
+    nesting `fast_loads` may read that `loads` refuses). Lines are split on `\n` only, as the whole reading
     splits them; blank lines are skipped. A NUL byte, bytes that are not UTF-8, a lone surrogate escape, a number
     JSON has no way to write, nesting too deep, a line longer than `max_size` or one that is not a JSON object
     raise a ValueError (so does an integer past the largest float: the whole reading reads it)."""
@@ -336,7 +336,9 @@ def _records(handle: IO[bytes], max_size: int, hashed: Any = None) -> Iterator[t
     pending: list[bytes] = []  # a line read so far with no line end yet (joined once, not once a piece)
     waiting = 0  # its length
     deepest = strict_json.nesting_read()  # on CPython 3.11 and older, fewer levels than `fast_loads` reads
-    guarded = deepest <= strict_json.FAST_DEPTH
+    # A line nested deeper has more brackets than that, and twice as many bytes: only such a line is counted.
+    shortest_deep = 2 * deepest if deepest <= strict_json.FAST_DEPTH else max_size + 1
+    fast_loads = strict_json.fast_loads
     while True:
         piece = handle.read(_PIECE)
         if hashed is not None:
@@ -352,8 +354,6 @@ def _records(handle: IO[bytes], max_size: int, hashed: Any = None) -> Iterator[t
             continue
         data = b"".join((*pending, piece[:cut])) if pending else piece[:cut]
         pending, waiting = [piece[cut:]], len(piece) - cut
-        deep = guarded and data.count(b"[") + data.count(b"{") > deepest  # no line so deep otherwise
-        read = _read_strictly if deep else strict_json.fast_loads
         lines = data.split(b"\n")  # a line at a time: one C call a piece, not a search and a slice a line
         if piece or not data:
             lines.pop()  # what follows the piece's last line end (at the end of the file, the empty last line)
@@ -363,7 +363,10 @@ def _records(handle: IO[bytes], max_size: int, hashed: Any = None) -> Iterator[t
             if size > max_size:
                 raise ValueError("a line past the limit")
             if line[:1] == b"{":
-                value = read(line)
+                if size < shortest_deep or line.count(b"[") + line.count(b"{") <= deepest:
+                    value = fast_loads(line)
+                else:
+                    value = _read_strictly(line)  # maybe nested deeper than `loads` reads here
                 returns = size - len(line.rstrip(b"\r")) if line[-1:] == b"\r" else 0
                 yield number, start, size - returns, returns, value
             elif line.decode("utf-8").strip():  # str.strip: what the whole reading takes for blank
