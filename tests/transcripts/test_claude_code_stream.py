@@ -334,6 +334,34 @@ def test_a_number_that_only_looks_too_large_is_still_read_a_part_at_a_time(tmp_p
 
 
 
+@pytest.mark.parametrize("after", [None, "prompt", "text"])
+def test_replies_of_thinking_alone_are_checked_whole(tmp_path: Path, after: str | None) -> None:
+    # Found by the fuzz: past a compact boundary, a reply of signed thinking alone (written twice) sends no message,
+    # which Anthropic's rules refuse; the neutral rules the first pass applies find nothing there.
+    records: list[dict[str, Any]] = [
+        {"type": "user", "uuid": "u0", "parentUuid": None, "message": {"role": "user", "content": "hi"}},
+        {"type": "system", "subtype": "compact_boundary", "uuid": "b0", "parentUuid": None, "isSidechain": False}]
+    for k in (1, 2):
+        records.append({"type": "assistant", "uuid": f"a{k}", "parentUuid": records[-1]["uuid"], "apiBlockIndex": 0,
+                        "message": {"id": "msg_0", "role": "assistant",
+                                    "content": [{"type": "thinking", "thinking": "go", "signature": "s"}]}})
+    if after == "prompt":
+        records.append({"type": "user", "uuid": "u3", "parentUuid": "a2", "message": {"role": "user", "content": "on"}})
+    elif after == "text":
+        records.append({"type": "assistant", "uuid": "a3", "parentUuid": "a2",
+                        "message": {"id": "msg_0", "role": "assistant", "content": [{"type": "text", "text": "ok"}]}})
+    text = "".join(json.dumps(r) + "\n" for r in records)
+    path = tmp_path / "s.jsonl"
+    path.write_text(text)
+    with path.open("rb") as handle:
+        found = streamed(handle)
+        assert found is not None  # repair still goes a part at a time
+        assert (found.check() is None) is (after is None)
+    _assert_same(tmp_path, text)
+    if after is None:
+        assert main(["check", str(path)]) == 1
+
+
 @pytest.mark.parametrize("second", [2**64 + 2, 2**64 + 1])
 def test_block_indexes_past_64_bits_are_read_exactly(tmp_path: Path, second: int) -> None:
     # orjson reads 2**64 + 1 and 2**64 + 2 as one float: only the exact integers tell a block from its repeat

@@ -205,7 +205,8 @@ class Scan:
     newline: str
     """The line end of its first record: records added end as it does."""
     plain: bool
-    """True when every record the conversation reads has a shape (check then finds nothing in any block)."""
+    """True when every record the conversation reads has a shape (check then finds nothing in any block) and one
+    of them is sent: replies of thinking alone send no message, which the provider's rules refuse."""
     digest: bytes | None = None
     """The sha256 of the bytes the first pass read, when asked for (`still_as_read`)."""
     starts: list[int] = field(default_factory=list)
@@ -384,19 +385,23 @@ def _read_strictly(line: bytes) -> Any:
 def _cut(lines: list[Line], live: set[int], sidechain: bool,
          ) -> tuple[list[int], list[tuple[int, list[str]] | None], bool]:
     """The record each part starts at, what each part is as far as repair leaving it as it is goes
-    (`Scan.as_is`; none when the reader reads no record), and whether every record the reader reads has a shape.
-    A part starts at the first record and at each record the reader reads that starts a reply surely kept (a
-    reply's first record with a shape has text or a call, so rule 1 never drops it)."""
+    (`Scan.as_is`; none when the reader reads no record), and whether every record the reader reads has a shape
+    and one of them is sent (`Scan.plain`). A part starts at the first record and at each record the reader reads
+    that starts a reply surely kept (a reply's first record with a shape has text or a call, so rule 1 never drops
+    it)."""
     starts = [0]
     as_is: list[tuple[int, list[str]] | None] = []
     part = _PartSoFar()
     plain = True
+    sent = False
     previous: Line | None = None
     for k, current in enumerate(lines):
         if not current.conversation or current.sidechain is not sidechain or k not in live:
             continue  # not read by the reader
         if current.shape is None:
             plain = False
+        elif not sent:
+            sent = _sent(current)
         elif current.kind == "assistant" and k and (
                 previous is None or previous.kind != "assistant" or current.message_id is None
                 or current.message_id != previous.message_id):
@@ -408,7 +413,13 @@ def _cut(lines: list[Line], live: set[int], sidechain: bool,
     if previous is None:
         return starts, [], plain
     as_is.append(part.as_is())
-    return starts, as_is, plain
+    return starts, as_is, plain and sent
+
+
+def _sent(line: Line) -> bool:
+    """True when the record, read with a shape, is sent: a prompt, results, or a reply with more than thinking
+    (thinking that nothing follows is not sent, AT7)."""
+    return line.kind != "assistant" or any(key[0] != "thinking" for key in line.shape)  # type: ignore[attr-defined]
 
 
 class _PartSoFar:
