@@ -334,7 +334,7 @@ def test_a_number_that_only_looks_too_large_is_still_read_a_part_at_a_time(tmp_p
 
 
 
-@pytest.mark.parametrize("after", [None, "prompt", "text"])
+@pytest.mark.parametrize("after", [None, "prompt", "text", "a new reply"])
 def test_replies_of_thinking_alone_are_checked_whole(tmp_path: Path, after: str | None) -> None:
     # Found by the fuzz: past a compact boundary, a reply of signed thinking alone (written twice) sends no message,
     # which Anthropic's rules refuse; the neutral rules the first pass applies find nothing there.
@@ -347,9 +347,10 @@ def test_replies_of_thinking_alone_are_checked_whole(tmp_path: Path, after: str 
                                     "content": [{"type": "thinking", "thinking": "go", "signature": "s"}]}})
     if after == "prompt":
         records.append({"type": "user", "uuid": "u3", "parentUuid": "a2", "message": {"role": "user", "content": "on"}})
-    elif after == "text":
-        records.append({"type": "assistant", "uuid": "a3", "parentUuid": "a2",
-                        "message": {"id": "msg_0", "role": "assistant", "content": [{"type": "text", "text": "ok"}]}})
+    elif after is not None:
+        message = {"id": "msg_0" if after == "text" else "msg_1", "role": "assistant",
+                   "content": [{"type": "text", "text": "ok"}]}
+        records.append({"type": "assistant", "uuid": "a3", "parentUuid": "a2", "message": message})
     text = "".join(json.dumps(r) + "\n" for r in records)
     path = tmp_path / "s.jsonl"
     path.write_text(text)
@@ -357,6 +358,8 @@ def test_replies_of_thinking_alone_are_checked_whole(tmp_path: Path, after: str 
         found = streamed(handle)
         assert found is not None  # repair still goes a part at a time
         assert (found.check() is None) is (after is None)
+        # a part starts at each reply past the boundary, the replies of thinking alone too
+        assert isinstance(found, Scan) and found.starts == ([0, 2, 4] if after == "a new reply" else [0, 2])
     _assert_same(tmp_path, text)
     if after is None:
         assert main(["check", str(path)]) == 1

@@ -400,14 +400,14 @@ def _cut(lines: list[Line], live: set[int], sidechain: bool,
             continue  # not read by the reader
         if current.shape is None:
             plain = False
-        elif not sent:
-            sent = _sent(current)
         elif current.kind == "assistant" and k and (
                 previous is None or previous.kind != "assistant" or current.message_id is None
                 or current.message_id != previous.message_id):
             as_is.append(part.as_is())
             starts.append(k)
             part = _PartSoFar()
+        if not sent and current.shape is not None:
+            sent = _sent(current)
         part.add(current)
         previous = current
     if previous is None:
