@@ -194,6 +194,8 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument("-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout")
     where.add_argument("--in-place", action="store_true",
                        help="replace FILE (atomically), keeping the original as FILE.bak (or FILE.bak.N)")
+    repair.add_argument("--force", action="store_true",
+                        help="with --in-place: replace FILE even while another process (an agent) holds it open")
     repair.add_argument("--to", metavar="FORMAT", choices=[*targets, *TRANSCRIPT_FORMATS],
                         help="write in this format instead of the one read")
     repair.add_argument("--model", metavar="M", help="the model named in a request body written with --to")
