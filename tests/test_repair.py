@@ -1,4 +1,4 @@
-"""repair_history against its specification (shared/spec/repair_history.md): every bullet and decision."""
+"""repair_history against its specification (docs/rules.md): every bullet and decision."""
 
 from __future__ import annotations
 

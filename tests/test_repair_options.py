@@ -164,7 +164,7 @@ def test_mark_none_makes_the_synthetic_result_a_plain_one() -> None:
     assert not plain.is_error and plain.content == MAY_HAVE_RUN_WORDING.format(name="search")
 
 
-WIRE_ERROR_MARKS = {  # how each format writes a synthetic result under each mark: provider-rules.md §1-§5
+WIRE_ERROR_MARKS = {  # how each format writes a synthetic result under each mark: docs/rules.md §1-§5
     "anthropic": ({"is_error": True}, {"is_error": True}, {}),
     "gemini": ({"error"}, {"error"}, {"output"}),
     "openai_chat": ("Error: ", "", ""),

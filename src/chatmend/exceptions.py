@@ -147,7 +147,7 @@ class Problem:
     """One reason a provider would answer a request body with a 400, predicted offline."""
 
     code: str
-    """The rule's id in the provider-rules notes, e.g. `AN1`."""
+    """The rule's id in the rules page (docs/rules.md), e.g. `AN1`."""
     path: str
     """Where in the body, e.g. `messages[3].content[0]`."""
     message: str

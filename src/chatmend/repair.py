@@ -1,6 +1,6 @@
 """`repair_history`: make any saved, resumed or interrupted history valid to send.
 
-The specification is `shared/spec/repair_history.md`; each rule of its Part 2 has one function here:
+The specification is `docs/rules.md`; each rule of its Part 2 has one function here:
 
 1. drop first ............. `is_placeholder`
 2. spans .................. `_Pass.run` (and where a span ends: `_Pass._pair_results`)

@@ -308,7 +308,7 @@ def test_a_renamed_responses_output_kept_as_a_block_is_renamed_inside() -> None:
     assert RESPONSES.check(_payload("gpt-4o", out, responses=True)) == []
 
 
-PAIRING = {"OR1", "OR2", "OR10", "OR11"}  # provider-rules: a call without output, an output without call, ...
+PAIRING = {"OR1", "OR2", "OR10", "OR11"}  # docs/rules.md: a call without output, an output without call, ...
 _STYLES = ["lists", "v1", "v1-blocks-only", "responses"]
 
 

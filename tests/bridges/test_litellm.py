@@ -36,7 +36,7 @@ from tests.strategies import examples, messy_histories
 pytestmark = pytest.mark.filterwarnings("ignore:Item.* using the `ReadOnly` qualifier:UserWarning")
 
 CHAT = providers.get("openai_chat")
-PAIRING = {"OC1", "OC2", "OC3", "OC4"}  # provider-rules: calls answered, results after their call
+PAIRING = {"OC1", "OC2", "OC3", "OC4"}  # docs/rules.md: calls answered, results after their call
 
 
 def _call(call_id: str, name: str = "read", args: str = "{}") -> dict[str, Any]:

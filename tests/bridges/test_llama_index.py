@@ -99,7 +99,7 @@ def chat_body(messages: list[ChatMessage]) -> dict[str, Any]:
     return {"model": "gpt-4o", "messages": out}
 
 
-PAIRING = {"OC1", "OC2", "OC3", "OC4"}  # provider-rules: calls answered, results after their call
+PAIRING = {"OC1", "OC2", "OC3", "OC4"}  # docs/rules.md: calls answered, results after their call
 
 
 def test_a_valid_history_comes_back_as_the_same_objects() -> None:

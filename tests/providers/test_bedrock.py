@@ -403,7 +403,7 @@ def test_repair_body_keeps_items_repair_leaves_alone() -> None:
 
 
 REPLY: dict[str, Any] = {
-    # the shape of the Converse response recorded in provider-rules §8 (Nova Micro, 200)
+    # the shape of the Converse response recorded in docs/rules.md §8 (Nova Micro, 200)
     "output": {"message": {"role": "assistant", "content": [
         {"reasoningContent": {"reasoningText": {"text": "Need the tool.", "signature": "c2ln"}}},
         {"text": "Let me check."},

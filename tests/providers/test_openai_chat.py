@@ -672,7 +672,7 @@ def _user_parts(*parts: dict[str, Any]) -> dict[str, Any]:
 
 def test_an_empty_part_type_is_its_invalid_value_400() -> None:
     # OpenAI answers `Invalid value: 'image'. Supported values are: ...` with param `messages[0].content[1].type`
-    # (provider-rules evidence in the adapter: one list for every role, audio and file included).
+    # (docs/rules.md evidence in the adapter: one list for every role, audio and file included).
     body = _user_parts({"type": "text", "text": "hi"}, {"type": ""})
     problems = oc.check(body)
     assert [(p.code, p.path) for p in problems] == [("SHAPE", "messages[0].content[1].type")]

@@ -18,6 +18,14 @@ from chatmend.transcripts._stores import Store, StoredSession, open_store, selec
 
 _ITEM = re.compile(r"^[a-z]+\[(\d+)\]")
 
+RULES_PAGE = "docs/rules.md"
+"""The page of the repository (and of the docs site, `rules/`) where every rule id has its heading."""
+
+
+def rule_anchor(code: str) -> str:
+    """Where rule `code` is explained: its heading on the rules page (`docs/rules.md#an6`)."""
+    return f"{RULES_PAGE}#{code.lower()}"
+
 
 def run_check(args: argparse.Namespace) -> int:
     """`chatmend check`: `PATH: CODE: message` for each problem; exit 1 when there is any. Given a directory,

@@ -1,6 +1,6 @@
 """What a provider answers (its 400's own words) to the problems repair fixes, for reports that name a session's
 problems without a request body to check (`chatmend doctor`): a call without its result, a result without its
-call, a call id used twice. The sentences are the checkers' own (provider-rules note: OC1/OC2, AN1/AN2/AN6,
+call, a call id used twice. The sentences are the checkers' own (rules page (docs/rules.md): OC1/OC2, AN1/AN2/AN6,
 OR1/OR2, GE1); where a sentence names a position in the provider's body, the part before it is left out (the
 session is not that body)."""
 

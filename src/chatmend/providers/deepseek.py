@@ -1,4 +1,4 @@
-"""DeepSeek (`POST https://api.deepseek.com/chat/completions`), OpenAI Chat shaped: provider-rules §6 (DS1-DS4).
+"""DeepSeek (`POST https://api.deepseek.com/chat/completions`), OpenAI Chat shaped: docs/rules.md §6 (DS1-DS4).
 
 The `openai_chat` shape with DeepSeek's differences:
 - thinking goes back as `reasoning_content` on assistant messages, on every one with calls (DS3: in thinking mode
@@ -30,7 +30,7 @@ class DeepSeek(OpenAIChat):
     """DeepSeek: OpenAI Chat bodies with `reasoning_content` passed back in thinking mode."""
 
     name: ClassVar[str] = "deepseek"
-    id_max_length: ClassVar[int | None] = None  # no limit known (provider-rules §6)
+    id_max_length: ClassVar[int | None] = None  # no limit known (docs/rules.md §6)
     title: ClassVar[str] = "DeepSeek"
     description: ClassVar[str] = "DeepSeek (OpenAI Chat shaped, reasoning_content in thinking mode)"
     model_prefixes: ClassVar[tuple[str, ...]] = ("deepseek",)

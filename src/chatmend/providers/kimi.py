@@ -1,6 +1,6 @@
 """Moonshot Kimi (K2, K2.5, K2.6) through its OpenAI-compatible `POST /v1/chat/completions`.
 
-The OpenAI Chat shape (`openai_chat`) with Kimi's differences, provider-rules §5 (KI1-KI4):
+The OpenAI Chat shape (`openai_chat`) with Kimi's differences, docs/rules.md §5 (KI1-KI4):
 - tool call ids in Kimi's own shape `functions.{name}:{n}` (the model was trained on it), `n` the call's
   index across the whole history: unique, so collision-free even when names repeat, and prefix-stable;
 - thinking goes back as `reasoning_content` on the assistant message (KI2);
@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from chatmend.exceptions import Problem
 from chatmend.providers.openai_chat import TEXTS, IdAssigner, OpenAIChat
 
-# KI4: Kimi's own 400 texts were not captured (provider-rules §5): these say what its API reference says.
+# KI4: Kimi's own 400 texts were not captured (docs/rules.md §5): these say what its API reference says.
 _KI4_TOOL_CHOICE = "tool_choice {value} is not supported with thinking enabled: use 'auto' or 'none'"
 _KI4_TEMPERATURE = "temperature {value} is not supported with thinking enabled: it is fixed at 1.0"
 
@@ -48,9 +48,9 @@ class Kimi(OpenAIChat):
     """Kimi: OpenAI Chat bodies with `functions.NAME:IDX` ids, `reasoning_content` and named tool results."""
 
     name: ClassVar[str] = "kimi"
-    id_max_length: ClassVar[int | None] = None  # no length limit is known (provider-rules §5)
+    id_max_length: ClassVar[int | None] = None  # no length limit is known (docs/rules.md §5)
     id_shape: ClassVar[re.Pattern[str]] = re.compile(r"functions\..+:\d+")
-    """Kimi's own ids, `functions.NAME:IDX` (provider-rules §5): what `_PositionIds` mints, and what tells a
+    """Kimi's own ids, `functions.NAME:IDX` (docs/rules.md §5): what `_PositionIds` mints, and what tells a
     Kimi body from another Chat Completions body."""
     title: ClassVar[str] = "Kimi"
     description: ClassVar[str] = "Moonshot Kimi (OpenAI Chat shaped, functions.NAME:N ids)"
@@ -90,7 +90,7 @@ class Kimi(OpenAIChat):
     def _check_thinking_options(self, body: Mapping[str, Any]) -> list[Problem]:
         """KI4: with thinking on, `tool_choice` is `auto` or `none` only and `temperature` is fixed at 1.0."""
         if not _thinking_on(body):
-            return []  # thinking off: no fixed value is known for sure (provider-rules §5 gives 0.6 only as INF)
+            return []  # thinking off: no fixed value is known for sure (docs/rules.md §5 gives 0.6 only as INF)
         out = []
         choice = body.get("tool_choice")
         if choice is not None and choice not in ("auto", "none"):

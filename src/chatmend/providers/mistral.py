@@ -1,6 +1,6 @@
 """Mistral La Plateforme (`POST https://api.mistral.ai/v1/chat/completions`), OpenAI Chat shaped.
 
-The `openai_chat` shape with Mistral's differences, provider-rules §7 (MI1-MI12), whose reference validator
+The `openai_chat` shape with Mistral's differences, docs/rules.md §7 (MI1-MI12), whose reference validator
 is mistral-common's `MistralRequestValidatorV11`/`V13` (serving mode):
 - ids exactly 9 characters of `[a-zA-Z0-9]` (MI1): a Mistral id stays as it is, any other becomes a stable
   base62 digest of it, the next salt tried on a collision;

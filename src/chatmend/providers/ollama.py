@@ -1,4 +1,4 @@
-"""Ollama's OpenAI-compatible endpoint (`POST http://localhost:11434/v1/chat/completions`), provider-rules §9.
+"""Ollama's OpenAI-compatible endpoint (`POST http://localhost:11434/v1/chat/completions`), docs/rules.md §9.
 
 The `openai_chat` shape with what Ollama's compat layer (SRC ollama/ollama `openai/openai.go`) refuses or loses:
 - an image is a base64 `data:` URI of jpeg, png or webp (OL1): an image by URL is named in a text part instead;
@@ -35,7 +35,7 @@ class Ollama(OpenAIChat):
     shape_of: ClassVar[str | None] = "openai_chat"
     texts: ClassVar[dict[str, str]] = {
         **TEXTS,
-        # OL1-OL3: SRC ollama/ollama `openai/openai.go` (provider-rules §9)
+        # OL1-OL3: SRC ollama/ollama `openai/openai.go` (docs/rules.md §9)
         "OL1": "image URLs are not currently supported, please use base64 encoded data instead",
         "OL1t": "invalid image input",
         "OL2": "invalid tool call arguments",

@@ -3,9 +3,9 @@
 The `openai_chat` shape; a model whose template has rules of its own gets its adapter's rules, for writing and for
 checking (`check` needs the model: the body's `model` or `model=`):
 - Mistral models (`mistralai/Mistral-Small-3.2-24B-Instruct-2506`): mistral-common validates the request, so ids are
-  9 characters of `[a-zA-Z0-9]` and Mistral's role order holds (provider-rules §7, MI1-MI12; OBS
+  9 characters of `[a-zA-Z0-9]` and Mistral's role order holds (docs/rules.md §7, MI1-MI12; OBS
   vllm-project/vllm#6225 for the id rule through vLLM);
-- Kimi models (`moonshotai/Kimi-K2-Instruct`): the Kimi tool parser reads `functions.NAME:IDX` ids (provider-rules
+- Kimi models (`moonshotai/Kimi-K2-Instruct`): the Kimi tool parser reads `functions.NAME:IDX` ids (docs/rules.md
   §5), and tool messages hold text only (OBS vllm-project/vllm#43203: "tool message content only supports text
   content"; the Chat writer never puts an image there);
 - any other model: OpenAI's rules, without its 40-character id limit (vLLM sets none).

@@ -1,6 +1,6 @@
 """Anthropic Messages (`POST /v1/messages`): write, read, check and send.
 
-Rules are those of `shared/notes/provider-rules.md` §3 (ids AN1-AN9, AT1-AT7). Anthropic merges consecutive
+Rules are those of `docs/rules.md` §3 (ids AN1-AN9, AT1-AT7). Anthropic merges consecutive
 turns of one role before it validates, so the writer emits one wire message per history message (prefix
 stable) and keeps every rule true of the merged turns; `check` merges first, then judges.
 

@@ -46,7 +46,7 @@ TEXTS: dict[str, str] = {
            "cannot contain `thinking`. To use thinking blocks, enable `thinking` in your request.",
     "AT7": "messages.{n}: The final block in an assistant message cannot be `{kind}`.",
 }
-"""Anthropic's 400 texts per rule (provider-rules §3), verbatim with their variable parts as fields.
+"""Anthropic's 400 texts per rule (docs/rules.md §3), verbatim with their variable parts as fields.
 
 AN7's tail after "each tool_use must have a single result" is ours (the full text was never captured).
 """

@@ -1,6 +1,6 @@
 """AWS Bedrock Converse (`bedrock-runtime` `Converse`): write, read, check and send.
 
-Rules are those of `shared/notes/provider-rules.md` §8 (BR1-BR8) and the checker's (BR1x, BR11-BR13), each with
+Rules are those of `docs/rules.md` §8 (BR1-BR8) and the checker's (BR1x, BR11-BR13), each with
 its evidence in `checker.py`. A body is the Converse request as boto3's `client.converse(**body)` takes it, minus
 `modelId`, which `send` adds (on the HTTP wire the model is in the URL: `POST /model/{modelId}/converse`); blobs
 (image, document, video and audio bytes, redacted reasoning) are base64 text, as in the HTTP JSON, and `send` hands

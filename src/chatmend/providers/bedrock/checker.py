@@ -1,6 +1,6 @@
 """The offline checker: the 400s (`ValidationException`) Converse would answer a request with, in its words.
 
-Rules are provider-rules §8 (BR1-BR8) and the ones below; every text is quoted from a report of the live error:
+Rules are docs/rules.md §8 (BR1-BR8) and the ones below; every text is quoted from a report of the live error:
 - BR1 `Expected toolResult blocks at messages.N.content for the following Ids: ...` (agno-agi/agno#6698,
   zeroclaw-labs/zeroclaw#1476);
 - BR1x `The number of toolResult blocks at messages.N.content exceeds the number of toolUse blocks of previous

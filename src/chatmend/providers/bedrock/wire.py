@@ -13,7 +13,7 @@ ID_MAX_LENGTH = 64
 """The longest `toolUseId` (botocore's `ToolUseId`: min 1, max 64)."""
 ID_ALPHABET = "a-zA-Z0-9_.:-"
 """The characters of a `toolUseId` (botocore 1.44.8's `ToolUseId` pattern `[a-zA-Z0-9_.:-]+`), as the inside of a
-regex class. The API reference page shows the stricter `[a-zA-Z0-9_-]+` (provider-rules §8); the service model
+regex class. The API reference page shows the stricter `[a-zA-Z0-9_-]+` (docs/rules.md §8); the service model
 is what the endpoint validates against."""
 ID = re.compile(f"[{ID_ALPHABET}]{{1,{ID_MAX_LENGTH}}}")
 TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")

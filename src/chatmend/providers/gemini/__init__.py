@@ -34,7 +34,7 @@ Choices, each made so that a saved body reads back into the same history:
 - A result's images go into `functionResponse.parts` for Gemini 3; for older models they follow the
   responses as user parts, after an `IMAGES_LABEL` text naming the call, and `from_request` puts them back.
 
-`check` knows GE1-GE9 of the provider-rules notes, plus GE0 (the body does not parse: a part with no or two
+`check` knows GE1-GE9 of the rules page (docs/rules.md), plus GE0 (the body does not parse: a part with no or two
 kinds of data, `args` or `response` not an object, bytes that are not base64) and GE10 (INF: images in a
 function response for a model before Gemini 3). GE4 needs `model=`, GE8 and a missing role `platform="vertex"`.
 """

@@ -1,6 +1,6 @@
 """OpenAI Chat Completions (`POST /v1/chat/completions`): write, read, check and send.
 
-Rules are those of `shared/notes/provider-rules.md` §1 (ids OC1-OC7). Kimi and Mistral speak the same shape
+Rules are those of `docs/rules.md` §1 (ids OC1-OC7). Kimi and Mistral speak the same shape
 and subclass `OpenAIChat`: they set the class flags and override hooks (writing: `_id_assigner`, `_wire_ids`
 of the base, and `_wire_name`, `_append_turn`, `_on_assistant`, `_finish`; checking: `_check_shape`,
 `_check_messages`, `_check_assistant`, and the rule codes `unanswered_code`, `image_code`).

@@ -1,4 +1,4 @@
-"""Checking a Chat Completions body offline, in the provider's own words (provider-rules §1)."""
+"""Checking a Chat Completions body offline, in the provider's own words (docs/rules.md §1)."""
 
 from __future__ import annotations
 

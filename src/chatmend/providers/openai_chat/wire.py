@@ -60,7 +60,7 @@ TEXTS: dict[str, str] = {
     "OC7": "Invalid 'messages[{index}]'. Image URLs are only allowed for messages with role 'user', but this "
            "message with role '{role}' contains an image URL.",
 }
-"""OpenAI's 400 texts per rule (provider-rules §1), verbatim with their variable parts as fields."""
+"""OpenAI's 400 texts per rule (docs/rules.md §1), verbatim with their variable parts as fields."""
 
 
 READERS = ("_read_message", "_read_assistant", "_read_call", "_read_content", "_read_part", "_read_groups")

@@ -1,6 +1,6 @@
 """OpenAI Responses API (`POST /v1/responses`): input items, function-call pairs and reasoning replay.
 
-Rule ids OR1-OR9 are those of section 2 of the provider-rules notes. Three more are this package's own, for
+Rule ids OR1-OR9 are those of section 2 of the rules page (docs/rules.md). Three more are this package's own, for
 errors the notes do not number: OR0 (the body's shape and types, in OpenAI's generic `invalid_type`,
 `invalid_value` and `missing_required_parameter` wording), OR10 (one `call_id` on two calls or two outputs)
 and OR11 (a user, system or developer message between a `function_call` and its output; INF).
