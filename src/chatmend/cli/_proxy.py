@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import logging
-import sys
+import os
 import textwrap
 from typing import Any
 
-from chatmend.cli._shared import OK, say
+from chatmend.cli._shared import OK
 from chatmend.cli._text import UsageError
 from chatmend.formats import InputError
 
@@ -25,7 +24,11 @@ def proxy_command(sub: Any, epilog: str) -> None:
             "OPENAI_BASE_URL at http://HOST:PORT/v1, AWS_ENDPOINT_URL_BEDROCK_RUNTIME at http://HOST:PORT. "
             "Needs pip install 'chatmend[proxy]'.", 100),
         epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
-    proxy.add_argument("--host", help="the address to listen on (default 127.0.0.1: this machine only)")
+    proxy.add_argument("--host", help="the address to listen on (default 127.0.0.1: this machine only; any other "
+                                      "needs --token)")
+    proxy.add_argument("--token", help="a secret every client must send (header x-chatmend-token: TOKEN, or "
+                                       "Proxy-Authorization: Bearer TOKEN); default: $CHATMEND_PROXY_TOKEN, which "
+                                       "other users cannot read in the process list")
     proxy.add_argument("--port", type=int, help="the port to listen on (default 8787)")
     proxy.add_argument("--upstream", metavar="NAME=URL", action="append", default=[],
                        help="where a route family goes: anthropic, openai (a base ending in /v1, as the OpenAI "
@@ -37,7 +40,13 @@ def proxy_command(sub: Any, epilog: str) -> None:
     proxy.add_argument("--config", metavar="FILE", help="a JSON file of settings (options given here win)")
     proxy.add_argument("--dry-run", action="store_true", help="log what repair would change, forward the original")
     proxy.add_argument("--max-body-bytes", type=int, metavar="N", help="answer 413 above this (default 32 MiB)")
-    proxy.add_argument("--log-json", action="store_true", help="one JSON object a log line")
+    proxy.add_argument("--max-inflight-bytes", type=int, metavar="N",
+                       help="request bodies read, repaired and sent at once, in bytes; a request past it gets 503 "
+                            "with Retry-After: 1, which the SDKs retry (default 128 MiB)")
+    proxy.add_argument("--log-json", action="store_true", help="every log line one JSON object")
+    proxy.add_argument("--log-level", choices=("debug", "info", "warning", "error"),
+                       help="the proxy's own log level (default info; uvicorn and httpx2 log warnings only, "
+                            "unless debug); keys are never logged")
     proxy.add_argument("--workers", type=int, metavar="N", help="worker processes (default 1; the proxy is "
                                                                 "stateless)")
     proxy.add_argument("--sign-bedrock", action="store_true",
@@ -52,16 +61,20 @@ def proxy_command(sub: Any, epilog: str) -> None:
 def _proxy(args: argparse.Namespace) -> int:
     """Serve the proxy until SIGINT or SIGTERM; the command line owns the process and its logging."""
     try:
-        from chatmend.proxy import ProxyConfig, load_config, parse_upstreams, serve
+        from chatmend.proxy import TOKEN_ENV, PortTaken, ProxyConfig, load_config, parse_upstreams, serve
         from chatmend.proxy._config import validated
+        from chatmend.proxy._logging import configure
     except ImportError as exc:
         raise UsageError(f"the proxy needs its dependencies: pip install 'chatmend[proxy]' ({exc})") from None
     try:
         config = load_config(args.config) if args.config else ProxyConfig()
         changes: dict[str, Any] = {"upstreams": parse_upstreams(args.upstream, config.upstreams)}
-        for name in ("host", "port", "chat_provider", "max_body_bytes", "workers", "grace_seconds"):
+        for name in ("host", "port", "chat_provider", "max_body_bytes", "max_inflight_bytes", "workers",
+                     "grace_seconds", "log_level", "token"):
             if getattr(args, name) is not None:
                 changes[name] = getattr(args, name)
+        if not changes.get("token") and not config.token and os.environ.get(TOKEN_ENV):
+            changes["token"] = os.environ[TOKEN_ENV]
         changes["dry_run"] = config.dry_run or args.dry_run
         changes["log_json"] = config.log_json or args.log_json
         changes["sign_bedrock"] = config.sign_bedrock or args.sign_bedrock
@@ -72,8 +85,10 @@ def _proxy(args: argparse.Namespace) -> int:
             load_signer()  # no credentials: a usage error now, not a traceback when the app starts
     except (InputError, ValueError) as exc:
         raise UsageError(str(exc)) from None
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
-    routes = ", ".join(f"{name} -> {url}" for name, url in config.upstreams.items())
-    say(f"chatmend proxy: listening on http://{config.host}:{config.port} ({routes})\n")
-    serve(config)
+    # the command owns its process: one formatter for every record, keys redacted, libraries at warning
+    configure(json_lines=config.log_json, level=config.log_level, secrets=[config.token])
+    try:
+        serve(config)
+    except PortTaken as exc:
+        raise UsageError(str(exc)) from None
     return OK

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -13,7 +14,10 @@ from chatmend.exceptions import InputError
 from chatmend.providers import names as provider_names
 from chatmend.providers.http import FAMILIES
 
-__all__ = ["ProxyConfig", "load_config", "parse_upstreams"]
+__all__ = ["TOKEN_ENV", "ProxyConfig", "is_loopback", "load_config", "parse_upstreams"]
+
+TOKEN_ENV = "CHATMEND_PROXY_TOKEN"
+"""The environment variable `chatmend proxy` reads its token from when `--token` is not given."""
 
 
 def _default_upstreams() -> dict[str, str]:
@@ -35,6 +39,15 @@ class ProxyConfig:
     """Log what repair would change and forward the original body."""
     max_body_bytes: int = 32 * 1024 * 1024
     """Request bodies above this get a 413 in the provider's error shape."""
+    max_inflight_bytes: int = 128 * 1024 * 1024
+    """The request bodies being read, repaired and sent at once, in bytes: a request that would pass it gets a
+    503 with `Retry-After: 1` in the provider's error shape (the SDKs retry it); one body alone always goes."""
+    token: str = field(default="", repr=False)
+    """A secret every client must send (`x-chatmend-token: TOKEN`, or `Proxy-Authorization: Bearer TOKEN`); needed
+    to listen beyond loopback. Never logged."""
+    log_level: str = "info"
+    """The proxy's own log level (`debug`, `info`, `warning`, `error`); uvicorn's and httpx2's stay at warning
+    unless it is `debug`."""
     log_json: bool = False
     """One JSON object a log line, for log collectors."""
     connect_timeout: float = 10.0
@@ -114,13 +127,30 @@ def _from_mapping(data: Any, where: str) -> ProxyConfig:
     return validated(config, where)
 
 
+def is_loopback(host: str) -> bool:
+    """True for a name or address of this machine only: `localhost`, `127.0.0.0/8`, `::1`."""
+    name = host.strip().strip("[]").lower().rstrip(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
 def validated(config: ProxyConfig, where: str) -> ProxyConfig:
     """The configuration, or a located error for a value out of range."""
+    if not is_loopback(config.host) and not config.token:
+        raise InputError(f"{where}: --host {config.host} listens beyond this machine: anyone who reaches it would "
+                         f"use your keys and AWS identity; set a token the clients must send (--token, or "
+                         f"{TOKEN_ENV} in the environment)")
+    if config.log_level.lower() not in ("debug", "info", "warning", "error"):
+        raise InputError(f"{where}: log level {config.log_level!r}: expected debug, info, warning or error")
     if config.chat_provider not in provider_names():
         raise InputError(f"{where}: unknown chat provider {config.chat_provider!r}; expected one of "
                          f"{', '.join(provider_names())}")
     if not 0 < config.port < 65536 and config.port != 0:
         raise InputError(f"{where}: port {config.port} is not a TCP port")
-    if config.max_body_bytes <= 0 or config.workers <= 0:
-        raise InputError(f"{where}: max_body_bytes and workers must be positive")
+    if config.max_body_bytes <= 0 or config.workers <= 0 or config.max_inflight_bytes <= 0:
+        raise InputError(f"{where}: max_body_bytes, max_inflight_bytes and workers must be positive")
     return config
