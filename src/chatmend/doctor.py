@@ -27,9 +27,17 @@ from dataclasses import asdict, dataclass, field
 from typing import IO, Any, Literal
 
 from chatmend import ChatmendError, Repairer, RepairResult
-from chatmend.formats import InputError, Session, atomic_write, read_bytes, streamed, write_backup
+from chatmend.formats import InputError, Session, read_bytes, streamed
+from chatmend.formats._inplace import (
+    final_target,
+    lock_file,
+    open_elsewhere,
+    refuse_hard_links,
+    replace_file,
+    torn_tail,
+)
 from chatmend.formats._io import Chunk
-from chatmend.formats._problems import neutral_problems
+from chatmend.formats._problems import as_sent, neutral_problems
 from chatmend.formats._session import RepairSummary, Streamed
 from chatmend.providers._words import provider_words
 from chatmend.transcripts._sqlite import is_sqlite
@@ -47,7 +55,7 @@ __all__ = ["IN_USE_SECONDS", "Finding", "Target", "doctor", "scan", "targets"]
 IN_USE_SECONDS = 60.0
 """A session modified this recently is taken to be in use by its tool."""
 
-Status = Literal["ok", "broken", "fixed", "in use", "unreadable"]
+Status = Literal["ok", "broken", "fixed", "in use", "unreadable", "empty"]
 
 
 @dataclass(frozen=True)
@@ -182,44 +190,61 @@ def scan(target: Target, *, fix: bool = False, force: bool = False, now: float |
 def _scan_file(target: Target, fix: bool, force: bool, now: float) -> Finding:
     path = target.path
     try:
-        st = os.stat(path)
-    except OSError as exc:
-        return Finding(target.tool, target.format, path, "", "", 0.0, "unreadable", [exc.strerror or str(exc)])
+        real = final_target(path)  # a symlink's target is what is read, locked and replaced; the link stays
+        st = os.stat(real)
+    except (OSError, InputError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return Finding(target.tool, target.format, path, "", "", 0.0, "unreadable", [f"{path}: {reason}"])
     session_id = target.session_id(path) if target.session_id else os.path.splitext(os.path.basename(path))[0]
     finding = Finding(target.tool, target.format, path, session_id, "", st.st_mtime, "ok",
                       resume=target.resume(path) if target.resume else "")
+    if st.st_size == 0:
+        finding.status = "empty"  # a session its tool created and never wrote to: nothing to send, nothing broken
+        return finding
     try:
-        with open(path, "rb") as handle:
+        with open(real, "rb") as handle:
+            busy = _locked(handle) if fix else None  # held from the read to the rename
             found = streamed(handle, target.format, digest=fix)
             if found is not None:
-                return _scan_streamed(finding, found, handle, st, fix, force, now)
+                return _scan_streamed(finding, found, handle, st, fix, force, now, real, busy)
             handle.seek(0)
             data = handle.read()
-        session = read_bytes(data, target.format, name=path)
-        finding.format = session.format
-        finding.tool = finding.tool or _tool_of(session.format)
-        result = Repairer().repair(session.messages)
-        finding.problems = neutral_problems(session, result)
-        finding.said = _said(session, result)
-        text: str | None = None
-        if not result.changed and session.warnings:
-            # a store's own fix beyond the history (Gemini CLI's response stored twice): only its text says
-            repaired, chunks = session.repaired(None)
-            text = _with_bom("".join(chunks), data)
-            if text.encode("utf-8") == data:
+            if not data.strip():
+                finding.status = "empty"
                 return finding
-            finding.problems += session.warnings
-        elif not result.changed:
-            return finding
-        if _left_alone(finding, st, fix, force, now):
-            return finding
-        if text is None:
-            repaired, chunks = session.repaired(None)
-            text = _with_bom("".join(chunks), data)
-        if text.encode("utf-8") != data:
-            finding.backup = _replace(path, [text], data, st)
-            finding.status = "fixed"
-            finding.changes = _changes(repaired, session.fixes)
+            session = read_bytes(data, target.format, name=path)
+            finding.format = session.format
+            finding.tool = finding.tool or _tool_of(session.format)
+            result = as_sent(session, Repairer().repair(session.messages))
+            finding.problems = neutral_problems(session, result)
+            finding.said = _said(session, result)
+            text: str | None = None
+            if not result.changed and session.warnings:
+                # a store's own fix beyond the history (Gemini CLI's response stored twice), or a torn last line
+                # left out: only its text says
+                repaired, chunks = session.repaired(None)
+                text = _with_bom("".join(chunks), data)
+                if text.encode("utf-8") == data:
+                    return finding
+                finding.problems += session.warnings
+            elif not result.changed:
+                return finding
+            if _left_alone(finding, st, fix, force, now, real, busy):
+                return finding
+            if text is None:
+                repaired, chunks = session.repaired(None)
+                text = _with_bom("".join(chunks), data)
+            written = text.encode("utf-8")
+            tail = torn_tail(data)
+            written = written[:-len(tail)] if tail and written.endswith(tail) else written
+            if written != data:
+                finding.backup = _replace(real, [written], data, st, force)
+                finding.status = "fixed"
+                finding.changes = _changes(repaired, session.fixes)
+                if tail:
+                    last = data.count(b"\n") + 1
+                    finding.changes.append(f"line {last}: a torn last line ({len(tail)} bytes) left out; kept in "
+                                           f"{finding.backup}")
     except (ChatmendError, OSError, UnicodeDecodeError) as exc:
         message = exc.in_file(path) if isinstance(exc, InputError) else f"{path}: {exc}"
         finding.status = "unreadable" if finding.status == "ok" else finding.status
@@ -227,28 +252,50 @@ def _scan_file(target: Target, fix: bool, force: bool, now: float) -> Finding:
     return finding
 
 
-def _left_alone(finding: Finding, st: os.stat_result, fix: bool, force: bool, now: float) -> bool:
-    """Mark a broken session so (or in use, when its tool wrote to it in the last minute and not `force`); True
-    when it is to be left as it is: in use, or not being fixed."""
+def _locked(handle: IO[bytes]) -> str | None:
+    """Lock a session file about to be fixed against another chatmend run; why it is in use when another holds
+    the lock."""
+    try:
+        lock_file(handle)
+    except InputError as exc:
+        return str(exc).split(";")[0]
+    return None
+
+
+def _left_alone(finding: Finding, st: os.stat_result, fix: bool, force: bool, now: float, path: str,
+                busy: str | None) -> bool:
+    """Mark a broken session so (or in use, unless `force`: its tool wrote to it in the last minute, another
+    process holds it open, another chatmend run holds its lock); True when it is to be left as it is: in use, or
+    not being fixed."""
     finding.status = "broken"
-    if now - st.st_mtime < IN_USE_SECONDS and not force:
+    if busy is not None:  # another chatmend run is writing it: never two at once, forced or not
         finding.status = "in use"
+        finding.problems.append(busy)
+        return True
+    if force:
+        return not fix
+    if now - st.st_mtime >= IN_USE_SECONDS:
+        busy = open_elsewhere(path)
+    if busy is not None or now - st.st_mtime < IN_USE_SECONDS:
+        finding.status = "in use"
+        if busy is not None:
+            finding.problems.append(busy)
         return True
     return not fix
 
 
 def _scan_streamed(finding: Finding, found: Streamed, handle: IO[bytes], st: os.stat_result, fix: bool, force: bool,
-                   now: float) -> Finding:
+                   now: float, path: str, busy: str | None) -> Finding:
     """`_scan_file` of a session read a part at a time (a large Claude Code transcript: memory well under its
     size), repaired in place as `chatmend repair --in-place` repairs it."""
     finding.format = found.format
     finding.tool = finding.tool or _tool_of(found.format)
     finding.problems, summary = found.findings()
     finding.said = _said_of(found.provider, summary)
-    if not summary.changed or _left_alone(finding, st, fix, force, now):
+    if not summary.changed or _left_alone(finding, st, fix, force, now, path, busy):
         return finding
     done = found.repair(None)
-    finding.backup = _replace(finding.path, done.chunks, handle, st, same=found.still_as_read)
+    finding.backup = _replace(path, done.chunks, handle, st, force, same=found.still_as_read)
     finding.status = "fixed"
     finding.changes = _changes(done.summary, ())
     return finding
@@ -278,26 +325,15 @@ def _tool_of(fmt: str) -> str:
     return fmt
 
 
-def _replace(path: str, chunks: Iterable[Chunk], data: bytes | IO[bytes], st: os.stat_result, *,
+def _replace(path: str, chunks: Iterable[Chunk], data: bytes | IO[bytes], st: os.stat_result, force: bool, *,
              same: Callable[[], bool] | None = None) -> str:
-    """`path` replaced by the text of `chunks` atomically, the bytes read (`data`, or the file they are read from)
-    kept in a new backup; refused (InputError) when the file changed since it was read (`same`: whether a file
-    read again as it is written still holds the bytes first read)."""
-    backup: list[str] = []
-
-    def unchanged() -> None:
-        now = os.stat(path)
-        if (now.st_ino, now.st_size, now.st_mtime_ns) != (st.st_ino, st.st_size, st.st_mtime_ns) or (
-                same is not None and not same()):
-            raise InputError("changed while chatmend was repairing it (its tool still writing?); nothing was "
-                             "written")
-
-    def commit() -> None:
-        unchanged()
-        backup.append(write_backup(path, data, st))
-
-    atomic_write(path, chunks, like=st, before_replace=commit)
-    return backup[0]
+    """`path` (a symlink's target) replaced as `repair --in-place` replaces it (`formats._inplace.replace_file`:
+    hard links refused, a backup, refused when it changed since it was read or another process holds it open
+    unless `force`, a killed run's temporary files swept)."""
+    refuse_hard_links(path, os.stat(path))
+    backup = replace_file(path, chunks, data, st, force=force, same=same)
+    assert backup is not None  # no `wanted`: the file is always replaced
+    return backup
 
 
 def _changes(result: Any, fixes: Sequence[str]) -> list[str]:

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from chatmend.cli._output import signals_remove_temporary_files
 from chatmend.cli._report import plural
 from chatmend.cli._shared import OK, PROBLEMS, say
 from chatmend.cli._text import UsageError, printable
@@ -26,7 +27,8 @@ def doctor_command(sub: Any, epilog: str) -> None:
             "XDG_DATA_HOME; and every other registered store), or the PATHs given (files, stores, folders), and "
             "print a table: tool, session, last modified, status and the problems found. --fix repairs every "
             "broken session in place after a backup and says how to resume it. A session in use (modified in "
-            "the last minute, or its database locked) is reported and left alone unless --force. "
+            "the last minute, held open by another process, or its database locked) is reported and left "
+            "alone unless --force. An empty session file is skipped. "
             "Exit 1 when a session is still broken (or cannot be read).", 100),
         epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
     doctor.add_argument("paths", metavar="PATH", nargs="*", help="session files, stores or folders to scan "
@@ -52,10 +54,11 @@ def _doctor(args: argparse.Namespace) -> int:
             say(f"\rchatmend doctor: {done}/{total} checked")
 
     findings: list[Finding] = []
-    for finding in doctor(args.paths, fix=args.fix, force=args.force, workers=args.workers, progress=progress):
-        if args.json:
-            sys.stdout.write(json.dumps(finding.to_json(), ensure_ascii=False) + "\n")
-        findings.append(finding)
+    with signals_remove_temporary_files():  # a stopping signal during a fix leaves no temporary file
+        for finding in doctor(args.paths, fix=args.fix, force=args.force, workers=args.workers, progress=progress):
+            if args.json:
+                sys.stdout.write(json.dumps(finding.to_json(), ensure_ascii=False) + "\n")
+            findings.append(finding)
     if bar:
         say("\r\x1b[K")
     if not args.json:
@@ -95,3 +98,5 @@ def _doctor_table(findings: Sequence[Any], fixing: bool) -> None:
                          " (after a backup)\n")
     if counts.get("in use"):
         sys.stdout.write("sessions in use are left alone: quit their tool, or give --force\n")
+    if counts.get("empty"):
+        sys.stdout.write("empty session files hold nothing to send: skipped\n")

@@ -15,21 +15,35 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import IO, AnyStr
 
 from chatmend.cli._text import UsageError
-from chatmend.formats import InputError, atomic_write, write_all, write_backup, write_into
+from chatmend.formats import InputError, atomic_write, write_all, write_into
+from chatmend.formats import _inplace as inplace
 from chatmend.formats._io import Chunk, FileBytes, as_bytes
 
-__all__ = ["batched", "in_place_target", "lock_file", "regular_file_out", "replace_in_place",
-           "signals_remove_temporary_files", "write_output"]
+__all__ = ["batched", "in_place_target", "is_stdout", "lock_file", "refuse_held_open", "regular_file_out",
+           "replace_in_place", "signals_remove_temporary_files", "write_output"]
 
 
 def regular_file_out(output: str | None) -> bool:
     """True when `-o` names a regular file or one not there yet (written atomically), not stdout or a FIFO."""
-    if output in (None, "-"):
+    if output in (None, "-") or is_stdout(output):
         return False
     try:
         return stat.S_ISREG(os.stat(_final_target(output)).st_mode)
     except OSError:
         return True
+
+
+def is_stdout(output: str | None) -> bool:
+    """True when `-o` names stdout: `-`, or the very file stdout is (`/dev/stdout`, `/proc/self/fd/1`, or the
+    log a `>> log` appends to), which is then written as it is, through fd 1: never renamed over nor cut short."""
+    if output in (None, "-"):
+        return True
+    try:
+        named = os.stat(output)
+        out = os.fstat(1)
+    except OSError:
+        return False
+    return (named.st_dev, named.st_ino) == (out.st_dev, out.st_ino)
 
 
 def batched(chunks: Iterable[AnyStr | FileBytes], size: int = 1 << 20) -> Iterator[AnyStr | FileBytes]:
@@ -62,102 +76,53 @@ def _before_replace() -> None:
 def in_place_target(path: str) -> str:
     """The file `--in-place` reads and replaces: a symlink's target (the link stays a link, pointing at the
     repaired file); only a regular file with no other hard links (replacing one would split them)."""
-    real = _final_target(path)
     try:
-        st = os.stat(real)
-    except OSError:
-        return real  # reading it says what is wrong
-    if stat.S_ISREG(st.st_mode):
-        _refuse_hard_links(real, st)
-    elif not stat.S_ISDIR(st.st_mode):
-        raise UsageError(f"{path}: --in-place needs a regular file (this is a FIFO, socket or device); "
-                         "use -o OUT")
-    return real
+        return inplace.in_place_target(path)
+    except InputError as exc:
+        raise UsageError(f"{path}: {exc}") from None
 
 
 def _final_target(path: str) -> str:
-    """`path` with its last component's symlinks followed (the directories in it need no resolving to rename
-    into them), spelled relative as the user gave it."""
-    for _ in range(40):
-        if not os.path.islink(path):
-            return path
-        path = os.path.join(os.path.dirname(path), os.readlink(path))
-    raise UsageError(f"{path}: too many levels of symbolic links")
+    """`path` with its last component's symlinks followed, spelled relative as the user gave it."""
+    try:
+        return inplace.final_target(path)
+    except InputError as exc:
+        raise UsageError(f"{path}: {exc}") from None
 
 
 def _refuse_hard_links(path: str, st: os.stat_result) -> None:
     """Refuse to replace a file that has other names: they would keep the old content."""
-    if st.st_nlink > 1:
-        raise UsageError(f"{path}: has {st.st_nlink} hard links; replacing it would leave the other names with "
-                         "the old content: write to a new file with -o OUT (then move it), or remove the other "
-                         "links first")
+    try:
+        inplace.refuse_hard_links(path, st)
+    except InputError as exc:
+        raise UsageError(f"{path}: {exc}") from None
 
 
 def lock_file(handle: IO[bytes]) -> None:
-    """Lock the file against other `chatmend --in-place` runs (an advisory flock: agents that do not lock are
-    caught by the check for changes instead; a no-op where flock is missing)."""
-    try:
-        import fcntl
-    except ImportError:
-        return  # Windows: no flock; the check for changes still refuses a file changed meanwhile
-    try:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        raise InputError("locked by another process (another chatmend --in-place?); nothing was written: "
-                         "run again when it is done") from None
-    except OSError:
-        pass  # a file system without locks (some network mounts): the check for changes remains
+    """Lock the file against other `chatmend --in-place` runs (`formats._inplace.lock_file`)."""
+    inplace.lock_file(handle)
+
+
+def refuse_held_open(path: str, force: bool) -> None:
+    """Refuse (exit 2, nothing written) a file another process holds open, naming it, unless `force`."""
+    if not force:
+        refusal = inplace.held_open(path)
+        if refusal is not None:
+            raise refusal
 
 
 def replace_in_place(path: str, chunks: Iterable[Chunk], data: bytes | IO[bytes],
                      st: os.stat_result, shown: str, *, wanted: Callable[[], bool] | None = None,
-                     same: Callable[[], bool] | None = None) -> str | None:
-    """Replace `path` (read as `data`, the bytes or the file they are read from, whose stat was `st`) with the
-    text of `chunks`, the original kept in a new backup; refuse when the file changed since it was read (`same`:
-    whether the file read again still holds the bytes first read). Returns the backup's name, or None when
-    `wanted()`, asked once the text is written, says it is the file as it was (nothing replaced, no backup)."""
-    backup: list[str] = []
-
-    def commit() -> None:
-        if wanted is not None and not wanted():
-            raise _NothingToReplace
-        _before_replace()
-        _unchanged(path, st, same)
-        try:
-            backup.append(write_backup(path, data, st))
-        except OSError as exc:
-            raise UsageError(f"{path}.bak: cannot write the backup: {exc.strerror or exc}") from None
-        try:
-            _unchanged(path, st)  # again: writing the backup took time
-        except InputError:
-            os.unlink(backup[0])
-            raise
-
+                     same: Callable[[], bool] | None = None, force: bool = False) -> str | None:
+    """`formats._inplace.replace_file` (every safeguard of a write in place) with the CLI's signal handling:
+    a stopping signal removes the temporary file. Returns the backup's name, or None when nothing was
+    replaced."""
     with signals_remove_temporary_files():
         try:
-            atomic_write(path, chunks, like=st, before_replace=commit)
-        except _NothingToReplace:
-            return None  # the temporary file is gone, the file untouched
+            return inplace.replace_file(path, chunks, data, st, force=force, wanted=wanted, same=same,
+                                        before=lambda: _before_replace())
         except OSError as exc:
             raise UsageError(f"{shown}: cannot write: {exc.strerror or exc}") from None
-    return backup[0]
-
-
-class _NothingToReplace(Exception):
-    """The text written is the file as it was: `replace_in_place` leaves it."""
-
-
-def _unchanged(path: str, st: os.stat_result, same: Callable[[], bool] | None = None) -> None:
-    """Refuse (exit 2, nothing written) when `path` is no longer the file read: another inode, size or mtime, or
-    (`same`, for a file read again as it is written) other bytes."""
-    try:
-        now = os.stat(path)
-    except OSError:
-        now = None
-    if now is None or (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) != (
-            st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) or (same is not None and not same()):
-        raise InputError("changed while chatmend was repairing it (an agent still writing to it?); nothing was "
-                         "written: run again once it is no longer in use")
 
 
 _STOPPING = ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM")
@@ -205,7 +170,7 @@ def signals_remove_temporary_files() -> Iterator[None]:
 def write_output(chunks: Iterable[Chunk], output: str | None) -> None:
     """Write to stdout (only once all is rendered), into a FIFO or device as it is, or to a file atomically
     (nothing is left when it fails); a write that cannot be completed is an error, never a short file."""
-    if output is None or output == "-":
+    if output is None or is_stdout(output):
         # Render first: an error half-way must not leave half a history on stdout.
         _write_stdout(b"".join(map(as_bytes, chunks)))
         return

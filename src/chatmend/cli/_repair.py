@@ -19,7 +19,9 @@ from chatmend import ChatmendError, Problem, Repairer, RepairResult, Unsupported
 from chatmend.cli._output import (
     batched,
     in_place_target,
+    is_stdout,
     lock_file,
+    refuse_held_open,
     regular_file_out,
     replace_in_place,
     signals_remove_temporary_files,
@@ -40,6 +42,7 @@ from chatmend.formats import (
     streamed,
     wire_json,
 )
+from chatmend.formats._inplace import torn_tail
 from chatmend.formats._io import open_input, read_all
 from chatmend.formats._session import Streamed
 from chatmend.providers.base import Dropped
@@ -62,6 +65,7 @@ def run_repair(args: argparse.Namespace) -> int:
         with open_input(source) as (handle, _):
             if args.in_place:
                 lock_file(handle)  # held from the read to the rename; let go before a whole reading locks again
+                refuse_held_open(source, _forced(args))
             found = streamed(handle, args.fmt, max_size=args.max_json_size, digest=args.in_place)
             if found is not None and args.to in (None, found.format):
                 return _repair_streamed(args, found, handle, source)
@@ -69,6 +73,7 @@ def run_repair(args: argparse.Namespace) -> int:
         handle, _ = held.enter_context(open_input(source))
         if args.in_place:
             lock_file(handle)
+            refuse_held_open(source, _forced(args))
         st = os.fstat(handle.fileno()) if args.file != "-" else None
         data = read_all(handle, args.max_json_size)
         session = read_bytes(data, args.fmt, name=display(args.file), max_size=args.max_json_size)
@@ -116,13 +121,22 @@ def run_repair(args: argparse.Namespace) -> int:
             report["changed"] = report["changed"] or bool(fixed)
         if args.in_place:
             assert st is not None
-            rewrite = report["changed"] and text.encode("utf-8") != data  # a repair that changes nothing writes nothing
-            backup = replace_in_place(source, [text], data, st, args.file) if rewrite else None
+            written = text.encode("utf-8")
+            tail = torn_tail(data)  # a torn last line: left out, so the agent's next record starts a line
+            written = written[:-len(tail)] if tail and written.endswith(tail) else written
+            rewrite = (report["changed"] or bool(tail)) and written != data  # an unchanged file is not written
+            backup = replace_in_place(source, [written], data, st, args.file,
+                                      force=_forced(args)) if rewrite else None
             report["written"] = source if rewrite else None
             report["backup"] = backup
+            if tail and backup is not None:
+                report["changed"] = True
+                last = data.count(b"\n") + 1
+                report.setdefault("store", []).append(
+                    f"line {last}: a torn last line ({len(tail)} bytes) left out; kept in {backup}")
         elif not as_rendered:
             write_output([text], args.output)
-    to_file = args.in_place or (args.output not in (None, "-"))
+    to_file = args.in_place or not is_stdout(args.output)
     print_report(report, args.report, sys.stdout if to_file else sys.stderr)
     return OK
 
@@ -133,7 +147,7 @@ def _repair_streamed(args: argparse.Namespace, found: Streamed, handle: IO[bytes
     done = found.repair(read_only(args.read_only))
     if args.in_place:
         st = os.fstat(handle.fileno())
-        backup = replace_in_place(source, batched(done.chunks), handle, st, args.file,
+        backup = replace_in_place(source, batched(done.chunks), handle, st, args.file, force=_forced(args),
                                   wanted=lambda: done.summary.changed, same=found.still_as_read)
     else:
         write_output(batched(done.chunks), args.output)  # stdout only once all is rendered, a file atomically
@@ -141,7 +155,7 @@ def _repair_streamed(args: argparse.Namespace, found: Streamed, handle: IO[bytes
     if args.in_place:
         report["written"] = source if backup is not None else None
         report["backup"] = backup
-    to_file = args.in_place or args.output not in (None, "-")
+    to_file = args.in_place or not is_stdout(args.output)
     print_report(report, args.report, sys.stdout if to_file else sys.stderr)
     return OK
 
@@ -160,7 +174,7 @@ def _repair_store(args: argparse.Namespace, store: Store) -> int:
         if drops is not None:
             report["unsupported"] = [{"provider": d.provider, "type": d.type, "at": d.path} for d in drops]
         write_output([text], args.output)
-        print_report(report, args.report, sys.stdout if args.output not in (None, "-") else sys.stderr)
+        print_report(report, args.report, sys.stderr if is_stdout(args.output) else sys.stdout)
         return OK
     if not args.in_place and args.output in (None, "-"):
         raise UsageError(f"{args.file}: a session store ({store.name}) is repaired in place (--in-place, after a "
@@ -197,6 +211,11 @@ def _repair_store(args: argparse.Namespace, store: Store) -> int:
     sys.stdout.write("".join(line + "\n" for line in lines))
     sys.stdout.flush()
     return OK
+
+
+def _forced(args: argparse.Namespace) -> bool:
+    """`--force`: write in place even while another process holds the file open."""
+    return bool(getattr(args, "force", False))
 
 
 def _fixed(session: Session, text: str) -> list[Problem]:

@@ -88,19 +88,25 @@ def parse_records(lines: Iterable[str], *, what: str, warnings: list[str] | None
     """
     records: list[Record] = []
     blank = ""
+    torn: InputError | None = None  # a line that is not JSON: torn when it is the last, else corrupt
     for number, line in enumerate(lines, start=first_line):
         text = line.rstrip("\r\n")
         if not text.strip():
             blank += line
             continue
+        if torn is not None:
+            raise torn  # a corrupt record with records after it: not a write cut short; its record is lost
         try:
             data = strict_json.loads(text)
         except json.JSONDecodeError as exc:
+            error = InputError(f"invalid JSON: {exc.msg}; expected {what}", line=number, column=exc.colno)
             if warnings is None:
-                raise InputError(f"invalid JSON: {exc.msg}; expected {what}",
-                                 line=number, column=exc.colno) from None
-            warnings.append(f"line {number}: not a record (invalid JSON at column {exc.colno}: {exc.msg}); "
-                            "kept as it is")
+                raise error from None
+            torn = error
+            size = len(text.encode("utf-8", "surrogatepass"))
+            warnings.append(f"line {number}: a torn last line ({size} bytes: its writer stopped mid-line), "
+                            f"invalid JSON at column {exc.colno} ({exc.msg}); skipped, as the tool that wrote it "
+                            "skips it")
             data = None
         if not isinstance(data, dict):
             if warnings is None:
@@ -352,7 +358,10 @@ class TranscriptFormat(ABC):
             newline = first.end if first.end.endswith("\n") else "\n"
         yield first.before
         placed: set[int] = set()  # records whose end and blank lines went out (a split record's first part)
+        last = self.records[-1]
         for n, (source, data) in enumerate(out):
+            if source is last and data is None and not source.data and _torn(source.raw):
+                continue  # a torn last line: left out, so the tool's next record starts on a line of its own
             own = source is not None and id(source) not in placed
             text = source.raw if data is None and source is not None else compact_json(data)
             end, after = (source.end, source.after) if own and source is not None else (newline, "")
@@ -361,6 +370,15 @@ class TranscriptFormat(ABC):
             if not end and n < len(out) - 1:
                 end = newline  # the last line had no line end, and now a line follows it
             yield text + end + after
+
+
+def _torn(raw: str) -> bool:
+    """True for a line that is no JSON value at all (what `parse_records` warned of as a torn last line)."""
+    try:
+        strict_json.loads(raw)
+    except (ValueError, RecursionError):
+        return True
+    return False
 
 
 def image_of_source(block: Mapping[str, Any]) -> ImagePart | None:

@@ -64,8 +64,10 @@ def _is_call(payload: Mapping[str, Any], kind: object) -> bool:
 
 
 def read(lines: Iterable[str]) -> Session:
-    """A Session from a Codex CLI session file."""
-    return Codex(parse_records(lines, what=_WHAT)).session()
+    """A Session from a Codex CLI session file. A torn last line (Codex died mid-write) is skipped and said, as
+    Codex's own reader skips a line it cannot parse."""
+    warnings: list[str] = []
+    return Codex(parse_records(lines, what=_WHAT, warnings=warnings)).session(warnings)
 
 
 def _image(url: str) -> ImagePart:
