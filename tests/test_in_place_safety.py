@@ -32,11 +32,13 @@ def chatmend(*args: str, hook: str = "", stdout: int | object = subprocess.PIPE,
              cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """`chatmend ARGS` in a subprocess; `hook`, Python code, runs where a write in place checks the file just
     before its rename (`os` and `signal` at hand)."""
-    code = ("import os, signal, sys, chatmend.cli as c, chatmend.formats._inplace as ip\n"
+    plain = "import sys, chatmend.cli as c\nsys.exit(c.main(sys.argv[1:]))"
+    code = ("import os, signal, sys, chatmend.cli as c\n"
+            "import chatmend.formats._inplace as ip\n"
             "checked = ip.unchanged\n"
             f"def hook(*a, **k):\n    {hook or 'pass'}\n    return checked(*a, **k)\n"
             "ip.unchanged = hook\n"
-            "sys.exit(c.main(sys.argv[1:]))\n")
+            "sys.exit(c.main(sys.argv[1:]))\n") if hook else plain
     return subprocess.run([sys.executable, "-c", code, *args], stdout=stdout, stderr=subprocess.PIPE, text=True,
                           timeout=120, cwd=cwd, check=False)
 
