@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 import pytest
 from hypothesis import given, settings
@@ -28,7 +29,7 @@ HOUR_AGO = time.time() - 3600
 TORN = b'{"type":"user","message":{"role":"us'  # what a writer that died mid-line leaves
 
 
-def chatmend(*args: str, hook: str = "", stdout: int | object = subprocess.PIPE,
+def chatmend(*args: str, hook: str = "", stdout: int | IO[str] = subprocess.PIPE,
              cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """`chatmend ARGS` in a subprocess; `hook`, Python code, runs where a write in place checks the file just
     before its rename (`os` and `signal` at hand)."""
