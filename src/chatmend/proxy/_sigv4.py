@@ -27,23 +27,26 @@ class Signer:
 
     def sign(self, method: str, url: str, headers: list[tuple[str, str]], body: bytes,
              scope: tuple[str, str] | None) -> list[tuple[str, str]]:
-        """The headers to send: the client's, without its signature, signed for `url` and `body`. The region and
-        service are the client's credential scope's, else the region of a `bedrock-runtime` upstream host."""
+        """The headers to send: the client's, without its signature, signed for `url` and `body`, for the service
+        `bedrock` (whatever the client's scope names) in the region of the configured `bedrock-runtime` upstream
+        host; the client's credential scope names the region only for an upstream whose host names none (a VPC
+        endpoint, a test server)."""
         from botocore.auth import SigV4Auth
         from botocore.awsrequest import AWSRequest
 
-        region, service = scope or (_region_of(url), "bedrock")
+        region = _region_of_host(url) or (scope[0] if scope else None)
+        if region is None:
+            raise ValueError(f"cannot tell the AWS region of {url}: the request's signature names none")
+        service = "bedrock"
         kept = [(k, v) for k, v in headers if k.lower() not in _CLIENT_SIGNATURE]
         request = AWSRequest(method=method, url=url, data=body, headers=dict(kept))
         SigV4Auth(self._credentials.get_frozen_credentials(), service, region).add_auth(request)
         return [(k, v) for k, v in request.headers.items()]
 
 
-def _region_of(url: str) -> str:
+def _region_of_host(url: str) -> str | None:
     found = _REGION_OF_HOST.fullmatch(urlsplit(url).hostname or "")
-    if found is None:
-        raise ValueError(f"cannot tell the AWS region of {url}: the request's signature names none")
-    return found.group(1)
+    return found.group(1) if found else None
 
 
 def load_signer() -> Signer:
