@@ -21,8 +21,9 @@ except ImportError:  # pragma: no cover - CPython installs it with chatmend
     _orjson = None  # type: ignore[assignment]
 
 
-__all__ = ["FAST_DEPTH", "NESTING", "NotFinite", "brief", "fast_loads", "finite_loads", "loads", "lone_surrogate",
-           "nesting_read", "suspect"]
+__all__ = ["FAST_DEPTH", "LONE_HALF", "NESTING", "REPLACEMENT", "LoneSurrogate", "NotFinite", "brief", "fast_loads",
+           "find_lone_surrogates", "finite_loads", "loads", "lone_surrogate", "mend_text", "nesting_read",
+           "suspect", "without_lone_surrogates"]
 
 NESTING = "nested too deeply (arrays and objects more than about 900 levels deep)"
 
@@ -162,9 +163,10 @@ def finite_loads(data: str | bytes) -> Any:
     return _decode(text)
 
 
-def loads(text: str) -> Any:
+def loads(text: str, *, lone_surrogates: bool = False) -> Any:
     """`json.loads(text)`, refusing non-finite numbers, over-long integers, deep nesting and lone surrogates
-    with a `json.JSONDecodeError` at the place."""
+    with a `json.JSONDecodeError` at the place (`lone_surrogates=True`: a lone surrogate escape is read, as
+    `json.loads` reads it, for a caller that finds and mends them: `find_lone_surrogates`)."""
     if text.startswith("\ufeff"):
         raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)  # as json.loads
     try:
@@ -182,9 +184,104 @@ def loads(text: str) -> Any:
         match = re.search(rf"\d{{{limit + 1},}}", text) if limit else None
         raise json.JSONDecodeError(f"an integer of more than {limit} digits (Python's limit for reading one)",
                                    text, match.start() if match else 0) from exc
-    lone = lone_surrogate(text)
+    lone = None if lone_surrogates else lone_surrogate(text)
     if lone is not None:
         raise json.JSONDecodeError("a lone surrogate escape: not valid UTF-8 text", text, lone)
+    return value
+
+
+# ------------------------------------------------------------------------------------ lone surrogates
+
+REPLACEMENT = "\ufffd"
+"""What a lone surrogate becomes: U+FFFD REPLACEMENT CHARACTER, as a UTF-8 decoder writes an undecodable byte."""
+_SURROGATES = re.compile("[\ud800-\udfff]")
+LONE_HALF = re.compile("[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]")
+"""One half of a surrogate pair with no other half beside it (a high half then a low half, as two characters of a
+Python string, is written as a pair of escapes that JSON reads back as one character, so it is not lone)."""
+
+
+class LoneSurrogate:
+    """A string in a JSON value that holds a lone surrogate, where `find_lone_surrogates` found it."""
+
+    __slots__ = ("escape", "high", "path")
+
+    def __init__(self, path: str, escape: str, high: bool) -> None:
+        self.path = path
+        """Where the string is, e.g. `messages[3].content[0].text` (a key holding one: its object's path, then
+        `key` and the key's repr)."""
+        self.escape = escape
+        """The first lone half, as JSON escapes it (`\\ud83d`)."""
+        self.high = high
+        """True for a high (leading) half with no low half after it; False for a low half alone."""
+
+    def __repr__(self) -> str:
+        return f"LoneSurrogate({self.path!r}, {self.escape!r})"
+
+
+def _child(path: str, key: object) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else str(key)
+
+
+def _lone_in(text: str) -> re.Match[str] | None:
+    if text.isascii() or _SURROGATES.search(text) is None:
+        return None
+    return LONE_HALF.search(text)
+
+
+def find_lone_surrogates(value: Any, path: str = "") -> list[LoneSurrogate]:
+    """Every string (value or key) of decoded JSON that holds a lone surrogate, in document order, with its path
+    (`path` names `value` itself): what no UTF-8 writer can encode and what providers refuse as invalid JSON.
+    Walked with a stack, so any depth the parser read is walked."""
+    found: list[LoneSurrogate] = []
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            match = _lone_in(item)
+            if match is not None:
+                half = match.group()
+                found.append(LoneSurrogate(where, f"\\u{ord(half):04x}", half < "\udc00"))
+        elif isinstance(item, dict):
+            for key in item:
+                if isinstance(key, str) and _lone_in(key) is not None:
+                    half = LONE_HALF.search(key).group()  # type: ignore[union-attr]
+                    found.append(LoneSurrogate(f"{where or '(top)'} key {key!r}", f"\\u{ord(half):04x}",
+                                               half < "\udc00"))
+            stack.extend((item[key], _child(where, key)) for key in reversed(list(item)))
+        elif isinstance(item, (list, tuple)):
+            stack.extend((item[k], _child(where, k)) for k in range(len(item) - 1, -1, -1))
+    return found
+
+
+def mend_text(text: str) -> str:
+    """`text` with each lone surrogate replaced by U+FFFD (the rest, pairs included, as it was)."""
+    return LONE_HALF.sub(REPLACEMENT, text) if _lone_in(text) is not None else text
+
+
+def without_lone_surrogates(value: Any, path: str = "") -> tuple[Any, list[str]]:
+    """`value` with every lone surrogate of its strings and keys replaced by U+FFFD, and the paths of the strings
+    changed (`find_lone_surrogates`' paths). Only the containers on the way to a changed string are new: every
+    other list, object and string is the input's own, and a value with none comes back as the very object."""
+    found = find_lone_surrogates(value, path)
+    if not found:
+        return value, []
+    return _mended(value), [f.path for f in found]
+
+
+def _mended(value: Any) -> Any:
+    """The copy `without_lone_surrogates` makes (recursive only along containers that hold a lone surrogate)."""
+    if isinstance(value, str):
+        return mend_text(value)
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            new_key = mend_text(key) if isinstance(key, str) else key
+            out[new_key] = _mended(item) if find_lone_surrogates(item) else item
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_mended(item) if find_lone_surrogates(item) else item for item in value]
     return value
 
 

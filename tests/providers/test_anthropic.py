@@ -636,7 +636,7 @@ FAULTS: list[tuple[str, Callable[[dict[str, Any]], None]]] = [
     ("AN3", _text_first_in_results),
     ("AN4", _text_after_tool_use),
     ("AN5", _set("messages.1.content.2.id", "functions.search:0")),
-    ("AN6", _set("messages.4.content.2.id", "toolu_01JCuVTkQxVB3cCmFWx52adJ")),
+    ("AN6", _set("messages.1.content.3.id", "toolu_01JCuVTkQxVB3cCmFWx52adJ")),  # twice in one turn
     ("AN7", _duplicate_result),
     ("AN8", _set("tools.0.name", "take.screenshot")),
     ("AN8", _set("tools.1.name", "screenshot")),

@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
 
-from chatmend import ChatMessage, HistoryError
+from chatmend import ChatMessage, HistoryError, providers
 from chatmend import _json as strict_json
 from chatmend.formats import neutral
 from chatmend.formats._detect import NEUTRAL, detect_document, detect_records
@@ -136,9 +136,20 @@ def _refused_record(line: str, number: int) -> None:
     try:
         strict_json.loads(line)
     except json.JSONDecodeError as exc:
-        if exc.msg in ("Extra data",) or not _lenient_object(line):
+        if exc.msg in ("Extra data",) or not _lenient_object(line) or _lone_surrogate_body(line):
             return
         raise InputError(f"invalid JSON: {exc.msg}", line=number, column=exc.colno) from None
+
+
+def _lone_surrogate_body(line: str) -> bool:
+    """True for a request body on one line that holds a lone surrogate escape: read as a document, where `check`
+    finds the string and `repair` mends it (issue #43)."""
+    try:
+        value = strict_json.loads(line, lone_surrogates=True)
+    except ValueError:
+        return False
+    return isinstance(value, Mapping) and any(isinstance(value.get(k), list) for k in ("messages", "contents",
+                                                                                       "input"))
 
 
 def _lenient_object(line: str) -> bool:
@@ -206,10 +217,12 @@ def _read_jsonl(stream: Iterator[str], fmt: str, prefer: str | None) -> Session:
         from chatmend.transcripts import kimi_cli
 
         return kimi_cli.read(lines)
-    items, numbers = parse_records(lines, what=f"one {fmt} message a line")
+    held = list(lines)  # (its items are held whole too)
+    items, numbers = parse_records(held, what=f"one {fmt} message a line")
     key = adapter(fmt).list_key
     if len(items) == 1 and isinstance(items[0], Mapping) and key in items[0]:
-        return read_provider(fmt, items[0], shape="body", locations=_body_locations(items[0], key))
+        return read_provider(fmt, items[0], shape="body", locations=_body_locations(items[0], key),
+                             text="".join(held))
     return read_provider(fmt, items, shape="jsonl", locations=[f"line {n}" for n in numbers])
 
 
@@ -257,12 +270,17 @@ def _body_locations(body: Mapping[str, Any], key: str) -> list[str]:
 def _read_document(text: str, fmt: str, prefer: str | None) -> Session:
     """One JSON document: a request body or a list of messages."""
     try:
-        value = strict_json.loads(text)
+        value = strict_json.loads(text, lone_surrogates=True)  # a provider's `check` finds them, `repair` mends
     except json.JSONDecodeError as exc:
         raise InputError(f"invalid JSON: {exc.msg}; expected a JSON request body, a JSON list of messages, "
                          "or JSON Lines", line=exc.lineno, column=exc.colno) from None
     if fmt == "auto":
         fmt = detect_document(value, prefer)
+    lone = None if fmt in providers.names() else strict_json.lone_surrogate(text)
+    if lone is not None:
+        where = json.JSONDecodeError("a lone surrogate escape: not valid UTF-8 text", text, lone)
+        raise InputError(f"invalid JSON: {where.msg}; expected a JSON request body, a JSON list of messages, "
+                         "or JSON Lines", line=where.lineno, column=where.colno)
     if fmt == "gemini_cli" and isinstance(value, dict):
         from chatmend.transcripts import gemini_cli
 
@@ -286,10 +304,10 @@ def _read_document(text: str, fmt: str, prefer: str | None) -> Session:
         return _read_neutral_list(value, indent=indent)
     if isinstance(value, Mapping):
         return read_provider(fmt, value, shape="body", locations=_body_locations(value, adapter(fmt).list_key),
-                             indent=indent)
+                             indent=indent, text=text)
     if isinstance(value, list):
         return read_provider(fmt, value, shape="list", locations=[f"[{i}]" for i in range(len(value))],
-                             indent=indent)
+                             indent=indent, text=text)
     return read_provider(fmt, value, shape="list", locations=[], indent=indent)
 
 

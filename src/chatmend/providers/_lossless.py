@@ -86,6 +86,8 @@ class BodyRepair:
         self.from_spans = False
         """True when the span path made it (`Provider._fast_repair`): every item of the list was of a plain shape
         of the adapter's stubs."""
+        self.mended: list[str] = []
+        """The paths of the strings whose lone surrogates were replaced by U+FFFD (`JSON`), in document order."""
 
     def _side(self) -> NeutralSide:
         if self._neutral_side is None:
@@ -119,13 +121,14 @@ class BodyRepair:
     @property
     def changed(self) -> bool:
         """True when the body differs from the input."""
-        return bool(self.rewritten) or self.report.changed
+        return bool(self.rewritten) or bool(self.mended) or self.report.changed
 
     @classmethod
     def of_repair(cls, other: BodyRepair) -> Self:
         """`other` as this class (a subclass's own attributes at their defaults), its neutral side still lazy."""
         made = cls(other.body, rewritten=other.rewritten, report=other._report, neutral=other._side)
         made.from_spans = other.from_spans
+        made.mended = other.mended
         return made
 
     def replace(self, **changes: Any) -> Self:
@@ -138,7 +141,8 @@ class BodyRepair:
         return copied
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(rewritten={self.rewritten!r}, report={self.report!r})"
+        mended = f", mended={self.mended!r}" if self.mended else ""
+        return f"{type(self).__name__}(rewritten={self.rewritten!r}, report={self.report!r}{mended})"
 
 
 def kept_items(

@@ -26,6 +26,7 @@ from functools import cache
 from json.encoder import encode_basestring
 from typing import Any, ClassVar, cast
 
+from chatmend._json import LONE_HALF, find_lone_surrogates, without_lone_surrogates
 from chatmend.exceptions import ChatmendError, CheckError, Problem, ReadError, UnsupportedError, error_context
 from chatmend.ids import digest, shortening_id_maker, wire_ids
 from chatmend.incremental import Repairer
@@ -59,6 +60,7 @@ from chatmend.results import SYNTHETIC_SOURCE
 
 __all__ = [
     "EMPTY",
+    "JSON",
     "SHAPE",
     "BodyRepair",
     "CheckContext",
@@ -80,6 +82,8 @@ __all__ = [
     "without_error_mark",
 ]
 
+JSON = "JSON"
+"""Problem code of a body that is not valid JSON once sent: a string holding a lone surrogate."""
 SHAPE = "SHAPE"
 """Problem code shared by adapters for a body that is not of the provider's shape at all (check never raises)."""
 EMPTY = "EMPTY"
@@ -183,6 +187,16 @@ class Provider(ABC):
     """The provider's 400 for a body whose conversation list (`list_key`) is empty, a history of system text only
     (None: it takes one): `to_request` refuses to write that body (UnsupportedError) and `check` reports it
     (`EMPTY`), so the writer and the check agree."""
+
+    lone_surrogate_errors: ClassVar[tuple[str, str]] = (
+        "The request body is not valid JSON: a lone high surrogate ({escape}) with no low surrogate after it, "
+        "in the string at {path}",
+        "The request body is not valid JSON: a lone low surrogate ({escape}) with no high surrogate before it, "
+        "in the string at {path}",
+    )
+    """`check`'s words (code `JSON`) for a string holding a lone surrogate, a high half then a low half: the
+    provider's own where known (with `{column}` and `{char}`: where its parser stops in the body sent compact,
+    on line 1), else these. `repair_body` replaces each lone half by U+FFFD."""
 
     def marks(self, item: Mapping[str, Any]) -> bool:
         """True when a list item has a shape only this provider's wire format has (a `tool_use` block, a
@@ -374,9 +388,41 @@ class Provider(ABC):
             if not isinstance(body, Mapping) or not isinstance(body.get(self.list_key), list):
                 raise ReadError(f"expected a {self.title or self.name} body with a {self.list_key!r} list",
                                 provider=self.name, path=self.list_key)
+            mended, paths = without_lone_surrogates(body)
+            if paths:  # no UTF-8 writer can encode a lone surrogate, and providers refuse it (`JSON`)
+                before = {id(item) for item in body[self.list_key]}
+                repaired = self._repair_list(mended, mended[self.list_key], is_read_only)
+                new_items = repaired.body[self.list_key]
+                rewritten = sorted({*repaired.rewritten,
+                                    *(k for k, item in enumerate(new_items) if id(item) not in before)})
+                return repaired.replace(rewritten=rewritten, mended=paths)
             items: list[Any] = body[self.list_key]
-            fast = self._fast_repair(body, items, is_read_only)
-            return fast if fast is not None else self._neutral_repair_body(body, items, is_read_only)
+            repaired = self._repair_list(body, items, is_read_only)
+            if repaired.changed and not self._list_problems(body):
+                # valid as it is: repair changes only what the provider would refuse (#43), e.g. an id repeated
+                # in a later turn, which repair_history renames and the provider takes
+                return self._as_it_is(body, items)
+            return repaired
+
+    def _repair_list(self, body: Mapping[str, Any], items: list[Any], is_read_only: IsReadOnly | None,
+                     ) -> BodyRepair:
+        """`repair_body` of a body whose strings all encode (hook: the fast path, else the neutral one)."""
+        fast = self._fast_repair(body, items, is_read_only)
+        return fast if fast is not None else self._neutral_repair_body(body, items, is_read_only)
+
+    def _as_it_is(self, body: Mapping[str, Any], items: list[Any]) -> BodyRepair:
+        """The body unchanged, as `repair_body` returns a body `check` finds valid; its neutral side read on
+        first use."""
+
+        def neutral() -> NeutralSide:
+            groups = self._read_groups(items)
+            history = [m for g in groups for m in g] if groups is not None else self.from_request(items)
+            item_of = [r for r, g in enumerate(groups) for _ in g] if groups is not None else []
+            result = RepairResult(messages=list(history), interrupted=[],
+                                  final_ids=[c.id for m in history for c in m.tool_calls])
+            return result, list(history), item_of
+
+        return BodyRepair(dict(body), report=BodyReport([]), neutral=neutral)
 
     def _fast_repair(self, body: Mapping[str, Any], items: list[Any],
                      is_read_only: IsReadOnly | None) -> BodyRepair | None:
@@ -560,9 +606,26 @@ class Provider(ABC):
             named = body.get("model")
             model = named if isinstance(named, str) else None
         problems = self._check(body, CheckContext(model=model, platform=platform))
+        problems += self._surrogate_problems(body)
         if self.empty_list_error is not None and isinstance(body, Mapping) and body.get(self.list_key) == []:
             problems.insert(0, Problem(code=EMPTY, path=self.list_key, message=self.empty_list_error,
                                        provider=self.name))
+        return problems
+
+    def _surrogate_problems(self, body: Any) -> list[Problem]:
+        """`JSON`: every string of the body that holds a lone surrogate, located, in the provider's words."""
+        found = find_lone_surrogates(body)
+        if not found:
+            return []
+        stops = _parser_stops(body, len(found))
+        problems = []
+        for k, lone in enumerate(found):
+            template = self.lone_surrogate_errors[0 if lone.high else 1]
+            if "{char}" in template and stops is None:
+                template = Provider.lone_surrogate_errors[0 if lone.high else 1]
+            char = stops[k] if stops is not None else 0
+            message = template.format(escape=lone.escape, path=lone.path, column=char + 1, char=char)
+            problems.append(Problem(code=JSON, path=lone.path, message=message, provider=self.name))
         return problems
 
     @abstractmethod
@@ -606,6 +669,19 @@ class Provider(ABC):
 
     def __repr__(self) -> str:
         return f"<provider {self.name}>"
+
+
+def _parser_stops(body: Any, count: int) -> list[int] | None:
+    """Where a parser reading the body sent compact on one line (`JSON.stringify`'s, which escapes a lone
+    surrogate as `\\udXXX`) stops at each lone surrogate: the character just after its escape. None when the
+    body does not serialise, or its lone surrogates are not met in `find_lone_surrogates`' order."""
+    try:
+        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return None
+    # each earlier lone half is one character here and six (its escape) in the text sent
+    stops = [match.start() + 5 * k + 6 for k, match in enumerate(LONE_HALF.finditer(text))]
+    return stops if len(stops) == count else None
 
 
 def _part_kind(message: ChatMessage, j: int) -> tuple[str, str]:

@@ -40,6 +40,11 @@ class DeepSeek(OpenAIChat):
     part_types: ClassVar[tuple[str, ...] | None] = None  # not documented: only an empty type is reported
     unknown_part_text: ClassVar[str] = "unknown content part type {kind}"
     writes_parts: ClassVar[frozenset[str]] = frozenset({"text", "thinking", "native"})  # DS7: no images or files
+    # serde_json's error behind the path of the string: OBS JohnnyZ93/oai-compatible-copilot#206, #271
+    lone_surrogate_errors: ClassVar[tuple[str, str]] = (
+        "Failed to parse the request body as JSON: {path}: lone leading surrogate in hex escape",
+        "Failed to parse the request body as JSON: {path}: lone leading surrogate in hex escape",
+    )
     texts: ClassVar[dict[str, str]] = {
         **TEXTS,
         # DS1: OBS langgenius/dify#32222, 0xPlaygrounds/rig#856 (the ids are not listed)

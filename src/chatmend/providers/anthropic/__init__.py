@@ -136,6 +136,13 @@ class Anthropic(Provider):
     # `system` is a field of its own: system text alone leaves `messages` empty, which the API refuses
     # (OBS Helicone/helicone#5257)
     empty_list_error: ClassVar[str | None] = "messages: messages must have at least one element"
+    # a lone high half: OBS anthropics/claude-code#1939, #3277, #60394; a low half alone: OBS
+    # anthropics/claude-code#1762 ("invalid high surrogate")
+    lone_surrogate_errors: ClassVar[tuple[str, str]] = (
+        "The request body is not valid JSON: no low surrogate in string: line 1 column {column} (char {char})",
+        "The request body is not valid JSON: invalid high surrogate in string: line 1 column {column} "
+        "(char {char})",
+    )
 
     # ---------------------------------------------------------------------------------------- detect
 

@@ -52,7 +52,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from chatmend.exceptions import Problem, ReadError, error_context
+from chatmend.exceptions import Problem, error_context
 from chatmend.messages import ChatMessage, Tool
 from chatmend.providers._lossless import BodyRepair, kept_items, plan_rewrite
 from chatmend.providers.base import CheckContext, IdAssigner, Provider, text_field, to_plain
@@ -164,14 +164,12 @@ class OpenAIResponses(Provider):
             groups.append([with_wire(message, source, answers)])
         return reader.sources, groups
 
-    def repair_body(self, body: Mapping[str, Any], *, is_read_only: IsReadOnly | None = None) -> BodyRepair:
+    def _repair_list(self, body: Mapping[str, Any], items: list[Any], is_read_only: IsReadOnly | None,
+                     ) -> BodyRepair:
         """`Provider.repair_body` over spans of items: an assistant turn's items (reasoning, text, calls, hosted
         items) are one neutral message, so a turn is kept as its very items, or written anew whole."""
         with error_context(provider=self.name):
-            if not isinstance(body, Mapping) or not isinstance(body.get("input"), list):
-                raise ReadError(f"expected a {self.title} body with an 'input' list", provider=self.name,
-                                path="input")
-            units, groups = self._units(body["input"])
+            units, groups = self._units(items)
             flat = [m for group in groups for m in group]
             result = repair_history(flat, is_read_only=is_read_only)
             out = result.messages

@@ -46,6 +46,9 @@ CALL_OUTPUTS = {
 """The client-side calls (the caller runs them and answers by `call_id`), each with the type of its output."""
 OUTPUT_CALLS = {output: call for call, output in CALL_OUTPUTS.items()}
 """The type of call each client output answers."""
+ALSO_ANSWERS = {"tool_search_call": frozenset({"function_call_output"})}
+"""Other output types the API takes as the answer of a client call: a client-run tool search answered by a
+`function_call_output` was accepted with 200 (a pydantic-ai cassette, issue #43)."""
 TOOL_NAMES = {"local_shell_call": "local_shell", "shell_call": "shell", "apply_patch_call": "apply_patch",
               "computer_call": "computer", "tool_search_call": "tool_search"}
 """The tool name a call without a `name` field is read under (the built-in tool it calls)."""
