@@ -143,7 +143,7 @@ def test_the_log_line_names_counts_and_ids_never_content_or_keys(
     with caplog.at_level(logging.INFO, logger="chatmend.proxy"), \
             running_proxy(proxy_config(upstream, log_json=True)) as url:
         httpx2.post(url + "/v1/chat/completions", json=CHAT_BODY, headers={"authorization": "Bearer sk-secret"})
-    lines = [r.chatmend for r in caplog.records if r.name == "chatmend.proxy"]
+    lines = [r.__dict__["chatmend"] for r in caplog.records if r.name == "chatmend.proxy"]
     assert lines == [{"event": "repaired", "route": "/v1/chat/completions", "provider": "openai_chat",
                       "interrupted": ["call_1"], "moved": 0, "notes": 0, "renamed": 0, "rewritten": 1,
                       "ms": lines[0]["ms"]}]

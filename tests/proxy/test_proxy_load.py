@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import json
 import statistics
+import subprocess
+import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx2
@@ -29,11 +33,24 @@ def gemini_body(rounds: int) -> bytes:
     return json.dumps({"contents": contents}, separators=(",", ":")).encode()
 
 
-def test_a_slow_repair_does_not_stall_a_small_client(upstream: Upstream) -> None:
+@contextmanager
+def upstream_process() -> Iterator[str]:
+    """The fake upstream in a process of its own (answering at once, judging nothing); yields its URL."""
+    process = subprocess.Popen([sys.executable, "-m", "tests.proxy.upstream"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        yield process.stdout.readline().strip()
+    finally:
+        process.kill()
+        process.communicate(timeout=10)
+
+
+def test_a_slow_repair_does_not_stall_a_small_client() -> None:
     big = gemini_body(700)  # about 2,000 contents, well under 256 KiB: repaired on the loop before
     small = json.dumps(CHAT_BODY).encode()
     headers = {"content-type": "application/json"}
-    with proxy_process("--upstream", f"openai={upstream.url}/v1", "--upstream", f"gemini={upstream.url}") as (url, _):
+    with upstream_process() as up, \
+            proxy_process("--upstream", f"openai={up}/v1", "--upstream", f"gemini={up}") as (url, _):
         stop = threading.Event()
         big_times: list[float] = []
 

@@ -179,8 +179,8 @@ class _Server(ThreadingHTTPServer):
 
 
 @contextmanager
-def fake_upstream() -> Iterator[Upstream]:
-    """The fake upstream, serving on a free port for the block."""
+def fake_upstream(*, judge: bool = True) -> Iterator[Upstream]:
+    """The fake upstream, serving on a free port for the block (`judge`: check each history body)."""
     seen: list[Seen] = []
     sent: dict[str, bytes] = {}
     gone: list[str] = []
@@ -204,7 +204,7 @@ def fake_upstream() -> Iterator[Upstream]:
                     body = json.loads(raw)
                 except ValueError:
                     record.problems.append("not JSON")
-            if record.provider and isinstance(body, dict):
+            if judge and record.provider and isinstance(body, dict):
                 record.problems.extend(str(p) for p in providers.get(record.provider).check(
                     body, model=model_of(parts.path)))
             with lock:
@@ -274,3 +274,15 @@ def fake_upstream() -> Iterator[Upstream]:
         httpd.shutdown()
         httpd.server_close()
         thread.join()
+
+
+def main() -> None:
+    """`python -m tests.proxy.upstream`: the fake upstream in its own process, judging nothing (a load test's:
+    it takes no time from the test's own process), its URL on the first line of stdout, until killed."""
+    with fake_upstream(judge=False) as upstream:
+        print(upstream.url, flush=True)
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

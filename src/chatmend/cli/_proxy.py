@@ -5,12 +5,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import sys
 import textwrap
 from typing import Any
 
 from chatmend.cli._shared import OK
 from chatmend.cli._text import UsageError
 from chatmend.formats import InputError
+
+_SWITCH_INTERVAL = 0.0005
+"""Seconds a thread holds the interpreter lock while another waits (Python's default is 0.005)."""
 
 
 def proxy_command(sub: Any, epilog: str) -> None:
@@ -87,6 +91,9 @@ def _proxy(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     # the command owns its process: one formatter for every record, keys redacted, libraries at warning
     configure(json_lines=config.log_json, level=config.log_level, secrets=[config.token])
+    # a large body is repaired on a worker thread; the event loop asks it for the interpreter lock at every wake-up:
+    # a short switch interval keeps the other clients' requests from waiting on each long repair
+    sys.setswitchinterval(_SWITCH_INTERVAL)
     try:
         serve(config)
     except PortTaken as exc:
