@@ -31,81 +31,29 @@ from typing import Any
 import httpx2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from proxy import _rss_kb, processes  # bench/ is not a package
+from proxy import _rss_kb, processes, route_body  # bench/ is not a package
 
 N = 300
 
 
-def _rounds(broken: bool) -> list[tuple[int, bool]]:
-    """The round indices of a history, with whether each call keeps its result."""
-    return [(k, not (broken and k % 10 == 9)) for k in range(N // 3)]
-
-
 def anthropic(broken: bool) -> dict[str, Any]:
-    messages: list[dict[str, Any]] = []
-    for k, answered in _rounds(broken):
-        messages.append({"role": "user", "content": f"step {k}: read file_{k}.py"})
-        messages.append({"role": "assistant", "content": [
-            {"type": "tool_use", "id": f"toolu_{k:06d}", "name": "read_file", "input": {"path": f"file_{k}.py"}}]})
-        if answered:
-            messages.append({"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": f"toolu_{k:06d}", "content": f"def f{k}(): return {k}"}]})
-    messages.append({"role": "user", "content": "go on"})
-    return {"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": messages}
+    return route_body("anthropic", N, broken)
 
 
 def chat(broken: bool) -> dict[str, Any]:
-    messages: list[dict[str, Any]] = []
-    for k, answered in _rounds(broken):
-        messages.append({"role": "user", "content": f"step {k}: read file_{k}.py"})
-        messages.append({"role": "assistant", "content": None, "tool_calls": [{
-            "id": f"call_{k:06d}", "type": "function",
-            "function": {"name": "read_file", "arguments": json.dumps({"path": f"file_{k}.py"})}}]})
-        if answered:
-            messages.append({"role": "tool", "tool_call_id": f"call_{k:06d}", "content": f"def f{k}(): return {k}"})
-    return {"model": "gpt-4o", "messages": messages}
+    return route_body("chat", N, broken)
 
 
 def responses(broken: bool) -> dict[str, Any]:
-    items: list[dict[str, Any]] = []
-    for k, answered in _rounds(broken):
-        items.append({"role": "user", "content": f"step {k}: read file_{k}.py"})
-        items.append({"type": "function_call", "call_id": f"call_{k:06d}", "name": "read_file",
-                      "arguments": json.dumps({"path": f"file_{k}.py"})})
-        if answered:
-            items.append({"type": "function_call_output", "call_id": f"call_{k:06d}",
-                          "output": f"def f{k}(): return {k}"})
-    return {"model": "gpt-4o", "input": items}
+    return route_body("responses", N, broken)
 
 
 def gemini(broken: bool) -> dict[str, Any]:
-    contents: list[dict[str, Any]] = []
-    for k, answered in _rounds(broken):
-        contents.append({"role": "user", "parts": [{"text": f"step {k}: read file_{k}.py"}]})
-        contents.append({"role": "model", "parts": [
-            {"functionCall": {"name": "read_file", "args": {"path": f"file_{k}.py"}}}]})
-        if answered:
-            contents.append({"role": "user", "parts": [
-                {"functionResponse": {"name": "read_file", "response": {"output": f"def f{k}(): return {k}"}}}]})
-    return {"contents": contents}
+    return route_body("gemini", N, broken)
 
 
 def bedrock(broken: bool) -> dict[str, Any]:
-    messages: list[dict[str, Any]] = []
-    for k, answered in _rounds(broken):
-        text = {"text": f"step {k}: read file_{k}.py"}
-        if messages and messages[-1]["role"] == "user":
-            messages[-1]["content"].append(text)  # strict alternation: the words join the results' turn
-        else:
-            messages.append({"role": "user", "content": [text]})
-        messages.append({"role": "assistant", "content": [
-            {"toolUse": {"toolUseId": f"tooluse_{k:06d}", "name": "read_file", "input": {"path": f"file_{k}.py"}}}]})
-        if answered:
-            messages.append({"role": "user", "content": [{"toolResult": {
-                "toolUseId": f"tooluse_{k:06d}", "content": [{"text": f"def f{k}(): return {k}"}]}}]})
-    messages.append({"role": "user", "content": [{"text": "go on"}]})
-    return {"messages": messages, "toolConfig": {"tools": [{"toolSpec": {
-        "name": "read_file", "inputSchema": {"json": {"type": "object"}}}}]}}
+    return route_body("bedrock", N, broken)
 
 
 def requests() -> list[tuple[str, bytes, bool, dict[str, str]]]:
