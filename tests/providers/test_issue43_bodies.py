@@ -12,9 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatmend import _json, providers
+from chatmend import ChatmendError, _json, providers
 from chatmend.cli import main
 from chatmend.formats import read
+from tests.strategies import examples, valid_histories
 
 LONE = "hi \ud83d there"
 
@@ -158,3 +159,44 @@ def test_repair_rewrites_only_the_items_it_changes_in_the_files_own_layout(tmp_p
     assert after.startswith(before[:before.rindex("]")].rstrip())
     new = json.dumps({**body, "messages": written["messages"]}, indent=indent)
     assert after == new
+
+
+# ---------------------------------------------------------------- check promises only the fixes repair makes
+
+
+@st.composite
+def broken_bodies(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    """A provider's valid body of a generated history, then an item dropped, repeated or moved."""
+    name = draw(st.sampled_from(providers.names()))
+    provider = providers.get(name)
+    body = provider.to_request(draw(valid_histories(max_turns=3)), model="m", on_unsupported=lambda d: None)
+    items = body[provider.list_key]
+    if items:
+        k = draw(st.integers(0, len(items) - 1))
+        action = draw(st.sampled_from(["drop", "repeat", "move", "keep"]))
+        if action == "drop":
+            del items[k]
+        elif action == "repeat":
+            items.insert(k, json.loads(json.dumps(items[k])))
+        elif action == "move":
+            items.append(items.pop(k))
+    return name, body
+
+
+@examples(60)
+@given(broken_bodies())
+def test_check_promises_a_fix_only_where_repair_body_makes_it(case: tuple[str, dict[str, Any]]) -> None:
+    name, body = case
+    provider = providers.get(name)
+    before = json.loads(json.dumps(body))
+    try:
+        repaired = provider.repair_body(body)
+    except ChatmendError:
+        return  # a body repair cannot read: check promises nothing either (`repair_fixes`)
+    fixes = provider.repair_fixes(body)
+    if fixes:
+        assert repaired.changed and repaired.body != before
+        left = {(p.code, p.message) for p in provider.check(repaired.body)}
+        assert len(left) < len(provider.check(body)) or not any((p.code, p.message) in left for p in fixes)
+    if not repaired.changed:
+        assert fixes == [] and repaired.body == before

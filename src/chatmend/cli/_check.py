@@ -29,7 +29,11 @@ def rule_anchor(code: str) -> str:
 
 def run_check(args: argparse.Namespace) -> int:
     """`chatmend check`: `PATH: CODE: message` for each problem; exit 1 when there is any. Given a directory,
-    every file under it (`FILE: PATH: CODE: message`)."""
+    every file under it (`FILE: PATH: CODE: message`). With `--format json`, one JSON document (`_check_json`)."""
+    if getattr(args, "output_format", "text") == "json":
+        from chatmend.cli._check_json import run_check_json
+
+        return run_check_json(args)
     store = store_of(args)
     if store is None and os.path.isdir(args.file):
         return _check_dir(args)
@@ -43,10 +47,26 @@ def run_check(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     if lines:
         say(f"{display(args.file)}: {plural(len(lines), 'problem', 'problems')} ({rules}); "
-             "`chatmend repair` fixes what repair can\n")
+            f"{_promise(args, len(lines)) if store is None else '`chatmend repair` fixes what repair can'}\n")
         return PROBLEMS
     say(f"{display(args.file)}: no problems ({rules})\n")
     return OK
+
+
+def _promise(args: argparse.Namespace, count: int) -> str:
+    """What `check` says `repair` does about the problems of a file: only what `repair` fixes (#43). A provider's
+    body is asked of its adapter (`repair_fixes`); other sessions are repaired by the neutral rules they are
+    checked by."""
+    try:
+        session = read(args.file, args.fmt, prefer=args.provider, max_size=args.max_json_size)
+    except (InputError, ChatmendError):
+        return "`chatmend repair` fixes what repair can"
+    if session.body is None or session.provider is None or (args.provider or session.provider) != session.provider:
+        return "`chatmend repair` fixes what repair can"
+    fixed = len(adapter(session.provider).repair_fixes(session.body))
+    if not fixed:
+        return "`chatmend repair` cannot fix them"
+    return "`chatmend repair` fixes them" if fixed >= count else f"`chatmend repair` fixes {fixed} of them"
 
 
 def _check_store(store: Store, args: argparse.Namespace, sessions: list[StoredSession] | None = None,

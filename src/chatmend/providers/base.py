@@ -628,6 +628,28 @@ class Provider(ABC):
             problems.append(Problem(code=JSON, path=lone.path, message=message, provider=self.name))
         return problems
 
+    def repair_fixes(self, body: Mapping[str, Any]) -> list[Problem]:
+        """The problems `check` finds in `body` that `repair_body` fixes (counted by code: the ones the repaired
+        body no longer has); empty when `repair_body` leaves the body as it is. What `chatmend check` may promise
+        `chatmend repair` fixes, and nothing more."""
+        found = self.check(body)
+        if not found:
+            return []
+        try:
+            repaired = self.repair_body(body)
+        except ChatmendError:
+            return []
+        if not repaired.changed:
+            return []
+        remaining = Counter(p.code for p in self.check(repaired.body))
+        fixed = []
+        for problem in found:
+            if remaining[problem.code]:
+                remaining[problem.code] -= 1
+            else:
+                fixed.append(problem)
+        return fixed
+
     @abstractmethod
     def _check(self, body: Any, context: CheckContext) -> list[Problem]:
         """`check`'s problems of `body` (any JSON value: a malformed one is reported, never raised)."""
