@@ -8,11 +8,14 @@ import json
 import os
 import signal
 import socket
+import string
 import subprocess
 import sys
 
 import httpx2
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from tests.proxy.test_proxy_cli import CHAT_BODY, _free_port, proxy_process
 from tests.proxy.test_proxy_faults import ANTHROPIC_BODY
@@ -143,3 +146,31 @@ def test_listening_names_the_bound_port_and_only_json_with_log_json(upstream: Up
     assert [r["url"] for r in records if r.get("event") == "listening"] == [url]
     assert f"listening on {url}" in records[0]["message"]
     assert out == ""
+
+
+_SECRET = st.text(alphabet=string.ascii_letters + string.digits + "-_.~+/=", min_size=6, max_size=40)
+_PLACES = [
+    "HTTP Request: POST http://127.0.0.1:1/v1beta/models/m:generateContent?key={s} \"HTTP/1.1 200 OK\"",
+    "HTTP Request: GET http://h/x?alt=sse&key={s}&b=1",
+    "headers=[(b'x-api-key', b'{s}'), (b'host', b'h')]",
+    "{{'authorization': 'Bearer {s}', 'accept': '*/*'}}",
+    "x-goog-api-key: {s}",
+    "Authorization: AWS4-HMAC-SHA256 Credential={s}/20260101/us-east-1/bedrock/aws4_request, Signature={s}",
+    "proxy-authorization: Bearer {s}",
+    "x-chatmend-token={s}",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_SECRET, st.sampled_from(_PLACES), st.booleans())
+def test_redact_removes_a_key_from_every_place_keys_go(secret: str, place: str, json_lines: bool) -> None:
+    import logging
+
+    from chatmend.proxy._logging import LogFormatter
+
+    assume(secret not in place.format(s="") and secret not in "[redacted]")
+    record = logging.LogRecord("httpx2", logging.DEBUG, __file__, 1, place.format(s=secret), None, None)
+    line = LogFormatter(json_lines=json_lines).format(record)
+    assert secret not in line
+    if json_lines:
+        assert json.loads(line)["logger"] == "httpx2"
