@@ -40,7 +40,7 @@ from chatmend.formats._io import Chunk
 from chatmend.formats._problems import as_sent, neutral_problems
 from chatmend.formats._session import RepairSummary, Streamed
 from chatmend.providers._words import provider_words
-from chatmend.transcripts._sqlite import is_sqlite
+from chatmend.transcripts._sqlite import DatabaseLocked, SqliteStore, is_sqlite
 from chatmend.transcripts._stores import (
     SessionFiles,
     Store,
@@ -120,10 +120,12 @@ def targets(paths: Sequence[str] = (), *, env: Mapping[str, str] | None = None) 
     for path in paths:
         if not os.path.exists(path):
             raise InputError(f"{path}: no such file or directory")
-        store = open_store(path)
-        if store is not None:
-            found.append(Target(path, "store", store.tool))
-            store.close()
+        given = _open_store(path)
+        if isinstance(given, _Locked):
+            found.append(Target(path, "store", ""))  # scanned, it says it is in use
+        elif given is not None:
+            found.append(Target(path, "store", given.tool))
+            given.close()
         elif os.path.isdir(path):
             found += _under(path, by_format)
         else:
@@ -140,6 +142,21 @@ def _unique(found: list[Target]) -> list[Target]:
             seen.add(key)
             out.append(target)
     return out
+
+
+class _Locked:
+    """What `_open_store` gives for a database another connection keeps locked."""
+
+
+_LOCKED = _Locked()
+
+
+def _open_store(path: str) -> Store | _Locked | None:
+    """`open_store`, but a database locked past the busy timeout is `_LOCKED` (a store, in use), not an error."""
+    try:
+        return open_store(path)
+    except DatabaseLocked:
+        return _LOCKED
 
 
 def _file_target(path: str, files: SessionFiles) -> Target:
@@ -170,10 +187,12 @@ def _under(folder: str, by_format: Mapping[str, SessionFiles]) -> list[Target]:
             if ".bak" in name or name.endswith(_SIDE_FILES) or name.startswith("."):
                 continue
             if is_sqlite(path):
-                store = open_store(path)
-                if store is not None:
-                    found.append(Target(path, "store", store.tool))
-                    store.close()
+                database = _open_store(path)
+                if isinstance(database, _Locked):
+                    found.append(Target(path, "store", ""))
+                elif database is not None:
+                    found.append(Target(path, "store", database.tool))
+                    database.close()
             elif name.endswith((".jsonl", ".json")):
                 found.append(Target(path, "file", ""))
     return found
@@ -350,6 +369,8 @@ def _changes(result: Any, fixes: Sequence[str]) -> list[str]:
 def _scan_store(target: Target, fix: bool, force: bool, now: float) -> list[Finding]:
     try:
         store = open_store(target.path)
+    except DatabaseLocked as exc:
+        return [Finding(target.tool, "", target.path, "", "", 0.0, "in use", [str(exc).split(";")[0]])]
     except (ChatmendError, OSError) as exc:
         return [Finding(target.tool, "", target.path, "", "", 0.0, "unreadable", [f"{target.path}: {exc}"])]
     if store is None:
@@ -394,14 +415,22 @@ def _store_findings(store: Store, fix: bool, force: bool, now: float) -> list[Fi
             finding.changes = _changes(result, write_back.fixes)
     if repairs:
         try:
-            backup = store.write_back(repairs)
+            # a database writes every session it can: one the tool wrote to since it was read is left in use
+            backup = store.write_back(repairs, partial=True) if isinstance(store, SqliteStore) else \
+                store.write_back(repairs)
         except (ChatmendError, OSError) as exc:
+            locked = isinstance(exc, InputError) and "locked" in str(exc)
             for finding, _ in fixing:
-                finding.problems.append(f"not fixed: {exc}")
+                finding.problems.append(str(exc).split(";")[0] if locked else f"not fixed: {exc}")
                 finding.changes = []
+                finding.status = "in use" if locked else finding.status
         else:
-            for finding, _ in fixing:
-                finding.status, finding.backup = "fixed", backup
+            for (finding, _), write_back in zip(fixing, repairs):
+                if write_back.refused is not None:
+                    finding.status, finding.changes = "in use", []
+                    finding.problems.append(write_back.refused.split(";")[0])
+                else:
+                    finding.status, finding.backup = "fixed", backup
     return findings
 
 

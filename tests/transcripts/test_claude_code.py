@@ -140,15 +140,15 @@ def test_a_line_that_is_not_a_record_is_kept_and_warned_about() -> None:
     text = f'{first}\n[1]\n{call}\n{{"type":"user","uuid":"c","parentUuid":"b","mess'
     session = read_text(text, "claude_code")
     assert len(session.warnings) == 2 and session.warnings[0] == "line 2: not a record (a list); kept as it is"
-    assert session.warnings[1].startswith("line 4: not a record (invalid JSON at column ")
+    assert session.warnings[1].startswith("line 4: a torn last line (")
     assert [m.role for m in session.messages] == ["user", "assistant"]
     result, chunks = session.repaired(None)
     out = "".join(chunks).split("\n")
     assert [c.id for c in result.interrupted] == ["toolu_1"]
     lines = text.split("\n")
-    assert out[:3] == lines[:3] and out[4:] == [lines[3], ""]  # kept verbatim, in place
+    assert out[:3] == lines[:3] and out[4:] == [""]  # the stray value kept verbatim, in place
     assert json.loads(out[3])["message"]["content"][0]["tool_use_id"] == "toolu_1"
-    assert "".join(session.write(session.messages)) == text + "\n"
+    assert "".join(session.write(session.messages)) == text + "\n"  # unrepaired, every line as read
 
 
 @examples(60)
@@ -320,7 +320,10 @@ def test_the_repair_report_names_a_line_that_is_not_a_record(
     path.write_text("".join(lines_of([good])) + '{"type":"user","uui')
     assert main(["repair", str(path), "--in-place"]) == 0
     out = capsys.readouterr().out
-    assert "  warning: line 2: not a record (invalid JSON at column " in out and "nothing to repair" in out
+    assert "  warning: line 2: a torn last line (19 bytes: its writer stopped mid-line), invalid JSON" in out
+    # left out of the file (the agent's next record then starts a line of its own), kept in the backup
+    assert f"  line 2: a torn last line (19 bytes) left out; kept in {path}.bak" in out
+    assert path.read_text() == "".join(lines_of([good]))
 
 
 class _Stamped(NamedTuple):

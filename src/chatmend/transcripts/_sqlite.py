@@ -10,20 +10,28 @@ from __future__ import annotations
 
 import calendar
 import contextlib
+import hashlib
 import os
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from chatmend import RepairResult
 from chatmend.formats._io import InputError
+from chatmend.repair import IsReadOnly
 from chatmend.transcripts._stores import Store, WriteBack
 
 __all__ = [
-    "MAGIC", "RowDelete", "RowInsert", "RowUpdate", "SqliteStore", "is_sqlite", "sql_timestamp", "table_names",
+    "BUSY_SECONDS", "MAGIC", "DatabaseLocked", "RowDelete", "RowInsert", "RowUpdate", "RowsAsRead", "SqliteStore",
+    "checked", "is_sqlite", "sql_timestamp", "table_names",
 ]
+
+BUSY_SECONDS = 5.0
+"""How long chatmend waits for another connection's lock (a tool writing a turn) before it says the database is
+locked."""
 
 MAGIC = b"SQLite format 3\x00"
 """How every SQLite database file begins."""
@@ -53,17 +61,25 @@ def _uri(path: str, mode: str) -> str:
 
 
 def table_names(path: str) -> set[str]:
-    """The tables of the database at `path` (empty when it cannot be opened)."""
+    """The tables of the database at `path` (empty when it cannot be opened); an InputError when another
+    connection keeps it locked past `BUSY_SECONDS` (a rollback-journal database being written)."""
     try:
-        conn = sqlite3.connect(_uri(path, "ro"), uri=True, timeout=1)
+        conn = sqlite3.connect(_uri(path, "ro"), uri=True, timeout=BUSY_SECONDS)
     except sqlite3.Error:
         return set()
     try:
         return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    except sqlite3.Error:
+    except sqlite3.Error as exc:
+        if str(exc) in _LOCKED and is_sqlite(path):
+            raise DatabaseLocked("the database is locked by another process (a tool writing to it?); nothing "
+                                 "was read or written: run again once it is done") from None
         return set()
     finally:
         conn.close()
+
+
+class DatabaseLocked(InputError):
+    """A SQLite database another connection keeps locked past `BUSY_SECONDS`."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +99,35 @@ class RowInsert:
 
     table: str
     values: tuple[tuple[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class RowsAsRead:
+    """What a query returned when the session was read (`digest`: of its rows), checked again in the write's
+    transaction: a row the tool inserted, changed or deleted since then refuses the session's repair."""
+
+    sql: str
+    params: tuple[Any, ...]
+    digest: str
+
+
+def _digest(rows: Iterable[Sequence[Any]]) -> str:
+    hashed = hashlib.sha256()
+    for row in rows:
+        hashed.update(repr(tuple(row)).encode("utf-8", "surrogatepass"))
+    return hashed.hexdigest()
+
+
+def checked(repair: Callable[[IsReadOnly | None], tuple[RepairResult, WriteBack]], checks: Sequence[RowsAsRead],
+            ) -> Callable[[IsReadOnly | None], tuple[RepairResult, WriteBack]]:
+    """A session's repair whose changes are applied only while the session's rows are still `checks` says."""
+
+    def repair_checked(is_read_only: IsReadOnly | None) -> tuple[RepairResult, WriteBack]:
+        result, write_back = repair(is_read_only)
+        write_back.checks = [*checks, *write_back.checks]
+        return result, write_back
+
+    return repair_checked
 
 
 @dataclass(frozen=True)
@@ -130,6 +175,11 @@ class SqliteStore(Store):
         except sqlite3.Error as exc:
             raise InputError(f"cannot read the database: {exc}") from None
 
+    def query_as_read(self, sql: str, params: Sequence[Any] = ()) -> tuple[list[tuple[Any, ...]], RowsAsRead]:
+        """`query`'s rows, and what they were (checked again before a repair of them is written)."""
+        rows = self.query(sql, params)
+        return rows, RowsAsRead(sql, tuple(params), _digest(rows))
+
     def close(self) -> None:
         if self._read is not None:
             self._read.close()
@@ -159,15 +209,19 @@ class SqliteStore(Store):
     def _locked_message(self) -> str:
         return f"the database is locked by {self.holder}"
 
-    def write_back(self, repairs: Sequence[WriteBack], *, output: str | None = None) -> str | None:
-        changes = [c for r in repairs for c in r.changes]
+    def write_back(self, repairs: Sequence[WriteBack], *, output: str | None = None,
+                   partial: bool = False) -> str | None:
+        """Every repair in one `BEGIN IMMEDIATE` transaction (waiting up to `BUSY_SECONDS` for another writer),
+        after a backup copy taken under that lock. Each session's rows are read again first: a session the tool
+        wrote to since it was read refuses all (an InputError, nothing written), or with `partial` is left out
+        (its `WriteBack.refused` says why) while the others are written."""
         if output is not None:
-            self._write_copy(changes, output)
+            self._write_copy([c for r in repairs for c in r.changes], output)
             return None
-        if not changes:
+        if not any(r.changes for r in repairs):
             return None
         try:
-            conn = sqlite3.connect(_uri(self.path, "rw"), uri=True, timeout=0, isolation_level=None)
+            conn = sqlite3.connect(_uri(self.path, "rw"), uri=True, timeout=BUSY_SECONDS, isolation_level=None)
         except sqlite3.Error as exc:
             raise InputError(f"cannot open the database for writing: {exc}") from None
         backup: str | None = None
@@ -176,11 +230,30 @@ class SqliteStore(Store):
                 conn.execute("BEGIN IMMEDIATE")  # the write lock: no other writer until COMMIT
             except sqlite3.OperationalError as exc:
                 raise self._refusal(exc) from None
+            kept = []
+            for repair in repairs:
+                changed = _changed_since_read(conn, repair.checks)
+                if changed is None:
+                    kept.append(repair)
+                elif not partial:
+                    raise InputError(changed)
+                else:
+                    repair.refused = changed
+            if not any(r.changes for r in kept):
+                conn.execute("ROLLBACK")
+                return None
             # The copy is read by another connection (a connection that writes cannot be a backup's source);
             # with the write lock held here, no other process commits between the copy and this transaction.
             backup = _backup(self.read_connection(), self.path)
-            _apply(conn, changes)
+            _apply(conn, [c for r in kept for c in r.changes])
             conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if backup is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(backup)
+            raise self._refusal(exc) from None
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
@@ -251,6 +324,18 @@ def _backup(conn: sqlite3.Connection, path: str) -> str:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+
+
+_CHANGED = ("changed while chatmend was repairing it (the tool wrote to it since it was read); nothing was "
+            "written: run again once it is no longer in use")
+
+
+def _changed_since_read(conn: sqlite3.Connection, checks: Iterable[Any]) -> str | None:
+    """Why a session's changes may not be written (its rows are no longer those read), or None."""
+    for check in checks:
+        if isinstance(check, RowsAsRead) and _digest(conn.execute(check.sql, check.params)) != check.digest:
+            return _CHANGED
+    return None
 
 
 def _apply(conn: sqlite3.Connection, changes: Iterable[Any]) -> None:

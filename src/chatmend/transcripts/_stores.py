@@ -41,6 +41,10 @@ class WriteBack:
     """The store's own changes (rows to update or insert, files to rewrite)."""
     fixes: list[str] = field(default_factory=list)
     """What the store fixed beyond the history (a tool part left `running`), for the report."""
+    checks: list[Any] = field(default_factory=list)
+    """What the store checks again before it writes `changes` (the session's rows as they were read)."""
+    refused: str | None = None
+    """Why the store left these changes unwritten (the session changed since it was read), once written back."""
 
 
 @dataclass

@@ -22,7 +22,7 @@ from chatmend.exceptions import ChatmendError
 from chatmend.formats._io import InputError
 from chatmend.formats._providers import read_provider
 from chatmend.repair import IsReadOnly
-from chatmend.transcripts._sqlite import RowDelete, RowInsert, RowUpdate, SqliteStore, sql_timestamp
+from chatmend.transcripts._sqlite import RowDelete, RowInsert, RowUpdate, SqliteStore, checked, sql_timestamp
 from chatmend.transcripts._stores import StoredSession, WriteBack, register, store_session
 
 __all__ = ["NAME", "AgentsSdkSession"]
@@ -47,10 +47,11 @@ class AgentsSdkSession(SqliteStore):
             "SELECT session_id FROM agent_messages GROUP BY session_id ORDER BY MIN(id)") if row[0] not in known]
         out = []
         for session_id, updated in listed:
-            rows = self.query("SELECT id, message_data FROM agent_messages WHERE session_id = ? ORDER BY id ASC",
-                              (session_id,))
+            rows, as_read = self.query_as_read(
+                "SELECT id, message_data FROM agent_messages WHERE session_id = ? ORDER BY id ASC", (session_id,))
             stored = self._session(str(session_id), rows, sql_timestamp(updated) or self.modified())
             if stored is not None:
+                stored.repair = checked(stored.repair, [as_read])  # written only while its rows are as read
                 out.append(stored)
         return out
 

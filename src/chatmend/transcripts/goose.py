@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, ToolCall, repair_history
 from chatmend.formats._io import InputError, json_kind
 from chatmend.repair import IsReadOnly
-from chatmend.transcripts._sqlite import RowInsert, RowUpdate, SqliteStore, sql_timestamp
+from chatmend.transcripts._sqlite import RowInsert, RowUpdate, SqliteStore, checked, sql_timestamp
 from chatmend.transcripts._stores import StoredSession, WriteBack, register, store_session
 
 __all__ = ["NAME", "GooseDatabase"]
@@ -85,9 +85,10 @@ class GooseDatabase(SqliteStore):
         for session_id, title, updated, provider in self.query(
                 "SELECT id, name, updated_at, provider_name FROM sessions ORDER BY created_at, id"):
             rows = []
-            for row_id, role, raw, created in self.query(
-                    "SELECT id, role, content_json, created_timestamp FROM messages WHERE session_id = ? "
-                    "ORDER BY id", (session_id,)):
+            found, as_read = self.query_as_read(
+                "SELECT id, role, content_json, created_timestamp FROM messages WHERE session_id = ? ORDER BY id",
+                (session_id,))
+            for row_id, role, raw, created in found:
                 where = f"session {session_id} message row {row_id}"
                 try:
                     content = json.loads(raw)
@@ -97,8 +98,10 @@ class GooseDatabase(SqliteStore):
                     raise InputError(f"{where}: content_json: expected a list of contents, got {json_kind(content)}")
                 rows.append(_Row(row_id, str(role), raw, content, created))
             if rows:
-                out.append(self._stored(str(session_id), title if isinstance(title, str) else "", updated,
-                                        _provider(provider), rows))
+                stored = self._stored(str(session_id), title if isinstance(title, str) else "", updated,
+                                      _provider(provider), rows)
+                stored.repair = checked(stored.repair, [as_read])  # written only while its rows are as read
+                out.append(stored)
         return out
 
     def _stored(self, session_id: str, title: str, updated: Any, provider: str, rows: list[_Row]) -> StoredSession:

@@ -27,7 +27,7 @@ from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, ToolCall
 from chatmend import _json as strict_json
 from chatmend.formats._io import InputError, atomic_write, json_kind, write_backup
 from chatmend.repair import IsReadOnly
-from chatmend.transcripts._sqlite import RowUpdate, SqliteStore
+from chatmend.transcripts._sqlite import RowsAsRead, RowUpdate, SqliteStore, checked
 from chatmend.transcripts._stores import Store, StoredSession, WriteBack, register, store_session
 
 __all__ = ["NAME", "OpencodeDatabase", "OpencodeFolder"]
@@ -258,24 +258,28 @@ class OpencodeDatabase(SqliteStore):
         out = []
         for session_id, title, updated in self.query(
                 "SELECT id, title, time_updated FROM session ORDER BY time_created, id"):
-            messages = self._messages(session_id)
+            messages, as_read = self._messages(session_id)
             if not messages:
                 continue
-            out.append(_stored(self, session_id, title if isinstance(title, str) else "",
-                               updated / 1000 if isinstance(updated, (int, float)) else self.modified(),
-                               messages, self._change))
+            stored = _stored(self, session_id, title if isinstance(title, str) else "",
+                             updated / 1000 if isinstance(updated, (int, float)) else self.modified(),
+                             messages, self._change)
+            stored.repair = checked(stored.repair, as_read)  # written only while its rows are as read
+            out.append(stored)
         return out
 
-    def _messages(self, session_id: str) -> list[_Message]:
+    def _messages(self, session_id: str) -> tuple[list[_Message], list[RowsAsRead]]:
         parts: dict[str, list[_Part]] = {}
-        for part_id, message_id, created, raw in self.query(
-                "SELECT id, message_id, time_created, data FROM part WHERE session_id = ? ORDER BY message_id, id",
-                (session_id,)):
+        part_rows, parts_read = self.query_as_read(
+            "SELECT id, message_id, time_created, data FROM part WHERE session_id = ? ORDER BY message_id, id",
+            (session_id,))
+        for part_id, message_id, created, raw in part_rows:
             where = f"message {message_id} part {part_id}"
             parts.setdefault(message_id, []).append(_Part(part_id, _loads(raw, where), raw, created, where))
+        message_rows, messages_read = self.query_as_read(
+            "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id", (session_id,))
         return [_Message(message_id, _loads(raw, f"message {message_id}"), parts.get(message_id, []))
-                for message_id, raw in self.query(
-                    "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id", (session_id,))]
+                for message_id, raw in message_rows], [parts_read, messages_read]
 
     @staticmethod
     def _change(part: _Part, data: dict[str, Any]) -> RowUpdate:
