@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 
 from chatmend import ChatmendError, UnsupportedError, __version__
 from chatmend.cli._check import run_check
+from chatmend.cli._completion import SHELLS, script
 from chatmend.cli._doctor import doctor_command
 from chatmend.cli._proxy import proxy_command
 from chatmend.cli._repair import run_convert, run_repair
@@ -38,11 +39,23 @@ _UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
 
 
 def _epilog() -> str:
-    """The formats every command reads (the registered providers' among them), and the exit codes."""
-    return ("formats (--from, detected from content when not given):\n"
-            + "".join(f"  {name:<17} {text}\n" for name, text in formats().items())
-            + "\nexit codes: 0 ok, 1 problems found (check), 2 bad input or usage (or an output that cannot be\n"
-              "written), 3 internal error (a bug: please report it).\n")
+    """Where the formats are listed (`chatmend formats`, once), and the exit codes."""
+    return ("formats: detected from content (--from overrides); `chatmend formats` lists them\n"
+            "exit codes: 0 ok, 1 problems found, 2 bad input or usage, 3 internal error (a bug: please report it)\n"
+            "docs: docs/ in the repository (the rules of every CODE: docs/rules.md)\n")
+
+
+def _run_formats(args: argparse.Namespace) -> int:
+    """`chatmend formats`: every format the commands read, the registered providers' among them."""
+    sys.stdout.write("formats (--from; detected from content when not given):\n"
+                     + "".join(f"  {name:<17} {text}\n" for name, text in formats().items()))
+    return OK
+
+
+def _run_completion(args: argparse.Namespace) -> int:
+    """`chatmend completion SHELL`: the completion script on stdout."""
+    sys.stdout.write(script(args.shell, _parser()))
+    return OK
 
 
 def _tune_collector() -> None:
@@ -227,6 +240,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="the model the body goes to, for rules that depend on it (default: the body's own)")
     check.add_argument("--platform", metavar="PLATFORM", choices=platforms,
                        help=f"where the body is sent, when not the provider's own API: one of {', '.join(platforms)}")
+    check.add_argument("--format", dest="output_format", choices=["text", "json"], default="text",
+                       help="text: PATH: CODE: message a line; json: one document of every problem (file, path, "
+                            "code, message, line, docs: its rule on docs/rules.md)")
     check.set_defaults(run=run_check)
 
     show = command("show", "print a readable timeline, marking what repair would change",
@@ -253,6 +269,16 @@ def _parser() -> argparse.ArgumentParser:
     trim.set_defaults(run=run_trim)
     proxy_command(sub, epilog)
     doctor_command(sub, epilog)
+    listing = sub.add_parser("formats", help="list the formats every command reads", description="List the formats "
+                             "every command reads (--from), the registered providers' among them.")
+    listing.set_defaults(run=_run_formats, file="-")
+    completion = sub.add_parser("completion", help="print a shell completion script",
+                                description="Print a completion script for bash, zsh or fish: "
+                                            'eval "$(chatmend completion bash)" in ~/.bashrc (zsh: the same with zsh '
+                                            "in ~/.zshrc), or chatmend completion fish > "
+                                            "~/.config/fish/completions/chatmend.fish.")
+    completion.add_argument("shell", choices=SHELLS, help="the shell: bash, zsh or fish")
+    completion.set_defaults(run=_run_completion, file="-")
     return parser
 
 
