@@ -193,3 +193,9 @@ def test_headers_named_in_connection_are_not_forwarded(proxy: str, upstream: Ups
     assert status == 200
     seen = upstream.seen[-1].headers
     assert "x-hop-secret" not in seen and "x-other" not in seen and seen["x-kept"] == "k"
+
+
+def test_headers_the_upstream_names_in_connection_are_not_relayed(proxy: str, upstream: Upstream) -> None:
+    response = httpx2.post(proxy + "/v1/chat/completions", json=CHAT_BODY, headers={"x-test-hop": "1"})
+    assert response.status_code == 200
+    assert "x-up-hop" not in response.headers and response.headers["x-upstream"] == "fake"

@@ -3,7 +3,7 @@ chatmend's `check`, and answers with recorded replies in each provider's shape, 
 
 Test headers steer it: `x-test-status: 429` answers that status; `x-test-delay: S` waits before answering;
 `x-test-reset: 1` breaks the connection in the middle of a stream; `x-test-hold: 1` streams one event every 50 ms
-until the client goes away (recorded as `gone`).
+until the client goes away (recorded as `gone`); `x-test-hop: 1` answers with a header its `Connection` names.
 """
 
 from __future__ import annotations
@@ -229,6 +229,9 @@ def fake_upstream(*, judge: bool = True) -> Iterator[Upstream]:
             self.send_header("x-upstream", "fake")
             self.send_header("set-cookie", "a=1")
             self.send_header("set-cookie", "b=2")
+            if self.headers.get("x-test-hop"):  # a header the upstream names hop-by-hop in its Connection
+                self.send_header("connection", "keep-alive, X-Up-Hop")
+                self.send_header("x-up-hop", "1")
             self.end_headers()
             self.wfile.write(data)
 
