@@ -4,12 +4,19 @@ code can emit (the ids `check` prints, and `check --format json` links to)."""
 from __future__ import annotations
 
 import ast
+import html
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import cast
 
 import pytest
 from markdown.extensions.toc import slugify
@@ -132,3 +139,95 @@ def test_the_api_reference_is_generated_from_the_docstrings(site: Path) -> None:
     html = (site / "api" / "index.html").read_text(encoding="utf-8")
     assert "repair_history" in html
     assert "Make a saved, resumed or interrupted history valid to send" in html or "RepairResult" in html
+
+
+# --- the site in a browser ----------------------------------------------------------------------------------------
+
+_PROBE = """<!doctype html><html><body><pre id="out">not loaded</pre>
+<iframe id="page" src="PAGE" style="width:1200px;height:800px"></iframe>
+<script>
+document.getElementById("page").addEventListener("load", function () {
+  var frame = this;
+  setTimeout(function () {
+    var d = frame.contentDocument, w = frame.contentWindow;
+    var target = w.location.hash ? d.getElementById(w.location.hash.slice(1)) : null;
+    document.getElementById("out").textContent = JSON.stringify({
+      title: d.title, h1: (d.querySelector("h1") || {}).textContent || null,
+      h2: Array.prototype.map.call(d.querySelectorAll("h2"), function (h) { return h.textContent; }),
+      nav: !!d.querySelector("nav.md-nav"), target: !!target, scrollY: w.scrollY,
+      targetTop: target ? target.getBoundingClientRect().top : null});
+  }, 1000);
+});
+</script></body></html>"""
+"""A page served beside the site that loads one of its pages in a frame, as a visitor's browser would (its scripts,
+its styles), and writes what the visitor sees: the title, the headings, whether the URL's anchor exists and the
+page scrolled to it."""
+
+
+def _chromium() -> str:
+    """Debian's chromium, installed here when missing (`apt-get update` once, then `apt-get install -y chromium`,
+    as root); the test skips, saying why, when it cannot be."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    if shutil.which("apt-get") is None or os.geteuid() != 0:
+        pytest.skip("chromium is not installed, and apt-get cannot install it here (not Debian, or not root)")
+    for command in (["apt-get", "update"], ["apt-get", "install", "-y", "--no-install-recommends", "chromium"]):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=900,
+                              env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+        if done.returncode != 0:
+            pytest.skip(f"chromium could not be installed: {' '.join(command)} failed: {done.stderr[-300:]}")
+    found = shutil.which("chromium")
+    if not found:
+        pytest.skip("chromium could not be installed: apt-get gave no chromium command")
+    return found
+
+
+@pytest.fixture(scope="session")
+def served(site: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """A copy of the built site served on 127.0.0.1 (the probe pages are written beside it); yields its base URL
+    and its folder."""
+    root = tmp_path_factory.mktemp("served")
+    shutil.copytree(site, root / "site")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietHandler, directory=str(root / "site")))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/", root / "site"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def _look(chromium: str, base: str, site_root: Path, page: str, tmp_path: Path) -> dict[str, object]:
+    """What headless Chromium shows of `page` (a path with an optional #anchor) of the served site."""
+    probe = site_root / f"probe-{abs(hash(page))}.html"
+    probe.write_text(_PROBE.replace("PAGE", page), encoding="utf-8")
+    done = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                           f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=15000", "--dump-dom",
+                           base + probe.name], capture_output=True, text=True, timeout=120)
+    match = re.search(r'<pre id="out">(.*?)</pre>', done.stdout, re.DOTALL)
+    assert match, f"chromium showed no probe page (exit {done.returncode}): {done.stderr[-2000:]}"
+    seen: dict[str, object] = json.loads(html.unescape(match.group(1)))
+    return seen
+
+
+def test_the_site_in_a_browser_renders_and_a_rule_anchor_resolves(served: tuple[str, Path], tmp_path: Path) -> None:
+    chromium = _chromium()
+    base, site_root = served
+    home = _look(chromium, base, site_root, "./", tmp_path)
+    assert home["h1"] == "chatmend¶"
+    assert "Three ways in¶" in cast(list[str], home["h2"])
+    assert home["nav"] is True
+    rules = _look(chromium, base, site_root, "rules/#an6", tmp_path)
+    assert rules["h1"] == "The rules¶"
+    assert "The repair spec¶" in cast(list[str], rules["h2"])
+    assert rules["target"] is True
+    assert cast(float, rules["scrollY"]) > 1000  # the browser went down the page to the anchor
+    assert 0 <= cast(float, rules["targetTop"]) < 400  # and the rule's heading is at the top of the window

@@ -75,7 +75,7 @@ NOT_MODELLED = (
     # a 400 `unsupported_file` for an audio file in a function_call_output: a file type rule chatmend lacks
     "direct-url-audio-openai_responses].yaml[1]",
     # DeepSeek's own Responses endpoint refuses an assistant message between a call and its output; the
-    # openai_responses rules are OpenAI's, which have no such rule known (provider-rules §11)
+    # openai_responses rules are OpenAI's, which have no such rule known (docs/rules.md §11)
     "test_deepseek_responses_rejects_interleaved_function_calls.yaml[0]",
 )
 """Refused bodies whose reason is a rule no adapter here has: `check` finds nothing, so `repair` changes
