@@ -101,3 +101,23 @@ def test_bodies_past_the_inflight_limit_get_a_503_to_retry(upstream: Upstream) -
     assert busy.json()["error"]["type"] == "server_error" and "--max-inflight-bytes" in busy.json()["error"]["message"]
     assert small.status_code == 200 and first[0].status_code == 200 and after.status_code == 200
     assert len(upstream.seen) == 3  # the refused body never reached the upstream
+
+
+def test_a_compressed_body_counts_at_its_decoded_size(upstream: Upstream) -> None:
+    import gzip
+
+    packed = gzip.compress(json.dumps({**CHAT_BODY, "padding": " " * 200_000}).encode())
+    assert len(packed) < 10_000
+    with proxy_process("--upstream", f"openai={upstream.url}/v1", "--max-inflight-bytes", "150000") as (url, _):
+        first: list[httpx2.Response] = []
+        held = threading.Thread(target=lambda: first.append(httpx2.post(
+            url + "/v1/chat/completions", json=CHAT_BODY, headers={"x-test-delay": "1.5"}, timeout=30)))
+        held.start()
+        deadline = time.monotonic() + 10
+        while not upstream.seen and time.monotonic() < deadline:
+            time.sleep(0.02)
+        busy = httpx2.post(url + "/v1/chat/completions", content=packed, headers={"content-encoding": "gzip"})
+        held.join()
+        alone = httpx2.post(url + "/v1/chat/completions", content=packed, headers={"content-encoding": "gzip"})
+    assert busy.status_code == 503 and first[0].status_code == 200
+    assert alone.status_code == 200  # one body alone always goes, whatever its size under --max-body-bytes

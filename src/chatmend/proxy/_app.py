@@ -291,6 +291,8 @@ async def _forward_body(request: Request, config: ProxyConfig, state: dict[str, 
         provider = config.chat_provider if route.provider == "openai_chat" else route.provider
         encoding = request.headers.get("content-encoding", "").strip().lower()
         plain = _decoded(raw, encoding, config.max_body_bytes)
+        if plain is not None and plain is not raw:
+            _hold(state, config, held, len(plain))  # a compressed body counts at its decoded size too
         if plain is None:
             _log(config, "unreadable", route=path, provider=provider, error=f"content-encoding {encoding}")
         else:
@@ -428,7 +430,7 @@ async def _read_body(request: Request, config: ProxyConfig, state: dict[str, Any
 
 def _hold(state: dict[str, Any], config: ProxyConfig, held: list[int], size: int) -> None:
     """Count `size` more bytes of this request in flight; _Busy when that passes the limit."""
-    if state["inflight"] + size > config.max_inflight_bytes and state["inflight"] > 0:
+    if state["inflight"] + size > config.max_inflight_bytes and state["inflight"] > held[0]:  # one alone goes
         raise _Busy
     state["inflight"] += size
     held[0] += size
