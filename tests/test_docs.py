@@ -172,7 +172,7 @@ def _chromium() -> str:
         return found
     if shutil.which("apt-get") is None or os.geteuid() != 0:
         pytest.skip("chromium is not installed, and apt-get cannot install it here (not Debian, or not root)")
-    for command in (["apt-get", "update"], ["apt-get", "install", "-y", "--no-install-recommends", "chromium"]):
+    for command in (["apt-get", "update"], ["apt-get", "install", "-y", "chromium"]):
         done = subprocess.run(command, capture_output=True, text=True, timeout=900,
                               env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
         if done.returncode != 0:
@@ -231,3 +231,14 @@ def test_the_site_in_a_browser_renders_and_a_rule_anchor_resolves(served: tuple[
     assert rules["target"] is True
     assert cast(float, rules["scrollY"]) > 1000  # the browser went down the page to the anchor
     assert 0 <= cast(float, rules["targetTop"]) < 400  # and the rule's heading is at the top of the window
+
+
+def test_the_speed_page_is_the_bench_readme() -> None:
+    """docs/speed.md is bench/README.md under the site's title: the method and the current figures, each with its
+    command (the history of the runs is in the changelog)."""
+    bench = (ROOT / "bench" / "README.md").read_text(encoding="utf-8")
+    speed = (DOCS / "speed.md").read_text(encoding="utf-8")
+    assert speed.split("\n", 3)[3] == bench.split("\n", 1)[1]
+    assert "## The current figures" in bench and "## How it is measured" in bench
+    assert len(bench.splitlines()) < 150
+    assert "## Speed work, up to 5 December 2026" in (DOCS / "changelog.md").read_text(encoding="utf-8")
