@@ -280,3 +280,18 @@ def test_an_empty_session_file_is_skipped_not_broken(tmp_path: Path) -> None:
     assert empty.read_bytes() == b"" and names(tmp_path) == ["empty.jsonl"]
     table = chatmend("doctor", "--workers", "1", str(tmp_path))
     assert table.returncode == 0 and "empty session files hold nothing to send: skipped" in table.stdout
+
+
+# 6: file names printed escaped ------------------------------------------------------------------------------
+
+
+CHAT = b'{"model": "gpt-4o", "messages": [{"role": "developer", "content": "hi"}]}'
+
+
+@pytest.mark.parametrize("sample", [CLAUDE, CHAT], ids=["problems", "clean"])
+def test_check_escapes_control_characters_of_a_file_name_in_its_summary(tmp_path: Path, sample: bytes) -> None:
+    path = session(tmp_path, sample, name="a\nb\x1b[31m.jsonl")
+    proc = chatmend("check", str(path))
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "\x1b" not in proc.stderr and "a\\x0ab\\x1b[31m.jsonl: " in proc.stderr
+    assert proc.stderr.count("\n") == 1  # one line: a name cannot fake another line of the report

@@ -46,10 +46,10 @@ def run_check(args: argparse.Namespace) -> int:
         sys.stdout.write(printable(line) + "\n")
     sys.stdout.flush()
     if lines:
-        say(f"{display(args.file)}: {plural(len(lines), 'problem', 'problems')} ({rules}); "
+        say(f"{printable(display(args.file))}: {plural(len(lines), 'problem', 'problems')} ({rules}); "
             f"{_promise(args, len(lines)) if store is None else '`chatmend repair` fixes what repair can'}\n")
         return PROBLEMS
-    say(f"{display(args.file)}: no problems ({rules})\n")
+    say(f"{printable(display(args.file))}: no problems ({rules})\n")
     return OK
 
 
