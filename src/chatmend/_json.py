@@ -234,6 +234,8 @@ def find_lone_surrogates(value: Any, path: str = "") -> list[LoneSurrogate]:
     """Every string (value or key) of decoded JSON that holds a lone surrogate, in document order, with its path
     (`path` names `value` itself): what no UTF-8 writer can encode and what providers refuse as invalid JSON.
     Walked with a stack, so any depth the parser read is walked."""
+    if _encodes(value):
+        return []
     found: list[LoneSurrogate] = []
     stack: list[tuple[Any, str]] = [(value, path)]
     while stack:
@@ -253,6 +255,18 @@ def find_lone_surrogates(value: Any, path: str = "") -> list[LoneSurrogate]:
         elif isinstance(item, (list, tuple)):
             stack.extend((item[k], _child(where, k)) for k in range(len(item) - 1, -1, -1))
     return found
+
+
+def _encodes(value: Any) -> bool:
+    """True when orjson writes `value` as UTF-8: it refuses any surrogate code point, in a value or a key, so then
+    there is no lone one to look for (False: not known, the walk decides)."""
+    if _orjson is None:
+        return False
+    try:
+        _orjson.dumps(value)
+    except TypeError:  # a surrogate, an integer past 64 bits, a value that is not JSON
+        return False
+    return True
 
 
 def mend_text(text: str) -> str:
