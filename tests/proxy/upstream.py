@@ -188,6 +188,7 @@ def fake_upstream(*, judge: bool = True) -> Iterator[Upstream]:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body in two writes: else a delayed ACK holds the body back
 
         def log_message(self, format: str, *args: Any) -> None:
             """Quiet."""
