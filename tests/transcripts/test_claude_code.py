@@ -11,6 +11,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from chatmend import ChatMessage, ImagePart, TextPart, repair_history
+from chatmend.answer_order import keep_answer_order
 from chatmend.transcripts.claude_code import Relinker
 from tests.strategies import PNG, examples, messy_histories
 from tests.transcripts.helpers import PLACEHOLDER_BEFORE_RESULT, claude_code_records, lines_of, normal, read_text
@@ -160,14 +161,14 @@ def test_repaired_transcript_reads_back_as_the_repaired_history(history: list[Ch
         return
     text = "".join(lines_of(records))
     session = read_text(text, "claude_code")
-    expected = repair_history(session.messages).messages
+    expected = keep_answer_order(session.messages, repair_history(session.messages)).messages
     out, messages = _repair_text(text)
     assert messages == expected
     if not expected:
         return
     again = read_text("\n".join(out) + "\n", "claude_code")
     assert normal(again.messages) == normal(expected)
-    assert not repair_history(again.messages).changed
+    assert not keep_answer_order(again.messages, repair_history(again.messages)).changed
     kept = set(text.split("\n")[:-1])
     untouched = [r for r in records if r.get("type") in ("summary", "file-history-snapshot")]
     assert all(json.dumps(r, ensure_ascii=False, separators=(",", ":")) in out for r in untouched)

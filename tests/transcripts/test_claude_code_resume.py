@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatmend import ChatMessage, repair_history
+from chatmend.answer_order import keep_answer_order
 from chatmend.cli import main
 from chatmend.formats import read
 from tests.strategies import examples, messy_histories
@@ -351,7 +352,9 @@ def test_writing_a_reply_record_again_changes_nothing_read_or_repaired(history: 
     plain, twice = read_text(_text(records), "claude_code"), read_text(_text(doubled), "claude_code")
     assert twice.messages == plain.messages
     out, result = _repair(_text(doubled))
-    assert result.messages == repair_history(plain.messages).messages
+    assert result.messages == keep_answer_order(plain.messages, repair_history(plain.messages)).messages
+    if not result.messages:
+        return  # a lone placeholder, dropped: no conversation left to read back
     assert normal(read_text(out, "claude_code").messages) == normal(result.messages)
 
 

@@ -6,15 +6,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from chatmend import ChatMessage, RepairResult
+from chatmend.answer_order import keep_answer_order
 from chatmend.formats._session import Session
 
-__all__ = ["neutral_problems", "problems_of"]
+__all__ = ["as_sent", "neutral_problems", "problems_of"]
 
 
 def neutral_problems(session: Session, result: RepairResult) -> list[str]:
     """What repair would change (`result`, the session's repair), as problems: each would make any provider
-    answer with a 400."""
-    return problems_of(session.messages, session.where, result)
+    answer with a 400. Where the history lives in a store or a body, results written in the order their tools
+    finished are not one (`keep_answer_order`)."""
+    return problems_of(session.messages, session.where, as_sent(session, result))
+
+
+def as_sent(session: Session, result: RepairResult) -> RepairResult:
+    """The session's repair (`result`) as a store or body repair makes it: the results its client wrote in the
+    order their tools finished left so (`keep_answer_order`); the neutral JSON Lines keep the neutral rules."""
+    return result if session.format == "chatmend" else keep_answer_order(session.messages, result)
 
 
 def problems_of(messages: Sequence[ChatMessage], located: Sequence[str], result: RepairResult, offset: int = 0,

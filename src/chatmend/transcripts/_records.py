@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from chatmend import ChatMessage, ImagePart, RepairResult, TextPart, repair_history
 from chatmend import _json as strict_json
+from chatmend.answer_order import keep_answer_order
 from chatmend.exceptions import validation_reason
 from chatmend.formats._io import InputError, json_kind
 from chatmend.formats._session import Session
@@ -265,14 +266,18 @@ class TranscriptFormat(ABC):
 
     def _repair(self, is_read_only: IsReadOnly | None) -> tuple[RepairResult, Iterator[str]]:
         """Repair the history, then write each output message back into the records of its origin."""
-        result = repair_history(self.messages, is_read_only=is_read_only)
+        result = keep_answer_order(self.messages, repair_history(self.messages, is_read_only=is_read_only))
         return result, self._emit(self.pieces(result))
 
     def pieces(self, result: RepairResult) -> list[tuple[int | None, Any]]:
         """Each output message as (source record or None, block) pairs, in output order."""
         call_blocks: dict[tuple[int, int], tuple[int, Any]] = {}  # by (message index, call index) in the input
         pieces: list[tuple[int | None, Any]] = []
+        turn = answers = 0  # where the pieces of the last reply start, and those of its results
         for message, origin in zip(result.messages, result.origins()):
+            if message.role != "tool":
+                self.keep_record_order(pieces, turn, answers)
+                turn = answers = len(pieces)
             source = origin.message_index
             if origin.kind == "input":
                 blocks = [(k, self.records[k].blocks[b]) for k, b in self.blocks_at[source]]
@@ -289,6 +294,8 @@ class TranscriptFormat(ABC):
                 elif message.role == "tool" and message.tool_call_id != self.messages[source].tool_call_id:
                     blocks = [(k, self.patch_result_id(b, message.tool_call_id or "")) for k, b in blocks]
                 pieces.extend(blocks)
+                if message.role == "assistant":
+                    answers = len(pieces)
             elif origin.kind == "note":  # an orphan result turned into a note
                 k, b = self.blocks_at[source][0]
                 pieces.extend((k, block) for block in self.note_blocks(message, self.records[k].blocks[b]))
@@ -296,7 +303,13 @@ class TranscriptFormat(ABC):
                 assert origin.call_index is not None
                 k, call = call_blocks[(source, origin.call_index)]
                 pieces.extend((-1 - k, block) for block in self.result_blocks(message, call))
+        self.keep_record_order(pieces, turn, answers)
         return pieces
+
+    def keep_record_order(self, pieces: list[tuple[int | None, Any]], reply: int, answers: int) -> None:  # noqa: B027
+        """Put the pieces of one reply (from `reply` on) back between those of its results (from `answers` on) as
+        their records stood, where the format's records may interleave them (a hook: most keep them as repair
+        writes them)."""
 
     def _emit(self, pieces: list[tuple[int | None, Any]]) -> Iterator[str]:
         """Runs of blocks from one record become that record; other records keep their place."""

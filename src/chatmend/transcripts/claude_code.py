@@ -10,6 +10,7 @@ as they are and not read."""
 
 from __future__ import annotations
 
+import collections
 import uuid
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -281,6 +282,8 @@ class ClaudeCode(TranscriptFormat):
         over the whole file and whether the file's records name their call's record (`uses_source`)."""
         super().__init__(records)
         self._reply: _Reply | None = None
+        self._held: list[tuple[int, Record]] = []
+        """User records of results only, read while a reply is open: its next record may still follow them."""
         if chain is None:
             chain = follow(records)
         self.live = chain.live
@@ -311,6 +314,9 @@ class ClaudeCode(TranscriptFormat):
             if isinstance(message.get("model"), str) and message["model"] != "<synthetic>":
                 self.model = message["model"]
             self._read_assistant(k, record, message.get("id"))
+        elif self._reply is not None and record.blocks and all(
+                isinstance(b, Mapping) and b.get("type") == "tool_result" for b in record.blocks):
+            self._held.append((k, record))  # results written while the reply still streamed: read after it
         else:
             self._flush()
             self._read_user(k, record)
@@ -326,6 +332,8 @@ class ClaudeCode(TranscriptFormat):
         if reply is None or message_id is None or reply.message_id != message_id:
             self._flush()
             reply = self._reply = _Reply(message_id)
+        # else: the same reply goes on, past the results of its calls that its tools wrote meanwhile (Claude Code
+        # runs a call while the reply still streams, and sends the records of one message.id as one reply)
         keys = [_block_key(block) for block in record.blocks]
         index = record.data.get("apiBlockIndex")
         position = index if type(index) is int else None
@@ -369,7 +377,7 @@ class ClaudeCode(TranscriptFormat):
                 calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
 
     def _flush(self) -> None:
-        """Emit the reply being read, if any."""
+        """Emit the reply being read, if any, then the results held while it was read."""
         if self._reply is None:
             return
         reply, self._reply = self._reply, None
@@ -380,6 +388,10 @@ class ClaudeCode(TranscriptFormat):
             isinstance(p, ThinkingPart) for p in parts) else parts
         self.add_reply(ChatMessage(role="assistant", content=content, tool_calls=tuple(reply.calls)),
                        reply.blocks_at)
+        held, self._held = self._held, []
+        for k, record in held:
+            with errors_at_line(record, WHAT):
+                self._read_user(k, record)
 
     def _read_user(self, k: int, record: Record) -> None:
         """A user record: each tool_result a tool message, other blocks user messages."""
@@ -484,6 +496,21 @@ class ClaudeCode(TranscriptFormat):
 
     def reply_end(self, k: int) -> int:
         return self._reply_end.get(k, k)
+
+    def keep_record_order(self, pieces: list[tuple[int | None, Any]], reply: int, answers: int) -> None:
+        """A reply's records go back between its results' records as they stood in the file (results a tool wrote
+        while the reply still streamed stay between the reply's records); the results keep their order, and what
+        repair adds (no record yet) comes after the reply's records."""
+        if answers <= reply or answers == len(pieces):
+            return
+        own = collections.deque(pieces[reply:answers])
+        merged: list[tuple[int | None, Any]] = []
+        for piece in pieces[answers:]:
+            k = piece[0]
+            while own and (k is None or k < 0 or own[0][0] < k):  # type: ignore[operator]
+                merged.append(own.popleft())
+            merged.append(piece)
+        pieces[reply:] = [*merged, *own]
 
     def patch_repeats(self, out: list[tuple[Record | None, dict[str, Any] | None]]) -> None:
         """A repeated record gets the content its original was written back with (a call renamed in one is

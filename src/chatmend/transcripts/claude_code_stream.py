@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import IO, Any, NamedTuple
 
 from chatmend import _json as strict_json
-from chatmend.formats._io import FileBytes, changed_while_read
+from chatmend.answer_order import keep_answer_order
+from chatmend.formats._io import FileBytes, InputError, changed_while_read
 from chatmend.formats._problems import problems_of
 from chatmend.formats._session import RepairSummary, StreamedRepair
 from chatmend.ids import FinalIds
@@ -261,7 +262,10 @@ class Scan:
         text = self.text(*self.part_bytes(a, b))
         first = 1 if a == 0 else self.lines[a].number
         warnings: list[str] = []
-        records = parse_records(_split_lines(text), what=WHAT, warnings=warnings, keep=kept, first_line=first)
+        try:
+            records = parse_records(_split_lines(text), what=WHAT, warnings=warnings, keep=kept, first_line=first)
+        except InputError:
+            raise changed_while_read() from None  # the first pass read every line of it as a record
         if warnings or len(records) != b - a:
             raise changed_while_read()
         live = {k - a for k in range(a, b) if k in self.live}
@@ -395,14 +399,18 @@ def _cut(lines: list[Line], live: set[int], sidechain: bool,
     plain = True
     sent = False
     previous: Line | None = None
+    reply: object = None  # the message.id of the reply the reader may still be reading (results only since)
     for k, current in enumerate(lines):
         if not current.conversation or current.sidechain is not sidechain or k not in live:
             continue  # not read by the reader
+        goes_on = current.kind == "assistant" and current.message_id is not None and current.message_id == reply
+        if current.kind == "assistant":
+            reply = current.message_id
+        elif not current.holds_results:
+            reply = None  # a prompt ends the reply; results (maybe with more) may stand inside it: no cut there
         if current.shape is None:
             plain = False
-        elif current.kind == "assistant" and k and (
-                previous is None or previous.kind != "assistant" or current.message_id is None
-                or current.message_id != previous.message_id):
+        elif current.kind == "assistant" and k and not goes_on:
             as_is.append(part.as_is())
             starts.append(k)
             part = _PartSoFar()
@@ -531,7 +539,8 @@ def _walk(found: Scan, is_read_only: IsReadOnly | None) -> Iterator[_Step]:
             yield _Step(run[0], run[1], run[2], None, None)
             run = []
         part = found.read_part(a, b)
-        yield _Step(a, b, 0, part, repair_following(part.messages, ids, is_read_only=is_read_only))
+        result = repair_following(part.messages, ids, is_read_only=is_read_only)
+        yield _Step(a, b, 0, part, keep_answer_order(part.messages, result))
     if run:
         yield _Step(run[0], run[1], run[2], None, None)
 

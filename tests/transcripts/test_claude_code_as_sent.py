@@ -1,0 +1,192 @@
+"""Claude Code transcripts are read as Claude Code sends them (the spec's decision on checking and repairing where
+a history lives): a reply whose records are interleaved with its own results (a tool ran while the reply still
+streamed) is one reply, and results written in the order their tools finished are not a problem. Healthy
+sessions check clean and repair to the same bytes, with both readers (whole, and a part at a time); broken ones
+are found, repaired, check clean after and repair to the same bytes again.
+
+The real sessions of `../shared/real-world/` section D are read in place (skipped when it is absent)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import random
+import uuid
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chatmend.cli import main
+from tests.strategies import examples
+from tests.transcripts.helpers import REAL
+
+_STAMP = "2026-12-01T10:{:02d}:{:02d}.{:03d}Z"
+
+
+def _run(argv: list[str], *, whole: bool) -> tuple[int, str, str]:
+    """The command's exit code, stdout and stderr; `whole`: with the part-at-a-time reading turned off."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.ExitStack() as stack:
+        if whole:
+            for command in ("chatmend.cli._check.streamed", "chatmend.cli._repair.streamed",
+                            "chatmend.doctor.streamed"):
+                stack.enter_context(mock.patch(command, lambda *args, **kwargs: None))
+        stack.enter_context(contextlib.redirect_stdout(out))
+        stack.enter_context(contextlib.redirect_stderr(err))
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _section_d(kind: str) -> list[str]:
+    """The names of section D's transcripts of one kind (MANIFEST.json's `kind`)."""
+    manifest = REAL / "MANIFEST.json"
+    if not manifest.is_file():
+        return []
+    return sorted(entry["name"] for entry in json.loads(manifest.read_text(encoding="utf-8"))
+                  if entry.get("kind") == kind)
+
+
+HEALTHY = [*_section_d("FP_split_reply"), *_section_d("FP_reorder_only"), *_section_d("clean")]
+BROKEN = _section_d("TP_midrun_unanswered")
+
+
+def _assert_healthy(path: Path, tmp_path: Path, *, whole: bool) -> None:
+    code, out, err = _run(["check", str(path)], whole=whole)
+    assert (code, out) == (0, ""), out
+    assert "no problems" in err
+    repaired = tmp_path / f"repaired-{whole}.jsonl"
+    code, out, err = _run(["repair", str(path), "-o", str(repaired)], whole=whole)
+    assert code == 0 and "nothing to repair" in out + err
+    assert repaired.read_bytes() == path.read_bytes()
+
+
+def _assert_repaired(path: Path, tmp_path: Path, *, whole: bool, missing: int) -> bytes:
+    code, out, _ = _run(["check", str(path)], whole=whole)
+    assert code == 1
+    assert [line.split(": ")[1] for line in out.splitlines()] == ["R6"] * missing, out
+    repaired = tmp_path / f"repaired-{whole}.jsonl"
+    code, out, _ = _run(["repair", str(path), "-o", str(repaired), "--report", "json"], whole=whole)
+    assert code == 0
+    report = json.loads(out)
+    assert len(report["interrupted"]) == missing and not report["moved"] and not report["notes"]
+    code, out, _ = _run(["check", str(repaired)], whole=whole)
+    assert (code, out) == (0, ""), out
+    again = tmp_path / f"again-{whole}.jsonl"
+    _run(["repair", str(repaired), "-o", str(again)], whole=whole)
+    assert again.read_bytes() == repaired.read_bytes()  # idempotent
+    kept = path.read_text(encoding="utf-8").splitlines()
+    assert all(line in repaired.read_text(encoding="utf-8") or '"parentUuid"' in line for line in kept)
+    return repaired.read_bytes()
+
+
+@pytest.mark.skipif(not HEALTHY, reason="../shared/real-world is absent")
+@pytest.mark.parametrize("whole", [True, False])
+@pytest.mark.parametrize("name", HEALTHY)
+def test_real_healthy_sessions_check_clean_and_repair_to_the_same_bytes(tmp_path: Path, name: str,
+                                                                         whole: bool) -> None:
+    _assert_healthy(REAL / name, tmp_path, whole=whole)
+
+
+@pytest.mark.skipif(not BROKEN, reason="../shared/real-world is absent")
+@pytest.mark.parametrize("name", BROKEN)
+def test_real_sessions_cut_mid_run_are_found_and_repaired_the_same_by_both_readers(tmp_path: Path,
+                                                                                    name: str) -> None:
+    whole = _assert_repaired(REAL / name, tmp_path, whole=True, missing=1)
+    assert _assert_repaired(REAL / name, tmp_path, whole=False, missing=1) == whole
+
+
+@pytest.mark.skipif(not HEALTHY, reason="../shared/real-world is absent")
+def test_doctor_says_healthy_real_sessions_are_ok_and_fix_changes_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    project = home / ".claude" / "projects" / "-work-project"
+    project.mkdir(parents=True)
+    for n, name in enumerate(HEALTHY):
+        (project / f"{uuid.UUID(int=n)}.jsonl").write_bytes((REAL / name).read_bytes())
+    before = {p.name: p.read_bytes() for p in project.iterdir()}
+    with mock.patch.dict("os.environ", {"HOME": str(home)}):
+        code, out, _ = _run(["doctor", "--json", "--force"], whole=False)
+        assert code == 0, out
+        sessions = [json.loads(line) for line in out.splitlines()]
+        assert len(sessions) == len(HEALTHY)
+        assert {s["status"] for s in sessions} == {"ok"}
+        code, _, _ = _run(["doctor", "--fix", "--force"], whole=False)
+    assert code == 0
+    assert {p.name: p.read_bytes() for p in project.iterdir()} == before
+
+
+# --- generated sessions ------------------------------------------------------------------------------------------
+
+
+@st.composite
+def sessions_as_written(draw: st.DrawFn) -> tuple[str, int]:
+    """A Claude Code session as Claude Code writes it: each reply one block a record, a call's tool started as
+    soon as its block is written, its result written when the tool finishes (between the reply's later records,
+    or after them, in the order the tools finished), each result hanging off its own call's record; with the
+    number of calls of the last reply left without a result (captured while they ran)."""
+    rng = random.Random(draw(st.integers(0, 2**32 - 1)))
+    records: list[dict[str, Any]] = []
+    clock = [0]
+
+    def add(kind: str, message: dict[str, Any], parent: str | None, **extra: Any) -> str:
+        clock[0] += 1
+        uid = str(uuid.UUID(int=rng.getrandbits(128)))
+        tick = clock[0]
+        records.append({"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": "/work",
+                        "sessionId": "s1", "version": "2.1.31", "type": kind, "message": message, "uuid": uid,
+                        "timestamp": _STAMP.format(tick // 3600 % 60, tick // 60 % 60, tick % 1000), **extra})
+        return uid
+
+    last = add("user", {"role": "user", "content": "start"}, None)
+    turns = draw(st.integers(1, 4))
+    unanswered = 0
+    for turn in range(turns):
+        if turn and draw(st.booleans()):
+            last = add("user", {"role": "user", "content": f"prompt {turn}"}, last)
+        message_id = f"msg_{turn:04d}"
+        reply = {"id": message_id, "type": "message", "role": "assistant", "model": "claude-opus-4-6"}
+        running: list[tuple[str, str]] = []  # (call id, the record of its call)
+        blocks: list[dict[str, Any]] = []
+        if draw(st.booleans()):
+            blocks.append({"type": "text", "text": f"Looking at {turn}."})
+        calls = draw(st.integers(1, 4))
+        blocks += [{"type": "tool_use", "id": f"toolu_{turn}{c}{rng.getrandbits(32):08x}", "name": "Bash",
+                    "input": {"command": f"ls {c}"}} for c in range(calls)]
+        final = turn == turns - 1
+        cut = draw(st.integers(0, calls)) if final and draw(st.booleans()) else 0
+
+        def finish(count: int, running: list[tuple[str, str]] = running) -> None:
+            nonlocal last
+            for _ in range(count):
+                call_id, call_record = running.pop(rng.randrange(len(running)))
+                last = add("user", {"role": "user", "content": [
+                    {"tool_use_id": call_id, "type": "tool_result", "content": f"out of {call_id}"}]},
+                    call_record, toolUseResult={"stdout": "out"}, sourceToolAssistantUUID=call_record)
+
+        for block in blocks:
+            last = add("assistant", {**reply, "content": [block]}, last)
+            if block["type"] == "tool_use":
+                running.append((block["id"], last))
+            finish(draw(st.integers(0, len(running))))  # tools that finished while the reply streamed
+        finish(len(running) - cut)
+        unanswered = len(running)
+    return "".join(json.dumps(r) + "\n" for r in records), unanswered
+
+
+@examples(60)
+@given(sessions_as_written())
+def test_sessions_as_claude_code_writes_them_check_clean_or_repair_only_what_is_missing(
+        tmp_path_factory: pytest.TempPathFactory, session: tuple[str, int]) -> None:
+    text, unanswered = session
+    folder = tmp_path_factory.mktemp("session")
+    path = folder / "session.jsonl"
+    path.write_text(text, encoding="utf-8")
+    for whole in (True, False):
+        if unanswered:
+            _assert_repaired(path, folder, whole=whole, missing=unanswered)
+        else:
+            _assert_healthy(path, folder, whole=whole)
