@@ -238,14 +238,14 @@ def _scan_file(target: Target, fix: bool, force: bool, now: float) -> Finding:
             finding.problems = neutral_problems(session, result)
             finding.said = _said(session, result)
             text: str | None = None
-            if not result.changed and session.warnings:
+            if not result.changed and (session.warnings or session.problems):
                 # a store's own fix beyond the history (Gemini CLI's response stored twice), or a torn last line
                 # left out: only its text says
                 repaired, chunks = session.repaired(None)
                 text = _with_bom("".join(chunks), data)
                 if text.encode("utf-8") == data:
                     return finding
-                finding.problems += session.warnings
+                finding.problems += session.problems + session.warnings
             elif not result.changed:
                 return finding
             if _left_alone(finding, st, fix, force, now, real, busy):
@@ -316,7 +316,7 @@ def _scan_streamed(finding: Finding, found: Streamed, handle: IO[bytes], st: os.
     done = found.repair(None)
     finding.backup = _replace(path, done.chunks, handle, st, force, same=found.still_as_read)
     finding.status = "fixed"
-    finding.changes = _changes(done.summary, ())
+    finding.changes = _changes(done.summary, done.summary.fixes)
     return finding
 
 

@@ -74,6 +74,10 @@ def _assert_repaired(path: Path, tmp_path: Path, *, whole: bool, missing: int) -
     assert code == 0
     report = json.loads(out)
     assert len(report["interrupted"]) == missing and not report["moved"] and not report["notes"]
+    relinked = _relinked(path.read_text(encoding="utf-8"), repaired.read_text(encoding="utf-8"))
+    said = [fix for fix in report.get("store", []) if fix.startswith("relinked")]
+    assert said == ([f"relinked {relinked} record{'s' if relinked > 1 else ''} (a new parentUuid): the chain "
+                     "Claude Code resumes passes every record, in the order repair wrote them"] if relinked else [])
     code, out, _ = _run(["check", str(repaired)], whole=whole)
     assert (code, out) == (0, ""), out
     again = tmp_path / f"again-{whole}.jsonl"
@@ -82,6 +86,13 @@ def _assert_repaired(path: Path, tmp_path: Path, *, whole: bool, missing: int) -
     kept = path.read_text(encoding="utf-8").splitlines()
     assert all(line in repaired.read_text(encoding="utf-8") or '"parentUuid"' in line for line in kept)
     return repaired.read_bytes()
+
+
+def _relinked(before: str, after: str) -> int:
+    """How many records of `before` have another parentUuid in `after` (every relink repair made is reported)."""
+    parents = {r["uuid"]: r.get("parentUuid") for r in map(json.loads, before.splitlines()) if "uuid" in r}
+    return sum(1 for r in map(json.loads, after.splitlines())
+               if r.get("uuid") in parents and parents[r["uuid"]] != r.get("parentUuid"))
 
 
 @pytest.mark.skipif(not HEALTHY, reason="../shared/real-world is absent")
@@ -190,3 +201,61 @@ def test_sessions_as_claude_code_writes_them_check_clean_or_repair_only_what_is_
             _assert_repaired(path, folder, whole=whole, missing=unanswered)
         else:
             _assert_healthy(path, folder, whole=whole)
+
+
+# --- lone surrogates ---------------------------------------------------------------------------------------------
+
+
+def _with_escape(records: list[dict[str, Any]], marker: str, escape: str) -> str:
+    """The transcript's lines with `marker` written as the JSON escape `escape` (a lone surrogate as Claude Code
+    writes half an emoji: JSON.stringify escapes it)."""
+    return "".join(json.dumps(r) + "\n" for r in records).replace(marker, escape)
+
+
+def _session_with(where: str) -> list[dict[str, Any]]:
+    base = {"isSidechain": False, "sessionId": "s1", "timestamp": "2026-12-01T10:00:00.000Z"}
+    use = {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"path": "MARK" if where == "input" else "a"}}
+    result: dict[str, Any] = {"type": "tool_result", "tool_use_id": "toolu_1",
+                              "content": "out MARK" if where == "result" else "out"}
+    return [
+        {**base, "parentUuid": None, "type": "user", "uuid": "u1", "message": {"role": "user", "content": "go"}},
+        {**base, "parentUuid": "u1", "type": "assistant", "uuid": "a1", "message": {
+            "id": "m1", "role": "assistant", "content": [
+                {"type": "text", "text": "emoji MARK cut" if where == "text" else "ok"}]}},
+        {**base, "parentUuid": "a1", "type": "assistant", "uuid": "a2", "message": {
+            "id": "m1", "role": "assistant", "content": [use]}},
+        {**base, "parentUuid": "a2", "type": "user", "uuid": "r1", "message": {"role": "user", "content": [result]},
+         "toolUseResult": {"stdout": "MARK" if where == "unsent" else "out"}},
+    ]
+
+
+@pytest.mark.parametrize("whole", [True, False])
+@pytest.mark.parametrize(("where", "escape", "path", "words"), [
+    ("text", "\\ud83d", "message.content[0].text", "no low surrogate in string"),
+    ("input", "\\ude00", "message.content[0].input.path", "invalid high surrogate in string"),
+    ("result", "\\ud83d", "message.content[0].content", "no low surrogate in string"),
+])
+def test_a_lone_surrogate_claude_code_would_send_is_found_and_replaced(tmp_path: Path, whole: bool, where: str,
+                                                                        escape: str, path: str, words: str) -> None:
+    session = tmp_path / "session.jsonl"
+    session.write_text(_with_escape(_session_with(where), "MARK", escape), encoding="utf-8")
+    code, out, _ = _run(["check", str(session)], whole=whole)
+    assert code == 1
+    assert f": {path}: JSON: " in out and words in out and escape in out
+    repaired = tmp_path / "repaired.jsonl"
+    code, out, err = _run(["repair", str(session), "-o", str(repaired)], whole=whole)
+    assert code == 0 and f"replaced a lone surrogate with U+FFFD at {path}" in out + err
+    before, after = session.read_text().splitlines(), repaired.read_text(encoding="utf-8").splitlines()
+    changed = [n for n, (a, b) in enumerate(zip(before, after)) if a != b]
+    assert len(before) == len(after) and len(changed) == 1  # only that record, written anew
+    assert "\ufffd" in json.dumps(json.loads(after[changed[0]]), ensure_ascii=False)
+    assert _run(["check", str(repaired)], whole=whole)[:2] == (0, "")
+
+
+def test_a_lone_surrogate_claude_code_does_not_send_is_no_problem(tmp_path: Path) -> None:
+    session = tmp_path / "session.jsonl"
+    session.write_text(_with_escape(_session_with("unsent"), "MARK", "\\ud83d"), encoding="utf-8")
+    assert _run(["check", str(session)], whole=True)[:2] == (0, "")
+    repaired = tmp_path / "repaired.jsonl"
+    _run(["repair", str(session), "-o", str(repaired)], whole=True)
+    assert repaired.read_bytes() == session.read_bytes()

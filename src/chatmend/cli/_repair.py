@@ -151,7 +151,7 @@ def _repair_streamed(args: argparse.Namespace, found: Streamed, handle: IO[bytes
                                   wanted=lambda: done.summary.changed, same=found.still_as_read)
     else:
         write_output(batched(done.chunks), args.output)  # stdout only once all is rendered, a file atomically
-    report = summary_report(done.summary, args.file, found.format)
+    report = summary_report(done.summary, args.file, found.format, fixes=done.summary.fixes)
     if args.in_place:
         report["written"] = source if backup is not None else None
         report["backup"] = backup

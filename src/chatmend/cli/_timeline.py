@@ -9,6 +9,7 @@ from chatmend import RepairResult, repair_history
 from chatmend.cli._report import plural, repair_report, report_lines
 from chatmend.cli._text import printable
 from chatmend.formats import Session
+from chatmend.formats._problems import as_sent
 from chatmend.repair import Origin
 
 __all__ = ["one_line", "timeline"]
@@ -61,10 +62,11 @@ def _answers(result: RepairResult) -> dict[tuple[int, int], Origin]:
 def timeline(session: Session, name: str, *, color: bool, width: int) -> list[str]:
     """The lines of `chatmend show`."""
     messages = session.messages
-    result = repair_history(messages)
+    neutral = repair_history(messages)
+    answers = _answers(neutral)  # each call's result, found in the neutral repair's call order
+    result = as_sent(session, neutral)  # what repair changes where the session lives
     renamed = {(r.message_index, r.call_index): r.new for r in result.renamed}
     moved, notes, dropped = set(result.moved), set(result.notes), set(result.dropped)
-    answers = _answers(result)
     label_width = max((len(w) for w in session.where), default=4)
     out = [_paint(f"{name} ({session.format}, {plural(len(messages), 'message', 'messages')})",
                   "dim", color)]
@@ -102,8 +104,10 @@ def timeline(session: Session, name: str, *, color: bool, width: int) -> list[st
                 out.append(indent + "   " + _paint(missing, "bad", color))
     lines = report_lines(repair_report(session, result, name))
     out.append("")
-    out.append(_paint("repair would change nothing" if not result.changed else "repair would change:",
-                      "dim" if not result.changed else "mark", color))
+    changed = result.changed or bool(session.problems)
+    out.append(_paint("repair would change nothing" if not changed else "repair would change:",
+                      "dim" if not changed else "mark", color))
     if result.changed:
         out.extend(lines[1:])
+    out.extend(f"  {printable(problem)}" for problem in session.problems)
     return out

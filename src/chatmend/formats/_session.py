@@ -52,6 +52,8 @@ class RepairSummary:
     """Where each placeholder dropped stood."""
     interrupted_as_read: list[str] = field(default_factory=list)
     """The id each call answered as interrupted had as read (before rule 5 renamed it)."""
+    fixes: list[str] = field(default_factory=list)
+    """What the repair changed in the store beyond the history (records relinked), as `Session.fixes`."""
 
     @classmethod
     def of(cls, messages: Sequence[ChatMessage], where: Sequence[str], result: RepairResult) -> RepairSummary:

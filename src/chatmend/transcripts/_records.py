@@ -77,7 +77,7 @@ class Record:
 
 def parse_records(lines: Iterable[str], *, what: str, warnings: list[str] | None = None,
                   keep: Callable[[dict[str, Any]], dict[str, Any]] | None = None, first_line: int = 1,
-                  ) -> list[Record]:
+                  lone_surrogates: bool = False) -> list[Record]:
     """Every non-blank line as a JSON object; a bad line is an InputError with line and column. Line ends and
     blank lines are kept on the records, so unchanged lines are written back byte for byte.
 
@@ -98,7 +98,7 @@ def parse_records(lines: Iterable[str], *, what: str, warnings: list[str] | None
         if torn is not None:
             raise torn  # a corrupt record with records after it: not a write cut short; its record is lost
         try:
-            data = strict_json.loads(text)
+            data = strict_json.loads(text, lone_surrogates=lone_surrogates)
         except json.JSONDecodeError as exc:
             error = InputError(f"invalid JSON: {exc.msg}; expected {what}", line=number, column=exc.colno)
             if warnings is None:
@@ -175,6 +175,9 @@ class TranscriptFormat(ABC):
         self.problems: list[str] = []
         """What the store holds that the provider refuses and repair fixes beyond the history, located."""
         self.fixes: list[str] = []
+        self.mended: dict[int, list[str]] = {}
+        """Records read with a lone surrogate (half an emoji, which the provider refuses as invalid JSON), each
+        with what repair says of it: repair writes them anew with U+FFFD in its place."""
         """What the last repair fixed beyond the history (filled as it writes)."""
 
     # --- reading -------------------------------------------------------------------------------------------
@@ -266,6 +269,7 @@ class TranscriptFormat(ABC):
 
     def _repair(self, is_read_only: IsReadOnly | None) -> tuple[RepairResult, Iterator[str]]:
         """Repair the history, then write each output message back into the records of its origin."""
+        self.fixes.clear()  # filled as it writes
         result = keep_answer_order(self.messages, repair_history(self.messages, is_read_only=is_read_only))
         return result, self._emit(self.pieces(result))
 
@@ -354,10 +358,12 @@ class TranscriptFormat(ABC):
             record = self.records[k]
             copy = copies.get(k, 0)
             copies[k] = copy + 1
-            if copy == 0 and blocks == record.blocks:
+            if copy == 0 and blocks == record.blocks and k not in self.mended:
                 out.append((record, None))
             else:
                 out.append((record, self.render(record, blocks, copy)))
+                if copy == 0:
+                    self.fixes.extend(self.mended.get(k, ()))
         flush_until(len(self.records))
         return out
 

@@ -18,6 +18,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, NamedTuple, Protocol
 
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
+from chatmend import _json as strict_json
 from chatmend.formats._session import Session
 from chatmend.messages import Part
 from chatmend.providers.base import text_field
@@ -51,7 +52,8 @@ _READ_OF_MESSAGE = ("id", "model", "content")
 def read(lines: Iterable[str]) -> Session:
     """A Session from a Claude Code transcript (a line that is not a record is kept and warned about)."""
     warnings: list[str] = []
-    return ClaudeCode(parse_records(lines, what=WHAT, warnings=warnings, keep=kept)).session(warnings)
+    records = parse_records(lines, what=WHAT, warnings=warnings, keep=kept, lone_surrogates=True)
+    return ClaudeCode(records).session(warnings)
 
 
 def kept(data: dict[str, Any]) -> dict[str, Any]:
@@ -309,6 +311,8 @@ class ClaudeCode(TranscriptFormat):
         if bool(data.get("isSidechain")) is not self.sidechain or text_field(data) not in ("user", "assistant") \
                 or not isinstance(message, Mapping):
             return  # not part of the conversation: kept as it is
+        if strict_json.lone_surrogate(record.raw) is not None:
+            message = self._mend(k, record, message)
         record.blocks = _blocks(message.get("content"))
         if data["type"] == "assistant":
             if isinstance(message.get("model"), str) and message["model"] != "<synthetic>":
@@ -320,6 +324,25 @@ class ClaudeCode(TranscriptFormat):
         else:
             self._flush()
             self._read_user(k, record)
+
+    def _mend(self, k: int, record: Record, message: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A sent record whose message holds a lone surrogate (Claude Code reads it, the API refuses the request
+        as invalid JSON): read with U+FFFD in its place, reported, and written so by repair. Its message, mended
+        (a lone surrogate only outside the message is not sent: the record is left as it is)."""
+        whole = strict_json.loads(record.raw, lone_surrogates=True)
+        sent = [found for found in strict_json.find_lone_surrogates(whole) if found.path.startswith("message.")]
+        if not sent:
+            return message
+        for found in sent:
+            self.problems.append(
+                f"line {record.line}: {found.path}: JSON: half of a surrogate pair ({found.escape}) with no other "
+                "half, which Anthropic refuses: The request body is not valid JSON: "
+                f"{'no low surrogate in string' if found.high else 'invalid high surrogate in string'}")
+        mended, paths = strict_json.without_lone_surrogates(whole)
+        record.data, record.partial = mended, False
+        self.mended[k] = [f"line {record.line}: replaced a lone surrogate with U+FFFD at {path}" for path in paths]
+        mended_message: Mapping[str, Any] = mended["message"]
+        return mended_message
 
     def _read_assistant(self, k: int, record: Record, message_id: object) -> None:
         """Add a record's blocks to the reply it belongs to.
@@ -482,7 +505,10 @@ class ClaudeCode(TranscriptFormat):
         if self.as_read(out):
             return  # nothing repaired: the tree stays as Claude Code wrote it
         self.patch_repeats(out)
-        self.link(out, Relinker(self.sidechain))
+        relinker = Relinker(self.sidechain)
+        self.link(out, relinker)
+        if relinker.moved:
+            self.fixes.append(relinked(relinker.moved))
 
     def link(self, out: list[tuple[Record | None, dict[str, Any] | None]], relinker: Relinker) -> None:
         """`relink` of these records, written where `relinker` stands (a part of the file, written part by part)."""
@@ -549,6 +575,8 @@ class Relinker:
         self.previous: str | None = None
         self.stamp: str | None = None
         self.started = False
+        self.moved = 0
+        """How many records so far got a new `parentUuid` (repair reports it)."""
 
     def changes(self, record: Mapping[str, Any], *, new: bool, live: bool) -> dict[str, Any]:
         """The fields the next record written gets (none, its `timestamp`, its `parentUuid`); `new` for a record
@@ -565,6 +593,7 @@ class Relinker:
         parent = self.relink(uid, parent, sidechain, stamp, live)
         if parent is not None:
             changes["parentUuid"] = parent
+            self.moved += not new  # a record repair adds is reported as added
         return changes
 
     def relink(self, uid: object, parent: object, sidechain: bool, stamp: object, live: bool) -> str | None:
@@ -594,7 +623,15 @@ class Relinker:
                     moved.append((k, previous))  # type: ignore[arg-type]  # started: previous is a uid
                 started, previous = True, uid
         self.stamp, self.previous, self.started = stamp, previous, started
+        self.moved += len(moved)
         return moved
+
+
+def relinked(count: int) -> str:
+    """What repair says of the records it relinked."""
+    records = "record" if count == 1 else "records"
+    return (f"relinked {count} {records} (a new parentUuid): the chain Claude Code resumes passes every record, "
+            "in the order repair wrote them")
 
 
 def _after(stamp: str) -> str:

@@ -44,6 +44,7 @@ from chatmend.transcripts.claude_code import (
     follow_nodes,
     holds_results,
     kept,
+    relinked,
 )
 
 __all__ = ["Scan", "scan"]
@@ -591,6 +592,8 @@ def _repaired(found: Scan, is_read_only: IsReadOnly | None, summary: RepairSumma
         yield "".join(part.written_lines(out, found.newline)).encode("utf-8")
         copier.skip_to(stop)
     yield from copier.upto(found.size)
+    if relinker.moved:
+        summary.fixes.append(relinked(relinker.moved))
     if _stamp(found.handle) != found.stamp:
         raise changed_while_read()  # written to since the first pass: what was copied may not be what was read
 
