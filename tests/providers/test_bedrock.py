@@ -265,8 +265,9 @@ def test_a_history_with_calls_and_no_tools_gets_a_tool_config_of_the_tools_it_ca
     body = adapter.to_request([user("go")], model=MODEL, tools=[WEATHER], toolConfig=given_config)
     assert body["toolConfig"]["toolChoice"] == {"auto": {}}
     assert [t["toolSpec"]["name"] for t in body["toolConfig"]["tools"]] == ["get_weather"]
-    with pytest.raises(UnsupportedError):
-        adapter.to_request([user("go")], model=MODEL, tools=[{"name": "bad name"}])
+    body = adapter.to_request([user("go")], model=MODEL, tools=[{"name": "bad name"}])  # mapped (BR12), not refused
+    assert body["toolConfig"]["tools"][0]["toolSpec"]["name"].startswith("bad_name_")
+    assert adapter.check(body) == []
 
 
 # -------------------------------------------------------------------------------- generated histories

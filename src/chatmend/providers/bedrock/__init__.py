@@ -12,6 +12,9 @@ Converse does not merge turns: the writer does, and keeps every rule true of wha
   would open the body or follow another gets the user turn `USER_FILLER` before it; an assistant message that puts
   nothing on the wire (images only) becomes `ASSISTANT_FILLER`, so the turns around it stay apart and prefix-stable;
 - `toolUseId` is 1-64 characters of `[a-zA-Z0-9_.:-]` (botocore's `ToolUseId`), mapped collision-free by the base;
+- a tool name is 1-64 characters of `[a-zA-Z0-9_-]` (BR12): another is mapped, deterministically and
+  collision-free, alike in `toolConfig` and every `toolUse` (`names.wire_names`); the body holds only the mapped
+  names, which reading it back gives (a body's own list, repaired by `repair_body`, keeps the names it has);
 - no blank text (BR8); a failed result has content (BR6: `ERROR_WITHOUT_OUTPUT` when it has none), `status` is sent
   only for a failed one (the field is "only supported by Amazon Nova and Anthropic Claude 3 and 4 models");
 - a history with calls and no tools given gets a `toolConfig` naming the tools it called (BR5), each with an
@@ -43,8 +46,17 @@ from typing import Any, ClassVar
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
 from chatmend.messages import ChatMessage, Tool
 from chatmend.providers._lossless import Run
-from chatmend.providers.base import SHAPE, CheckContext, HistoryInput, IdAssigner, Provider, to_plain
+from chatmend.providers.base import (
+    SHAPE,
+    CheckContext,
+    HistoryInput,
+    IdAssigner,
+    Provider,
+    coerce_tools,
+    to_plain,
+)
 from chatmend.providers.bedrock.checker import TEXTS, Checker
+from chatmend.providers.bedrock.names import wire_names
 from chatmend.providers.bedrock.read import read_assistant, read_message, read_system
 from chatmend.providers.bedrock.stream import assemble
 from chatmend.providers.bedrock.wire import (
@@ -56,7 +68,6 @@ from chatmend.providers.bedrock.wire import (
     PROVIDER_NAME,
     RAW_ARGUMENTS,
     STRICT_ID_ALPHABET,
-    TOOL_NAME,
     USER_FILLER,
     model_family,
 )
@@ -168,31 +179,33 @@ class Bedrock(Provider):
     def _write_body(self, result: RepairResult, ids: IdAssigner, model: str, tools: list[Tool],
                     system: str | None, options: dict[str, Any]) -> dict[str, Any]:
         """The Converse request: `messages`, `system`, `toolConfig`, then the other options as they are
-        (`inferenceConfig`, `additionalModelRequestFields`, ...). The model is not in it (`send` adds `modelId`)."""
+        (`inferenceConfig`, `additionalModelRequestFields`, ...). The model is not in it (`send` adds `modelId`).
+        A tool name Converse refuses (BR12) is written mapped (`names.wire_names`), alike in `toolConfig` and in
+        every `toolUse`."""
         history = result.messages
-        blocks, start = system_blocks(history, system)
-        body: dict[str, Any] = {"messages": self._turns(write_messages(history, ids, start=start))}
-        if blocks:
-            body["system"] = blocks
-        config = options.pop("toolConfig", None)
-        specs = [self._write_tool(t) for t in tools]
         if len({t.name for t in tools}) < len(tools):
             raise UnsupportedError("tool names must be unique", feature="tool name")
+        config = options.pop("toolConfig", None)
+        names = wire_names([*(t.name for t in tools), *_config_names(config), *used_tool_names(history)])
+        blocks, start = system_blocks(history, system)
+        body: dict[str, Any] = {"messages": self._turns(write_messages(history, ids, start=start, names=names))}
+        if blocks:
+            body["system"] = blocks
+        specs = [self._write_tool(t, names[t.name]) for t in tools]
         if isinstance(config, Mapping):
-            body["toolConfig"] = {**config, "tools": [*specs, *config.get("tools", [])]} if specs else dict(config)
+            config = _renamed_config(config, names)
+            body["toolConfig"] = {**config, "tools": [*specs, *config.get("tools", [])]} if specs else config
         elif specs:
             body["toolConfig"] = {"tools": specs}
         elif any(m.tool_calls for m in history):
             # BR5: toolUse and toolResult blocks need a toolConfig; the tools the history called existed
-            body["toolConfig"] = {"tools": [_open_tool(name) for name in used_tool_names(history)]}
+            body["toolConfig"] = {"tools": [_open_tool(names[name]) for name in used_tool_names(history)]}
         body.update(options)
         return body
 
-    def _write_tool(self, tool: Tool) -> dict[str, Any]:
-        """A `toolSpec`; a name Converse refuses (BR12) is an error here, not a 400 later."""
-        if not TOOL_NAME.fullmatch(tool.name):
-            raise UnsupportedError(f"tool name {tool.name!r} must match [a-zA-Z0-9_-]{{1,64}}", feature="tool name")
-        spec: dict[str, Any] = {"name": tool.name}
+    def _write_tool(self, tool: Tool, name: str) -> dict[str, Any]:
+        """A `toolSpec` under the name Converse is sent (BR12: `name`, the tool's own when it fits)."""
+        spec: dict[str, Any] = {"name": name}
         if tool.description:
             spec["description"] = tool.description
         spec["inputSchema"] = {"json": tool.parameters}
@@ -284,6 +297,16 @@ class Bedrock(Provider):
             out["system"] = [_block_bytes(b) for b in body["system"]]
         return out
 
+    def _sdk_reply(self, reply: ChatMessage, kwargs: dict[str, Any]) -> ChatMessage:
+        """What `send` returns: the reply with each call's name as the caller's tool is named (BR12 may have
+        mapped it on the wire)."""
+        given = [t.name for t in coerce_tools(kwargs.get("tools"))] + _config_names(kwargs.get("toolConfig"))
+        names = {wire: name for name, wire in wire_names(given).items() if wire != name}
+        if not any(c.name in names for c in reply.tool_calls):
+            return reply
+        calls = tuple(c.model_copy(update={"name": names.get(c.name, c.name)}) for c in reply.tool_calls)
+        return reply.model_copy(update={"tool_calls": calls})
+
     def _create(self, client: Any, body: dict[str, Any]) -> Any:
         """`client.converse(**body)` with a boto3 `bedrock-runtime` client (a body with `modelId`)."""
         return client.converse(**body)
@@ -330,6 +353,36 @@ class Bedrock(Provider):
 def _open_tool(name: str) -> dict[str, Any]:
     """A `toolSpec` for a tool the history called and the caller did not describe: any object is its input."""
     return {"toolSpec": {"name": name, "inputSchema": {"json": {"type": "object", "properties": {}}}}}
+
+
+def _config_names(config: Any) -> list[str]:
+    """The tool names of a caller's own `toolConfig` (its `toolSpec`s, its `toolChoice`)."""
+    if not isinstance(config, Mapping):
+        return []
+    found = [t["toolSpec"]["name"] for t in config.get("tools") or [] if isinstance(t, Mapping)
+             and isinstance(t.get("toolSpec"), Mapping) and isinstance(t["toolSpec"].get("name"), str)]
+    choice = config.get("toolChoice")
+    tool = choice.get("tool") if isinstance(choice, Mapping) else None
+    if isinstance(tool, Mapping) and isinstance(tool.get("name"), str):
+        found.append(tool["name"])
+    return found
+
+
+def _renamed_config(config: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
+    """A caller's `toolConfig` with its tool names as `names` maps them (BR12), all else as it is."""
+    out = dict(config)
+    tools = config.get("tools")
+    if isinstance(tools, list):
+        out["tools"] = [
+            {**t, "toolSpec": {**t["toolSpec"], "name": names.get(t["toolSpec"]["name"], t["toolSpec"]["name"])}}
+            if isinstance(t, Mapping) and isinstance(t.get("toolSpec"), Mapping)
+            and isinstance(t["toolSpec"].get("name"), str) else t
+            for t in tools]
+    choice = config.get("toolChoice")
+    tool = choice.get("tool") if isinstance(choice, Mapping) else None
+    if isinstance(choice, Mapping) and isinstance(tool, Mapping) and isinstance(tool.get("name"), str):
+        out["toolChoice"] = {**choice, "tool": {**tool, "name": names.get(tool["name"], tool["name"])}}
+    return out
 
 
 def _same_role_turns(first: Any, second: Any) -> bool:

@@ -12,8 +12,10 @@ Rules are docs/rules.md §8 (BR1-BR8) and the ones below; every text is quoted f
 - BR8 `The text field in the ContentBlock object at messages.N.content.0 is blank. ...` and the empty message
   (aws-samples/bedrock-engineer#8, earendil-works/pi#3443);
 - BR11/BR12 `toolUseId` and tool names outside botocore's patterns and lengths, in the wording of AWS's request
-  validation (`1 validation error detected: Value ... at '...' failed to satisfy constraint: ...`; INF: the field
-  paths are AWS's 1-based `member` paths, not captured from a live Converse call);
+  validation (`1 validation error detected: Value ... at '...' failed to satisfy constraint: ...`; INF for the
+  `toolUseId` paths; the tool name's at `toolConfig.tools.N.member.toolSpec.name` and
+  `messages.N.member.content.M.member.toolUse.name` are OBS aws-samples/remote-swe-agents#457,
+  RooCodeInc/Roo-Code#10022, openclaw/openclaw#12892);
 - BR13 media in an assistant turn: "You can only include images and documents if the role is user."
   (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Message.html; our wording is the doc's).
 The model-dependent rules, checked when the model is known (`check(body, model=...)`, or the body's `modelId`):

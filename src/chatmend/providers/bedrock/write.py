@@ -182,11 +182,13 @@ def _tool_input(call: ToolCall) -> Any:
 class _Writer:
     """One pass over a repaired history: the wire messages, merged so that user and assistant turns alternate."""
 
-    __slots__ = ("history", "ids", "moved", "out")
+    __slots__ = ("history", "ids", "moved", "names", "out")
 
-    def __init__(self, history: list[ChatMessage], ids: IdAssigner) -> None:
+    def __init__(self, history: list[ChatMessage], ids: IdAssigner, names: Mapping[str, str]) -> None:
         self.history = history
         self.ids = ids
+        self.names = names
+        """Tool names to the names written (BR12, `names.wire_names`); a name not in it is written as it is."""
         self.out: list[WireMessage] = []
         self.moved: list[Block] = []
         """Media of an assistant message (only user turns carry images and documents), for the next user turn."""
@@ -275,7 +277,8 @@ class _Writer:
         calls = message.tool_calls
         call_ids = [self.ids.next_id(c.name) for c in calls]
         for call, wire_id in zip(calls, call_ids):
-            blocks.append({"toolUse": {"toolUseId": wire_id, "name": call.name, "input": _tool_input(call),
+            name = self.names.get(call.name, call.name)
+            blocks.append({"toolUse": {"toolUseId": wire_id, "name": name, "input": _tool_input(call),
                                        **_own(call.provider_data)}})
         if not blocks:
             blocks = [{"text": ASSISTANT_FILLER}]  # BR3: the turn stays, so the user turns around it stay apart
@@ -326,10 +329,11 @@ def system_blocks(history: list[ChatMessage], system: str | None) -> tuple[list[
 
 
 def write_messages(history: list[ChatMessage], ids: IdAssigner, *, start: int = 0,
-                   leading_filler: bool = True) -> list[WireMessage]:
+                   leading_filler: bool = True, names: Mapping[str, str] | None = None) -> list[WireMessage]:
     """The wire messages of a repaired history from `start` on (`leading_filler`: a body opening with an assistant
-    turn gets a user filler first, BR4; a run written inside a body does not)."""
-    writer = _Writer(history, ids)
+    turn gets a user filler first, BR4; a run written inside a body does not; `names`: the tool names to write
+    in place of the calls' own, a body's `wire_names`)."""
+    writer = _Writer(history, ids, names or {})
     writer.run(start, leading_filler)
     return writer.out
 
