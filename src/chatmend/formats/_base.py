@@ -27,6 +27,7 @@ TRANSCRIPT_FORMATS = {
     "roo_code": "Roo Code version-2 tasks ({\"version\": 2, \"messages\"} in api_conversation_history.json)",
     "gemini_checkpoint": "Gemini CLI checkpoints (~/.gemini/tmp/*/checkpoint-*.json, and checkpoints/*.json)",
     "kimi_cli": "kimi-cli sessions (~/.kimi/sessions/*/*/context.jsonl)",
+    "pi": "pi and OpenClaw sessions (~/.pi/agent/sessions/*/*.jsonl, ~/.openclaw/agents/*/sessions/*.jsonl)",
     "kimi_code": "Kimi Code CLI sessions (~/.kimi-code/sessions/*/session_*/agents/*/wire.jsonl)",
     "pydantic_ai": "pydantic-ai message histories (ModelMessagesTypeAdapter.dump_json, all_messages_json())",
 }
@@ -217,6 +218,10 @@ def _read_jsonl(stream: Iterator[str], fmt: str, prefer: str | None) -> Session:
         from chatmend.transcripts import kimi_cli
 
         return kimi_cli.read(lines)
+    if fmt == "pi":
+        from chatmend.transcripts import pi
+
+        return pi.read(lines)
     held = list(lines)  # (its items are held whole too)
     items, numbers = parse_records(held, what=f"one {fmt} message a line")
     key = adapter(fmt).list_key

@@ -126,6 +126,10 @@ def detect_records(records: Sequence[object], prefer: str | None = None) -> str:
 
     if any(kimi_code.is_record(r) for r in objects):
         return kimi_code.NAME
+    from chatmend.transcripts import pi
+
+    if pi.is_record(objects[0]) and any(pi.is_record(r) for r in objects[1:]):
+        return pi.NAME
     from chatmend.transcripts import kimi_cli
 
     if any(kimi_cli.is_record(r) for r in objects):

@@ -1,8 +1,8 @@
 """The tools whose sessions are files, registered for `chatmend doctor`: where each keeps them by default and how
 it resumes one. Claude Code, Codex CLI and Gemini CLI are described here (their readers are `claude_code`, `codex`
 and `gemini_cli`); the stores that name these things themselves (`TOOL`, `NAME`, `default_locations`,
-`is_session_file`, `resume_command`: Cline, Roo Code, Kimi Code, kimi-cli, Gemini CLI checkpoints, pydantic-ai
-histories) are registered from their own names."""
+`is_session_file`, `resume_command`: Cline, Roo Code, Kimi Code, kimi-cli, pi, Gemini CLI checkpoints, pydantic-ai
+histories; OpenClaw's files are pi's) are registered from their own names."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 from types import ModuleType
 
-from chatmend.transcripts import cline, gemini_checkpoint, kimi_cli, kimi_code, pydantic_ai, roo_code
+from chatmend.transcripts import cline, gemini_checkpoint, kimi_cli, kimi_code, pi, pydantic_ai, roo_code
 from chatmend.transcripts._stores import SessionFiles, register_files
 
 __all__: list[str] = []
@@ -100,7 +100,10 @@ register_files(SessionFiles("codex", "Codex", _codex, _uuid_in_name, partial(_co
                                                                              _uuid_in_name)))
 register_files(SessionFiles("gemini_cli", "Gemini CLI", _gemini, _gemini_id,
                             partial(_command, "gemini --resume {id}", _gemini_id)))
-for _module in (cline, gemini_checkpoint, kimi_code, kimi_cli, pydantic_ai):
+for _module in (cline, gemini_checkpoint, kimi_code, kimi_cli, pi, pydantic_ai):
     register_files(_named(_module))
 # Roo Code's task files are Cline's, or its own version 2: read as what each holds
 register_files(_named(roo_code, cline.is_session_file, detect=True))
+# OpenClaw's session files (before its SQLite store) are pi's, written by pi's own session manager
+register_files(SessionFiles(pi.NAME, pi.OPENCLAW, partial(_under, pi.openclaw_locations, pi.is_session_file),
+                            pi.session_id, pi.resume_command))

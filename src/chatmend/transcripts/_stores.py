@@ -141,8 +141,9 @@ FILES: list[SessionFiles] = []
 
 
 def register_files(files: SessionFiles) -> SessionFiles:
-    """Add a tool whose sessions are files to the registry `chatmend doctor` scans (one entry per format)."""
-    FILES[:] = [f for f in FILES if f.format != files.format] + [files]
+    """Add a tool whose sessions are files to the registry `chatmend doctor` scans (one entry per format and tool:
+    pi's format is also OpenClaw's)."""
+    FILES[:] = [f for f in FILES if (f.format, f.tool) != (files.format, files.tool)] + [files]
     return files
 
 
