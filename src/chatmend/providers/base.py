@@ -443,23 +443,29 @@ class Provider(ABC):
         if plan.unchanged:
             repaired = BodyRepair(dict(body), report=report, neutral=neutral)
         else:
-            new_items, rewritten = self._assemble(items, stubs, plan, is_read_only)
+            assembled = self._assemble(items, stubs, plan, is_read_only)
+            if assembled is None:
+                return None  # a change this adapter does not assemble: the neutral path writes it
+            new_items, rewritten = assembled
             repaired = BodyRepair({**body, self.list_key: new_items}, rewritten=rewritten, report=report,
                                   neutral=neutral)
         repaired.from_spans = True
         return repaired
 
     def _stubs(self, items: list[Any]) -> Stubs | None:
-        """Hook of the fast path: one stub per neutral message of the list (`providers._spans`: its kind, and the
-        ids repair pairs by), or None when the items are not all of shapes the adapter's `_assemble` writes
-        exactly as its neutral path would (default: no fast path)."""
+        """Hook of the span path: one stub per neutral message of the list (`providers._spans`: its kind, and the
+        ids repair pairs by), or None when the items are not all of plain shapes: shapes whose list `check` finds
+        valid whenever the plan keeps every message (a plan that changes nothing returns the body as it is), and
+        that the adapter's `_assemble` writes exactly as its neutral path would (default: none, the neutral
+        path)."""
         return None
 
     def _assemble(self, items: list[Any], stubs: Stubs, plan: SpanPlan,
-                  is_read_only: IsReadOnly | None) -> tuple[list[Any], list[int]]:
-        """Hook of the fast path: the repaired list from the stubs' plan, and the positions of the items written
-        anew (an adapter that gives `_stubs` gives this)."""
-        raise NotImplementedError(f"{type(self).__name__} gives stubs but does not assemble them")
+                  is_read_only: IsReadOnly | None) -> tuple[list[Any], list[int]] | None:
+        """Hook of the span path: the repaired list from the stubs' plan, and the positions of the items written
+        anew; None when the adapter does not assemble this plan (default: none), which the neutral path then
+        writes."""
+        return None
 
     def _neutral_repair_body(self, body: Mapping[str, Any], items: list[Any],
                              is_read_only: IsReadOnly | None) -> BodyRepair:

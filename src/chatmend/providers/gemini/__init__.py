@@ -46,8 +46,10 @@ from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, ReadError, error_context, model_rejections_at
 from chatmend.messages import ChatMessage, Tool, ToolCall
-from chatmend.providers._lossless import Run, plan_rewrite
+from chatmend.providers._lossless import BodyRepair, Run, plan_rewrite
+from chatmend.providers._spans import Stubs
 from chatmend.providers.base import CheckContext, IdAssigner, Provider
+from chatmend.providers.gemini import spans
 from chatmend.providers.gemini.checker import Checker
 from chatmend.providers.gemini.read import (
     as_list,
@@ -70,7 +72,7 @@ from chatmend.providers.gemini.write import (
     write_run,
 )
 from chatmend.providers.gemini.write import call_signature as call_signature
-from chatmend.repair import RepairResult
+from chatmend.repair import IsReadOnly, RepairResult
 
 __all__ = [
     "BRIDGE_TEXT",
@@ -135,6 +137,16 @@ class Gemini(Provider):
                     read, calls = read_content(items, i, calls, _minter(i))
                 groups.append(read)
             return groups
+
+    def _fast_repair(self, body: Mapping[str, Any], items: list[Any],
+                     is_read_only: IsReadOnly | None) -> BodyRepair | None:
+        """The span path, for bodies that name no model (a model's own rules, GE4 and GE10, are `check`'s to
+        judge: the neutral path)."""
+        return None if "model" in body else super()._fast_repair(body, items, is_read_only)
+
+    def _stubs(self, items: list[Any]) -> Stubs | None:
+        """Plain contents (`spans.stubs`)."""
+        return spans.stubs(items)
 
     def _write_items(self, messages: list[ChatMessage], ids: Callable[[], IdAssigner], lead: int) -> list[Any]:
         """The contents of a run, none of the lead's (the default's count of the lead's items is wrong here:
@@ -266,7 +278,7 @@ class Gemini(Provider):
 
 def _minter(index: int) -> Callable[[int], str]:
     """Ids for the calls without one of content `index`: unlikely to meet a real one (a clash only renames)."""
-    return lambda k: f"~gemini:{index}.{k}"
+    return lambda k: spans.minted_id(index, k)
 
 
 def whole_response_turns(out: Sequence[ChatMessage], kept: list[int | None]) -> list[int | None]:

@@ -1,0 +1,134 @@
+"""`repair_body`'s span route for Gemini, OpenAI Responses and Bedrock Converse: the adapter stubs its wire items,
+the planner (`providers._spans`) decides, and the body that comes out is the very body the neutral route writes
+(equal, byte for byte), with the same report and the same neutral side, on generated bodies broken and valid."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chatmend.providers._spans import Stubs
+from chatmend.providers.base import Provider
+from chatmend.providers.gemini import Gemini
+from tests.strategies import examples
+
+IDS = st.sampled_from(["a", "b", "c", "a_1", "call_2_0"])
+NAMES = st.sampled_from(["f", "read_file"])
+TEXT = st.sampled_from(["ok", "Done.", "ünïcode ✓", "Error: it broke"])
+
+
+def assert_span_route_is_the_neutral_route(adapter: Provider, neutral: Provider, body: dict[str, Any],
+                                           is_read_only: Any = None) -> bool:
+    """The span route's repair of `body` is the neutral route's; True when the span route decided it."""
+    before = copy.deepcopy(body)
+    key = adapter.list_key
+    spans = adapter._fast_repair(body, body[key], is_read_only) is not None
+    fast = adapter.repair_body(body, is_read_only=is_read_only)
+    slow = neutral.repair_body(copy.deepcopy(body), is_read_only=is_read_only)
+    assert json.dumps(fast.body) == json.dumps(slow.body)  # the same bytes
+    assert fast.report == slow.report
+    assert fast.changed == slow.changed
+    assert fast.rewritten == slow.rewritten
+    assert fast.result == slow.result and fast.history == slow.history and fast.item_of == slow.item_of
+    assert body == before  # the input is not mutated
+    inputs = {id(item) for item in body[key]}
+    assert [id(item) in inputs for item in fast.body[key]] == [
+        i not in fast.rewritten for i in range(len(fast.body[key]))]
+    return spans
+
+
+# ------------------------------------------------------------------------------------------------------- Gemini
+
+
+class NeutralGemini(Gemini):
+    """Gemini with the span route off."""
+
+    def _stubs(self, items: list[Any]) -> Stubs | None:
+        return None
+
+
+GEMINI, NEUTRAL_GEMINI = Gemini(), NeutralGemini()
+
+
+def gemini_call() -> st.SearchStrategy[dict[str, Any]]:
+    call = st.fixed_dictionaries({"name": NAMES, "args": st.sampled_from([{}, {"q": 1}])}, optional={"id": IDS})
+    return st.builds(lambda c: {"functionCall": c}, call)
+
+
+def gemini_response() -> st.SearchStrategy[dict[str, Any]]:
+    value = st.one_of(st.builds(lambda t: {"output": t}, TEXT), st.builds(lambda t: {"error": t}, TEXT))
+    response = st.fixed_dictionaries({"name": NAMES, "response": value}, optional={"id": IDS})
+    return st.builds(lambda r: {"functionResponse": r}, response)
+
+
+def gemini_content() -> st.SearchStrategy[dict[str, Any]]:
+    text = st.builds(lambda t: {"text": t}, TEXT)
+    model = st.tuples(st.lists(text, max_size=1), st.lists(gemini_call(), max_size=3)).filter(
+        lambda pair: bool(pair[0] or pair[1])).map(lambda pair: {"role": "model", "parts": [*pair[0], *pair[1]]})
+    user = st.tuples(st.lists(gemini_response(), max_size=3), st.lists(text, max_size=2)).filter(
+        lambda pair: bool(pair[0] or pair[1])).map(lambda pair: {"role": "user", "parts": [*pair[0], *pair[1]]})
+    return st.one_of(model, user, user)
+
+
+def gemini_answered(contents: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The contents with each call turn answered by the next content, in order, ids as the calls have them: a
+    valid body for the span route to keep as it is."""
+    out: list[dict[str, Any]] = []
+    for content in contents:
+        out.append(content)
+        calls = [p["functionCall"] for p in content["parts"] if "functionCall" in p]
+        if calls:
+            out.append({"role": "user", "parts": [
+                {"functionResponse": {**({"id": c["id"]} if "id" in c else {}), "name": c["name"],
+                                      "response": {"output": "ok"}}} for c in calls]})
+    return out
+
+
+@examples(300)
+@given(contents=st.lists(gemini_content(), min_size=1, max_size=10), answered=st.booleans(),
+       read_only=st.booleans())
+def test_the_span_route_writes_the_gemini_body_the_neutral_route_writes(
+        contents: list[dict[str, Any]], answered: bool, read_only: bool) -> None:
+    items = [{"role": "user", "parts": [{"text": "hi"}]}, *(gemini_answered(contents) if answered else contents)]
+    assert_span_route_is_the_neutral_route(GEMINI, NEUTRAL_GEMINI, {"contents": items},
+                                           (lambda name: name == "read_file") if read_only else None)
+
+
+def test_a_valid_gemini_body_is_decided_on_stubs_and_comes_back_as_it_is() -> None:
+    items: list[dict[str, Any]] = [{"role": "user", "parts": [{"text": "read it"}]}]
+    for k in range(50):
+        items.append({"role": "model", "parts": [{"functionCall": {"name": "read_file", "args": {"k": k}}}]})
+        items.append({"role": "user", "parts": [{"functionResponse": {"name": "read_file",
+                                                                      "response": {"output": str(k)}}}]})
+        items.append({"role": "user", "parts": [{"text": "next"}]})
+    body = {"contents": items}
+    assert assert_span_route_is_the_neutral_route(GEMINI, NEUTRAL_GEMINI, body)
+    repaired = GEMINI.repair_body(body)
+    assert not repaired.changed and repaired.body == body and repaired.from_spans
+    assert GEMINI.check(body) == []
+
+
+def test_gemini_contents_the_stubs_do_not_take_go_the_neutral_way() -> None:
+    hi = {"role": "user", "parts": [{"text": "hi"}]}
+    call = {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]}
+    refused: list[list[Any]] = [
+        [call],  # GE2: a call turn opens the list (the writer bridges it)
+        [hi, {"role": "model", "parts": [{"text": "ok"}]}, call],  # GE2: after a model turn
+        [hi, {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}, "thoughtSignature": "c2ln"}]}],
+        [hi, {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}, {"text": "after"}]}],
+        [hi, call, {"role": "user", "parts": [{"text": "first"},
+                                              {"functionResponse": {"name": "f", "response": {"output": "x"}}}]}],
+        [hi, call, {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {"a": 1, "b": 2}}}]}],
+        [{"role": "user", "parts": [{"text": " "}]}],
+        [{"role": "user", "parts": [{"inlineData": {"mimeType": "image/png", "data": "iVBO"}}]}],
+        [{"parts": [{"text": "hi"}]}],
+        [{"role": "system", "parts": [{"text": "hi"}]}],
+    ]
+    for items in refused:
+        assert GEMINI._stubs(items) is None, items
+    assert GEMINI._stubs([hi, call]) is not None
+    assert GEMINI._fast_repair({"model": "gemini-3-pro", "contents": [hi]}, [hi], None) is None  # GE4 is check's
