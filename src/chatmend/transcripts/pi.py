@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
+from chatmend import ChatMessage, ImagePart, RepairResult, TextPart, ThinkingPart, ToolCall
 from chatmend.formats._io import InputError
 from chatmend.formats._session import Session
 from chatmend.messages import Part
@@ -210,6 +210,8 @@ class Pi(TranscriptFormat):
         self.on_path = {id(records[k]) for k in self.path}
         self.edited: set[int] = set()
         """Records whose content a `context_edit` replaced: read as edited, never written back."""
+        self.compaction: int | None = None
+        """The record of the compaction whose summary pi sends first (it stays where it stands in the file)."""
         self._read_context()
 
     def _path(self) -> list[int]:
@@ -290,6 +292,7 @@ class Pi(TranscriptFormat):
         if kind == "compaction":
             if not first:
                 return  # an older compaction inside the kept range: pi sends only the latest one's summary
+            self.compaction = k
             system = data.get("systemMessage")
             if isinstance(system, Mapping):
                 record.blocks = [("message", None), ("message", None)]
@@ -387,6 +390,20 @@ class Pi(TranscriptFormat):
         return [("result", {"role": "toolResult", "toolCallId": result.tool_call_id,
                             "toolName": call[1].get("name") or result.tool_name,
                             "content": [{"type": "text", "text": text}], "isError": True})]
+
+    def pieces(self, result: RepairResult) -> list[tuple[int | None, Any]]:
+        """The output's blocks in file order: the compaction pi reads first stays after the entries it keeps."""
+        pieces = super().pieces(result)
+        if self.compaction is None:
+            return pieces
+        own = [p for p in pieces if p[0] == self.compaction]
+        rest = [p for p in pieces if p[0] != self.compaction]
+
+        def source(k: int | None) -> int:
+            return -1 if k is None else (k if k >= 0 else -1 - k)
+
+        at = next((i for i, (k, _) in enumerate(rest) if source(k) > self.compaction), len(rest))
+        return rest[:at] + own + rest[at:]
 
     def _fresh_id(self, seed: str) -> str:
         """A new entry id in pi's shape (8 hex characters), the same for the same file, unused in it."""
