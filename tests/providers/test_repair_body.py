@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from chatmend import ChatMessage, FilePart, NativePart, TextPart, dumps, loads, providers
 from chatmend.exceptions import ReadError, UnsupportedError
-from chatmend.providers.base import Dropped, refused
+from chatmend.providers.base import Dropped
 from tests.providers.common import writable
 from tests.strategies import examples, valid_histories
 
@@ -161,7 +161,7 @@ def test_native_and_file_parts_round_trip_the_neutral_jsonl() -> None:
 @given(history=valid_histories(), data=st.data())
 def test_a_body_whose_repair_answers_a_call_or_notes_a_result_is_one_check_refuses(
         name: str, history: list[ChatMessage], data: st.DataObject) -> None:
-    """`repair_body` asks `check` whether the input was valid as it is only when its repair did neither (`refused`):
+    """`repair_body` asks `check` whether the input was valid as it is only when its repair did neither (`_refused`):
     a call left without its result, or a result without its call, is a problem `check` finds in the list."""
     provider = providers.get(name)
     body = _body(name, history)
@@ -169,7 +169,7 @@ def test_a_body_whose_repair_answers_a_call_or_notes_a_result_is_one_check_refus
     keep = data.draw(st.lists(st.booleans(), min_size=len(items), max_size=len(items)))
     broken = {**body, provider.list_key: [item for item, k in zip(items, keep) if k]}
     repaired = provider.repair_body(broken)
-    if refused(repaired.report):
+    if provider._refused(broken, repaired.report):
         assert provider._list_problems(broken) != []
         assert repaired.changed
     else:

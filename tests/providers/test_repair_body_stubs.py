@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from chatmend.providers._spans import Stubs
 from chatmend.providers.base import Provider
 from chatmend.providers.gemini import Gemini
+from chatmend.providers.openai_responses import OpenAIResponses
 from tests.strategies import examples
 
 IDS = st.sampled_from(["a", "b", "c", "a_1", "call_2_0"])
@@ -132,3 +133,87 @@ def test_gemini_contents_the_stubs_do_not_take_go_the_neutral_way() -> None:
         assert GEMINI._stubs(items) is None, items
     assert GEMINI._stubs([hi, call]) is not None
     assert GEMINI._fast_repair({"model": "gemini-3-pro", "contents": [hi]}, [hi], None) is None  # GE4 is check's
+
+
+# ---------------------------------------------------------------------------------------------- OpenAI Responses
+
+
+class NeutralResponses(OpenAIResponses):
+    """Responses with the span route off."""
+
+    def _stubs(self, items: list[Any]) -> Stubs | None:
+        return None
+
+
+RESPONSES, NEUTRAL_RESPONSES = OpenAIResponses(), NeutralResponses()
+
+
+def responses_item() -> st.SearchStrategy[dict[str, Any]]:
+    call = st.fixed_dictionaries({"type": st.just("function_call"), "call_id": IDS, "name": NAMES,
+                                  "arguments": st.sampled_from(['{"q": 1}', "{}", '{"cut'])})
+    output = st.fixed_dictionaries({"type": st.just("function_call_output"), "call_id": IDS, "output": TEXT})
+    message = st.fixed_dictionaries({"role": st.sampled_from(["user", "user", "system", "developer"]),
+                                     "content": TEXT})
+    return st.one_of(call, output, message)
+
+
+def responses_answered(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The items with each call answered right after its turn, in order: a valid list when ids do not repeat."""
+    out: list[dict[str, Any]] = []
+    pending: list[str] = []
+    for item in items:
+        if item.get("type") == "function_call_output":
+            continue
+        if item.get("type") != "function_call" and pending:
+            out += [{"type": "function_call_output", "call_id": c, "output": "ok"} for c in pending]
+            pending = []
+        out.append(item)
+        if item.get("type") == "function_call":
+            pending.append(item["call_id"])
+    return out + [{"type": "function_call_output", "call_id": c, "output": "ok"} for c in pending]
+
+
+@examples(300)
+@given(items=st.lists(responses_item(), min_size=1, max_size=12), answered=st.booleans(), read_only=st.booleans(),
+       chained=st.booleans())
+def test_the_span_route_writes_the_responses_body_the_neutral_route_writes(
+        items: list[dict[str, Any]], answered: bool, read_only: bool, chained: bool) -> None:
+    body = {"model": "gpt-5", "input": responses_answered(items) if answered else items,
+            **({"previous_response_id": "resp_1"} if chained else {})}
+    assert_span_route_is_the_neutral_route(RESPONSES, NEUTRAL_RESPONSES, body,
+                                           (lambda name: name == "read_file") if read_only else None)
+
+
+def test_a_valid_responses_body_is_decided_on_stubs_and_comes_back_as_it_is() -> None:
+    items: list[dict[str, Any]] = []
+    for k in range(50):
+        items.append({"role": "user", "content": f"step {k}"})
+        items.append({"type": "function_call", "call_id": f"call_{k}", "name": "f", "arguments": "{}"})
+        items.append({"type": "function_call", "call_id": f"call_{k}b", "name": "f", "arguments": "{}"})
+        items.append({"type": "function_call_output", "call_id": f"call_{k}", "output": "ok"})
+        items.append({"type": "function_call_output", "call_id": f"call_{k}b", "output": "ok"})
+    body = {"model": "gpt-5", "input": items}
+    assert assert_span_route_is_the_neutral_route(RESPONSES, NEUTRAL_RESPONSES, body)
+    stubs = RESPONSES._stubs(items)
+    assert stubs is not None and len(stubs.kinds) == 4 * 50  # the two calls of a turn are one message
+    repaired = RESPONSES.repair_body(body)
+    assert not repaired.changed and repaired.body == body and repaired.from_spans
+    assert RESPONSES.check(body) == []
+
+
+def test_an_output_of_a_chained_response_leaves_the_body_as_it_is() -> None:
+    body = {"model": "gpt-5", "previous_response_id": "resp_1",
+            "input": [{"type": "function_call_output", "call_id": "call_9", "output": "ok"}]}
+    assert RESPONSES.check(body) == []
+    repaired = RESPONSES.repair_body(body)
+    assert not repaired.changed and repaired.body == body
+
+
+def test_responses_items_the_stubs_do_not_take_go_the_neutral_way() -> None:
+    call = {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"}
+    for item in ({**call, "id": "fc_1"}, {"type": "reasoning", "summary": []},
+                 {"role": "assistant", "content": "hi"}, {"type": "message", "role": "user", "content": "hi"},
+                 {"role": "user", "content": [{"type": "input_text", "text": "hi"}]}, {"role": "user", "content": ""},
+                 {"type": "function_call_output", "call_id": "a", "output": [{"type": "input_text", "text": "x"}]},
+                 {"type": "item_reference", "id": "fc_1"}, {"type": "web_search_call", "id": "ws_1"}):
+        assert RESPONSES._stubs([call, item]) is None, item

@@ -75,7 +75,6 @@ __all__ = [
     "image_data_url",
     "parse_data_url",
     "plain_sdk",
-    "refused",
     "repaired",
     "sanitizing_id_maker",
     "text_field",
@@ -399,7 +398,7 @@ class Provider(ABC):
                 return repaired.replace(rewritten=rewritten, mended=paths)
             items: list[Any] = body[self.list_key]
             repaired = self._repair_list(body, items, is_read_only)
-            if repaired.changed and not refused(repaired.report) and not self._list_problems(body):
+            if repaired.changed and not self._refused(body, repaired.report) and not self._list_problems(body):
                 # valid as it is: repair changes only what the provider would refuse (#43), e.g. an id repeated
                 # in a later turn, which repair_history renames and the provider takes
                 return self._as_it_is(body, items)
@@ -410,6 +409,13 @@ class Provider(ABC):
         """`repair_body` of a body whose strings all encode (hook: the fast path, else the neutral one)."""
         fast = self._fast_repair(body, items, is_read_only)
         return fast if fast is not None else self._neutral_repair_body(body, items, is_read_only)
+
+    def _refused(self, body: Mapping[str, Any], report: BodyReport) -> bool:
+        """True when the repair shows the input is a body the provider refuses, so `repair_body` need not ask
+        `check` whether it was valid as it is: a call answered as interrupted or a result turned into a note (a
+        call without its result, a result without its call: OC1, AN1, GE1, OR1, BR1, ...). Hook: Responses takes
+        an output whose call is in the chained response (`previous_response_id`)."""
+        return bool(report.interrupted or report.notes)
 
     def _as_it_is(self, body: Mapping[str, Any], items: list[Any]) -> BodyRepair:
         """The body unchanged, as `repair_body` returns a body `check` finds valid; its neutral side read on
@@ -748,13 +754,6 @@ def _every_item_kept(kept: list[int | None], n_items: int, groups: list[list[Cha
     """True when every input item is kept (items holding no message, like an empty one, count as kept)."""
     held = {r for r in kept if r is not None}
     return all(r in held or not groups[r] for r in range(n_items))
-
-
-def refused(report: BodyReport) -> bool:
-    """True when the repair answered a call as interrupted or turned a result into a note: the input then holds a
-    call without its result or a result without its call, which every provider refuses (OC1, AN1, GE1, OR1, BR1,
-    ...), so `repair_body` need not ask `check` whether the input was valid as it is."""
-    return bool(report.interrupted or report.notes)
 
 
 def text_field(mapping: Mapping[str, Any], key: str = "type") -> str | None:

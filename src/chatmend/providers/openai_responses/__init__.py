@@ -44,7 +44,8 @@ The whole input vocabulary (the SDK's `ResponseInputItemParam` union, and types 
 `repair_body` works on spans of items: an assistant turn's items (reasoning, message, calls, hosted items) are one
 neutral message (as `from_request` reads them), so a turn is kept or rewritten whole, and a reasoning item never
 leaves the items it belongs to (`_units`; `_read_groups`, one list per item, does not fit a format whose reader
-folds several items into one message, so this adapter overrides `repair_body` instead).
+folds several items into one message, so this adapter gives its own neutral route, `_neutral_repair_body`); a list
+of plain items (`spans.stubs`) is decided on stubs first, as every adapter's.
 """
 
 from __future__ import annotations
@@ -54,8 +55,10 @@ from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, error_context
 from chatmend.messages import ChatMessage, Tool
-from chatmend.providers._lossless import BodyRepair, kept_items, plan_rewrite
+from chatmend.providers._lossless import BodyRepair, BodyReport, kept_items, plan_rewrite
+from chatmend.providers._spans import Stubs
 from chatmend.providers.base import CheckContext, IdAssigner, Provider, text_field, to_plain
+from chatmend.providers.openai_responses import spans
 from chatmend.providers.openai_responses.checker import Checker, json_type
 from chatmend.providers.openai_responses.read import Reader, Turn, read_error
 from chatmend.providers.openai_responses.wire import (
@@ -164,10 +167,21 @@ class OpenAIResponses(Provider):
             groups.append([with_wire(message, source, answers)])
         return reader.sources, groups
 
-    def _repair_list(self, body: Mapping[str, Any], items: list[Any], is_read_only: IsReadOnly | None,
-                     ) -> BodyRepair:
-        """`Provider.repair_body` over spans of items: an assistant turn's items (reasoning, text, calls, hosted
-        items) are one neutral message, so a turn is kept as its very items, or written anew whole."""
+    def _stubs(self, items: list[Any]) -> Stubs | None:
+        """Plain items (`spans.stubs`): the span route of `repair_body`."""
+        return spans.stubs(items)
+
+    def _refused(self, body: Mapping[str, Any], report: BodyReport) -> bool:
+        """The base's, except that an output whose call is not in the list may answer one of the chained response
+        (`previous_response_id`, OR2): then only a call left without its output is surely refused (OR1)."""
+        if body.get("previous_response_id") is not None:
+            return bool(report.interrupted)
+        return super()._refused(body, report)
+
+    def _neutral_repair_body(self, body: Mapping[str, Any], items: list[Any],
+                             is_read_only: IsReadOnly | None) -> BodyRepair:
+        """`Provider.repair_body`'s neutral route over spans of items: an assistant turn's items (reasoning, text,
+        calls, hosted items) are one neutral message, so a turn is kept as its very items, or written anew whole."""
         with error_context(provider=self.name):
             units, groups = self._units(items)
             flat = [m for group in groups for m in group]
