@@ -21,7 +21,7 @@ from chatmend.messages import (
 )
 from chatmend.providers import _chat_fast
 from chatmend.providers._spans import ANSWER, CALL, KEEP, SYNTHETIC, SpanPlan, Stubs
-from chatmend.providers.base import IdAssigner, image_data_url, parse_data_url, to_plain
+from chatmend.providers.base import IdAssigner, arguments_text, image_data_url, parse_data_url, to_plain
 from chatmend.providers.openai_chat.checker import ChatChecking
 from chatmend.providers.openai_chat.wire import (
     ASSISTANT_FIELDS,
@@ -105,8 +105,7 @@ class ChatReading(ChatWriting, ChatChecking):
                     message = self._read_assistant(item, at=i)
                     legacy = next((c.id for c in message.tool_calls if self._is_legacy(c)), "")
                     calls = {c.id: c.name for c in message.tool_calls}
-                    if raw:
-                        message = with_raw_arguments(message, item)
+                    message = with_raw_arguments(message, item) if raw else _unusual_arguments_kept(message, item)
                 else:
                     message = self._read_message(item)
                     if role == "tool" and self.tool_message_name:
@@ -477,3 +476,19 @@ class ChatReading(ChatWriting, ChatChecking):
             rest["thinking"] = chunks
         return ThinkingPart(text=text, signature=signature if isinstance(signature, str) else None,
                             provider=self.name, provider_data=self._pd(rest))
+
+
+def _unusual_arguments_kept(message: ChatMessage, item: Mapping[str, Any]) -> ChatMessage:
+    """The message with each function call's arguments text kept (`raw_arguments`) where it is not the text the
+    writer makes of the parsed arguments (`{"city": "Rome"}`, not `{"city":"Rome"}`): a body written from it, in
+    any format whose arguments are text, holds the call's text byte for byte; a history read from a body of
+    compact arguments equals the one it was written from."""
+    kept = with_raw_arguments(message, item)
+    if kept is message:
+        return message
+    calls = tuple(new if old.raw_arguments is None and new.raw_arguments is not None
+                  and new.raw_arguments != arguments_text(new.arguments) else old
+                  for old, new in zip(message.tool_calls, kept.tool_calls))
+    if all(a is b for a, b in zip(calls, message.tool_calls)):
+        return message
+    return replace_field(message, "tool_calls", calls)

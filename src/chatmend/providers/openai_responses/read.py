@@ -16,7 +16,16 @@ from typing import Any
 
 from chatmend._json import brief
 from chatmend.exceptions import ReadError, model_rejections_at
-from chatmend.messages import ChatMessage, FilePart, NativePart, Part, TextPart, ThinkingPart, ToolCall
+from chatmend.messages import (
+    ChatMessage,
+    FilePart,
+    NativePart,
+    Part,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    replace_field,
+)
 from chatmend.providers.base import arguments_text, parse_data_url
 from chatmend.providers.openai_responses.wire import (
     CALL_META,
@@ -188,8 +197,12 @@ def _read_call(item: Mapping[str, Any], path: str) -> ToolCall:
     if not isinstance(arguments, (str, dict)):
         raise read_error("a function_call's 'arguments' must be a JSON string", path)
     item_id = item.get("id")
-    return ToolCall(id=call_id, name=name, arguments=arguments,
+    call = ToolCall(id=call_id, name=name, arguments=arguments,
                     provider_data={NAME: {"id": item_id}} if isinstance(item_id, str) else None)
+    if isinstance(arguments, str) and arguments_text(call.arguments) != arguments:
+        # text the writer would not make of the parsed arguments (`{"city": "Rome"}`): kept byte for byte
+        call = replace_field(call, "raw_arguments", arguments)
+    return call
 
 
 def _read_other_call(item: Mapping[str, Any], kind: str) -> ToolCall:
