@@ -1,7 +1,9 @@
 // Sessions written and read by pi's own session manager (pi-coding-agent's dist/core/session-manager.js), for
 // tests/transcripts/test_pi.py. Usage:
 //   node pi_session.mjs PACKAGE_DIR write SESSION_DIR SCENARIO   -> prints the session file's path
-//   node pi_session.mjs PACKAGE_DIR context SESSION_FILE          -> prints the messages pi sends, as JSON
+//   node pi_session.mjs PACKAGE_DIR context SESSION_FILE          -> prints the messages pi's loader builds, as JSON
+//   node pi_session.mjs PACKAGE_DIR sent SESSION_FILE             -> the same after pi-ai's transformMessages (what
+//                                                                    pi sends to an Anthropic model on resume)
 // Only the session manager and the message conversion are imported (the package's index needs a newer node).
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
@@ -63,6 +65,12 @@ if (command === "write") {
 } else if (command === "context") {
   const session = SessionManager.open(target);
   console.log(JSON.stringify(convertToLlm(session.buildSessionContext().messages)));
+} else if (command === "sent") {
+  const ai = join(packageDir, "..", "pi-ai", "dist", "api", "transform-messages.js");
+  const { transformMessages } = await import(pathToFileURL(ai).href);
+  const session = SessionManager.open(target);
+  const model = { provider: "anthropic", api: "anthropic-messages", id: "claude-sonnet-4-5", input: ["text"] };
+  console.log(JSON.stringify(transformMessages(convertToLlm(session.buildSessionContext().messages), model)));
 } else {
   console.error(`unknown command ${command}`);
   process.exit(2);

@@ -135,6 +135,26 @@ def test_a_session_killed_mid_call_is_repaired_and_pi_loads_every_call_answered(
         1 for m in pi_context(pi_package, path.with_name(path.name + ".bak")) if m["role"] == "user")
 
 
+def test_pi_answers_an_unanswered_call_only_as_it_sends_and_sends_an_orphan_result_as_it_is(
+        pi_package: Path, tmp_path: Path) -> None:
+    """What pi itself does on resume with a broken session (as is): pi-ai's transformMessages invents a result for
+    a call left without one, but keeps a result whose call is gone, which the provider refuses."""
+    path = written_by_pi(pi_package, tmp_path, "killed")
+    sent = json.loads(_node(pi_package, "sent", str(path)))
+    invented = [m for m in sent if m["role"] == "toolResult" and m["toolCallId"] == "toolu_02"]
+    assert [m["content"] for m in invented] == [[{"type": "text", "text": "No result provided"}]]
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    call = next(i for i, line in enumerate(lines) if '"toolu_01"' in line and '"assistant"' in line)
+    entry = json.loads(lines[call])
+    entry["message"]["stopReason"] = "aborted"  # a reply pi leaves out, with its result still in the file
+    lines[call] = json.dumps(entry) + "\n"
+    path.write_text("".join(lines), encoding="utf-8")
+    sent = json.loads(_node(pi_package, "sent", str(path)))
+    assert [m["toolCallId"] for m in sent if m["role"] == "toolResult"][:1] == ["toolu_01"]  # sent, orphaned
+    assert main(["repair", "--in-place", str(path)]) == 0
+    assert_every_call_answered(json.loads(_node(pi_package, "sent", str(path))))
+
+
 def test_a_session_cut_after_its_call_is_answered_at_its_end(pi_package: Path, tmp_path: Path) -> None:
     path = written_by_pi(pi_package, tmp_path, "tools")
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
