@@ -191,7 +191,12 @@ def _read_jsonl(stream: Iterator[str], fmt: str, prefer: str | None) -> Session:
     """JSON Lines: detect from the first records, then stream every line to the format's reader."""
     buffered: list[str] = []
     if fmt == "auto":
-        fmt = detect_records(_sample(stream, buffered), prefer)
+        records = _sample(stream, buffered)
+        try:
+            fmt = detect_records(records, prefer)
+        except InputError:
+            _refuse_bad_line(buffered)  # the line detection stopped at, located, is what is wrong
+            raise
     lines = itertools.chain(buffered, stream)
     if fmt in DOCUMENT_FORMATS:
         return _read_document("".join(lines), fmt, prefer)
@@ -246,6 +251,19 @@ def _sample(stream: Iterator[str], buffered: list[str]) -> list[object]:
         if len(records) >= _SAMPLE:
             break
     return records
+
+
+def _refuse_bad_line(buffered: list[str]) -> None:
+    """Raise the located error of the last line read when it is not JSON: the record the sample stopped at (a
+    corrupt line 2 of a transcript whose first record alone tells no format)."""
+    line = buffered[-1].rstrip("\r\n") if buffered else ""
+    if not line.strip():
+        return
+    try:
+        strict_json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}; expected one JSON record a line", line=len(buffered),
+                         column=exc.colno if exc.lineno == 1 else 1) from None
 
 
 def parse_records(lines: Iterable[str], *, what: str) -> tuple[list[Any], list[int]]:

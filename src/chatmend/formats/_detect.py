@@ -134,7 +134,8 @@ def detect_records(records: Sequence[object], prefer: str | None = None) -> str:
 
     if any(kimi_cli.is_record(r) for r in objects):
         return kimi_cli.NAME
-    if any(text_field(r) in CLAUDE_CODE_TYPES and ("uuid" in r or "sessionId" in r) for r in objects):
+    if any(text_field(r) in CLAUDE_CODE_TYPES and ("uuid" in r or "sessionId" in r or "leafUuid" in r)
+           for r in objects):  # (a `summary` record names its leaf message by `leafUuid`)
         return "claude_code"
     if len(records) == 1 and not isinstance(objects[0].get("role"), str):
         return detect_document(objects[0], prefer)
