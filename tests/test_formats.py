@@ -58,6 +58,7 @@ def error(text: str, fmt: str = "auto") -> InputError:
         ("pydantic_ai_history.json", "pydantic_ai"),
         ("kimi_code_wire.jsonl", "kimi_code"),
         ("kimi_cli_context.jsonl", "kimi_cli"),
+        ("pi_session.jsonl", "pi"),
         ("gemini_checkpoint.json", "gemini_checkpoint"),
     ],
 )
