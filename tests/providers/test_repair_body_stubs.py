@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from chatmend.providers._spans import Stubs
 from chatmend.providers.base import Provider
+from chatmend.providers.bedrock import Bedrock
 from chatmend.providers.gemini import Gemini
 from chatmend.providers.openai_responses import OpenAIResponses
 from tests.strategies import examples
@@ -217,3 +218,104 @@ def test_responses_items_the_stubs_do_not_take_go_the_neutral_way() -> None:
                  {"type": "function_call_output", "call_id": "a", "output": [{"type": "input_text", "text": "x"}]},
                  {"type": "item_reference", "id": "fc_1"}, {"type": "web_search_call", "id": "ws_1"}):
         assert RESPONSES._stubs([call, item]) is None, item
+
+
+# ------------------------------------------------------------------------------------------------ Bedrock Converse
+
+
+BEDROCK = Bedrock()
+BEDROCK_CLAUDE = BEDROCK.for_model("us.anthropic.claude-sonnet-4-5")
+
+
+class NeutralBedrock(Bedrock):
+    """Bedrock with the span route off."""
+
+    def _stubs(self, items: list[Any]) -> Stubs | None:
+        return None
+
+
+class NeutralClaudeBedrock(NeutralBedrock):
+    """Bedrock before a Claude model (BR10 ids) with the span route off."""
+
+    id_alphabet = BEDROCK_CLAUDE.id_alphabet
+    family = "claude"
+
+
+BEDROCK_IDS = st.sampled_from(["a", "b", "a_1", "call_2_0", "tooluse.x:1"])  # (`.` and `:`: not Claude's, BR10)
+
+
+def bedrock_turns() -> st.SearchStrategy[list[dict[str, Any]]]:
+    """Alternating turns from a user turn: text then calls; results then text."""
+    text = st.builds(lambda t: {"text": t}, TEXT)
+    use = st.fixed_dictionaries({"toolUseId": BEDROCK_IDS, "name": NAMES, "input": st.sampled_from([{}, {"q": 1}])})
+    result = st.fixed_dictionaries({"toolUseId": BEDROCK_IDS, "content": st.lists(text, min_size=1, max_size=2)})
+    assistant = st.tuples(st.lists(text, max_size=1), st.lists(use.map(lambda u: {"toolUse": u}), max_size=3)).filter(
+        lambda pair: bool(pair[0] or pair[1])).map(lambda pair: [*pair[0], *pair[1]])
+    user = st.tuples(st.lists(result.map(lambda r: {"toolResult": r}), max_size=3), st.lists(text, max_size=2)).filter(
+        lambda pair: bool(pair[0] or pair[1])).map(lambda pair: [*pair[0], *pair[1]])
+    rounds = st.lists(st.tuples(user, assistant), min_size=1, max_size=5)
+    return rounds.map(lambda pairs: [turn for u, a in pairs
+                                     for turn in ({"role": "user", "content": u}, {"role": "assistant", "content": a})])
+
+
+def bedrock_answered(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each user turn after calls opens with their results, in order: a valid list when ids do not repeat."""
+    out: list[dict[str, Any]] = []
+    for turn in turns:
+        if turn["role"] == "user" and out:
+            calls = [b["toolUse"]["toolUseId"] for b in out[-1]["content"] if "toolUse" in b]
+            texts = [b for b in turn["content"] if "text" in b] or [{"text": "go on"}]
+            turn = {"role": "user", "content": [
+                *({"toolResult": {"toolUseId": c, "content": [{"text": "ok"}]}} for c in calls), *texts]}
+        out.append(turn)
+    return out
+
+
+@examples(300)
+@given(turns=bedrock_turns(), answered=st.booleans(), claude=st.booleans(), read_only=st.booleans())
+def test_the_span_route_writes_the_bedrock_body_the_neutral_route_writes(
+        turns: list[dict[str, Any]], answered: bool, claude: bool, read_only: bool) -> None:
+    adapter, neutral = (BEDROCK_CLAUDE, NeutralClaudeBedrock()) if claude else (BEDROCK, NeutralBedrock())
+    body = {"messages": bedrock_answered(turns) if answered else turns}
+    assert_span_route_is_the_neutral_route(adapter, neutral, body,
+                                           (lambda name: name == "read_file") if read_only else None)
+
+
+def test_a_valid_bedrock_body_is_decided_on_stubs_and_comes_back_as_it_is() -> None:
+    turns: list[dict[str, Any]] = [{"role": "user", "content": [{"text": "read it"}]}]
+    for k in range(50):
+        turns.append({"role": "assistant", "content": [
+            {"toolUse": {"toolUseId": f"tooluse_{k}", "name": "read_file", "input": {"k": k}}}]})
+        turns.append({"role": "user", "content": [
+            {"toolResult": {"toolUseId": f"tooluse_{k}", "content": [{"text": str(k)}]}}, {"text": "next"}]})
+    body = {"messages": turns}
+    for adapter, neutral in ((BEDROCK, NeutralBedrock()), (BEDROCK_CLAUDE, NeutralClaudeBedrock())):
+        assert assert_span_route_is_the_neutral_route(adapter, neutral, body)
+        repaired = adapter.repair_body(body)
+        assert not repaired.changed and repaired.body == body and repaired.from_spans
+        assert adapter._list_problems(body) == []  # (BR5, a toolConfig, is the caller's field)
+
+
+def test_bedrock_turns_the_stubs_do_not_take_go_the_neutral_way() -> None:
+    hi = {"role": "user", "content": [{"text": "hi"}]}
+    call = {"role": "assistant", "content": [{"toolUse": {"toolUseId": "a", "name": "f", "input": {}}}]}
+    refused: list[list[Any]] = [
+        [call], [hi, hi], [hi, call, call],  # BR4, BR3: the writer merges or fills
+        [hi, {"role": "assistant", "content": [{"text": " "}]}],  # BR8
+        [hi, {"role": "assistant", "content": [{"text": "<thinking>\nhm\n</thinking>"}]}],
+        [{"role": "user", "content": [{"text": "<system>\nbe brief\n</system>"}]}],
+        [hi, call, {"role": "user", "content": [{"text": "first"},
+                                                {"toolResult": {"toolUseId": "a", "content": [{"text": "x"}]}}]}],
+        [hi, call, {"role": "user", "content": [
+            {"toolResult": {"toolUseId": "a", "content": [{"json": {"x": 1}}]}}]}],
+        [hi, call, {"role": "user", "content": [
+            {"toolResult": {"toolUseId": "a", "content": [{"text": "x"}], "status": "error"}}]}],
+        [{"role": "user", "content": [{"image": {"format": "png", "source": {"bytes": "iVBO"}}}]}],
+    ]
+    for items in refused:
+        assert BEDROCK._stubs(items) is None, items
+    assert BEDROCK._stubs([hi, call]) is not None
+    for body in ({"modelId": "us.anthropic.claude-sonnet-4-5", "messages": [hi]},
+                 {"additionalModelRequestFields": {"thinking": {"type": "enabled"}}, "messages": [hi]}):
+        assert BEDROCK._fast_repair(body, [hi], None) is None  # the model's own rules are check's
+    assert BEDROCK.for_model("meta.llama4-maverick")._fast_repair({"messages": [hi]}, [hi], None) is None  # BR9

@@ -45,7 +45,8 @@ from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
 from chatmend.messages import ChatMessage, Tool
-from chatmend.providers._lossless import Run
+from chatmend.providers._lossless import BodyRepair, Run
+from chatmend.providers._spans import Stubs
 from chatmend.providers.base import (
     SHAPE,
     CheckContext,
@@ -55,6 +56,7 @@ from chatmend.providers.base import (
     coerce_tools,
     to_plain,
 )
+from chatmend.providers.bedrock import spans
 from chatmend.providers.bedrock.checker import TEXTS, Checker
 from chatmend.providers.bedrock.names import wire_names
 from chatmend.providers.bedrock.read import read_assistant, read_message, read_system
@@ -72,7 +74,7 @@ from chatmend.providers.bedrock.wire import (
     model_family,
 )
 from chatmend.providers.bedrock.write import system_blocks, used_tool_names, write_messages
-from chatmend.repair import RepairResult
+from chatmend.repair import IsReadOnly, RepairResult
 
 __all__ = [
     "ASSISTANT_FILLER",
@@ -243,6 +245,18 @@ class Bedrock(Provider):
                 merged.append(item)
                 is_new.append(k in fresh)
         return merged, [k for k, new in enumerate(is_new) if new]
+
+    def _fast_repair(self, body: Mapping[str, Any], items: list[Any],
+                     is_read_only: IsReadOnly | None) -> BodyRepair | None:
+        """The span path, for bodies that name no model and ask nothing of it (a model's own rules, BR9 and BR10,
+        are `check`'s to judge: the neutral path), unless this adapter keeps BR9."""
+        if self.family == "unmixed" or "modelId" in body or "additionalModelRequestFields" in body:
+            return None
+        return super()._fast_repair(body, items, is_read_only)
+
+    def _stubs(self, items: list[Any]) -> Stubs | None:
+        """Plain turns (`spans.stubs`)."""
+        return spans.stubs(items)
 
     # ------------------------------------------------------------------------------------------ read
 
