@@ -172,11 +172,10 @@ class OpenAIResponses(Provider):
         return spans.stubs(items)
 
     def _refused(self, body: Mapping[str, Any], report: BodyReport) -> bool:
-        """The base's, except that an output whose call is not in the list may answer one of the chained response
-        (`previous_response_id`, OR2): then only a call left without its output is surely refused (OR1)."""
-        if body.get("previous_response_id") is not None:
-            return bool(report.interrupted)
-        return super()._refused(body, report)
+        """Never sure without `check`: the reader folds a turn's items into one message, so calls interleaved with
+        their outputs (which the API takes) repair as interrupted and noted, and with `previous_response_id` an
+        output may answer a call of the chained response (OR2)."""
+        return False
 
     def _neutral_repair_body(self, body: Mapping[str, Any], items: list[Any],
                              is_read_only: IsReadOnly | None) -> BodyRepair:
