@@ -298,7 +298,12 @@ def _read_document(text: str, fmt: str, prefer: str | None) -> Session:
         raise InputError(f"invalid JSON: {exc.msg}; expected a JSON request body, a JSON list of messages, "
                          "or JSON Lines", line=exc.lineno, column=exc.colno) from None
     if fmt == "auto":
-        fmt = detect_document(value, prefer)
+        try:
+            fmt = detect_document(value, prefer)
+        except InputError:
+            fmt = "unknown"  # a lone surrogate where a shape is told (a role) says more than the shape
+            if strict_json.lone_surrogate(text) is None:
+                raise
     lone = None if fmt in providers.names() else strict_json.lone_surrogate(text)
     if lone is not None:
         where = json.JSONDecodeError("a lone surrogate escape: not valid UTF-8 text", text, lone)
