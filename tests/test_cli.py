@@ -541,7 +541,9 @@ def test_subprocess_show_and_errors() -> None:
     assert b"invalid choice: 'nope'" in proc.stderr
     proc = run("--help")
     assert proc.returncode == 0
-    assert b"claude_code" in proc.stdout and b"exit codes: 0 ok, 1 problems found (check), 2 bad input" in proc.stdout
+    assert b"exit codes: 0 ok, 1 problems found, 2 bad input" in proc.stdout
+    proc = run("formats")  # the formats are listed once, not on every help page
+    assert proc.returncode == 0 and b"claude_code" in proc.stdout
 
 
 def test_text_report_names_a_few_and_counts_the_rest(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -672,7 +674,7 @@ def test_a_registered_provider_is_one_the_command_line_reads_writes_and_checks(
     path.write_text(out)
     code, _, err = call(capsys, "check", str(path))  # detected by its model's name
     assert (code, err) == (0, f"{path}: no problems (toy)\n")
-    assert "Toy (OpenAI Chat shaped" in call(capsys, "check", "--help")[1]
+    assert "Toy (OpenAI Chat shaped" in call(capsys, "formats")[1]
 
 
 # --- one repair per command ------------------------------------------------------------------------------

@@ -100,7 +100,9 @@ def _repaired(provider: Provider, items: Sequence[Any], is_read_only: IsReadOnly
     if not items:
         return list(items)
     read = [item if isinstance(item, dict) else _as_dict(item) for item in items]
-    repaired: list[Any] = provider.repair_body({provider.list_key: read}, is_read_only=is_read_only).body[
+    # LiteLLM may send the list to any provider: repaired by the neutral rules, not only OpenAI Chat's
+    repaired: list[Any] = provider.repair_body({provider.list_key: read}, is_read_only=is_read_only,
+                                               keep_valid=False).body[
         provider.list_key]
     originals = {id(r): item for r, item in zip(read, items)}
     return [originals.get(id(item), item) for item in repaired]

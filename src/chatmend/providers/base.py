@@ -377,12 +377,17 @@ class Provider(ABC):
 
     # ------------------------------------------------------------------------- repair in the body's own format
 
-    def repair_body(self, body: Mapping[str, Any], *, is_read_only: IsReadOnly | None = None) -> BodyRepair:
+    def repair_body(self, body: Mapping[str, Any], *, is_read_only: IsReadOnly | None = None,
+                    keep_valid: bool = True) -> BodyRepair:
         """`body` (a request body of this provider) repaired in its own format, changing only what repair must.
 
         The top-level fields stay as they are; in the conversation list, every item whose messages repair left
         alone is the input's own object, and only the others are written anew (`BodyRepair.rewritten`). A valid
         body comes back equal. What the proxy calls on every request, and `chatmend repair body.json`.
+
+        With `keep_valid` (the default), a body this provider takes comes back as it is, whatever the neutral
+        rules would change (an id repeated in a later turn); `keep_valid=False` repairs by the neutral rules
+        all the same, for a list that may yet be sent to another provider (a bridge such as LiteLLM's).
         """
         with error_context(provider=self.name):
             if not isinstance(body, Mapping) or not isinstance(body.get(self.list_key), list):
@@ -398,7 +403,8 @@ class Provider(ABC):
                 return repaired.replace(rewritten=rewritten, mended=paths)
             items: list[Any] = body[self.list_key]
             repaired = self._repair_list(body, items, is_read_only)
-            if repaired.changed and not self._refused(body, repaired.report) and not self._list_problems(body):
+            if keep_valid and repaired.changed and not self._refused(body, repaired.report) \
+                    and not self._list_problems(body):
                 # valid as it is: repair changes only what the provider would refuse (#43), e.g. an id repeated
                 # in a later turn, which repair_history renames and the provider takes
                 return self._as_it_is(body, items)

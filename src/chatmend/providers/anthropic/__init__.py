@@ -268,12 +268,12 @@ class Anthropic(Provider):
         return spans.assemble(items, stubs, plan, is_read_only)
 
     def repair_body(self, body: Mapping[str, Any], *, is_read_only: IsReadOnly | None = None,
-                    thinking_policy: BodyThinkingPolicy = "drop") -> AnthropicBodyRepair:
+                    keep_valid: bool = True, thinking_policy: BodyThinkingPolicy = "drop") -> AnthropicBodyRepair:
         """`Provider.repair_body`, then the thinking policy (module docstring) on the assistant messages after
         the first one that changed: `"drop"` (default), `"keep"` or `"server"`."""
         if thinking_policy not in ("drop", "keep", "server"):
             raise ValueError(f"thinking_policy must be 'drop', 'keep' or 'server', not {thinking_policy!r}")
-        repaired = super().repair_body(body, is_read_only=is_read_only)
+        repaired = super().repair_body(body, is_read_only=is_read_only, keep_valid=keep_valid)
         out = AnthropicBodyRepair.of_repair(repaired)
         if thinking_policy == "keep" or not repaired.changed or repaired.from_spans:
             return out  # (the span path takes no thinking blocks: the policy has nothing to drop)
