@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import operator
 import re
 from abc import ABC, abstractmethod
 from collections import Counter
@@ -414,7 +415,8 @@ class Provider(ABC):
                      ) -> BodyRepair:
         """`repair_body` of a body whose strings all encode (hook: the fast path, else the neutral one)."""
         fast = self._fast_repair(body, items, is_read_only)
-        return fast if fast is not None else self._neutral_repair_body(body, items, is_read_only)
+        repaired = fast if fast is not None else self._neutral_repair_body(body, items, is_read_only)
+        return _originals_kept(repaired, body, items, self.list_key)
 
     def _refused(self, body: Mapping[str, Any], report: BodyReport) -> bool:
         """True when the repair shows the input is a body the provider refuses, so `repair_body` need not ask
@@ -743,6 +745,37 @@ def _assigners(wire_ids: list[str], first_call: int) -> Callable[[], IdAssigner]
         ids.skip(first_call)
         return ids
     return assigner
+
+
+def _originals_kept(repaired: BodyRepair, body: Mapping[str, Any], items: list[Any], key: str) -> BodyRepair:
+    """`repaired` with every item written anew that is the same JSON as the input's item at its place kept as the
+    input's own object, and not counted as rewritten: a list written anew for a problem no repair fixes (a tool
+    name the provider refuses, a role it does not know) comes back as it was, and says it did not change."""
+    if not repaired.rewritten:
+        return repaired
+    new_items: list[Any] = repaired.body[key]
+    same = {k for k in repaired.rewritten if k < len(items) and k < len(new_items)
+            and _same_json(new_items[k], items[k])}
+    if not same:
+        return repaired
+    kept = [items[k] if k in same else item for k, item in enumerate(new_items)]
+    if len(kept) == len(items) and all(map(operator.is_, kept, items)):
+        kept_body = dict(body)
+    else:
+        kept_body = {**repaired.body, key: kept}
+    return repaired.replace(body=kept_body, rewritten=[k for k in repaired.rewritten if k not in same])
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """True when two JSON values are equal with their types (`1` is not `1.0` nor `true`), keys in any order."""
+    if a is b:
+        return True
+    if a != b:
+        return False
+    try:
+        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        return False
 
 
 def _in_order(kept: list[int | None]) -> bool:

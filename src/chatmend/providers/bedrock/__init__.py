@@ -258,24 +258,6 @@ class Bedrock(Provider):
         """Plain turns (`spans.stubs`)."""
         return spans.stubs(items)
 
-    def _neutral_repair_body(self, body: Mapping[str, Any], items: list[Any],
-                             is_read_only: IsReadOnly | None) -> BodyRepair:
-        """The base's neutral path, with every item it wrote anew equal to the input's item at its place kept as
-        the input's own and not counted as rewritten: a list the writer writes anew for a problem it cannot fix
-        (a tool name Converse refuses, BR12, which a body's own list keeps) comes back unchanged, and
-        `chatmend repair` says "nothing to repair"."""
-        repaired = super()._neutral_repair_body(body, items, is_read_only)
-        new_items: list[Any] = repaired.body[self.list_key]
-        same = {k for k in repaired.rewritten if k < len(items) and k < len(new_items) and new_items[k] == items[k]}
-        if not same:
-            return repaired
-        kept = [items[k] if k in same else item for k, item in enumerate(new_items)]
-        if len(kept) == len(items) and all(a is b for a, b in zip(kept, items)):
-            kept_body = dict(body)
-        else:
-            kept_body = {**repaired.body, self.list_key: kept}
-        return repaired.replace(body=kept_body, rewritten=[k for k in repaired.rewritten if k not in same])
-
     # ------------------------------------------------------------------------------------------ read
 
     def from_request(self, data: Mapping[str, Any] | Sequence[Any]) -> list[ChatMessage]:

@@ -14,7 +14,7 @@ from chatmend.providers._spans import CALLS, OTHER, RESULT, Stubs
 
 __all__ = ["stubs"]
 
-_ROLES = frozenset({"user", "system", "developer"})
+_ROLES = ("user", "system", "developer")  # (a tuple: a role may be any JSON, a list too)
 
 
 def stubs(items: list[Any]) -> Stubs | None:
