@@ -202,7 +202,10 @@ def route_body(route: str, n: int, broken: bool) -> dict[str, Any]:
         if answered:
             turns.append({"role": "user", "content": [{"toolResult": {
                 "toolUseId": f"tooluse_{k:06d}", "content": [{"text": f"def f{k}(): return {k}"}]}}]})
-    turns.append({"role": "user", "content": [{"text": "go on"}]})
+    if turns[-1]["role"] == "user":
+        turns[-1]["content"].append({"text": "go on"})  # strict alternation, as above
+    else:
+        turns.append({"role": "user", "content": [{"text": "go on"}]})
     return {"messages": turns, "toolConfig": {"tools": [{"toolSpec": {
         "name": "read_file", "inputSchema": {"json": {"type": "object"}}}}]}}
 

@@ -319,3 +319,89 @@ def test_bedrock_turns_the_stubs_do_not_take_go_the_neutral_way() -> None:
                  {"additionalModelRequestFields": {"thinking": {"type": "enabled"}}, "messages": [hi]}):
         assert BEDROCK._fast_repair(body, [hi], None) is None  # the model's own rules are check's
     assert BEDROCK.for_model("meta.llama4-maverick")._fast_repair({"messages": [hi]}, [hi], None) is None  # BR9
+
+
+# ------------------------------------------------------------------ broken bodies: calls left without results
+
+
+def without_some_results(items: list[dict[str, Any]], drop: list[bool], parts_key: str,
+                         is_result: Any) -> list[dict[str, Any]]:
+    """The items with the results `drop` says (in order, cycled) left out: calls interrupted, nothing else
+    changed (a turn left with nothing is left out, and so is a turn that then follows one of its own role)."""
+    out: list[dict[str, Any]] = []
+    k = 0
+    for item in items:
+        if parts_key:
+            kept = []
+            for part in item[parts_key]:
+                if is_result(part):
+                    k += 1
+                    if drop[(k - 1) % len(drop)]:
+                        continue
+                kept.append(part)
+            if not kept:
+                continue
+            item = {**item, parts_key: kept}
+            if out and out[-1].get("role") == item.get("role"):
+                out[-1] = {**out[-1], parts_key: out[-1][parts_key] + kept}
+                continue
+        elif is_result(item):
+            k += 1
+            if drop[(k - 1) % len(drop)]:
+                continue
+        out.append(item)
+    return out
+
+
+DROPS = st.lists(st.booleans(), min_size=1, max_size=6)
+
+
+@examples(200)
+@given(contents=st.lists(gemini_content(), min_size=1, max_size=10), drop=DROPS, read_only=st.booleans())
+def test_a_gemini_body_with_interrupted_calls_is_assembled_as_the_neutral_route_writes_it(
+        contents: list[dict[str, Any]], drop: list[bool], read_only: bool) -> None:
+    items = without_some_results([{"role": "user", "parts": [{"text": "hi"}]}, *gemini_answered(contents)], drop,
+                                 "parts", lambda part: "functionResponse" in part)
+    assert_span_route_is_the_neutral_route(GEMINI, NEUTRAL_GEMINI, {"contents": items},
+                                           (lambda name: name == "read_file") if read_only else None)
+
+
+@examples(200)
+@given(items=st.lists(responses_item(), min_size=1, max_size=12), drop=DROPS, read_only=st.booleans())
+def test_a_responses_body_with_interrupted_calls_is_assembled_as_the_neutral_route_writes_it(
+        items: list[dict[str, Any]], drop: list[bool], read_only: bool) -> None:
+    broken = without_some_results(responses_answered(items), drop, "",
+                                  lambda item: item.get("type") == "function_call_output")
+    assert_span_route_is_the_neutral_route(RESPONSES, NEUTRAL_RESPONSES, {"model": "gpt-5", "input": broken},
+                                           (lambda name: name == "read_file") if read_only else None)
+
+
+@examples(200)
+@given(turns=bedrock_turns(), drop=DROPS, claude=st.booleans(), read_only=st.booleans())
+def test_a_bedrock_body_with_interrupted_calls_is_assembled_as_the_neutral_route_writes_it(
+        turns: list[dict[str, Any]], drop: list[bool], claude: bool, read_only: bool) -> None:
+    adapter, neutral = (BEDROCK_CLAUDE, NeutralClaudeBedrock()) if claude else (BEDROCK, NeutralBedrock())
+    broken = without_some_results(bedrock_answered(turns), drop, "content", lambda block: "toolResult" in block)
+    assert_span_route_is_the_neutral_route(adapter, neutral, {"messages": broken},
+                                           (lambda name: name == "read_file") if read_only else None)
+
+
+def test_long_broken_bodies_of_every_span_route_are_assembled_on_stubs() -> None:
+    """The proxy's benchmark bodies (every tenth call without its result): the span route decides them, and only
+    the turns around each interrupted call are written anew."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("bench_proxy", Path(__file__).parents[2] / "bench" / "proxy.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    route_body: Any = bench.route_body
+    for route, adapter, neutral in (("gemini", GEMINI, NEUTRAL_GEMINI), ("responses", RESPONSES, NEUTRAL_RESPONSES),
+                                    ("bedrock", BEDROCK_CLAUDE, NeutralClaudeBedrock())):
+        body = route_body(route, 300, broken=True)
+        assert assert_span_route_is_the_neutral_route(adapter, neutral, body), route
+        repaired = adapter.repair_body(body)
+        assert repaired.from_spans and repaired.report.interrupted and len(repaired.rewritten) == 10, route
+        valid = route_body(route, 300, broken=False)
+        assert adapter._list_problems(valid) == [] and not adapter.repair_body(valid).changed, route

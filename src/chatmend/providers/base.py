@@ -15,6 +15,7 @@ know about its wire format:
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import json
 import operator
@@ -42,7 +43,7 @@ from chatmend.providers._lossless import (
     plan_rewrite,
     unwritable_parts,
 )
-from chatmend.providers._spans import SpanPlan, Stubs, plan_spans
+from chatmend.providers._spans import CALLS, KEEP, OTHER, REPLY, SYNTHETIC, SpanPlan, Stubs, plan_spans
 from chatmend.repair import (
     DEFAULT_OPTIONS,
     IsReadOnly,
@@ -459,6 +460,8 @@ class Provider(ABC):
         else:
             assembled = self._assemble(items, stubs, plan, is_read_only)
             if assembled is None:
+                assembled = self._assemble_in_windows(body, items, stubs, plan, is_read_only)
+            if assembled is None:
                 return None  # a change this adapter does not assemble: the neutral path writes it
             new_items, rewritten = assembled
             repaired = BodyRepair({**body, self.list_key: new_items}, rewritten=rewritten, report=report,
@@ -480,6 +483,56 @@ class Provider(ABC):
         anew; None when the adapter does not assemble this plan (default: none), which the neutral path then
         writes."""
         return None
+
+    def _assemble_in_windows(self, body: Mapping[str, Any], items: list[Any], stubs: Stubs, plan: SpanPlan,
+                             is_read_only: IsReadOnly | None) -> tuple[list[Any], list[int]] | None:
+        """The span path's assembly when the adapter has none of its own, for a plan that only answers calls as
+        interrupted (rule 4): each window of items around such calls goes the neutral way on its own, every item
+        between windows is kept as it is. None for any other plan (the neutral path writes it).
+
+        A window runs from the nearest item before the calls that opens with a user's words (or the list's start)
+        to the item before the next assistant turn without results to wait for (or the list's end): it holds
+        every call its results answer, and the writer sees the same turn before it as in the whole list."""
+        if plan.moved or plan.notes or plan.renamed or plan.dropped or \
+                any(step[0] not in (KEEP, SYNTHETIC) for step in plan.steps):
+            return None
+        kinds, starts = stubs.kinds, stubs.starts
+
+        def first_item(m: int) -> int:
+            """The first item holding message `m`."""
+            return m if starts is None else bisect.bisect_left(starts, m)
+
+        def opens_with_words(r: int) -> bool:
+            """True when item `r` opens with a user's (or system) words, no result before them."""
+            return kinds[r if starts is None else starts[r]] == OTHER
+
+        windows: list[tuple[int, int]] = []  # item ranges, in order, apart
+        for step, index, _ in plan.steps:
+            if step != SYNTHETIC:
+                continue
+            start = first_item(index)
+            while start > 0 and not opens_with_words(start):
+                start -= 1
+            end = index + 1
+            while end < len(kinds) and kinds[end] not in (CALLS, REPLY):
+                end += 1
+            end_item = first_item(end) if end < len(kinds) else len(items)
+            if windows and start <= windows[-1][1]:
+                windows[-1] = (windows[-1][0], max(windows[-1][1], end_item))
+            else:
+                windows.append((start, end_item))
+        new_items: list[Any] = []
+        rewritten: list[int] = []
+        at = 0
+        for start, end in windows:
+            new_items += items[at:start]
+            window = items[start:end]
+            repaired = self._neutral_repair_body({**body, self.list_key: window}, window, is_read_only)
+            rewritten += [len(new_items) + k for k in repaired.rewritten]
+            new_items += repaired.body[self.list_key]
+            at = end
+        new_items += items[at:]
+        return new_items, rewritten
 
     def _neutral_repair_body(self, body: Mapping[str, Any], items: list[Any],
                              is_read_only: IsReadOnly | None) -> BodyRepair:
