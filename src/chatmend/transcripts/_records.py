@@ -165,6 +165,9 @@ class TranscriptFormat(ABC):
     name: str
     provider: str
     """The provider the agent tool talks to: `check` applies its rules."""
+    keeps_answer_order = True
+    """Results its tool wrote in the order they finished stay so (`keep_answer_order`); False for a format
+    whose reader already reads them in call order, as its tool sends them."""
 
     def __init__(self, records: list[Record]) -> None:
         self.records = records
@@ -270,7 +273,9 @@ class TranscriptFormat(ABC):
     def _repair(self, is_read_only: IsReadOnly | None) -> tuple[RepairResult, Iterator[str]]:
         """Repair the history, then write each output message back into the records of its origin."""
         self.fixes.clear()  # filled as it writes
-        result = keep_answer_order(self.messages, repair_history(self.messages, is_read_only=is_read_only))
+        result = repair_history(self.messages, is_read_only=is_read_only)
+        if self.keeps_answer_order:
+            result = keep_answer_order(self.messages, result)
         return result, self._emit(self.pieces(result))
 
     def pieces(self, result: RepairResult) -> list[tuple[int | None, Any]]:

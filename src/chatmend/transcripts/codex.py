@@ -111,6 +111,8 @@ def _output(payload: Mapping[str, Any]) -> tuple[str | tuple[Part, ...], bool]:
 class Codex(TranscriptFormat):
     """Reads the conversation out of a session file and writes repaired records back."""
 
+    keeps_answer_order = False  # its reader reads each call's output after the calls, in call order
+
     name = NAME
     provider = "openai_responses"
 
