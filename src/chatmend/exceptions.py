@@ -13,7 +13,8 @@ The tree::
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -157,6 +158,19 @@ class Problem:
 
     def __str__(self) -> str:
         return f"{self.path}: {self.code}: {self.message}"
+
+
+def problems_gone(before: Sequence[Problem], after: Iterable[Problem]) -> list[Problem]:
+    """The problems of `before` that `after` (the problems of the body repaired) no longer has, counted by code:
+    what a repair fixed."""
+    remaining = Counter(problem.code for problem in after)
+    gone = []
+    for problem in before:
+        if remaining[problem.code]:
+            remaining[problem.code] -= 1
+        else:
+            gone.append(problem)
+    return gone
 
 
 class CheckError(ChatmendError, ValueError):

@@ -11,7 +11,6 @@ import json
 import os
 import re
 import sys
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
@@ -30,6 +29,7 @@ from chatmend.cli._output import (
 from chatmend.cli._report import plural, print_report, repair_report, report_lines, some, summary_report
 from chatmend.cli._shared import OK, model_for, say, store_of
 from chatmend.cli._text import UsageError, display, printable
+from chatmend.exceptions import problems_gone
 from chatmend.formats import (
     NEUTRAL,
     TRANSCRIPT_FORMATS,
@@ -231,14 +231,7 @@ def _fixed(session: Session, text: str) -> list[Problem]:
                              max_size=sys.maxsize)  # our own output: the input's limit does not apply
     except ChatmendError:
         return before  # cannot happen: the writer writes what its reader reads
-    remaining = Counter(p.code for p in (check(written.body) if written.body is not None else []))
-    fixed = []
-    for problem in before:
-        if remaining[problem.code]:
-            remaining[problem.code] -= 1
-        else:
-            fixed.append(problem)
-    return fixed
+    return problems_gone(before, check(written.body) if written.body is not None else [])
 
 
 def read_only(values: Iterable[str]) -> IsReadOnly | None:

@@ -29,7 +29,15 @@ from json.encoder import encode_basestring
 from typing import Any, ClassVar, cast
 
 from chatmend._json import LONE_HALF, find_lone_surrogates, without_lone_surrogates
-from chatmend.exceptions import ChatmendError, CheckError, Problem, ReadError, UnsupportedError, error_context
+from chatmend.exceptions import (
+    ChatmendError,
+    CheckError,
+    Problem,
+    ReadError,
+    UnsupportedError,
+    error_context,
+    problems_gone,
+)
 from chatmend.ids import digest, shortening_id_maker, wire_ids
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, NativePart, Tool, ToolCall, replace_field
@@ -715,14 +723,7 @@ class Provider(ABC):
             return []
         if not repaired.changed:
             return []
-        remaining = Counter(p.code for p in self.check(repaired.body))
-        fixed = []
-        for problem in found:
-            if remaining[problem.code]:
-                remaining[problem.code] -= 1
-            else:
-                fixed.append(problem)
-        return fixed
+        return problems_gone(found, self.check(repaired.body))
 
     @abstractmethod
     def _check(self, body: Any, context: CheckContext) -> list[Problem]:
