@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatmend.providers._spans import Stubs
+from chatmend.providers._spans import Stubs, plan_spans
 from chatmend.providers.base import Provider
 from chatmend.providers.bedrock import Bedrock
 from chatmend.providers.gemini import Gemini
@@ -405,3 +405,62 @@ def test_long_broken_bodies_of_every_span_route_are_assembled_on_stubs() -> None
         assert repaired.from_spans and repaired.report.interrupted and len(repaired.rewritten) == 10, route
         valid = route_body(route, 300, broken=False)
         assert adapter._list_problems(valid) == [] and not adapter.repair_body(valid).changed, route
+
+
+class WindowsSeen(Bedrock):
+    """Bedrock recording the lists its neutral route repairs."""
+
+    def __init__(self) -> None:
+        self.seen: list[list[Any]] = []
+
+    def _neutral_repair_body(self, body: Any, items: list[Any], is_read_only: Any) -> Any:
+        self.seen.append(items)
+        return super()._neutral_repair_body(body, items, is_read_only)
+
+
+def test_a_bedrock_window_opens_at_its_calls_after_a_stand_in_user_turn() -> None:
+    """Strict alternation puts the user's words after the results, so no user turn opens with words: each window
+    is a stand-in user turn, the calls' turn and the turn after it, not the list up to the calls."""
+    turns: list[dict[str, Any]] = [{"role": "user", "content": [{"text": "read them"}]}]
+    for k in range(40):
+        turns.append({"role": "assistant", "content": [
+            {"toolUse": {"toolUseId": f"tooluse_{k}", "name": "read_file", "input": {"k": k}}}]})
+        results = [] if k % 10 == 9 else [{"toolResult": {"toolUseId": f"tooluse_{k}", "content": [{"text": "x"}]}}]
+        turns.append({"role": "user", "content": [*results, {"text": f"step {k + 1}"}]})
+    body = {"messages": turns}
+    adapter = WindowsSeen()
+    assert assert_span_route_is_the_neutral_route(adapter, NeutralBedrock(), body)
+    adapter.seen.clear()
+    repaired = adapter.repair_body(body)
+    assert repaired.from_spans and len(repaired.report.interrupted) == 4 and len(repaired.rewritten) == 4
+    assert [len(window) for window in adapter.seen] == [3, 3, 3, 3]
+    for window, k in zip(adapter.seen, (9, 19, 29, 39)):
+        assert window[0] == {"role": "user", "content": [{"text": "(earlier turns)"}]}
+        assert window[1] is turns[2 * k + 1]
+        assert repaired.body["messages"][2 * k + 2]["content"][0]["toolResult"]["status"] == "error"
+
+
+class StandInRewritten(Bedrock):
+    """Bedrock whose neutral route writes every list anew (a stand-in then never comes back as it was)."""
+
+    def _neutral_repair_body(self, body: Any, items: list[Any], is_read_only: Any) -> Any:
+        repaired = super()._neutral_repair_body(body, items, is_read_only)
+        written = [dict(item) for item in repaired.body["messages"]]
+        return repaired.replace(body={**repaired.body, "messages": written}, rewritten=list(range(len(written))))
+
+
+def test_a_window_whose_stand_in_is_rewritten_goes_the_neutral_way() -> None:
+    hi = {"role": "user", "content": [{"text": "hi"}]}
+    call = {"role": "assistant", "content": [{"toolUse": {"toolUseId": "a", "name": "f", "input": {}}}]}
+    answered = {"role": "user", "content": [{"toolResult": {"toolUseId": "a", "content": [{"text": "x"}]}}]}
+    late = {"role": "assistant", "content": [{"toolUse": {"toolUseId": "b", "name": "f", "input": {}}}]}
+    items = [hi, call, answered, late]
+    adapter = StandInRewritten()
+    stubs = adapter._stubs(items)
+    assert stubs is not None
+    plan = plan_spans(stubs.kinds, stubs.refs)
+    assert plan.interrupted == ["b"]
+    assert adapter._assemble_in_windows({"messages": items}, items, stubs, plan, None) is None
+    repaired = adapter.repair_body({"messages": items})
+    assert not repaired.from_spans and repaired.report.interrupted == ["b"]
+    assert repaired.body["messages"][:3] == items[:3]

@@ -99,6 +99,10 @@ SHAPE = "SHAPE"
 EMPTY = "EMPTY"
 """Problem code of a body whose conversation list is empty, for a provider that needs one (`empty_list_error`)."""
 
+_STAND_IN = "(earlier turns)"
+"""The text of the user turn `Provider._assemble_in_windows` stands before calls whose item before opens with
+results (it never reaches a body)."""
+
 HistoryInput = Sequence[ChatMessage | Mapping[str, Any]] | Sequence[Any]
 """What `to_request` accepts: ChatMessage objects or dicts of the neutral JSON shape, or a history holding the
 official SDKs' message objects (read as `repair_history` reads them)."""
@@ -498,9 +502,12 @@ class Provider(ABC):
         interrupted (rule 4): each window of items around such calls goes the neutral way on its own, every item
         between windows is kept as it is. None for any other plan (the neutral path writes it).
 
-        A window runs from the nearest item before the calls that opens with a user's words (or the list's start)
-        to the item before the next assistant turn without results to wait for (or the list's end): it holds
-        every call its results answer, and the writer sees the same turn before it as in the whole list."""
+        A window runs from the item of the calls to the item before the next assistant turn without results to
+        wait for (or the list's end): it holds every call its results answer. The writer sees a user's turn before
+        the calls, as in the whole list: the item before them when it opens with a user's (or system) words, else
+        a stand-in, one user turn of plain text written by the adapter's own writer (an item that opens with
+        results, as a Bedrock user turn does: results then words). The stand-in is left out again; when the window's
+        repair rewrites it, the window does not stand alone, and the neutral path writes the whole list."""
         if plan.moved or plan.notes or plan.renamed or plan.dropped or \
                 any(step[0] not in (KEEP, SYNTHETIC) for step in plan.steps):
             return None
@@ -514,30 +521,42 @@ class Provider(ABC):
             """True when item `r` opens with a user's (or system) words, no result before them."""
             return kinds[r if starts is None else starts[r]] == OTHER
 
-        windows: list[tuple[int, int]] = []  # item ranges, in order, apart
+        windows: list[tuple[int, int, bool]] = []  # item ranges, in order, apart; True: after a stand-in
         for step, index, _ in plan.steps:
             if step != SYNTHETIC:
                 continue
             start = first_item(index)
-            while start > 0 and not opens_with_words(start):
+            stand_in = start > 0 and not opens_with_words(start - 1)
+            if start > 0 and not stand_in:
                 start -= 1
             end = index + 1
             while end < len(kinds) and kinds[end] not in (CALLS, REPLY):
                 end += 1
             end_item = first_item(end) if end < len(kinds) else len(items)
-            if windows and start <= windows[-1][1]:
-                windows[-1] = (windows[-1][0], max(windows[-1][1], end_item))
+            if windows and start < windows[-1][1]:
+                windows[-1] = (windows[-1][0], max(windows[-1][1], end_item), windows[-1][2])
             else:
-                windows.append((start, end_item))
+                windows.append((start, end_item, stand_in))
+        standing: list[Any] = []
+        if any(window[2] for window in windows):
+            standing = self._list_of([ChatMessage(role="user", content=_STAND_IN)], IdAssigner([]))
+            if len(standing) != 1:
+                return None
         new_items: list[Any] = []
         rewritten: list[int] = []
         at = 0
-        for start, end in windows:
+        for start, end, stand_in in windows:
             new_items += items[at:start]
-            window = items[start:end]
+            window = [*standing, *items[start:end]] if stand_in else items[start:end]
             repaired = self._neutral_repair_body({**body, self.list_key: window}, window, is_read_only)
-            rewritten += [len(new_items) + k for k in repaired.rewritten]
-            new_items += repaired.body[self.list_key]
+            written: list[Any] = repaired.body[self.list_key]
+            lead = 0
+            if stand_in:
+                if not written or written[0] is not standing[0] or 0 in repaired.rewritten:
+                    return None  # the stand-in did not stay as it was: the window does not stand alone
+                lead = 1
+            rewritten += [len(new_items) + k - lead for k in repaired.rewritten]
+            new_items += written[lead:]
             at = end
         new_items += items[at:]
         return new_items, rewritten
