@@ -411,7 +411,7 @@ def test_row_function_tool_calls_keep_their_arguments_text() -> None:
                  {"role": "tool", "tool_call_id": "call_1", "content": "a"},
                  {"role": "tool", "tool_call_id": "call_1", "content": "b"})
     repaired = oc.repair_body(body)  # the repeated id is renamed: the message is written anew, its text kept
-    assert repaired.rewritten == [1, 2, 3]
+    assert repaired.rewritten == [1, 3]  # the first result keeps its id: the input's own item
     assert [c["function"]["arguments"] for c in repaired.body["messages"][1]["tool_calls"]] == ['{ "q" : "x" }'] * 2
 
 

@@ -22,14 +22,16 @@ GEMINI = "/v1beta/models/gemini-2.5-pro:generateContent"
 
 
 def gemini_body(rounds: int) -> bytes:
-    """A Gemini body of `rounds` calls with their results, every tenth unanswered: slow to repair."""
+    """A Gemini body of `rounds` calls with their results, every tenth answered only after the user's words
+    typed while it ran (a result to move, a call to answer: repaired by the neutral route, slow)."""
     contents: list[dict[str, Any]] = []
     for k in range(rounds):
         contents.append({"role": "user", "parts": [{"text": f"step {k}: read file_{k}.py"}]})
         contents.append({"role": "model", "parts": [{"functionCall": {"name": "read", "args": {"path": f"{k}"}}}]})
-        if k % 10 != 9:
-            contents.append({"role": "user", "parts": [
-                {"functionResponse": {"name": "read", "response": {"output": f"def f{k}(): return {k}"}}}]})
+        if k % 10 == 9:
+            contents.append({"role": "user", "parts": [{"text": "meanwhile: hurry"}]})
+        contents.append({"role": "user", "parts": [
+            {"functionResponse": {"name": "read", "response": {"output": f"def f{k}(): return {k}"}}}]})
     return json.dumps({"contents": contents}, separators=(",", ":")).encode()
 
 
