@@ -210,6 +210,48 @@ def test_an_output_of_a_chained_response_leaves_the_body_as_it_is() -> None:
     assert not repaired.changed and repaired.body == body
 
 
+class CountedResponses(OpenAIResponses):
+    """Responses counting its checks and its neutral route's repairs."""
+
+    def __init__(self) -> None:
+        self.checks = self.neutral = 0
+
+    def check(self, body: Any, *, model: str | None = None, platform: str | None = None) -> Any:
+        self.checks += 1
+        return super().check(body, model=model, platform=platform)
+
+    def _neutral_repair_body(self, body: Any, items: list[Any], is_read_only: Any) -> Any:
+        self.neutral += 1
+        return super()._neutral_repair_body(body, items, is_read_only)
+
+
+def test_interrupted_responses_calls_get_outputs_written_alone_with_no_check() -> None:
+    """Every call of a turn interrupted: the writer writes their outputs after the calls, the user's item after
+    them stays the input's own, and nothing is checked: an interrupted call of a plan that does nothing else has
+    no output anywhere, which the API refuses (OR1), chained or not."""
+    items: list[dict[str, Any]] = []
+    for k in range(30):
+        items.append({"role": "user", "content": f"step {k}"})
+        items += [{"type": "function_call", "call_id": f"call_{k}{x}", "name": "read_file", "arguments": "{}"}
+                  for x in "ab"]
+        if k % 10 != 9:
+            items += [{"type": "function_call_output", "call_id": f"call_{k}{x}", "output": "ok"} for x in "ab"]
+    for chained in (False, True):
+        body = {"model": "gpt-5", "input": items, **({"previous_response_id": "resp_1"} if chained else {})}
+        assert RESPONSES.check(body) != []  # OR1
+        assert assert_span_route_is_the_neutral_route(RESPONSES, NEUTRAL_RESPONSES, body)
+        adapter = CountedResponses()
+        repaired = adapter.repair_body(body)
+        assert (adapter.checks, adapter.neutral) == (0, 0)
+        interrupted = [f"call_{k}{x}" for k in (9, 19, 29) for x in "ab"]
+        assert repaired.from_spans and repaired.report.interrupted == interrupted
+        out = repaired.body["input"]
+        assert repaired.rewritten == [48, 49, 98, 99, 148, 149]
+        assert [out[k]["output"] for k in repaired.rewritten] == [out[48]["output"]] * 6
+        assert out[48]["output"].startswith("[error] ") and out[48]["call_id"] == "call_9a"
+        assert out[50] is items[48] and out[100] is items[96]  # the user's items after the calls: the input's own
+
+
 def test_responses_items_the_stubs_do_not_take_go_the_neutral_way() -> None:
     call = {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"}
     for item in ({**call, "id": "fc_1"}, {"type": "reasoning", "summary": []},
@@ -407,37 +449,69 @@ def test_long_broken_bodies_of_every_span_route_are_assembled_on_stubs() -> None
         assert adapter._list_problems(valid) == [] and not adapter.repair_body(valid).changed, route
 
 
-class WindowsSeen(Bedrock):
-    """Bedrock recording the lists its neutral route repairs."""
+class Seen(Bedrock):
+    """Bedrock recording the lists its neutral route repairs and the items it reads in groups."""
 
     def __init__(self) -> None:
         self.seen: list[list[Any]] = []
+        self.read: list[list[Any]] = []
 
     def _neutral_repair_body(self, body: Any, items: list[Any], is_read_only: Any) -> Any:
         self.seen.append(items)
         return super()._neutral_repair_body(body, items, is_read_only)
 
+    def _read_groups(self, items: list[Any]) -> Any:
+        self.read.append(items)
+        return super()._read_groups(items)
+
+
+def broken_bedrock_turns(unanswered: list[str]) -> list[dict[str, Any]]:
+    """40 rounds of calls (`a` and, with two names, `b`) and a user turn of their results then words; the calls of
+    every tenth round leave out the results named in `unanswered`."""
+    turns: list[dict[str, Any]] = [{"role": "user", "content": [{"text": "read them"}]}]
+    for k in range(40):
+        names = ["a", "b"] if len(unanswered) > 1 or unanswered == ["b"] else ["a"]
+        turns.append({"role": "assistant", "content": [
+            {"toolUse": {"toolUseId": f"{name}{k}", "name": "read_file", "input": {"k": k}}} for name in names]})
+        results = [{"toolResult": {"toolUseId": f"{name}{k}", "content": [{"text": "x"}]}} for name in names
+                   if not (k % 10 == 9 and name in unanswered)]
+        turns.append({"role": "user", "content": [*results, {"text": f"step {k + 1}"}]})
+    return turns
+
+
+def test_calls_all_interrupted_are_answered_by_the_writer_reading_only_their_turn_and_the_next() -> None:
+    turns = broken_bedrock_turns(["a"])
+    adapter = Seen()
+    assert assert_span_route_is_the_neutral_route(adapter, NeutralBedrock(), {"messages": turns})
+    adapter.seen.clear()
+    adapter.read.clear()
+    repaired = adapter.repair_body({"messages": turns})
+    assert repaired.from_spans and len(repaired.report.interrupted) == 4 and repaired.rewritten == [20, 40, 60, 80]
+    assert adapter.seen == []  # no window went the neutral way
+    assert adapter.read == [turns[2 * k + 1:2 * k + 3] for k in (9, 19, 29, 39)]
+    for k in (9, 19, 29, 39):
+        turn = repaired.body["messages"][2 * k + 2]
+        assert turn["content"][0]["toolResult"]["status"] == "error" and turn["content"][1] == {"text": f"step {k + 1}"}
+    assert repaired.body["messages"][:20] == turns[:20] and all(
+        a is b for a, b in zip(repaired.body["messages"][:20], turns[:20]))
+
 
 def test_a_bedrock_window_opens_at_its_calls_after_a_stand_in_user_turn() -> None:
     """Strict alternation puts the user's words after the results, so no user turn opens with words: each window
-    is a stand-in user turn, the calls' turn and the turn after it, not the list up to the calls."""
-    turns: list[dict[str, Any]] = [{"role": "user", "content": [{"text": "read them"}]}]
-    for k in range(40):
-        turns.append({"role": "assistant", "content": [
-            {"toolUse": {"toolUseId": f"tooluse_{k}", "name": "read_file", "input": {"k": k}}}]})
-        results = [] if k % 10 == 9 else [{"toolResult": {"toolUseId": f"tooluse_{k}", "content": [{"text": "x"}]}}]
-        turns.append({"role": "user", "content": [*results, {"text": f"step {k + 1}"}]})
-    body = {"messages": turns}
-    adapter = WindowsSeen()
-    assert assert_span_route_is_the_neutral_route(adapter, NeutralBedrock(), body)
+    (calls with a result, so the writer does not answer them alone) is a stand-in user turn, the calls' turn and
+    the turn after it, not the list up to the calls."""
+    turns = broken_bedrock_turns(["b"])
+    adapter = Seen()
+    assert assert_span_route_is_the_neutral_route(adapter, NeutralBedrock(), {"messages": turns})
     adapter.seen.clear()
-    repaired = adapter.repair_body(body)
+    repaired = adapter.repair_body({"messages": turns})
     assert repaired.from_spans and len(repaired.report.interrupted) == 4 and len(repaired.rewritten) == 4
     assert [len(window) for window in adapter.seen] == [3, 3, 3, 3]
     for window, k in zip(adapter.seen, (9, 19, 29, 39)):
         assert window[0] == {"role": "user", "content": [{"text": "(earlier turns)"}]}
         assert window[1] is turns[2 * k + 1]
-        assert repaired.body["messages"][2 * k + 2]["content"][0]["toolResult"]["status"] == "error"
+        blocks = repaired.body["messages"][2 * k + 2]["content"]
+        assert [b["toolResult"].get("status") for b in blocks[:2]] == [None, "error"]
 
 
 class StandInRewritten(Bedrock):
@@ -453,14 +527,18 @@ def test_a_window_whose_stand_in_is_rewritten_goes_the_neutral_way() -> None:
     hi = {"role": "user", "content": [{"text": "hi"}]}
     call = {"role": "assistant", "content": [{"toolUse": {"toolUseId": "a", "name": "f", "input": {}}}]}
     answered = {"role": "user", "content": [{"toolResult": {"toolUseId": "a", "content": [{"text": "x"}]}}]}
-    late = {"role": "assistant", "content": [{"toolUse": {"toolUseId": "b", "name": "f", "input": {}}}]}
-    items = [hi, call, answered, late]
+    late = {"role": "assistant", "content": [{"toolUse": {"toolUseId": "b", "name": "f", "input": {}}},
+                                             {"toolUse": {"toolUseId": "c", "name": "f", "input": {}}}]}
+    half = {"role": "user", "content": [{"toolResult": {"toolUseId": "c", "content": [{"text": "y"}]}},
+                                        {"text": "go on"}]}
+    items = [hi, call, answered, late, half]
     adapter = StandInRewritten()
     stubs = adapter._stubs(items)
     assert stubs is not None
     plan = plan_spans(stubs.kinds, stubs.refs)
     assert plan.interrupted == ["b"]
+    assert adapter._assemble_interrupted(items, stubs, plan, None) is None  # c has its result
     assert adapter._assemble_in_windows({"messages": items}, items, stubs, plan, None) is None
     repaired = adapter.repair_body({"messages": items})
     assert not repaired.from_spans and repaired.report.interrupted == ["b"]
-    assert repaired.body["messages"][:3] == items[:3]
+    assert repaired.body["messages"][:4] == items[:4]

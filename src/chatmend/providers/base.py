@@ -24,7 +24,7 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, partial
 from json.encoder import encode_basestring
 from typing import Any, ClassVar, cast
 
@@ -62,7 +62,9 @@ from chatmend.repair import (
     Wording,
     _options,
     holds_sdk_object,
+    interrupted_result,
     is_sdk_object,
+    reads_only,
     repair_for_writers,
     repair_history,
 )
@@ -417,7 +419,7 @@ class Provider(ABC):
                 return repaired.replace(rewritten=rewritten, mended=paths)
             items: list[Any] = body[self.list_key]
             repaired = self._repair_list(body, items, is_read_only)
-            if keep_valid and repaired.changed and not self._refused(body, repaired.report) \
+            if keep_valid and repaired.changed and not self._refused(body, repaired) \
                     and not self._list_problems(body):
                 # valid as it is: repair changes only what the provider would refuse (#43), e.g. an id repeated
                 # in a later turn, which repair_history renames and the provider takes
@@ -431,11 +433,12 @@ class Provider(ABC):
         repaired = fast if fast is not None else self._neutral_repair_body(body, items, is_read_only)
         return _originals_kept(repaired, body, items, self.list_key)
 
-    def _refused(self, body: Mapping[str, Any], report: BodyReport) -> bool:
+    def _refused(self, body: Mapping[str, Any], repaired: BodyRepair) -> bool:
         """True when the repair shows the input is a body the provider refuses, so `repair_body` need not ask
         `check` whether it was valid as it is: a call answered as interrupted or a result turned into a note (a
         call without its result, a result without its call: OC1, AN1, GE1, OR1, BR1, ...). Hook: Responses takes
         an output whose call is in the chained response (`previous_response_id`)."""
+        report = repaired.report
         return bool(report.interrupted or report.notes)
 
     def _as_it_is(self, body: Mapping[str, Any], items: list[Any]) -> BodyRepair:
@@ -472,6 +475,8 @@ class Provider(ABC):
         else:
             assembled = self._assemble(items, stubs, plan, is_read_only)
             if assembled is None:
+                assembled = self._assemble_interrupted(items, stubs, plan, is_read_only)
+            if assembled is None:
                 assembled = self._assemble_in_windows(body, items, stubs, plan, is_read_only)
             if assembled is None:
                 return None  # a change this adapter does not assemble: the neutral path writes it
@@ -495,6 +500,64 @@ class Provider(ABC):
         anew; None when the adapter does not assemble this plan (default: none), which the neutral path then
         writes."""
         return None
+
+    def _assemble_interrupted(self, items: list[Any], stubs: Stubs, plan: SpanPlan,
+                              is_read_only: IsReadOnly | None) -> tuple[list[Any], list[int]] | None:
+        """The span path's assembly when the adapter has none of its own, for a plan that only answers calls as
+        interrupted (rule 4), every call of each assistant message it answers, where the item after the calls
+        holds only a user's words, or no item stands before the next assistant turn (the list's end): the calls'
+        items and that item are read, and the adapter's writer writes the synthetic results and
+        the words after the calls (`_write_items`, the calls its lead), as the neutral path writes that run.
+        The items are read by `_read_groups`, else by `from_request`; a written item that is the same JSON as
+        the words' item is that item, kept. Every other item is kept as it is. None for any other plan
+        (`_assemble_in_windows` then repairs it)."""
+        if plan.moved or plan.notes or plan.renamed or plan.dropped:
+            return None
+        kinds, refs, starts = stubs.kinds, stubs.refs, stubs.starts
+        n = len(kinds)
+
+        def first_item(m: int) -> int:
+            """The first item holding message `m` (`len(items)` for the end of the list)."""
+            return m if starts is None else bisect.bisect_left(starts, m)
+
+        answered: dict[int, int] = {}  # assistant message: its calls answered as interrupted
+        for step, index, _ in plan.steps:
+            if step == SYNTHETIC:
+                answered[index] = answered.get(index, 0) + 1
+            elif step != KEEP:
+                return None
+        new_items: list[Any] = []
+        rewritten: list[int] = []
+        at = 0
+        for index, count in answered.items():
+            if count != len(refs[index]):
+                return None  # some of its calls have results: the windows repair it
+            calls_end = end = first_item(index + 1)
+            if index + 1 < n and kinds[index + 1] not in (CALLS, REPLY):
+                if kinds[index + 1] != OTHER or (index + 2 < n and kinds[index + 2] not in (CALLS, REPLY)):
+                    return None
+                end = first_item(index + 2)
+                if end != calls_end + 1:
+                    return None
+            chunk = items[first_item(index):end]
+            groups = self._read_groups(chunk)
+            read = [m for group in groups for m in group] if groups is not None else self.from_request(chunk)
+            if len(read) != 1 + (end > calls_end) or len(read[0].tool_calls) != count:
+                return None
+            call, words = read[0], read[1:]
+            results = [interrupted_result(c, read_only=reads_only(is_read_only, c.name)) for c in call.tool_calls]
+            ids = partial(self._id_assigner, [c.id for c in call.tool_calls])
+            written = self._write_items([call, *results, *words], ids, 1)
+            new_items += items[at:calls_end]
+            fresh = len(written)
+            if words and written and _same_json(written[-1], items[calls_end]):
+                written[-1] = items[calls_end]  # the words stand apart from the results (Responses' items)
+                fresh -= 1
+            rewritten += range(len(new_items), len(new_items) + fresh)
+            new_items += written
+            at = end
+        new_items += items[at:]
+        return new_items, rewritten
 
     def _assemble_in_windows(self, body: Mapping[str, Any], items: list[Any], stubs: Stubs, plan: SpanPlan,
                              is_read_only: IsReadOnly | None) -> tuple[list[Any], list[int]] | None:

@@ -55,7 +55,7 @@ from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, error_context
 from chatmend.messages import ChatMessage, Tool
-from chatmend.providers._lossless import BodyRepair, BodyReport, kept_items, plan_rewrite
+from chatmend.providers._lossless import BodyRepair, kept_items, plan_rewrite
 from chatmend.providers._spans import Stubs
 from chatmend.providers.base import CheckContext, IdAssigner, Provider, text_field, to_plain
 from chatmend.providers.openai_responses import spans
@@ -171,11 +171,16 @@ class OpenAIResponses(Provider):
         """Plain items (`spans.stubs`): the span route of `repair_body`."""
         return spans.stubs(items)
 
-    def _refused(self, body: Mapping[str, Any], report: BodyReport) -> bool:
-        """Never sure without `check`: the reader folds a turn's items into one message, so calls interleaved with
-        their outputs (which the API takes) repair as interrupted and noted, and with `previous_response_id` an
-        output may answer a call of the chained response (OR2)."""
-        return False
+    def _refused(self, body: Mapping[str, Any], repaired: BodyRepair) -> bool:
+        """Sure only for a plan of the span path that answers calls as interrupted and does nothing else: every
+        call id of the list is then its only one (else rule 5 renames), and no output anywhere answers an
+        interrupted call (else a note), so the API refuses it (OR1), chained or not. Any other repair is never
+        sure without `check`: the reader folds a turn's items into one message, so calls interleaved with their
+        outputs (which the API takes) repair as interrupted and noted, and with `previous_response_id` an output
+        may answer a call of the chained response (OR2)."""
+        report = repaired.report
+        return repaired.from_spans and bool(report.interrupted) and not (
+            report.moved or report.notes or report.renamed or report.dropped)
 
     def _neutral_repair_body(self, body: Mapping[str, Any], items: list[Any],
                              is_read_only: IsReadOnly | None) -> BodyRepair:
