@@ -41,27 +41,24 @@ def run_check(args: argparse.Namespace) -> int:
         with store:
             lines, rules = _check_store(store, args)
     else:
-        lines, rules = _check_lines(args.file, args)
+        lines, rules, session = _checked(args.file, args)
     for line in lines:
         sys.stdout.write(printable(line) + "\n")
     sys.stdout.flush()
     if lines:
         say(f"{printable(display(args.file))}: {plural(len(lines), 'problem', 'problems')} ({rules}); "
-            f"{_promise(args, len(lines)) if store is None else '`chatmend repair` fixes what repair can'}\n")
+            f"{_promise(session, args, len(lines)) if store is None else '`chatmend repair` fixes what repair can'}\n")
         return PROBLEMS
     say(f"{printable(display(args.file))}: no problems ({rules})\n")
     return OK
 
 
-def _promise(args: argparse.Namespace, count: int) -> str:
-    """What `check` says `repair` does about the problems of a file: only what `repair` fixes (#43). A provider's
-    body is asked of its adapter (`repair_fixes`); other sessions are repaired by the neutral rules they are
-    checked by."""
-    try:
-        session = read(args.file, args.fmt, prefer=args.provider, max_size=args.max_json_size)
-    except (InputError, ChatmendError):
-        return "`chatmend repair` fixes what repair can"
-    if session.body is None or session.provider is None or (args.provider or session.provider) != session.provider:
+def _promise(session: Session | None, args: argparse.Namespace, count: int) -> str:
+    """What `check` says `repair` does about the problems of a file (`session`, as read whole; None for one
+    checked a part at a time): only what `repair` fixes (#43). A provider's body is asked of its adapter
+    (`repair_fixes`); other sessions are repaired by the neutral rules they are checked by."""
+    if session is None or session.body is None or session.provider is None \
+            or (args.provider or session.provider) != session.provider:
         return "`chatmend repair` fixes what repair can"
     fixed = len(adapter(session.provider).repair_fixes(session.body))
     if not fixed:
@@ -83,18 +80,26 @@ def _check_store(store: Store, args: argparse.Namespace, sessions: list[StoredSe
 
 def _check_lines(path: str, args: argparse.Namespace) -> tuple[list[str], str]:
     """The problem lines of one file, and the rules they are by (a provider, or the neutral rules)."""
+    lines, rules, _ = _checked(path, args)
+    return lines, rules
+
+
+def _checked(path: str, args: argparse.Namespace) -> tuple[list[str], str, Session | None]:
+    """`_check_lines`, and the session when it was read whole (None for a store, or a transcript checked a part
+    at a time)."""
     store = None if path == "-" else open_store(path, args.fmt)
     if store is not None:
         with store:
-            return _check_store(store, args)
+            return (*_check_store(store, args), None)
     if path != "-" and args.model is None and args.platform is None:
         with open_input(path) as (handle, _):
             found = streamed(handle, args.fmt, args.provider, max_size=args.max_json_size)
             if found is not None and args.provider in (None, found.provider):
                 lines = found.check()
                 if lines is not None:
-                    return lines, found.provider  # a large transcript, checked a part at a time
-    return _session_lines(read(path, args.fmt, prefer=args.provider, max_size=args.max_json_size), args)
+                    return lines, found.provider, None  # a large transcript, checked a part at a time
+    session = read(path, args.fmt, prefer=args.provider, max_size=args.max_json_size)
+    return (*_session_lines(session, args), session)
 
 
 def _session_lines(session: Session, args: argparse.Namespace) -> tuple[list[str], str]:
