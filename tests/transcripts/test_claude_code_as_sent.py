@@ -259,3 +259,22 @@ def test_a_lone_surrogate_claude_code_does_not_send_is_no_problem(tmp_path: Path
     repaired = tmp_path / "repaired.jsonl"
     _run(["repair", str(session), "-o", str(repaired)], whole=True)
     assert repaired.read_bytes() == session.read_bytes()
+
+
+def test_check_of_a_transcript_read_a_part_at_a_time_never_reads_it_whole_again(tmp_path: Path) -> None:
+    base = {"isSidechain": False, "sessionId": "s1", "timestamp": "2026-12-01T10:00:00.000Z"}
+    records = [
+        {**base, "parentUuid": None, "type": "user", "uuid": "u1", "message": {"role": "user", "content": "go"}},
+        {**base, "parentUuid": "u1", "type": "assistant", "uuid": "a1", "message": {
+            "id": "m1", "role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}]}},
+    ]
+    session = tmp_path / "session.jsonl"
+    session.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+    def whole(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("read whole")
+
+    with mock.patch("chatmend.cli._check.read", whole):  # what it says of repair is decided on the first pass
+        code, out, err = _run(["check", str(session)], whole=False)
+    assert code == 1 and ": R6: " in out and "`chatmend repair` fixes what repair can" in err
