@@ -479,7 +479,9 @@ def broken_bedrock_turns(unanswered: list[str]) -> list[dict[str, Any]]:
     return turns
 
 
-def test_calls_all_interrupted_are_answered_by_the_writer_reading_only_their_turn_and_the_next() -> None:
+def test_calls_all_interrupted_are_answered_by_the_writer_from_their_turn_alone() -> None:
+    """Bedrock writes the synthetic results from the calls' turn (`_interrupted_run`), reading nothing: one user
+    turn of them and the words after them; Gemini, with no such hook, reads the calls' turn and the next."""
     turns = broken_bedrock_turns(["a"])
     adapter = Seen()
     assert assert_span_route_is_the_neutral_route(adapter, NeutralBedrock(), {"messages": turns})
@@ -487,13 +489,30 @@ def test_calls_all_interrupted_are_answered_by_the_writer_reading_only_their_tur
     adapter.read.clear()
     repaired = adapter.repair_body({"messages": turns})
     assert repaired.from_spans and len(repaired.report.interrupted) == 4 and repaired.rewritten == [20, 40, 60, 80]
-    assert adapter.seen == []  # no window went the neutral way
-    assert adapter.read == [turns[2 * k + 1:2 * k + 3] for k in (9, 19, 29, 39)]
+    assert adapter.seen == [] and adapter.read == []  # no window went the neutral way, no turn was read
     for k in (9, 19, 29, 39):
         turn = repaired.body["messages"][2 * k + 2]
         assert turn["content"][0]["toolResult"]["status"] == "error" and turn["content"][1] == {"text": f"step {k + 1}"}
-    assert repaired.body["messages"][:20] == turns[:20] and all(
-        a is b for a, b in zip(repaired.body["messages"][:20], turns[:20]))
+    assert all(a is b for a, b in zip(repaired.body["messages"][:20], turns[:20]))
+
+    class SeenGemini(Gemini):
+        def __init__(self) -> None:
+            self.read: list[list[Any]] = []
+
+        def _read_groups(self, items: list[Any]) -> Any:
+            self.read.append(items)
+            return super()._read_groups(items)
+
+    contents = [{"role": "user", "parts": [{"text": "read it"}]},
+                {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]},
+                {"role": "user", "parts": [{"text": "and then?"}]},
+                {"role": "model", "parts": [{"text": "done"}]}]
+    gemini = SeenGemini()
+    assert assert_span_route_is_the_neutral_route(gemini, NEUTRAL_GEMINI, {"contents": contents})
+    gemini.read.clear()
+    repaired = gemini.repair_body({"contents": contents})
+    assert repaired.from_spans and repaired.rewritten == [2] and gemini.read == [contents[1:3]]
+    assert repaired.body["contents"][2]["parts"][1] == {"text": "and then?"}
 
 
 def test_a_bedrock_window_opens_at_its_calls_after_a_stand_in_user_turn() -> None:

@@ -539,6 +539,14 @@ class Provider(ABC):
                 end = first_item(index + 2)
                 if end != calls_end + 1:
                     return None
+            words_item = items[calls_end] if end > calls_end else None
+            run = self._interrupted_run(items[first_item(index):calls_end], words_item, is_read_only)
+            if run is not None:
+                new_items += items[at:calls_end]
+                rewritten += [len(new_items) + k for k, item in enumerate(run) if item is not words_item]
+                new_items += run
+                at = end
+                continue
             chunk = items[first_item(index):end]
             groups = self._read_groups(chunk)
             read = [m for group in groups for m in group] if groups is not None else self.from_request(chunk)
@@ -558,6 +566,14 @@ class Provider(ABC):
             at = end
         new_items += items[at:]
         return new_items, rewritten
+
+    def _interrupted_run(self, calls: list[Any], words: Any, is_read_only: IsReadOnly | None) -> list[Any] | None:
+        """Hook of `_assemble_interrupted`: the items that follow `calls` (the items of one assistant message of
+        plain shapes, every call answered as interrupted, rule 4) in place of `words` (the item after them, holding
+        only a user's words; None: no item before the next assistant turn): the synthetic results written by the
+        adapter's own writer from the call items alone, and `words` itself where it stands apart from them. None
+        (the default): the calls and the words are read, and written by `_write_items`."""
+        return None
 
     def _assemble_in_windows(self, body: Mapping[str, Any], items: list[Any], stubs: Stubs, plan: SpanPlan,
                              is_read_only: IsReadOnly | None) -> tuple[list[Any], list[int]] | None:

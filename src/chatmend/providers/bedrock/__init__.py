@@ -73,8 +73,8 @@ from chatmend.providers.bedrock.wire import (
     USER_FILLER,
     model_family,
 )
-from chatmend.providers.bedrock.write import system_blocks, used_tool_names, write_messages
-from chatmend.repair import IsReadOnly, RepairResult
+from chatmend.providers.bedrock.write import system_blocks, tool_result, used_tool_names, write_messages
+from chatmend.repair import IsReadOnly, RepairResult, reads_only, synthetic_result
 
 __all__ = [
     "ASSISTANT_FILLER",
@@ -253,6 +253,14 @@ class Bedrock(Provider):
         if self.family == "unmixed" or "modelId" in body or "additionalModelRequestFields" in body:
             return None
         return super()._fast_repair(body, items, is_read_only)
+
+    def _interrupted_run(self, calls: list[Any], words: Any, is_read_only: IsReadOnly | None) -> list[Any] | None:
+        """One user turn (BR3): a `toolResult` per `toolUse` of the calls' turn, as the writer writes the synthetic
+        result of each (under the call's id: the span path keeps ids that are wire ids), then the words' blocks."""
+        results = [tool_result(synthetic_result(use["toolUseId"], use["name"], read_only=reads_only(
+            is_read_only, use["name"])), use["toolUseId"]) for block in calls[0]["content"]
+            if (use := block.get("toolUse")) is not None]
+        return [{"role": "user", "content": results if words is None else [*results, *words["content"]]}]
 
     def _stubs(self, items: list[Any]) -> Stubs | None:
         """Plain turns (`spans.stubs`)."""

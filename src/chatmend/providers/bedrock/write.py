@@ -237,7 +237,7 @@ class _Writer:
                 self.system_in_place(message)
             else:
                 # unreachable after repair (every result follows its call); check reports it
-                self.user([self.result(message, message.tool_call_id or "")])
+                self.user([tool_result(message, message.tool_call_id or "")])
             i += 1
         self.flush_moved()
 
@@ -290,19 +290,21 @@ class _Writer:
         for wire_id in call_ids:
             if j >= len(history) or history[j].role != "tool":
                 break
-            results.append(self.result(history[j], wire_id))
+            results.append(tool_result(history[j], wire_id))
             j += 1
         self.user(results)
         return j
 
-    def result(self, message: ChatMessage, wire_id: str) -> Block:
-        """A `toolResult` block under the wire id of the call it answers; `status` only when it failed (the field
-        is only supported by some models)."""
-        block: Block = {"toolUseId": wire_id, "content": _result_content(message.content, message.is_error)}
-        if message.is_error:
-            block["status"] = "error"
-        block.update(_own(message.provider_data))
-        return {"toolResult": block}
+
+
+def tool_result(message: ChatMessage, wire_id: str) -> Block:
+    """A `toolResult` block under the wire id of the call it answers; `status` only when it failed (the field is
+    only supported by some models)."""
+    block: Block = {"toolUseId": wire_id, "content": _result_content(message.content, message.is_error)}
+    if message.is_error:
+        block["status"] = "error"
+    block.update(_own(message.provider_data))
+    return {"toolResult": block}
 
 
 def system_blocks(history: list[ChatMessage], system: str | None) -> tuple[list[Block], int]:

@@ -69,8 +69,8 @@ from chatmend.providers.openai_responses.wire import (
     RESPONSES_ITEM_TYPES,
     is_client_call,
 )
-from chatmend.providers.openai_responses.write import Writer, instructions, tool, with_wire
-from chatmend.repair import IsReadOnly, RepairResult, repair_history
+from chatmend.providers.openai_responses.write import Writer, function_call_output, instructions, tool, with_wire
+from chatmend.repair import IsReadOnly, RepairResult, reads_only, repair_history, synthetic_result
 
 __all__ = [
     "ERROR_MARK",
@@ -170,6 +170,13 @@ class OpenAIResponses(Provider):
     def _stubs(self, items: list[Any]) -> Stubs | None:
         """Plain items (`spans.stubs`): the span route of `repair_body`."""
         return spans.stubs(items)
+
+    def _interrupted_run(self, calls: list[Any], words: Any, is_read_only: IsReadOnly | None) -> list[Any] | None:
+        """A `function_call_output` per plain `function_call` item (`spans.stubs`), as the writer writes the
+        synthetic result of each, then the user's item as it is (an item of its own)."""
+        outputs = [function_call_output(call["call_id"], synthetic_result(
+            call["call_id"], call["name"], read_only=reads_only(is_read_only, call["name"]))) for call in calls]
+        return outputs if words is None else [*outputs, words]
 
     def _refused(self, body: Mapping[str, Any], repaired: BodyRepair) -> bool:
         """Sure only for a plan of the span path that answers calls as interrupted and does nothing else: every

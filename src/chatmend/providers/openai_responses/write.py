@@ -104,6 +104,15 @@ def _input_message(role: str, content: tuple[Part, ...]) -> Json:
     return {"role": role, "content": parts if parts else ""}
 
 
+def function_call_output(call_id: str, message: ChatMessage) -> Json:
+    """The `function_call_output` item of a result of a function call that carries nothing of its own to write back
+    (`provider_data`): what `Writer.write` writes for it, and `repair_body`'s span path for a synthetic result."""
+    content = message.content
+    # the common case, a plain text that succeeded, is the output as it is
+    output = content if isinstance(content, str) and not message.is_error else _output(message)
+    return {"type": "function_call_output", "call_id": call_id, "output": output}
+
+
 def _output(message: ChatMessage) -> str | list[Json]:
     """A function_call_output's `output`: a string, or input parts when there are parts (images stay here)."""
     content = message.content
@@ -348,17 +357,11 @@ class Writer:
         for message in messages:
             role = message.role
             if role == "tool":
-                content = message.content
                 call_id = answered()
                 if message.provider_data is not None or (kinds and call_id in kinds):
                     self.result(message, call_id)
                     continue
-                items.append({
-                    "type": "function_call_output",
-                    "call_id": call_id,
-                    # the common case, a plain text that succeeded, is the output as it is
-                    "output": content if isinstance(content, str) and not message.is_error else _output(message),
-                })
+                items.append(function_call_output(call_id, message))
             elif role == "assistant":
                 content = message.content
                 if message.provider_data is None:
