@@ -481,7 +481,8 @@ def broken_bedrock_turns(unanswered: list[str]) -> list[dict[str, Any]]:
 
 def test_calls_all_interrupted_are_answered_by_the_writer_from_their_turn_alone() -> None:
     """Bedrock writes the synthetic results from the calls' turn (`_interrupted_run`), reading nothing: one user
-    turn of them and the words after them; Gemini, with no such hook, reads the calls' turn and the next."""
+    turn of them and the words after them; without the hook (a Gemini that has none), the calls' turn and the next
+    are read and written by `_write_items`, the same body; with it, nothing is read."""
     turns = broken_bedrock_turns(["a"])
     adapter = Seen()
     assert assert_span_route_is_the_neutral_route(adapter, NeutralBedrock(), {"messages": turns})
@@ -496,8 +497,13 @@ def test_calls_all_interrupted_are_answered_by_the_writer_from_their_turn_alone(
     assert all(a is b for a, b in zip(repaired.body["messages"][:20], turns[:20]))
 
     class SeenGemini(Gemini):
+        """Gemini without its `_interrupted_run`: the default reads the calls' turn and the words."""
+
         def __init__(self) -> None:
             self.read: list[list[Any]] = []
+
+        def _interrupted_run(self, calls: list[Any], words: Any, is_read_only: Any) -> list[Any] | None:
+            return None
 
         def _read_groups(self, items: list[Any]) -> Any:
             self.read.append(items)
@@ -513,6 +519,7 @@ def test_calls_all_interrupted_are_answered_by_the_writer_from_their_turn_alone(
     repaired = gemini.repair_body({"contents": contents})
     assert repaired.from_spans and repaired.rewritten == [2] and gemini.read == [contents[1:3]]
     assert repaired.body["contents"][2]["parts"][1] == {"text": "and then?"}
+    assert json.dumps(GEMINI.repair_body({"contents": contents}).body) == json.dumps(repaired.body)
 
 
 def test_a_bedrock_window_opens_at_its_calls_after_a_stand_in_user_turn() -> None:

@@ -66,13 +66,14 @@ from chatmend.providers.gemini.wire import is_gemini3 as is_gemini3
 from chatmend.providers.gemini.write import (
     Options,
     opens_turn,
+    response_parts,
     split_options,
     tool_declarations,
     write_history,
     write_run,
 )
 from chatmend.providers.gemini.write import call_signature as call_signature
-from chatmend.repair import IsReadOnly, RepairResult
+from chatmend.repair import IsReadOnly, RepairResult, reads_only, synthetic_result
 
 __all__ = [
     "BRIDGE_TEXT",
@@ -143,6 +144,21 @@ class Gemini(Provider):
         """The span path, for bodies that name no model (a model's own rules, GE4 and GE10, are `check`'s to
         judge: the neutral path)."""
         return None if "model" in body else super()._fast_repair(body, items, is_read_only)
+
+    def _interrupted_run(self, calls: list[Any], words: Any, is_read_only: IsReadOnly | None) -> list[Any] | None:
+        """One user turn (GE1): a `functionResponse` per `functionCall` of the calls' content, written by the
+        writer's `_add_responses` for the synthetic result of each (a call without an id answered without one),
+        then the words' parts."""
+        tool_calls: list[ToolCall] = []
+        for part in calls[0]["parts"]:
+            call = part.get("functionCall")
+            if call is not None:
+                own = call.get("id")
+                tool_calls.append(ToolCall(id=own or spans.minted_id(0, len(tool_calls)), name=call["name"],
+                                           arguments={}, provider_data=None if own else {NAME: {"noId": True}}))
+        results = [synthetic_result(c.id, c.name, read_only=reads_only(is_read_only, c.name)) for c in tool_calls]
+        parts = response_parts(tuple(tool_calls), [c.id for c in tool_calls], results)
+        return [{"role": "user", "parts": parts if words is None else [*parts, *words["parts"]]}]
 
     def _stubs(self, items: list[Any]) -> Stubs | None:
         """Plain contents (`spans.stubs`)."""
