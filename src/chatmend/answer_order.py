@@ -30,11 +30,11 @@ def keep_answer_order(messages: Sequence[ChatMessage], result: RepairResult) -> 
     """
     if not result.moved:
         return result
-    order, settled = _answer_order(messages, result)
+    origins = result.origins()
+    order, settled = _answer_order(messages, result, origins)
     moved = [i for i in result.moved if i not in settled]
     if len(moved) == len(result.moved):
         return result
-    origins = result.origins()
     return dataclasses.replace(
         result, messages=[result.messages[p] for p in order], moved=moved,
         origin_runs=_runs([origins[p] for p in order]))
@@ -45,14 +45,14 @@ def reordered_only(messages: Sequence[ChatMessage], result: RepairResult) -> set
     their calls (what `keep_answer_order` takes back)."""
     if not result.moved:
         return set()
-    return _answer_order(messages, result)[1] & set(result.moved)
+    return _answer_order(messages, result, result.origins())[1] & set(result.moved)
 
 
-def _answer_order(messages: Sequence[ChatMessage], result: RepairResult) -> tuple[list[int], set[int]]:
+def _answer_order(messages: Sequence[ChatMessage], result: RepairResult, origins: Sequence[Origin],
+                  ) -> tuple[list[int], set[int]]:
     """The output positions in the order `keep_answer_order` puts them, and the input indices of the results
-    that stood right after their reply in the input too."""
+    that stood right after their reply in the input too (`origins`: the result's)."""
     out = result.messages
-    origins = result.origins()
     moved = set(result.moved)
     order = list(range(len(out)))
     settled: set[int] = set()
@@ -71,7 +71,7 @@ def _answer_order(messages: Sequence[ChatMessage], result: RepairResult) -> tupl
                            if origins[r].kind == "input" and reply < origins[r].message_index < end),
                           key=lambda r: origins[r].message_index)
             if any(origins[r].message_index in moved for r in kept):  # else this turn is as repair wrote it
-                brought = [r for r in range(p + 1, q) if r not in set(kept)]
+                brought = [r for r in range(p + 1, q) if r not in kept]
                 order[p + 1:q] = kept + brought
                 settled.update(origins[r].message_index for r in kept)
         p = q
