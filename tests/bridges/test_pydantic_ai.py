@@ -155,24 +155,74 @@ def test_the_history_processor_is_repair() -> None:
     assert history_processor(broken) == repair(broken) != broken
 
 
-def test_the_capability_runs_in_the_agent_loop() -> None:
+def _sent_by_agent(history: list[ModelMessage], prompt: str | None, **tools: Any) -> list[list[ModelMessage]]:
+    """The histories pydantic-ai's agent loop sends its model, running `history` with `capability()`."""
     seen: list[list[ModelMessage]] = []
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         seen.append(messages)
         return ModelResponse(parts=[TextPart("done")])
 
-    broken = _valid()[:2]  # the reply's calls never got results (the process died)
-    broken.append(ModelRequest(parts=[UserPromptPart("are you there?", timestamp=T0)]))
-    agent = Agent(FunctionModel(model), capabilities=[capability()])
+    agent = Agent(FunctionModel(model), capabilities=[capability(is_read_only=lambda name: name == "read")])
+    for name, tool in tools.items():
+        agent.tool_plain(name=name)(tool)
     # asyncio.run, not run_sync: run_sync leaves its event loop open (a ResourceWarning when it is collected)
-    result = asyncio.run(agent.run("continue", message_history=broken))
+    result = asyncio.run(agent.run(prompt, message_history=history))
     assert result.output == "done"
-    sent = seen[-1]
+    return seen
+
+
+def _results(sent: list[ModelMessage]) -> dict[str, ToolReturnPart]:
+    return {p.tool_call_id: p for m in sent for p in m.parts if isinstance(p, ToolReturnPart)}
+
+
+def test_the_capability_repairs_a_run_s_history_before_pydantic_ai_does() -> None:
+    """pydantic-ai repairs the history a run is given before any history processor sees it: it drops an orphan
+    result and answers a missing one in its own words. The capability's repair must come first."""
+    history = _valid()
+    history[2] = ModelRequest(parts=[_part(history[2], 0),  # c2's result is missing
+                                     ToolReturnPart("shell", "orphan output 42", "ghost", timestamp=T0)])
+    sent = _sent_by_agent(history, "continue")[-1]
     assert answered(sent)
-    synthetic = [p for m in sent for p in m.parts if isinstance(p, ToolReturnPart)]
-    assert [p.tool_call_id for p in synthetic] == ["c1", "c2"]
-    assert all(p.metadata and p.metadata.get(SYNTHESIZED) for p in synthetic)  # ours, not pydantic-ai's own repair
+    c2 = _results(sent)["c2"]
+    assert c2.metadata == {SYNTHESIZED: True} and c2.outcome == "interrupted"  # not pydantic-ai's own return
+    assert "safe to run it again" in str(c2.content)  # is_read_only reaches the loop's repair
+    notes = [p for m in sent for p in m.parts if isinstance(p, UserPromptPart) and "orphan output 42" in str(p.content)]
+    assert len(notes) == 1  # the orphan's text is kept, as a note
+    assert "ghost" not in _results(sent)
+
+
+def test_the_capability_answers_a_reply_left_open_mid_history() -> None:
+    history = [*_valid()[:2], ModelRequest(parts=[UserPromptPart("are you there?", timestamp=T0)]),
+               ModelResponse(parts=[TextPart("yes")], timestamp=T0)]
+    sent = _sent_by_agent(history, "continue")[-1]
+    assert answered(sent)
+    results = _results(sent)
+    assert sorted(results) == ["c1", "c2"] and all(r.metadata == {SYNTHESIZED: True} for r in results.values())
+
+
+def test_a_run_given_no_prompt_still_runs_the_last_reply_s_calls() -> None:
+    """pydantic-ai runs the open calls of a history's last reply when the run has no new prompt: the capability
+    leaves them for it, and repairs what comes before."""
+    history = [*_valid()[:2], ModelRequest(parts=[ToolReturnPart("shell", "a.txt", "c1", timestamp=T0)]),  # no c2
+               ModelResponse(parts=[ToolCallPart("read", {"p": "b"}, "c3")], timestamp=T0)]
+    ran: list[str] = []
+
+    def read(p: str) -> str:
+        ran.append(p)
+        return f"contents of {p}"
+
+    sent = _sent_by_agent(history, None, read=read)[-1]
+    assert answered(sent) and ran == ["b"]
+    results = _results(sent)
+    assert results["c3"].content == "contents of b" and not results["c3"].metadata  # run, not synthesized
+    assert results["c2"].metadata == {SYNTHESIZED: True}
+
+
+def test_the_capability_with_a_valid_history_sends_it_unchanged() -> None:
+    history = _valid()
+    sent = _sent_by_agent(history, "more")[-1]
+    assert sent[:len(history)] == history
 
 
 @examples(300)
@@ -181,7 +231,8 @@ def test_the_fast_validity_check_never_skips_a_repair(history: list[ChatMessage]
     from chatmend.bridges.pydantic_ai import _already_valid, _to_neutral
     from chatmend.repair import repair_history
 
-    for messages in (_as_pydantic_ai(history), repair(_as_pydantic_ai(history))):
-        if _already_valid(messages):
-            assert not repair_history(_to_neutral(messages)[0]).changed
+    for open_last in (False, True):
+        for messages in (_as_pydantic_ai(history), repair(_as_pydantic_ai(history), leave_open_last=open_last)):
+            if _already_valid(messages, leave_open_last=open_last):
+                assert not repair_history(_to_neutral(messages)[0], leave_open_last=open_last).changed
     assert _already_valid(repair(_as_pydantic_ai(history)))  # a repaired history takes the fast path next time

@@ -3,9 +3,15 @@
     from chatmend.bridges.pydantic_ai import repair, capability
 
     history = repair(history)                          # list[ModelMessage] -> list[ModelMessage]
-    agent = Agent(model, capabilities=[capability()])  # every request the agent makes, repaired
+    agent = Agent(model, capabilities=[capability()])  # the history a run is given, and every request, repaired
 
-(`history_processor` is the plain function, for `ProcessHistory` or older releases' `history_processors=`.)
+(`history_processor` is the plain function, for `ProcessHistory` or older releases' `history_processors=`; it runs
+after pydantic-ai's own repair of the history a run is given, so it only sees what that left.)
+
+The capability repairs the history a run is given before pydantic-ai's own repair does (which drops orphan results
+and answers missing ones in its own words), when the run's first node starts; the calls of a last reply a run given
+no new prompt will still run, or answer from `deferred_tool_results`, are left open for it. Then it repairs every
+request again, before it is sent.
 
 Only what repair must change is new: a message it leaves alone is the very same object, a part it leaves alone
 too; every field pydantic-ai has and chatmend does not model (timestamps, `provider_details`, `metadata`,
@@ -26,7 +32,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic_ai.capabilities import ProcessHistory
+from pydantic_ai import UserPromptNode
+from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -40,13 +47,15 @@ from pydantic_ai.messages import (
     ToolReturnPart,
     UserPromptPart,
 )
+from pydantic_ai.models import ModelRequestContext
+from pydantic_ai.tools import RunContext
 
 from chatmend.bridges._neutral import neutral_makers
 from chatmend.messages import ChatMessage, text_of
 from chatmend.repair import IsReadOnly, Wording, repair_history
 from chatmend.results import Origin, RepairResult
 
-__all__ = ["SYNTHESIZED", "capability", "history_processor", "repair"]
+__all__ = ["SYNTHESIZED", "RepairCapability", "capability", "history_processor", "repair"]
 
 SYNTHESIZED = "chatmend_synthesized_tool_return"
 """The `metadata` key of a result chatmend made (its value is True)."""
@@ -55,12 +64,15 @@ _Source = tuple[int, int]  # (message index, part index) of the part a neutral m
 
 
 def repair(messages: Sequence[ModelMessage], *, is_read_only: IsReadOnly | None = None,
-           wording: Wording | None = None) -> list[ModelMessage]:
-    """The history made valid by `repair_history`'s rules, in pydantic-ai's types (the input is not changed)."""
-    if _already_valid(messages):
+           wording: Wording | None = None, leave_open_last: bool = False) -> list[ModelMessage]:
+    """The history made valid by `repair_history`'s rules, in pydantic-ai's types (the input is not changed).
+
+    `leave_open_last=True` leaves the last reply's unanswered calls open, as `repair_history`'s option of that name
+    (pydantic-ai's `repair_last_response=False`)."""
+    if _already_valid(messages, leave_open_last=leave_open_last):
         return list(messages)
     neutral, sources = _to_neutral(messages)
-    result = repair_history(neutral, is_read_only=is_read_only, wording=wording)
+    result = repair_history(neutral, is_read_only=is_read_only, wording=wording, leave_open_last=leave_open_last)
     if not result.changed:
         return list(messages)
     return _rebuild(messages, neutral, sources, result)
@@ -71,14 +83,38 @@ def history_processor(messages: list[ModelMessage]) -> list[ModelMessage]:
     return repair(messages)
 
 
-def capability() -> ProcessHistory[Any]:
-    """A pydantic-ai capability that repairs the history before every model request."""
-    return ProcessHistory(history_processor, id="chatmend-repair", description="chatmend: repair the history")
+def capability(*, is_read_only: IsReadOnly | None = None, wording: Wording | None = None) -> RepairCapability:
+    """A pydantic-ai capability that repairs the history a run is given, and again before every model request."""
+    return RepairCapability(id="chatmend-repair", description="chatmend: repair the history",
+                            is_read_only=is_read_only, wording=wording)
+
+
+@dataclasses.dataclass
+class RepairCapability(AbstractCapability[Any]):
+    """chatmend's repair in pydantic-ai's agent loop (built by `capability()`)."""
+
+    is_read_only: IsReadOnly | None = None
+    wording: Wording | None = None
+
+    async def before_node_run(self, ctx: RunContext[Any], *, node: Any) -> Any:
+        # The run's first node hands the given history to pydantic-ai's own repair: ours must come first.
+        if isinstance(node, UserPromptNode):
+            will_answer_last = node.user_prompt is None or node.deferred_tool_results is not None
+            ctx.messages[:] = repair(ctx.messages, is_read_only=self.is_read_only, wording=self.wording,
+                                     leave_open_last=will_answer_last)
+        return node
+
+    async def before_model_request(self, ctx: RunContext[Any],
+                                   request_context: ModelRequestContext) -> ModelRequestContext:
+        messages = repair(request_context.messages, is_read_only=self.is_read_only, wording=self.wording)
+        request_context.messages = messages.copy()
+        ctx.messages[:] = messages  # the run's history keeps the repair, as pydantic-ai's ProcessHistory does
+        return request_context
 
 
 # ------------------------------------------------------------------------------------------------- reading
 
-def _already_valid(messages: Sequence[ModelMessage]) -> bool:
+def _already_valid(messages: Sequence[ModelMessage], *, leave_open_last: bool = False) -> bool:
     """True when repair would change nothing, told from the objects themselves (the common case, on every
     request of an agent loop, costs one pass and no conversion). Sound, not complete: False sends the history
     through the full repair, which then may change nothing."""
@@ -105,7 +141,7 @@ def _already_valid(messages: Sequence[ModelMessage]) -> bool:
                 return False  # an orphan, or a result out of call order
             else:
                 del expected[0]
-    return not expected
+    return not expected or leave_open_last
 
 
 def _answer_id(part: ModelRequestPart) -> str | None:
