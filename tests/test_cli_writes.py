@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import chatmend
 from chatmend.cli._output import batched
-from chatmend.formats._io import Chunk, FileBytes, as_bytes, atomic_write
+from chatmend.files.io import Chunk, FileBytes, as_bytes, atomic_write
 from tests.strategies import examples
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chatmend.formats._inplace import torn_tail
+from chatmend.files.inplace import torn_tail
 
 ROOT = Path(__file__).resolve().parent.parent
 SESSIONS = ROOT / "examples" / "sessions"
@@ -35,7 +35,7 @@ def chatmend(*args: str, hook: str = "", stdout: int | IO[str] = subprocess.PIPE
     before its rename (`os` and `signal` at hand)."""
     plain = "import sys, chatmend.cli as c\nsys.exit(c.main(sys.argv[1:]))"
     code = ("import os, signal, sys, chatmend.cli as c\n"
-            "import chatmend.formats._inplace as ip\n"
+            "import chatmend.files.inplace as ip\n"
             "checked = ip.unchanged\n"
             f"def hook(*a, **k):\n    {hook or 'pass'}\n    return checked(*a, **k)\n"
             "ip.unchanged = hook\n"

@@ -27,8 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import IO, Any, Literal
 
 from chatmend import ChatmendError, Repairer, RepairResult
-from chatmend.formats import InputError, Session, read_bytes, streamed
-from chatmend.formats._inplace import (
+from chatmend.files.inplace import (
     final_target,
     lock_file,
     open_elsewhere,
@@ -36,9 +35,10 @@ from chatmend.formats._inplace import (
     replace_file,
     torn_tail,
 )
-from chatmend.formats._io import Chunk
-from chatmend.formats._problems import as_sent, neutral_problems
-from chatmend.formats._session import RepairSummary, Streamed
+from chatmend.files.io import Chunk
+from chatmend.files.problems import as_sent, neutral_problems
+from chatmend.files.session import RepairSummary, Streamed
+from chatmend.formats import InputError, Session, read_bytes, streamed
 from chatmend.providers._words import provider_words
 from chatmend.transcripts._sqlite import DatabaseLocked, SqliteStore, is_sqlite
 from chatmend.transcripts._stores import (
@@ -346,7 +346,7 @@ def _tool_of(fmt: str) -> str:
 
 def _replace(path: str, chunks: Iterable[Chunk], data: bytes | IO[bytes], st: os.stat_result, force: bool, *,
              same: Callable[[], bool] | None = None) -> str:
-    """`path` (a symlink's target) replaced as `repair --in-place` replaces it (`formats._inplace.replace_file`:
+    """`path` (a symlink's target) replaced as `repair --in-place` replaces it (`files.inplace.replace_file`:
     hard links refused, a backup, refused when it changed since it was read or another process holds it open
     unless `force`, a killed run's temporary files swept)."""
     refuse_hard_links(path, os.stat(path))

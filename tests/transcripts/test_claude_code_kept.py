@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from chatmend import ChatMessage
 from chatmend.exceptions import InputError
-from chatmend.formats._session import Session
+from chatmend.files.session import Session
 from chatmend.transcripts import claude_code
 from chatmend.transcripts._records import parse_records
 from tests.strategies import examples, messy_histories

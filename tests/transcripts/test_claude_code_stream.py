@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from chatmend import ChatMessage
 from chatmend.cli import main
 from chatmend.exceptions import InputError
+from chatmend.files.io import as_bytes
 from chatmend.formats import streamed
-from chatmend.formats._io import as_bytes
 from chatmend.transcripts import claude_code_stream
 from chatmend.transcripts.claude_code import node
 from chatmend.transcripts.claude_code_stream import Scan

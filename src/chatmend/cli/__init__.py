@@ -29,8 +29,8 @@ from chatmend.cli._repair import run_convert, run_repair
 from chatmend.cli._shared import BAD_INPUT, INTERNAL, OK, error, say
 from chatmend.cli._show import run_show, run_trim
 from chatmend.cli._text import UsageError, display, printable
+from chatmend.files.io import MAX_JSON_SIZE
 from chatmend.formats import NEUTRAL, TRANSCRIPT_FORMATS, InputError, adapter, formats, provider_formats
-from chatmend.formats._io import MAX_JSON_SIZE
 
 __all__ = ["main"]
 

@@ -11,9 +11,9 @@ from chatmend import ChatmendError, Repairer, UnsupportedError
 from chatmend.cli._report import plural
 from chatmend.cli._shared import BAD_INPUT, OK, PROBLEMS, model_for, say, store_of
 from chatmend.cli._text import UsageError, display, printable
+from chatmend.files.io import open_input
+from chatmend.files.problems import neutral_problems
 from chatmend.formats import InputError, Session, adapter, read, streamed
-from chatmend.formats._io import open_input
-from chatmend.formats._problems import neutral_problems
 from chatmend.transcripts._stores import Store, StoredSession, open_store, select
 
 _ITEM = re.compile(r"^[a-z]+\[(\d+)\]")

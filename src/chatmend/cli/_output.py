@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import IO, AnyStr
 
 from chatmend.cli._text import UsageError
+from chatmend.files import inplace
+from chatmend.files.io import Chunk, FileBytes, as_bytes
 from chatmend.formats import InputError, atomic_write, write_all, write_into
-from chatmend.formats import _inplace as inplace
-from chatmend.formats._io import Chunk, FileBytes, as_bytes
 
 __all__ = ["batched", "in_place_target", "is_stdout", "lock_file", "refuse_held_open", "regular_file_out",
            "replace_in_place", "signals_remove_temporary_files", "write_output"]
@@ -99,7 +99,7 @@ def _refuse_hard_links(path: str, st: os.stat_result) -> None:
 
 
 def lock_file(handle: IO[bytes]) -> None:
-    """Lock the file against other `chatmend --in-place` runs (`formats._inplace.lock_file`)."""
+    """Lock the file against other `chatmend --in-place` runs (`files.inplace.lock_file`)."""
     inplace.lock_file(handle)
 
 
@@ -114,7 +114,7 @@ def refuse_held_open(path: str, force: bool) -> None:
 def replace_in_place(path: str, chunks: Iterable[Chunk], data: bytes | IO[bytes],
                      st: os.stat_result, shown: str, *, wanted: Callable[[], bool] | None = None,
                      same: Callable[[], bool] | None = None, force: bool = False) -> str | None:
-    """`formats._inplace.replace_file` (every safeguard of a write in place) with the CLI's signal handling:
+    """`files.inplace.replace_file` (every safeguard of a write in place) with the CLI's signal handling:
     a stopping signal removes the temporary file. Returns the backup's name, or None when nothing was
     replaced."""
     with signals_remove_temporary_files():

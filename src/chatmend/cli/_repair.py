@@ -30,6 +30,9 @@ from chatmend.cli._report import plural, print_report, repair_report, report_lin
 from chatmend.cli._shared import OK, model_for, say, store_of
 from chatmend.cli._text import UsageError, display, printable
 from chatmend.exceptions import problems_gone
+from chatmend.files.inplace import torn_tail
+from chatmend.files.io import open_input, read_all
+from chatmend.files.session import Streamed
 from chatmend.formats import (
     NEUTRAL,
     TRANSCRIPT_FORMATS,
@@ -42,9 +45,6 @@ from chatmend.formats import (
     streamed,
     wire_json,
 )
-from chatmend.formats._inplace import torn_tail
-from chatmend.formats._io import open_input, read_all
-from chatmend.formats._session import Streamed
 from chatmend.providers.base import Dropped
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._stores import Store, one, select

@@ -8,8 +8,8 @@ from typing import Any, TextIO
 
 from chatmend import RepairResult
 from chatmend.cli._text import display, printable
+from chatmend.files.session import RepairSummary
 from chatmend.formats import Session
-from chatmend.formats._session import RepairSummary
 
 __all__ = ["plural", "print_report", "repair_report", "report_lines", "some", "summary_report"]
 

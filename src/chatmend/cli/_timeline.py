@@ -8,8 +8,8 @@ from typing import Any
 from chatmend import RepairResult, repair_history
 from chatmend.cli._report import plural, repair_report, report_lines
 from chatmend.cli._text import printable
+from chatmend.files.problems import as_sent
 from chatmend.formats import Session
-from chatmend.formats._problems import as_sent
 from chatmend.repair import Origin
 
 __all__ = ["one_line", "timeline"]

@@ -7,6 +7,9 @@ does not read untouched.
 
 from __future__ import annotations
 
+from chatmend.files.bodies import adapter, provider_formats, wire_json
+from chatmend.files.io import InputError, Progress, atomic_write, write_all, write_backup, write_into
+from chatmend.files.session import Session
 from chatmend.formats._base import (
     TRANSCRIPT_FORMATS,
     detect,
@@ -18,9 +21,6 @@ from chatmend.formats._base import (
     streamed,
 )
 from chatmend.formats._detect import NEUTRAL
-from chatmend.formats._io import InputError, Progress, atomic_write, write_all, write_backup, write_into
-from chatmend.formats._providers import adapter, provider_formats, wire_json
-from chatmend.formats._session import Session
 
 __all__ = [
     "NEUTRAL", "TRANSCRIPT_FORMATS", "InputError", "Progress", "Session", "adapter", "atomic_write", "detect",

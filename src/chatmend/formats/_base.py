@@ -10,11 +10,11 @@ from typing import IO, Any
 
 from chatmend import ChatMessage, HistoryError, providers
 from chatmend import _json as strict_json
+from chatmend.files.bodies import adapter, provider_formats, read_provider, wire_json
+from chatmend.files.io import MAX_JSON_SIZE, InputError, Progress, bounded_lines, decoded_lines, joined, open_input
+from chatmend.files.session import Session, Streamed
 from chatmend.formats import neutral
 from chatmend.formats._detect import NEUTRAL, detect_document, detect_records
-from chatmend.formats._io import MAX_JSON_SIZE, InputError, Progress, bounded_lines, decoded_lines, joined, open_input
-from chatmend.formats._providers import adapter, provider_formats, read_provider, wire_json
-from chatmend.formats._session import Session, Streamed
 from chatmend.jsonl import message_to_dict
 
 __all__ = ["TRANSCRIPT_FORMATS", "detect", "formats", "read", "read_lines", "store_formats", "streamed"]

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chatmend import providers
-from chatmend.formats._io import InputError, json_kind
+from chatmend.files.io import InputError, json_kind
 from chatmend.providers.base import Provider, text_field
 
 __all__ = ["NEUTRAL", "detect_document", "detect_records"]

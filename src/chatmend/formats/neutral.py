@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 from chatmend import ChatMessage, HistoryError, RepairResult, dumps, repair_history
-from chatmend.formats._io import InputError
-from chatmend.formats._session import Session
+from chatmend.files.io import InputError
+from chatmend.files.session import Session
 from chatmend.jsonl import dump_line, iter_loads
 from chatmend.repair import IsReadOnly
 

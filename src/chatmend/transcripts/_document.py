@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatmend import ChatMessage, RepairResult
-from chatmend.formats._io import InputError
-from chatmend.formats._session import Session
+from chatmend.files.io import InputError
+from chatmend.files.session import Session
 from chatmend.transcripts._records import Record, TranscriptFormat
 
 __all__ = ["DocumentFormat", "ListText", "item_records", "list_text"]

@@ -24,8 +24,8 @@ from chatmend import ChatMessage, ImagePart, RepairResult, TextPart, repair_hist
 from chatmend import _json as strict_json
 from chatmend.answer_order import keep_answer_order
 from chatmend.exceptions import validation_reason
-from chatmend.formats._io import InputError, json_kind
-from chatmend.formats._session import Session
+from chatmend.files.io import InputError, json_kind
+from chatmend.files.session import Session
 from chatmend.messages import Part
 from chatmend.repair import IsReadOnly, is_placeholder
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from chatmend import RepairResult
-from chatmend.formats._io import InputError
+from chatmend.files.io import InputError
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._stores import Store, WriteBack
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 from chatmend import ChatMessage, RepairResult
-from chatmend.formats._io import InputError
-from chatmend.formats._session import Session
+from chatmend.files.io import InputError
+from chatmend.files.session import Session
 from chatmend.repair import IsReadOnly
 
 __all__ = [

@@ -19,8 +19,8 @@ from typing import Any, ClassVar
 
 from chatmend import RepairResult, providers
 from chatmend.exceptions import ChatmendError
-from chatmend.formats._io import InputError
-from chatmend.formats._providers import read_provider
+from chatmend.files.bodies import read_provider
+from chatmend.files.io import InputError
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._sqlite import RowDelete, RowInsert, RowUpdate, SqliteStore, checked, sql_timestamp
 from chatmend.transcripts._stores import StoredSession, WriteBack, register, store_session

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple, Protocol
 
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
 from chatmend import _json as strict_json
-from chatmend.formats._session import Session
+from chatmend.files.session import Session
 from chatmend.messages import Part
 from chatmend.providers.base import text_field
 from chatmend.transcripts._records import (

@@ -28,9 +28,9 @@ from typing import IO, Any, NamedTuple
 
 from chatmend import _json as strict_json
 from chatmend.answer_order import keep_answer_order
-from chatmend.formats._io import FileBytes, InputError, changed_while_read
-from chatmend.formats._problems import problems_of
-from chatmend.formats._session import RepairSummary, StreamedRepair
+from chatmend.files.io import FileBytes, InputError, changed_while_read
+from chatmend.files.problems import problems_of
+from chatmend.files.session import RepairSummary, StreamedRepair
 from chatmend.ids import FinalIds
 from chatmend.repair import IsReadOnly, repair_following
 from chatmend.results import RepairResult

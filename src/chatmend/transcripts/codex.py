@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from chatmend import ChatMessage, ImagePart, TextPart, ToolCall
-from chatmend.formats._session import Session
+from chatmend.files.session import Session
 from chatmend.ids import normalize_tool_id
 from chatmend.messages import Part
 from chatmend.providers.base import text_field

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from chatmend import ChatmendError
-from chatmend.formats._io import InputError
-from chatmend.formats._providers import adapter, read_provider
-from chatmend.formats._session import InFormat, Session
+from chatmend.files.bodies import adapter, read_provider
+from chatmend.files.io import InputError
+from chatmend.files.session import InFormat, Session
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._document import ListText, list_text
 

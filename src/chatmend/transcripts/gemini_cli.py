@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, ToolCall, repair_history
-from chatmend.formats._io import InputError
-from chatmend.formats._session import Session
+from chatmend.files.io import InputError
+from chatmend.files.session import Session
 from chatmend.providers._words import provider_words
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._records import Record, compact_json, parse_records

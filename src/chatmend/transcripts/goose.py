@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, ToolCall, repair_history
-from chatmend.formats._io import InputError, json_kind
+from chatmend.files.io import InputError, json_kind
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._sqlite import RowInsert, RowUpdate, SqliteStore, checked, sql_timestamp
 from chatmend.transcripts._stores import StoredSession, WriteBack, register, store_session

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
-from chatmend.formats._session import Session
+from chatmend.files.session import Session
 from chatmend.messages import Part
 from chatmend.transcripts._records import Record, TranscriptFormat, errors_at_line, expect, optional_text, parse_records
 

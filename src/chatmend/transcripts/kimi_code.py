@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from chatmend import ChatMessage, TextPart, ThinkingPart, ToolCall
-from chatmend.formats._session import Session
+from chatmend.files.session import Session
 from chatmend.messages import Part
 from chatmend.transcripts._records import (
     BlockAt,

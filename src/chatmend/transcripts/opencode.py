@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, ToolCall, repair_history
 from chatmend import _json as strict_json
-from chatmend.formats._io import InputError, atomic_write, json_kind, write_backup
+from chatmend.files.io import InputError, atomic_write, json_kind, write_backup
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._sqlite import RowsAsRead, RowUpdate, SqliteStore, checked
 from chatmend.transcripts._stores import Store, StoredSession, WriteBack, register, store_session

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from chatmend import ChatMessage, ImagePart, RepairResult, TextPart, ThinkingPart, ToolCall
-from chatmend.formats._io import InputError
-from chatmend.formats._session import Session
+from chatmend.files.io import InputError
+from chatmend.files.session import Session
 from chatmend.messages import Part
 from chatmend.transcripts._records import Record, TranscriptFormat, errors_at_line, expect, optional_text, parse_records
 

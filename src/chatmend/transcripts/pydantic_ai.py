@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
-from chatmend.formats._io import InputError
-from chatmend.formats._session import Session
+from chatmend.files.io import InputError
+from chatmend.files.session import Session
 from chatmend.messages import NativePart, Part
 from chatmend.transcripts._document import DocumentFormat, item_records, list_text
 from chatmend.transcripts._records import BlockAt, Record, errors_at_line, expect, optional_text

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from chatmend import ChatMessage, RepairResult
 from chatmend.answer_order import keep_answer_order
-from chatmend.formats._session import Session
+from chatmend.files.session import Session
 
 __all__ = ["as_sent", "neutral_problems", "problems_of"]
 

@@ -13,8 +13,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from chatmend import ChatmendError, ChatMessage, Repairer, RepairResult, providers
-from chatmend.formats._io import InputError
-from chatmend.formats._session import InFormat, Session
+from chatmend.files.io import InputError
+from chatmend.files.session import InFormat, Session
 from chatmend.providers.base import Provider
 from chatmend.repair import IsReadOnly
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from chatmend import ChatMessage, RepairResult, repair_history
-from chatmend.formats._io import FileBytes
+from chatmend.files.io import FileBytes
 from chatmend.repair import IsReadOnly
 
 __all__ = ["InFormat", "RepairSummary", "Session", "Streamed", "StreamedRepair", "Writer"]

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from typing import IO
 
 from chatmend import _json as strict_json
-from chatmend.formats._io import Chunk, InputError, atomic_write, write_backup
+from chatmend.files.io import Chunk, InputError, atomic_write, write_backup
 
 __all__ = [
     "STALE_SECONDS", "final_target", "held_open", "holders", "in_place_target", "lock_file", "open_elsewhere",
