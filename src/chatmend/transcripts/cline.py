@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from chatmend import ChatMessage, ImagePart, RepairResult, TextPart, ThinkingPart, ToolCall
-from chatmend.files.io import InputError
+from chatmend.files.io import InputError, read_json
 from chatmend.files.session import Session
 from chatmend.messages import Part
 from chatmend.transcripts._document import DocumentFormat, item_records, list_text
@@ -393,6 +393,4 @@ def read_document(value: Any, text: str, fmt: str | None = None) -> Session:
 
 def read(path: str | os.PathLike[str]) -> Session:
     """A Session from a task's conversation file on disk."""
-    from chatmend.formats import read as read_file
-
-    return read_file(os.fspath(path))
+    return read_document(*read_json(os.fspath(path)))

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
-from chatmend.files.io import InputError
+from chatmend.files.io import InputError, read_json
 from chatmend.files.session import Session
 from chatmend.messages import NativePart, Part
 from chatmend.transcripts._document import DocumentFormat, item_records, list_text
@@ -253,6 +253,4 @@ def read_document(value: Any, text: str) -> Session:
 
 def read(path: str | os.PathLike[str]) -> Session:
     """A Session from a saved pydantic-ai history on disk."""
-    from chatmend.formats import read as read_file
-
-    return read_file(os.fspath(path), NAME)
+    return read_document(*read_json(os.fspath(path)))
