@@ -51,6 +51,15 @@ _SURROGATE = re.compile(r"(?<!\\)(?:\\\\)*\\u([dD][89a-fA-F][0-9a-fA-F]{2})")
 _EXPONENT = re.compile(r"\d[eE][+]?\d{3}")
 
 
+def json_kind(value: object) -> str:
+    """A JSON value's type, in words (what an error says it got)."""
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return {str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
+
+
 def brief(value: object) -> str:
     """A value from a file as an error message shows it: a string or a number as its repr (cut short), a list or
     an object by its kind (its repr may be megabytes, or too deep for `repr` itself)."""

@@ -9,12 +9,12 @@ FilePart, `tool_use` as a call, `tool_result` as a tool message) with every fiel
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
 
-from chatmend._json import brief
+from chatmend._json import brief, json_kind
 from chatmend.exceptions import ReadError, error_context, validation_reason
 from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.anthropic.wire import (
@@ -106,7 +106,7 @@ def read_message(item: Any, names: dict[str, str]) -> list[ChatMessage]:
                 out.append(_user_group(group))
                 group = []
             with error_context(path=f"content[{j}]"):
-                out.append(_read_result(block, names))
+                out.append(_read_result(block, names.get))
         else:
             with error_context(path=f"content[{j}]"):
                 group.append(_read_part(block))
@@ -125,7 +125,7 @@ def _user_group(parts: list[Part]) -> ChatMessage:
     return _message(role="user", content=tuple(parts))
 
 
-def _read_result(block: Mapping[str, Any], names: dict[str, str]) -> ChatMessage:
+def _read_result(block: Mapping[str, Any], name_of: Callable[[str], str | None]) -> ChatMessage:
     """A tool_result block as a tool message (its tool's name from the matching tool_use).
 
     Its other fields (`cache_control`, ...) go to `provider_data`, and so do the forms the neutral message
@@ -152,7 +152,7 @@ def _read_result(block: Mapping[str, Any], names: dict[str, str]) -> ChatMessage
             extra["is_error"] = is_error
     if raw is not None and not raw:
         extra = {**(extra or {}), "content": raw}
-    return _message(role="tool", tool_call_id=call_id, tool_name=names.get(call_id), is_error=is_error is True,
+    return _message(role="tool", tool_call_id=call_id, tool_name=name_of(call_id), is_error=is_error is True,
                     content=content, provider_data={PROVIDER_NAME: extra} if extra else None)
 
 
@@ -162,30 +162,37 @@ def read_assistant(content: list[Any], names: dict[str, str]) -> ChatMessage:
     parts: list[Part] = []
     calls: list[ToolCall] = []
     for j, block in enumerate(content):
-        kind = block.get("type") if isinstance(block, Mapping) else None
         with error_context(path=f"content[{j}]"):
-            if kind == "tool_use":
-                calls.append(_read_call(block))
+            if _read_reply_block(block, parts, calls):
                 names[calls[-1].id] = calls[-1].name
-            elif kind == "thinking":
-                text, signature = block.get("thinking"), block.get("signature")
-                if not isinstance(text, str):
-                    raise ReadError("a thinking block needs its 'thinking' text")
-                parts.append(ThinkingPart(text=text, provider=PROVIDER_NAME,
-                                          signature=signature if isinstance(signature, str) else None,
-                                          provider_data=_extra(block, _THINKING_KEYS) if len(block) > 3 else None))
-            elif kind == "redacted_thinking":
-                data = block.get("data")
-                if not isinstance(data, str):
-                    raise ReadError("a redacted_thinking block needs its 'data'")
-                parts.append(ThinkingPart(redacted=True, data=data, provider=PROVIDER_NAME,
-                                          provider_data=_extra(block, _REDACTED_KEYS) if len(block) > 2 else None))
-            else:
-                part = _read_part(block)
-                inner = _unwrap(part.text, THINKING_OPEN, THINKING_CLOSE) if isinstance(
-                    part, TextPart) and part.provider_data is None else None
-                parts.append(ThinkingPart(text=inner) if inner is not None else part)
     return _message(role="assistant", content=tuple(parts), tool_calls=tuple(calls))
+
+
+def _read_reply_block(block: Any, parts: list[Part], calls: list[ToolCall]) -> bool:
+    """One block of a reply, added to its parts or its calls (True for a call)."""
+    kind = block.get("type") if isinstance(block, Mapping) else None
+    if kind == "tool_use":
+        calls.append(_read_call(block))
+        return True
+    if kind == "thinking":
+        text, signature = block.get("thinking"), block.get("signature")
+        if not isinstance(text, str):
+            raise ReadError("a thinking block needs its 'thinking' text")
+        parts.append(ThinkingPart(text=text, provider=PROVIDER_NAME,
+                                  signature=signature if isinstance(signature, str) else None,
+                                  provider_data=_extra(block, _THINKING_KEYS) if len(block) > 3 else None))
+    elif kind == "redacted_thinking":
+        data = block.get("data")
+        if not isinstance(data, str):
+            raise ReadError("a redacted_thinking block needs its 'data'")
+        parts.append(ThinkingPart(redacted=True, data=data, provider=PROVIDER_NAME,
+                                  provider_data=_extra(block, _REDACTED_KEYS) if len(block) > 2 else None))
+    else:
+        part = _read_part(block)
+        inner = _unwrap(part.text, THINKING_OPEN, THINKING_CLOSE) if isinstance(
+            part, TextPart) and part.provider_data is None else None
+        parts.append(ThinkingPart(text=inner) if inner is not None else part)
+    return False
 
 
 _THINKING_KEYS = frozenset({"type", "thinking", "signature"})
@@ -291,3 +298,122 @@ def _read_document(block: Mapping[str, Any]) -> Part:
         return FilePart(file_id=source["file_id"], provider=PROVIDER_NAME, filename=filename, provider_data=extra)
     return NativePart(provider=PROVIDER_NAME, data=dict(block))
 
+
+
+# --- an agent's transcript: its turns, handed over by the store that holds them ---------------------------------
+
+
+def read_turn(role: str, blocks: Sequence[Any], name_of: Callable[[str], str | None],
+              ) -> list[tuple[ChatMessage, list[int]]]:
+    """A turn an agent's transcript holds (Claude Code, Cline): one wire message's content blocks, a reply's maybe
+    gathered from several records, as ChatMessages, each with the indices of the blocks it was read from (the
+    store writes repaired messages back block by block); a result's tool is `name_of` its call id (the store
+    pairs results as repair does). Read as `read_message` reads a body's, but for what a transcript holds that a
+    body would not: a string is a text block; a block that is not an object stays in the file, unread; a call
+    with no name is `tool`'s and one with no input takes none, thinking with no text is empty, a result with no
+    call id answers "" (as the agent's tool reads them); a field of another type is a ReadError at it
+    (`content[1].id: expected a string, got a list`), never read as something else. One text is a plain string.
+    """
+    if role == "assistant":
+        parts: list[Part] = []
+        calls: list[ToolCall] = []
+        for j, block in enumerate(blocks):
+            with error_context(path=f"content[{j}]"):
+                stored = _as_stored(block)
+                if stored is not None:
+                    _read_reply_block(stored, parts, calls)
+        content = tuple(parts) if any(isinstance(p, ThinkingPart) for p in parts) else _plainest(parts)
+        return [(_message(role="assistant", content=content, tool_calls=tuple(calls)), list(range(len(blocks))))]
+    out: list[tuple[ChatMessage, list[int]]] = []
+    group: list[int] = []
+    for j, block in enumerate(blocks):
+        if isinstance(block, Mapping) and block.get("type") == "tool_result":
+            if group:
+                out.append(_stored_group(blocks, group))
+                group = []
+            with error_context(path=f"content[{j}]"):
+                out.append((_stored_result(block, name_of), [j]))
+        else:
+            group.append(j)
+    if group:
+        out.append(_stored_group(blocks, group))
+    return out
+
+
+def _stored_group(blocks: Sequence[Any], group: list[int]) -> tuple[ChatMessage, list[int]]:
+    """A run of a user turn's blocks other than results, as one user message (or the system one it wraps)."""
+    parts = []
+    for j in group:
+        with error_context(path=f"content[{j}]"):
+            stored = _as_stored(blocks[j])
+            if stored is not None:
+                parts.append(_read_part(stored))
+    message = _user_group(parts)
+    if isinstance(message.content, tuple):
+        message = message.model_copy(update={"content": _plainest(message.content)})
+    return message, group
+
+
+def _stored_result(block: Mapping[str, Any], name_of: Callable[[str], str | None]) -> ChatMessage:
+    """A transcript's tool_result (no call id: ""; its content blocks as `_stored_group` reads them)."""
+    call_id = block.get("tool_use_id")
+    _expect(block, "tool_use_id", (str, type(None)), "a string")
+    if call_id is None:
+        block = {**block, "tool_use_id": ""}
+    message = _read_result(block, name_of)
+    raw = block.get("content")
+    if isinstance(raw, list):
+        parts = []
+        for j, inner in enumerate(raw):
+            with error_context(path=f"content[{j}]"):
+                stored = _as_stored(inner)
+                if stored is not None:
+                    parts.append(_read_part(stored))
+        return message.model_copy(update={"content": _plainest(parts)})
+    return message
+
+
+def _as_stored(block: Any) -> Mapping[str, Any] | None:
+    """A transcript's block in the shape the body reader reads (None: not an object, left unread), its fields'
+    types checked."""
+    if isinstance(block, str):
+        return {"type": "text", "text": block}
+    if not isinstance(block, Mapping):
+        return None
+    kind = block.get("type")
+    if kind == "tool_use":
+        _expect(block, "id", (str, type(None)), "a string")
+        _expect(block, "name", (str, type(None)), "a string")
+        name, arguments = block.get("name"), block.get("input")
+        if arguments:
+            _expect(block, "input", (dict, str), "an object (the tool's input)")
+        elif type(arguments) is not dict or not name:
+            return {**block, "name": name or "tool", "input": {}}
+        if not name:
+            return {**block, "name": "tool"}
+    elif kind == "thinking":
+        _expect(block, "thinking", (str, type(None)), "a string")
+        _expect(block, "signature", (str, type(None)), "a string")
+        if block.get("thinking") is None:
+            return {**block, "thinking": ""}
+    elif kind == "redacted_thinking":
+        _expect(block, "data", (str, type(None)), "a string")
+        if block.get("data") is None:
+            return {**block, "data": ""}
+    return block
+
+
+def _expect(block: Mapping[str, Any], key: str, types: tuple[type, ...], expected: str) -> None:
+    """A ReadError at the block's `key` when its value is not of `types` (`expected` says what it should be)."""
+    value = block.get(key)
+    if not isinstance(value, types):
+        raise ReadError(f"expected {expected}, got {json_kind(value)}", path=key)
+
+
+def _plainest(parts: Sequence[Part]) -> str | tuple[Part, ...]:
+    """Parts as the neutral model writes them plainest: one plain text (or none) as a string."""
+    if not parts:
+        return ""
+    if len(parts) == 1 and type(parts[0]) is TextPart and parts[0].provider_data is None:
+        return parts[0].text
+    return tuple(parts)
