@@ -40,6 +40,7 @@ from chatmend.messages import (
     replace_field,
 )
 from chatmend.results import NOTE_SOURCE, SYNTHETIC_SOURCE, Origin, RenamedId, RepairResult, SharedList
+from chatmend.sdk_reader import read_sdk_history
 
 __all__ = [
     "DEFAULT_OPTIONS",
@@ -223,13 +224,11 @@ def _read(messages: Sequence[object] | object) -> list[ChatMessage]:
 
 
 def read_sdk_objects(messages: Sequence[object] | object) -> Sequence[object] | object:
-    """`messages` with the official SDKs' message objects read by their provider (`chatmend.providers.
+    """`messages` with the official SDKs' message objects read by their provider (`chatmend.sdk_reader.
     read_sdk_history`); a history holding none comes back as it is."""
     if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
         return messages  # not a history: `coerce_history` says so
     if any(map(holds_sdk_object, messages)):
-        from chatmend.providers import read_sdk_history  # the core names no provider: the registry finds the reader
-
         return read_sdk_history(messages)
     return messages
 

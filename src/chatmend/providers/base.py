@@ -40,7 +40,7 @@ from chatmend.exceptions import (
 )
 from chatmend.ids import digest, shortening_id_maker, wire_ids
 from chatmend.incremental import Repairer
-from chatmend.messages import ChatMessage, ImagePart, NativePart, Tool, ToolCall, replace_field
+from chatmend.messages import ChatMessage, ImagePart, NativePart, Tool, ToolCall, type_adapter
 from chatmend.providers._lossless import (
     BodyRepair,
     BodyReport,
@@ -335,7 +335,7 @@ class Provider(ABC):
         for i, j in reversed(found):
             content = messages[i].content
             assert not isinstance(content, str)
-            messages[i] = replace_field(messages[i], "content", content[:j] + content[j + 1:])
+            messages[i] = replace(messages[i], content=content[:j] + content[j + 1:])
         for i, j in found:  # reported in history order
             provider, kind = _part_kind(result.messages[i], j)
             on_unsupported(Dropped(provider, kind, f"messages[{i}].content[{j}]"))
@@ -1011,7 +1011,7 @@ def without_error_mark(result: RepairResult) -> RepairResult:
     for start, source, end in zip(runs[::2], runs[1::2], ends):
         if source == SYNTHETIC_SOURCE:
             for position in range(start, end):
-                messages[position] = replace_field(messages[position], "is_error", False)
+                messages[position] = replace(messages[position], is_error=False)
     return replace(result, messages=messages)
 
 
@@ -1050,7 +1050,7 @@ def coerce_tools(tools: ToolsInput) -> list[Tool]:
     """Tools as `Tool` objects."""
     if not tools:
         return []
-    return [t if isinstance(t, Tool) else Tool.model_validate(t) for t in tools]
+    return [t if isinstance(t, Tool) else type_adapter(Tool).validate_python(t) for t in tools]
 
 
 def arguments_json(call: ToolCall) -> str:

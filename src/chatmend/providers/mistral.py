@@ -24,6 +24,7 @@ import hashlib
 import re
 import string
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any, ClassVar
 
@@ -189,8 +190,8 @@ class Mistral(OpenAIChat):
         names = {self._wire_name(t.name): t.name for t in coerce_tools(kwargs.get("tools"))}
         if not any(c.name in names and names[c.name] != c.name for c in reply.tool_calls):
             return reply
-        calls = tuple(c.model_copy(update={"name": names.get(c.name, c.name)}) for c in reply.tool_calls)
-        return reply.model_copy(update={"tool_calls": calls})
+        calls = tuple(replace(c, name=names.get(c.name, c.name)) for c in reply.tool_calls)
+        return replace(reply, tool_calls=calls)
 
     # ----------------------------------------------------------------------------------------- check
 

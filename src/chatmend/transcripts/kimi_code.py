@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -175,7 +176,7 @@ class KimiCode(TranscriptFormat):
             message, at = item
             if message.role == "tool":
                 named = self.tool_name(message.tool_call_id or "")
-                message = message.model_copy(update={"tool_name": named})
+                message = replace(message, tool_name=named)
             self.add(message, at)
 
     def _read_message(self, k: int, record: Record, pending: list[tuple[int, Any]]) -> None:

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
@@ -326,8 +327,8 @@ class Bedrock(Provider):
         names = {wire: name for name, wire in wire_names(given).items() if wire != name}
         if not any(c.name in names for c in reply.tool_calls):
             return reply
-        calls = tuple(c.model_copy(update={"name": names.get(c.name, c.name)}) for c in reply.tool_calls)
-        return reply.model_copy(update={"tool_calls": calls})
+        calls = tuple(replace(c, name=names.get(c.name, c.name)) for c in reply.tool_calls)
+        return replace(reply, tool_calls=calls)
 
     def _create(self, client: Any, body: dict[str, Any]) -> Any:
         """`client.converse(**body)` with a boto3 `bedrock-runtime` client (a body with `modelId`)."""

@@ -7,6 +7,7 @@ import json
 import mimetypes
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from chatmend import _json as strict_json
@@ -20,7 +21,6 @@ from chatmend.messages import (
     TextPart,
     ThinkingPart,
     ToolCall,
-    evolve,
 )
 from chatmend.providers.gemini.wire import (
     BRIDGE_TEXT,
@@ -432,7 +432,7 @@ def _with_content_fields(read: list[ChatMessage], content: Mapping[str, Any],
         kept["content"] = fields
     if separate:
         kept["turn"] = True
-    return [evolve(first, provider_data={**(first.provider_data or {}), NAME: kept}), *read[1:]]
+    return [replace(first, provider_data={**(first.provider_data or {}), NAME: kept}), *read[1:]]
 
 
 def _is_bridge(contents: list[Any], index: int) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import mimetypes
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from chatmend import _json as strict_json
@@ -19,7 +19,6 @@ from chatmend.messages import (
     ThinkingPart,
     Tool,
     ToolCall,
-    evolve,
 )
 from chatmend.providers.base import IdAssigner, parse_data_url
 from chatmend.providers.gemini.wire import (
@@ -88,7 +87,7 @@ def _media(part: ImagePart | FilePart) -> dict[str, Any]:
     its URI), with the fields its reader kept."""
     if part.data is None and part.url is not None and part.url.startswith("data:"):
         inline = parse_data_url(part.url)
-        part = evolve(part, url=None, data=inline.data, media_type=part.media_type or inline.media_type)
+        part = replace(part, url=None, data=inline.data, media_type=part.media_type or inline.media_type)
     if part.data is not None:
         return _with_kept({"inlineData": {"mimeType": part.media_type, "data": part.data}}, "inlineData",
                           _kept(part.provider_data))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from chatmend._json import brief
@@ -17,7 +18,6 @@ from chatmend.messages import (
     TextPart,
     ThinkingPart,
     ToolCall,
-    replace_field,
 )
 from chatmend.providers import _chat_fast
 from chatmend.providers._spans import ANSWER, CALL, KEEP, SYNTHETIC, SpanPlan, Stubs
@@ -220,7 +220,7 @@ class ChatReading(ChatWriting, ChatChecking):
             own[FORM] = {**form_of(own), "name": "omitted"}
         else:
             own["name"] = name
-        return replace_field(message, "provider_data", {**(message.provider_data or {}), self.name: own})
+        return replace(message, provider_data={**(message.provider_data or {}), self.name: own})
 
     def _read_function_result(self, item: Mapping[str, Any], answering: str) -> ChatMessage:
         """A legacy `role:"function"` message: the result of the legacy `function_call` before it."""
@@ -491,4 +491,4 @@ def _unusual_arguments_kept(message: ChatMessage, item: Mapping[str, Any]) -> Ch
                   for old, new in zip(message.tool_calls, kept.tool_calls))
     if all(a is b for a, b in zip(calls, message.tool_calls)):
         return message
-    return replace_field(message, "tool_calls", calls)
+    return replace(message, tool_calls=calls)

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, ClassVar
 
-from chatmend.messages import ChatMessage, FilePart, ImagePart, Part, TextPart, ThinkingPart, replace_field
+from chatmend.messages import ChatMessage, FilePart, ImagePart, Part, TextPart, ThinkingPart
 from chatmend.providers.base import Provider, image_data_url
 
 Body = dict[str, Any]
@@ -102,8 +103,8 @@ def with_raw_arguments(message: ChatMessage, item: Mapping[str, Any]) -> ChatMes
         raw = wire_calls[k] if k < len(wire_calls) else None
         function = raw.get("function") if isinstance(raw, Mapping) and call_kind(raw) == "function" else None
         text = function.get("arguments") if isinstance(function, Mapping) else None
-        kept.append(replace_field(call, "raw_arguments", text) if isinstance(text, str) else call)
-    return replace_field(message, "tool_calls", tuple(kept))
+        kept.append(replace(call, raw_arguments=text) if isinstance(text, str) else call)
+    return replace(message, tool_calls=tuple(kept))
 
 
 def thinking_text(parts: Sequence[Part]) -> str:

@@ -11,7 +11,7 @@ and what the writer sends back verbatim when the default shape would differ).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from chatmend._json import brief
@@ -24,7 +24,6 @@ from chatmend.messages import (
     TextPart,
     ThinkingPart,
     ToolCall,
-    replace_field,
 )
 from chatmend.providers.base import arguments_text, parse_data_url
 from chatmend.providers.openai_responses.wire import (
@@ -201,7 +200,7 @@ def _read_call(item: Mapping[str, Any], path: str) -> ToolCall:
                     provider_data={NAME: {"id": item_id}} if isinstance(item_id, str) else None)
     if isinstance(arguments, str) and arguments_text(call.arguments) != arguments:
         # text the writer would not make of the parsed arguments (`{"city": "Rome"}`): kept byte for byte
-        call = replace_field(call, "raw_arguments", arguments)
+        call = replace(call, raw_arguments=arguments)
     return call
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from typing_extensions import assert_never
@@ -26,7 +26,6 @@ from chatmend.messages import (
     TextPart,
     ThinkingPart,
     ToolCall,
-    evolve,
     text_of,
 )
 from chatmend.providers.base import IdAssigner, arguments_json, arguments_text, image_data_url
@@ -539,7 +538,7 @@ def with_wire(message: ChatMessage, items: list[Any], answers: str | None) -> Ch
         return message
     data = dict(message.provider_data or {})
     data[NAME] = {**_own(data), "wire": items}
-    return evolve(message, provider_data=data)
+    return replace(message, provider_data=data)
 
 
 def instructions(content: str | tuple[Part, ...]) -> str | None:
