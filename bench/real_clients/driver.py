@@ -27,6 +27,7 @@ started is stopped by its PID (its process group, then each descendant seen, che
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import json
 import os
@@ -131,10 +132,8 @@ class Proc:
 
     def signal(self, sig: signal.Signals, *, group: bool) -> None:
         self.signals.append(f"{time.time() - self.started:.1f}s {sig.name} {'group' if group else 'client'}")
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.pid, sig) if group else os.kill(self.pid, sig)
-        except ProcessLookupError:
-            pass
 
     def wait(self, timeout: float) -> int | None:
         assert self.popen is not None
@@ -149,18 +148,13 @@ class Proc:
             return
         if self.alive():
             self.scan()
-        for target in [self.pid]:
-            try:
-                os.killpg(target, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
         for pid, start in self.seen.items():
             st = _stat(pid)
             if st is not None and st[1] == start:
-                try:
+                with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
         self.wait(5)
 
 
@@ -193,10 +187,8 @@ class Provider:
     def requests(self) -> list[dict[str, Any]]:
         out = []
         for path in sorted(self.log_dir.glob("[0-9]*.json")):
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 out.append(json.loads(path.read_text()))
-            except (OSError, ValueError):
-                pass
         return out
 
 

@@ -197,14 +197,14 @@ class Provider(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         self._save({"method": "GET", "path": self.path})
         if self.path.rstrip("/").endswith("/models"):
             self._send(200, {"object": "list", "data": [{"id": "rc-model", "object": "model", "owned_by": "rc"}]})
         else:
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
         try:
@@ -212,7 +212,8 @@ class Provider(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         if not isinstance(body, dict) or not self.path.split("?")[0].rstrip("/").endswith("/chat/completions"):
-            self._save({"method": "POST", "path": self.path, "status": 404, "raw": raw[:2000].decode("utf-8", "replace")})
+            self._save({"method": "POST", "path": self.path, "status": 404,
+                        "raw": raw[:2000].decode("utf-8", "replace")})
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "invalid_request_error"}})
             return
         found = violations(body.get("messages") or [])

@@ -222,12 +222,13 @@ def _from_last_compaction(messages: list[_Message]) -> list[_Message]:
 
 
 def _stored(store: Store, session_id: str, title: str, modified: float, messages: list[_Message],
-            change: Any) -> StoredSession:
-    """A StoredSession of either layout (`change`: a part and its new data -> the store's change)."""
+            change: Any, command: str = "opencode") -> StoredSession:
+    """A StoredSession of either layout (`change`: a part and its new data -> the store's change; `command`: the
+    tool's, which resumes it with `--session ID`)."""
     reader = _Reader(session_id, messages)
     if not reader.messages:
         raise InputError(f"session {session_id}: no conversation messages")
-    session = store_session(NAME, reader.provider, reader.messages, reader.where, model=reader.model)
+    session = store_session(store.name, reader.provider, reader.messages, reader.where, model=reader.model)
 
     def repair(is_read_only: IsReadOnly | None) -> tuple[RepairResult, WriteBack]:
         result, parts = reader.repair(is_read_only)
@@ -236,7 +237,7 @@ def _stored(store: Store, session_id: str, title: str, modified: float, messages
         return result, WriteBack([change(p, d) for p, d in parts], fixes)
 
     return StoredSession(id=session_id, title=title, modified=modified, session=session, repair=repair,
-                         resume=f"opencode --session {session_id}")
+                         resume=f"{command} --session {session_id}")
 
 
 @register
@@ -248,6 +249,13 @@ class OpencodeDatabase(SqliteStore):
     description: ClassVar[str] = "opencode sessions (~/.local/share/opencode/opencode.db, or its older storage/ folder)"
     tables: ClassVar[frozenset[str]] = frozenset({"session", "message", "part"})
     holder: ClassVar[str] = "a running opencode"
+    command: ClassVar[str] = "opencode"
+    """The tool's command, which resumes a session with `--session ID`."""
+
+    @classmethod
+    def recognizes(cls, path: str) -> bool:
+        """opencode's tables, in a database that is not a fork's (Kilo Code's holds them and tables of its own)."""
+        return super().recognizes(path) and not any(fork.recognizes(path) for fork in cls.__subclasses__())
 
     @classmethod
     def default_paths(cls, env: Mapping[str, str]) -> list[str]:
@@ -263,7 +271,7 @@ class OpencodeDatabase(SqliteStore):
                 continue
             stored = _stored(self, session_id, title if isinstance(title, str) else "",
                              updated / 1000 if isinstance(updated, (int, float)) else self.modified(),
-                             messages, self._change)
+                             messages, self._change, self.command)
             stored.repair = checked(stored.repair, as_read)  # written only while its rows are as read
             out.append(stored)
         return out
