@@ -12,7 +12,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from hypothesis import example, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 from chatmend import ChatMessage
@@ -20,8 +20,6 @@ from chatmend.cli import main
 from chatmend.exceptions import InputError
 from chatmend.files.io import as_bytes
 from chatmend.formats import streamed
-from chatmend.transcripts import claude_code_stream
-from chatmend.transcripts.claude_code import node
 from chatmend.transcripts.claude_code_stream import Scan
 from tests.strategies import examples, messy_histories
 from tests.transcripts.helpers import REAL, claude_code_records, lines_of, real_claude_transcripts
@@ -429,32 +427,3 @@ def test_a_file_that_changed_under_repair_is_an_error_not_a_crash(tmp_path: Path
             path.write_text(text.replace('"parentUuid": "', '"parentUuid": "X'))  # every link moved by a byte
         with pytest.raises(InputError, match="changed while chatmend was reading it"):
             b"".join(map(as_bytes, found.repair(None).chunks))
-
-
-_BLOCKS: st.SearchStrategy[object] = st.sampled_from([
-    {"type": "text", "text": "a"}, {"type": "text", "text": " "}, {"type": "text", "text": "a", "x": 1},
-    {"type": "tool_result", "tool_use_id": "t", "content": "x"}, {"type": "tool_result", "tool_use_id": "t"},
-    {"type": "tool_result", "tool_use_id": "t", "content": [{"type": "image"}]}, {"type": 3}, {"type": "image"},
-    {"type": "tool_use", "id": "t", "name": "Read", "input": {}}, {"type": "thinking", "thinking": "so"},
-    "a string", 1, None, [],
-])
-
-
-_CONTENT = st.one_of(st.lists(_BLOCKS, min_size=1, max_size=3), st.sampled_from(["hi", "  ", 3, []]))
-_MESSAGE = st.fixed_dictionaries({"content": _CONTENT}, optional={"id": st.sampled_from(["msg_1", 1])})
-
-
-@examples(1000)
-@example({"type": "user", "message": {"content": [{"type": "text", "text": "a"},
-                                                  {"type": "tool_result", "tool_use_id": "t", "content": "x"}]}})
-@given(st.fixed_dictionaries(
-    {"type": st.sampled_from(["user", "assistant", "user", "assistant", "system", "summary", 1]),
-     "message": st.one_of(_MESSAGE, _MESSAGE, _MESSAGE, st.sampled_from([None, "text", {}]))},
-    optional={"uuid": st.sampled_from(["u", None, 2]), "parentUuid": st.sampled_from(["p", None]),
-              "subtype": st.sampled_from(["compact_boundary", "x"]), "isSidechain": st.sampled_from([True, 0, None])}))
-def test_the_first_pass_reads_every_record_s_links_as_the_whole_reading_does(record: dict[str, Any]) -> None:
-    line = claude_code_stream._line(1, 0, 10, record)
-    assert (line.uid, line.parent, line.kind, line.compact_boundary, line.sidechain, line.message_id,
-            line.holds_results) == node(record)
-    talk = record.get("type") in ("user", "assistant") and isinstance(record.get("message"), dict)
-    assert line.conversation == talk

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from chatmend import ChatMessage, ImagePart, RepairResult, TextPart, repair_history
 from chatmend import _json as strict_json
 from chatmend.answer_order import keep_answer_order
-from chatmend.exceptions import validation_reason
+from chatmend.exceptions import ReadError, validation_reason
 from chatmend.files.io import InputError, json_kind
 from chatmend.files.session import Session
 from chatmend.messages import Part
@@ -145,18 +145,27 @@ def optional_text(record: Record, path: str, value: object) -> str:
 
 
 @contextmanager
-def errors_at_line(record: Record, what: str) -> Iterator[None]:
+def errors_at_line(record: Record, what: str, blocks_in: str = "") -> Iterator[None]:
     """The net under `expect`: whatever else in a record its reader cannot take, as an InputError at its line,
-    not a crash."""
+    not a crash; a provider's reader's error at its path in the record (`blocks_in`: where in the record the
+    provider's message stands, `message.` for Claude Code's)."""
     try:
         yield
     except InputError:
         raise  # already located by `expect`
+    except ReadError as exc:
+        raise located(exc, record, blocks_in) from None
     except ValidationError as exc:
         raise InputError(f"{validation_reason(exc)}; expected {what}", line=record.line) from None
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
         raise InputError(f"a field holds a value of the wrong type ({exc}); expected {what}",
                          line=record.line) from None
+
+
+def located(error: ReadError, record: Record, blocks_in: str = "") -> InputError:
+    """A provider's reader's error as an InputError at the record's line and the error's path in it."""
+    where = f"{blocks_in}{error.path}: " if error.path else ""
+    return InputError(f"{where}{error.reason}", line=record.line)
 
 
 class TranscriptFormat(ABC):

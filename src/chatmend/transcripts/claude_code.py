@@ -11,36 +11,41 @@ as they are and not read."""
 from __future__ import annotations
 
 import collections
+import re
 import uuid
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
-from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
+from chatmend import ChatMessage, ImagePart, TextPart
 from chatmend import _json as strict_json
+from chatmend.exceptions import ReadError
 from chatmend.files.session import Session
-from chatmend.messages import Part
+from chatmend.providers.anthropic.read import (
+    block_identity,
+    plain_reply,
+    plain_turn,
+    read_turn,
+)
 from chatmend.providers.base import text_field
 from chatmend.transcripts._records import (
     BlockAt,
     Record,
     TranscriptFormat,
-    compact_json,
     errors_at_line,
-    expect,
-    neutral_content,
-    optional_text,
+    located,
     parse_records,
-    text_and_image_parts,
 )
 
-__all__ = ["ClaudeCode", "read"]
+__all__ = ["ClaudeCode", "Line", "line_of", "read"]
 
 NAME = "claude_code"
 WHAT = "one Claude Code transcript record a line"
 _NAMESPACE = uuid.UUID("5b0e3c1e-7f0a-4c47-9a57-0c6f8f0c2d11")
 _ENVELOPE = ("isSidechain", "agentId", "userType", "cwd", "sessionId", "version", "gitBranch", "slug")
+_IN_RECORD = "message."
+"""Where the Anthropic message stands in a record (a block's error path is `message.content[1].id`)."""
 
 
 _READ = ("uuid", "parentUuid", "type", "subtype", "isSidechain", "isVirtual", "isAbortedMidStream", "apiBlockIndex",
@@ -50,7 +55,8 @@ _READ_OF_MESSAGE = ("id", "model", "content")
 
 
 def read(lines: Iterable[str]) -> Session:
-    """A Session from a Claude Code transcript (a line that is not a record is kept and warned about)."""
+    """A Session from a Claude Code transcript (a line that is not a record is kept and warned about): the reader
+    run over the whole file at once (`claude_code_stream` runs it a part at a time)."""
     warnings: list[str] = []
     records = parse_records(lines, what=WHAT, warnings=warnings, keep=kept, lone_surrogates=True)
     return ClaudeCode(records).session(warnings)
@@ -69,8 +75,9 @@ def kept(data: dict[str, Any]) -> dict[str, Any]:
     return part
 
 
-class Node(NamedTuple):
-    """What following the chain reads of one record: its links, kind and, for the conversation, its reply."""
+class Line(NamedTuple):
+    """What following the chain and cutting a transcript into parts read of one record (a tuple: the fewest
+    objects a record, for the collector too, when a large file's first pass holds one for each)."""
 
     uid: object
     parent: object
@@ -81,54 +88,46 @@ class Node(NamedTuple):
     """An assistant record's `message.id` (the reply it is a block of), else None."""
     holds_results: bool
     """True for a user record holding a tool_result block."""
+    timestamp: object
+    api_index: object
+    """Its `apiBlockIndex` (None when it has none)."""
+    conversation: bool
+    """True for a user or assistant record holding a message (what the reader reads when it is live)."""
+    shape: object
+    """A conversation record whose blocks a check finds nothing in: the adapter's `plain_turn` or `plain_reply`
+    of its content; None for any other."""
 
 
-class Linked(Protocol):
-    """What following the chain reads of a record: a `Node`, or the first pass's `Line`, which holds the same."""
-
-    @property
-    def uid(self) -> object: ...
-    @property
-    def parent(self) -> object: ...
-    @property
-    def kind(self) -> str | None: ...
-    @property
-    def compact_boundary(self) -> bool: ...
-    @property
-    def sidechain(self) -> bool: ...
-    @property
-    def message_id(self) -> object: ...
-    @property
-    def holds_results(self) -> bool: ...
-
-
-def node(data: Mapping[str, Any]) -> Node:
-    """A record's Node, from its (kept) JSON object (a dict, as JSON reads: the cheaper test, on every record)."""
-    kind = data.get("type")
-    if not isinstance(kind, str):
-        kind = None
-    message = data.get("message")
+def line_of(data: dict[str, Any]) -> Line:
+    """What following the chain and the cut read of a record (its JSON object, or what `kept` keeps of it)."""
+    get = data.get
+    kind = get("type")
+    message: Any = get("message")
     message_id: object = None
-    results = False
-    if isinstance(message, dict):
-        if kind == "assistant" and isinstance(message.get("id"), str):
-            message_id = message["id"]
-        elif kind == "user":
-            results = holds_results(message.get("content"))
-    return Node(data.get("uuid"), data.get("parentUuid"), kind,
-                kind == "system" and data.get("subtype") == "compact_boundary", bool(data.get("isSidechain")),
-                message_id, results)
+    results = conversation = False
+    shape: object = None
+    if kind == "assistant":
+        if type(message) is dict:
+            conversation = True
+            message_id = message.get("id")
+            if type(message_id) is not str:
+                message_id = None
+            shape = plain_reply(message.get("content"))
+    elif kind == "user":
+        if type(message) is dict:
+            conversation = True
+            shape, results = plain_turn(message.get("content"))
+    elif type(kind) is not str:
+        kind = None
+    return Line(get("uuid"), get("parentUuid"), kind, kind == "system" and get("subtype") == "compact_boundary",
+                bool(get("isSidechain")), message_id, results, get("timestamp"), get("apiBlockIndex"), conversation,
+                shape)
 
 
-def holds_results(content: object) -> bool:
-    """True for a user message's content holding a tool_result block."""
-    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
-
-
-def is_subagent(nodes: Sequence[Linked]) -> bool:
+def is_subagent(lines: Sequence[Line]) -> bool:
     """True for a subagent's transcript (`agent-*.jsonl` beside the session in 2.0, `<session>/subagents/` in
     2.1): every user and assistant record is on the sidechain, so the sidechain is the conversation."""
-    turns = (n.sidechain for n in nodes if n.kind in ("user", "assistant"))
+    turns = (n.sidechain for n in lines if n.kind in ("user", "assistant"))
     return next(turns, False) and all(turns)  # a main session's first turn already says so
 
 
@@ -145,12 +144,12 @@ class Chain:
 
 
 def follow(records: list[Record]) -> Chain:
-    """The records Claude Code resumes (`follow_nodes`), and those of them it leaves out of what it sends."""
-    live, sidechain, leaf = follow_nodes([node(r.data) for r in records])
+    """The records Claude Code resumes (`follow_lines`), and those of them it leaves out of what it sends."""
+    live, sidechain, leaf = follow_lines([line_of(r.data) for r in records])
     return Chain(live, _unsent(records, live) if leaf else set(), sidechain)
 
 
-def follow_nodes(nodes: Sequence[Linked]) -> tuple[set[int], bool, bool]:
+def follow_lines(lines: Sequence[Line]) -> tuple[set[int], bool, bool]:
     """The records Claude Code resumes, whether they are a subagent's sidechain, and whether it has a leaf (a
     user or assistant record to continue; without one, everything from the boundary on): the `parentUuid` chain
     from the leaf it continues (the last user or assistant record of the conversation) back to its start or
@@ -158,14 +157,14 @@ def follow_nodes(nodes: Sequence[Linked]) -> tuple[set[int], bool, bool]:
     Claude Code gathers back onto that chain: the other records of a reply split one block a line (same
     `message.id`) and the results hanging off them (parallel calls). A chain that breaks (a parent that is not
     there, or one behind the boundary) is read whole from the boundary on, in line order, and relinked."""
-    sidechain = is_subagent(nodes)
+    sidechain = is_subagent(lines)
     # One pass: where each uuid of the conversation's tree is, its replies' and results' records, the boundary.
     index: dict[str, int] = {}
     replies: list[int] = []
     results: list[int] = []
     leaf: int | None = None
     start = 0
-    for at, record in enumerate(nodes):
+    for at, record in enumerate(lines):
         if type(record.uid) is not str or record.sidechain is not sidechain:
             continue
         if record.compact_boundary:
@@ -179,25 +178,25 @@ def follow_nodes(nodes: Sequence[Linked]) -> tuple[set[int], bool, bool]:
             if record.holds_results:
                 results.append(at)
     if leaf is None:
-        return set(range(start, len(nodes))), sidechain, False
+        return set(range(start, len(lines))), sidechain, False
     live: set[int] = set()
     k: int | None = leaf
     parent: object = None
     while k is not None and k not in live:
         live.add(k)
-        parent = nodes[k].parent
+        parent = lines[k].parent
         k = index.get(parent) if isinstance(parent, str) else None
     if parent is not None:
-        return set(range(start, len(nodes))), sidechain, True  # a broken chain: read whole from the boundary
+        return set(range(start, len(lines))), sidechain, True  # a broken chain: read whole from the boundary
     first = min(live)
-    message_ids = {nodes[k].message_id for k in live} - {None}
+    message_ids = {lines[k].message_id for k in live} - {None}
     calls = set()
     for k in replies:
-        if k >= first and (k in live or nodes[k].message_id in message_ids):
+        if k >= first and (k in live or lines[k].message_id in message_ids):
             live.add(k)
-            calls.add(nodes[k].uid)
+            calls.add(lines[k].uid)
     for k in results:
-        parent = nodes[k].parent
+        parent = lines[k].parent
         if k >= first and isinstance(parent, str) and parent in calls:
             live.add(k)
     return live, sidechain, True
@@ -242,39 +241,28 @@ def _blocks(content: object) -> list[Any]:
     return []
 
 
+_AT_BLOCK = re.compile(r"content\[(\d+)\]")
+
+
 @dataclass
 class _Reply:
-    """An assistant reply being read, record by record."""
+    """An assistant reply being read, record by record: its blocks, handed to the adapter's reader once whole."""
 
     message_id: object
-    parts: list[Part] = field(default_factory=list)
-    calls: list[ToolCall] = field(default_factory=list)
+    blocks: list[Any] = field(default_factory=list)
     blocks_at: list[BlockAt] = field(default_factory=list)
     seen: dict[object, int] = field(default_factory=dict)
-    """Each block read (by `_block_key`) and the record it was read from, to know a record that repeats them."""
+    """Each block read (by `block_identity`) and the record it was read from, to know a record that repeats them."""
     positions: dict[int, int] = field(default_factory=dict)
     """The `apiBlockIndex` of each record read, and that record."""
     end: int = 0
     """Its last record (a repeat included)."""
 
 
-def _block_key(block: object) -> object:
-    """What makes a block the same block written again: a `tool_use` its id, a plain text its text, any other
-    its JSON."""
-    if isinstance(block, str):
-        return ("text", block)
-    if isinstance(block, Mapping):
-        kind = block.get("type")
-        if kind == "tool_use" and isinstance(block.get("id"), str):
-            return (kind, block["id"])
-        if kind == "text" and len(block) == 2 and isinstance(block.get("text"), str):
-            return (kind, block["text"])
-    return compact_json(block)
-
-
-
 class ClaudeCode(TranscriptFormat):
-    """Reads the conversation out of a transcript and writes repaired records back."""
+    """Reads the conversation out of a transcript (the records of a whole file, or of a part of one) and writes
+    repaired records back. It gathers each turn's blocks from the records Claude Code split them into and hands
+    them to the Anthropic adapter's reader (`read_turn`)."""
 
     name = NAME
     provider = "anthropic"
@@ -299,9 +287,9 @@ class ClaudeCode(TranscriptFormat):
         for k, record in enumerate(records):
             if k not in self.live or k in chain.unsent:
                 continue  # not what Claude Code resumes (an abandoned branch, before a compaction): kept as is
-            with errors_at_line(record, WHAT):
+            with errors_at_line(record, WHAT, _IN_RECORD):
                 self._read(k, record)
-        with errors_at_line(records[-1], WHAT):
+        with errors_at_line(records[-1], WHAT, _IN_RECORD):
             self._flush()
 
     def _read(self, k: int, record: Record) -> None:
@@ -324,7 +312,6 @@ class ClaudeCode(TranscriptFormat):
         else:
             self._flush()
             self._read_user(k, record)
-
     def _mend(self, k: int, record: Record, message: Mapping[str, Any]) -> Mapping[str, Any]:
         """A sent record whose message holds a lone surrogate (Claude Code reads it, the API refuses the request
         as invalid JSON): read with U+FFFD in its place, reported, and written so by repair. Its message, mended
@@ -357,7 +344,7 @@ class ClaudeCode(TranscriptFormat):
             reply = self._reply = _Reply(message_id)
         # else: the same reply goes on, past the results of its calls that its tools wrote meanwhile (Claude Code
         # runs a call while the reply still streams, and sends the records of one message.id as one reply)
-        keys = [_block_key(block) for block in record.blocks]
+        keys = [block_identity(block) for block in record.blocks]
         index = record.data.get("apiBlockIndex")
         position = index if type(index) is int else None
         if record.blocks and position is not None and position in reply.positions:
@@ -372,71 +359,36 @@ class ClaudeCode(TranscriptFormat):
             reply.positions[position] = k
         reply.seen.update((key, k) for key in keys)
         reply.end = k
-        parts, calls = reply.parts, reply.calls
-        for b, block in enumerate(record.blocks):
-            reply.blocks_at.append((k, b))
-            if isinstance(block, str):
-                parts.append(TextPart(text=block))
-                continue
-            if not isinstance(block, Mapping):
-                continue
-            kind = block.get("type")
-            at = f"message.content[{b}]"
-            if kind == "text" and isinstance(block.get("text"), str):
-                parts.append(TextPart(text=block["text"]))
-            elif kind == "thinking":
-                signature = block.get("signature")
-                expect(record, f"{at}.signature", signature, (str, type(None)), "a string")
-                parts.append(ThinkingPart(text=optional_text(record, f"{at}.thinking", block.get("thinking")),
-                                          signature=signature, provider="anthropic"))
-            elif kind == "redacted_thinking":
-                data = optional_text(record, f"{at}.data", block.get("data"))
-                parts.append(ThinkingPart(redacted=True, data=data, provider="anthropic"))
-            elif kind == "tool_use":
-                name = optional_text(record, f"{at}.name", block.get("name")) or "tool"
-                call_id = optional_text(record, f"{at}.id", block.get("id"))
-                arguments = block.get("input") or {}
-                expect(record, f"{at}.input", arguments, (dict, str), "an object (the tool's input)")
-                calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
+        reply.blocks += record.blocks
+        reply.blocks_at += ((k, b) for b in range(len(record.blocks)))
 
     def _flush(self) -> None:
-        """Emit the reply being read, if any, then the results held while it was read."""
+        """Emit the reply being read, if any (its blocks read by the adapter as one message), then the results
+        held while it was read."""
         if self._reply is None:
             return
         reply, self._reply = self._reply, None
         for k, _ in reply.blocks_at:
             self._reply_end[k] = reply.end
-        parts = tuple(reply.parts)
-        content: str | tuple[Part, ...] = neutral_content(parts) if not any(
-            isinstance(p, ThinkingPart) for p in parts) else parts
-        self.add_reply(ChatMessage(role="assistant", content=content, tool_calls=tuple(reply.calls)),
-                       reply.blocks_at)
+        try:
+            [(message, _)] = read_turn("assistant", reply.blocks, self.tool_name)
+        except ReadError as exc:  # at its block's place in the record it came from
+            at = _AT_BLOCK.match(exc.path or "")
+            if at is None:
+                raise
+            k, b = reply.blocks_at[int(at.group(1))]
+            exc.path = f"content[{b}]{exc.path[at.end():]}"  # type: ignore[index]
+            raise located(exc, self.records[k], _IN_RECORD) from None
+        self.add_reply(message, reply.blocks_at)
         held, self._held = self._held, []
         for k, record in held:
-            with errors_at_line(record, WHAT):
+            with errors_at_line(record, WHAT, _IN_RECORD):
                 self._read_user(k, record)
 
     def _read_user(self, k: int, record: Record) -> None:
-        """A user record: each tool_result a tool message, other blocks user messages."""
-        group: list[int] = []
-
-        def close_group() -> None:
-            if group:
-                parts = text_and_image_parts([record.blocks[b] for b in group])
-                self.add(ChatMessage(role="user", content=neutral_content(parts)), [(k, b) for b in group])
-                group.clear()
-
-        for b, block in enumerate(record.blocks):
-            if isinstance(block, Mapping) and block.get("type") == "tool_result":
-                close_group()
-                call_id = optional_text(record, f"message.content[{b}].tool_use_id", block.get("tool_use_id"))
-                inner = block.get("content")
-                parts = text_and_image_parts(_blocks(inner))
-                self.add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=self.tool_name(call_id),
-                                     is_error=bool(block.get("is_error")), content=neutral_content(parts)), [(k, b)])
-            else:
-                group.append(b)
-        close_group()
+        """A user record: each tool_result a tool message, other blocks user messages (the adapter's reading)."""
+        for message, blocks in read_turn("user", record.blocks, self.tool_name):
+            self.add(message, [(k, b) for b in blocks])
 
     # --- writing -------------------------------------------------------------------------------------------
 
@@ -558,13 +510,6 @@ class ClaudeCode(TranscriptFormat):
         out[:] = [(r, d) for r, d in out if id(repeats.get(id(r))) in present or id(r) not in repeats]
 
 
-class Stamped(Linked, Protocol):
-    """A record as relinking reads it: its links and its timestamp (the first pass's `Line`)."""
-
-    @property
-    def timestamp(self) -> object: ...
-
-
 class Relinker:
     """Relinking's state as it walks the records in the order they are written: the live record before (each
     live record hangs off it) and the latest timestamp so far (a new record is later than every line before it).
@@ -607,7 +552,7 @@ class Relinker:
         self.previous = uid
         return moved
 
-    def relink_records(self, records: Sequence[Stamped], live: Container[int], a: int, b: int,
+    def relink_records(self, records: Sequence[Line], live: Container[int], a: int, b: int,
                        ) -> list[tuple[int, str]]:
         """`relink` of records [a, b) in turn, all written as read (a large transcript's part that repair leaves
         as it is): each whose `parentUuid` changes, with its new one. One loop, not a call a record."""

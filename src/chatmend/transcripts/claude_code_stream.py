@@ -1,14 +1,16 @@
-"""Checking and repairing a large Claude Code transcript a part at a time, holding only each record's ids.
+"""The Claude Code reader (`claude_code`) run a part at a time: a large transcript checked and repaired holding
+only each record's `Line` and place.
 
-A first pass parses every line once and keeps, of each record, its place in the file, its links and the shape
-of its blocks (`Line`); the chain Claude Code resumes is followed over those (`follow_nodes`, as for a whole
-reading). The conversation is then cut before each reply that is surely kept (its first record has text or a
-call): repair's spans stop there and the repair of what comes before stays as it is (the spec's prefix
-stability), so each part is repaired on its own given the final ids of the calls before it
-(`repair_following`). A part repair leaves as it is (its reply's calls answered right after it, in order,
-under new ids, and only prompts after them) is not read again: a check counts its messages and takes its ids,
-a repair copies its bytes. Every other part is read again from the file and goes through the whole reading
-(`ClaudeCode`), so what comes out is what reading the file whole gives, byte for byte.
+A first pass parses every line once and keeps, of each record, where it is and its `Line` (its links, and the
+keys of its blocks when the Anthropic adapter says `check` finds nothing in them); the chain Claude Code resumes is
+followed over those (`follow_lines`, as the whole reading follows it). The conversation is then cut before each
+reply that is surely kept (its first record has text or a call): repair's spans stop there and the repair of what
+comes before stays as it is (the spec's prefix stability), so each part is repaired on its own given the final
+ids of the calls before it (`repair_following`). A part repair leaves as it is (its reply's calls answered right
+after it, in order, under new ids, and only prompts after them) is not read again: a check counts its messages
+and takes its ids, a repair copies its bytes. Every other part is read again from the file by the reader
+(`ClaudeCode`), so what comes out is what reading the file whole (the reader run to the end) gives, byte for
+byte.
 
 A file this reading does not take whole (a line that is not a record, a BOM, a record a refusal retracted or a
 fallback superseded, a call with an empty id, content check would look into) is read whole instead: the
@@ -21,8 +23,8 @@ import hashlib
 import io
 import itertools
 import os
-import re
-from collections.abc import Iterator, Mapping
+from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, NamedTuple
 
@@ -32,6 +34,7 @@ from chatmend.files.io import FileBytes, InputError, changed_while_read
 from chatmend.files.problems import problems_of
 from chatmend.files.session import RepairSummary, StreamedRepair
 from chatmend.ids import FinalIds
+from chatmend.providers.anthropic.read import PROMPT, has_call_without_id
 from chatmend.repair import IsReadOnly, repair_following
 from chatmend.results import RepairResult
 from chatmend.transcripts._records import compact_json, parse_records
@@ -40,10 +43,11 @@ from chatmend.transcripts.claude_code import (
     WHAT,
     Chain,
     ClaudeCode,
+    Line,
     Relinker,
-    follow_nodes,
-    holds_results,
+    follow_lines,
     kept,
+    line_of,
     relinked,
 )
 
@@ -51,146 +55,28 @@ __all__ = ["Scan", "scan"]
 
 _PIECE = 1 << 16
 """How much of the file the first pass reads at a time: many records a piece, and small enough to stay in the
-CPU's caches between decoding it and parsing it (64 kB read the bench file 7% faster than 1 MB pieces)."""
-_PROMPT = "prompt"
-"""The shape of a user record that is a prompt: plain text, no results."""
-_plain_name = re.compile(r"[A-Za-z0-9_-]{1,64}").fullmatch
-"""A call id or tool name as Claude Code writes them, which every check takes as it is."""
-
-
-class Line(NamedTuple):
-    """What the first pass keeps of one record (a tuple: the fewest objects a record, for the collector too): where
-    it is, what following the chain reads of it (a `Node`'s fields, under their names), and what the cut reads."""
-
-    number: int
-    """Its 1-based line number."""
-    start: int
-    """Where its line starts in the file, in bytes."""
-    size: int
-    """Its line's length in bytes, without the line end."""
-    uid: object
-    parent: object
-    kind: str | None
-    compact_boundary: bool
-    sidechain: bool
-    message_id: object
-    holds_results: bool
-    timestamp: object
-    api_index: object
-    """Its `apiBlockIndex` (None when it has none)."""
-    conversation: bool
-    """True for a user or assistant record holding a message (what the reader reads when it is live)."""
-    shape: object
-    """A conversation record whose blocks a check finds nothing in: `_PROMPT`, its results' call ids (a tuple of
-    strings) or its blocks' keys (a tuple of (kind, text hash or call id) pairs); None for any other."""
-
-
-def _plain_text(block: object) -> bool:
-    """A text block with nothing but non-blank text."""
-    return type(block) is dict and len(block) == 2 and block.get("type") == "text" \
-        and type(block.get("text")) is str and not block["text"].isspace() and bool(block["text"])
-
-
-def _plain_result(block: object) -> str | None:
-    """The call id of a tool_result block of plain text (a string, or text blocks), else None."""
-    if type(block) is not dict or block.get("type") != "tool_result" or not block.keys() <= _RESULT_KEYS:
-        return None
-    call_id, content = block.get("tool_use_id"), block.get("content")
-    if type(call_id) is not str or not _plain_name(call_id) or type(block.get("is_error", False)) is not bool:
-        return None
-    if type(content) is str or (type(content) is list and all(map(_plain_text, content))):
-        return call_id
-    return None
-
-
+CPU's caches between decoding it and parsing it."""
 _RARE = ("retractedMessageUuids", "supersedesUuids", "isVirtual", "sourceToolAssistantUUID")
 """Keys few records have, each of which the first pass looks for."""
-_RESULT_KEYS = frozenset(("type", "tool_use_id", "content", "is_error"))
-_CALL_KEYS = frozenset(("type", "id", "name", "input"))
-_THINKING_KEYS = frozenset(("type", "thinking", "signature"))
 
 
-def _line(number: int, start: int, size: int, data: dict[str, Any]) -> Line:
-    """What the first pass keeps of a record: what `node` reads of it, and its blocks' shape, in one go."""
-    get = data.get
-    kind = get("type")
-    message: Any = get("message")
-    message_id: object = None
-    results = conversation = False
-    shape: object = None
-    if kind == "assistant":
-        if type(message) is dict:
-            conversation = True
-            message_id = message.get("id")
-            if type(message_id) is not str:
-                message_id = None
-            shape = _reply_shape(message.get("content"))
-    elif kind == "user":
-        if type(message) is dict:
-            conversation = True
-            shape, results = _user_shape(message.get("content"))
-    elif type(kind) is not str:
-        kind = None
-    # tuple.__new__: a NamedTuple's own __new__ is a Python function, costly on every record of a large file.
-    return tuple.__new__(Line, (number, start, size, get("uuid"), get("parentUuid"), kind,
-                                kind == "system" and get("subtype") == "compact_boundary", bool(get("isSidechain")),
-                                message_id, results, get("timestamp"), get("apiBlockIndex"), conversation, shape))
+class _Places:
+    """Where each record's line is in the file: its 1-based number, where it starts and its length without the
+    line end, in bytes (arrays of machine integers: three numbers a record, not three objects)."""
 
+    def __init__(self) -> None:
+        self.numbers = array("q")
+        self.starts = array("q")
+        self.sizes = array("q")
 
-def _user_shape(content: object) -> tuple[object, bool]:
-    """A user record's shape (`Line.shape`) and whether it holds a result (`holds_results`)."""
-    if type(content) is str:
-        return (_PROMPT if content.strip() else None), False
-    if type(content) is not list or not content:
-        return None, False
-    first = content[0]
-    if type(first) is dict and first.get("type") == "tool_result":
-        ids = tuple(map(_plain_result, content))
-        return (None if None in ids else ids), True
-    if _plain_text(first):
-        return (_PROMPT if all(map(_plain_text, content)) else None), holds_results(content)
-    return None, holds_results(content)
+    def add(self, number: int, start: int, size: int) -> None:
+        self.numbers.append(number)
+        self.starts.append(start)
+        self.sizes.append(size)
 
-
-def _reply_shape(content: object) -> tuple[tuple[str, object], ...] | None:
-    """An assistant record's shape (`Line.shape`): its blocks' keys."""
-    if type(content) is not list or not content:
-        return None
-    keys = tuple(map(_block_key, content))
-    return None if None in keys else keys  # type: ignore[return-value]
-
-
-def _block_key(block: object) -> tuple[str, object] | None:
-    """A reply block's key, told by its type (a call's id, a text's or a thinking's hash), or None for a block
-    check might find something in."""
-    if type(block) is not dict:
-        return None
-    kind = block.get("type")
-    if kind == "tool_use":
-        call_id, name = block.get("id"), block.get("name")
-        if block.keys() != _CALL_KEYS or type(call_id) is not str or type(name) is not str \
-                or type(block["input"]) is not dict or not _plain_name(call_id) or not _plain_name(name):
-            return None
-        return "tool_use", call_id
-    if kind == "text":
-        text = block.get("text")
-        if len(block) != 2 or type(text) is not str or not text or text.isspace():
-            return None
-        return "text", hash(text)
-    if kind == "thinking":
-        thinking, signature = block.get("thinking"), block.get("signature")
-        if block.keys() != _THINKING_KEYS or type(thinking) is not str or type(signature) is not str:
-            return None
-        return "thinking", hash((thinking, signature))
-    return None
-
-
-def _empty_call_id(message: dict[str, Any]) -> bool:
-    """True when a reply's record holds a call with no id (rule 5 names it by its index in the whole history)."""
-    content = message.get("content")
-    return type(content) is list and any(
-        isinstance(b, Mapping) and b.get("type") == "tool_use" and not (isinstance(b.get("id"), str) and b["id"])
-        for b in content)
+    def line(self, k: int) -> tuple[int, int]:
+        """Where record `k`'s line starts and ends (before its line end)."""
+        return self.starts[k], self.starts[k] + self.sizes[k]
 
 
 @dataclass
@@ -200,6 +86,8 @@ class Scan:
     handle: IO[bytes]
     size: int
     lines: list[Line]
+    places: _Places
+    """Where each record's line is in the file."""
     live: set[int]
     sidechain: bool
     uses_source: bool
@@ -246,7 +134,8 @@ class Scan:
     def part_bytes(self, a: int, b: int) -> tuple[int, int]:
         """Where the part of records [a, b) lies in the file: from its first line (the file's start for the first
         part, with the blank lines before it) to the next part's first line (the blank lines after it too)."""
-        return (0 if a == 0 else self.lines[a].start), (self.lines[b].start if b < len(self.lines) else self.size)
+        starts = self.places.starts
+        return (0 if a == 0 else starts[a]), (starts[b] if b < len(self.lines) else self.size)
 
     def text(self, start: int, stop: int) -> str:
         """The file's text from byte `start` to `stop` (both at a line's start or end), read again."""
@@ -261,7 +150,7 @@ class Scan:
         """Records [a, b) read whole again, as one part of the transcript (an InputError when they are no longer
         the records the first pass read: the file changed meanwhile)."""
         text = self.text(*self.part_bytes(a, b))
-        first = 1 if a == 0 else self.lines[a].number
+        first = 1 if a == 0 else self.places.numbers[a]
         warnings: list[str] = []
         try:
             records = parse_records(_split_lines(text), what=WHAT, warnings=warnings, keep=kept, first_line=first)
@@ -289,6 +178,7 @@ def scan(handle: IO[bytes], max_size: int, *, digest: bool = False) -> Scan | No
     hashed = hashlib.sha256() if digest else None
     stamp = _stamp(handle)
     lines: list[Line] = []
+    places = _Places()
     uses_source = False
     newline = "\n"
     try:
@@ -298,23 +188,24 @@ def scan(handle: IO[bytes], max_size: int, *, digest: bool = False) -> Scan | No
                     uses_source = True
                 if "retractedMessageUuids" in data or "supersedesUuids" in data or "isVirtual" in data:
                     return None  # records Claude Code leaves out of what it sends: the whole reading knows them
-            line = _line(number, start, size, data)
+            line = line_of(data)
             if line.shape is None and line.kind == "assistant" and line.conversation \
-                    and _empty_call_id(data["message"]):
+                    and has_call_without_id(data["message"].get("content")):
                 return None
             if not lines and returns:
                 newline = "\r\n"  # records added end as the first one does
             lines.append(line)
+            places.add(number, start, size)
     except (ValueError, RecursionError):  # not UTF-8, a NUL byte, a line past the limit, not JSON
         return None
     if not lines:
         return None
-    live, sidechain, leaf = follow_nodes(lines)
+    live, sidechain, leaf = follow_lines(lines)
     starts, as_is, plain = _cut(lines, live, sidechain)
     if not leaf or not as_is:
         return None  # no conversation: the whole reading says so
     size = handle.tell()  # what was read, to its end (a file an agent appended to since its stat included)
-    return Scan(handle, size, lines, live, sidechain, uses_source, newline, plain,
+    return Scan(handle, size, lines, places, live, sidechain, uses_source, newline, plain,
                 hashed.digest() if hashed is not None else None, starts, as_is, stamp)
 
 
@@ -468,7 +359,7 @@ class _PartSoFar:
                     if key[0] == "tool_use":
                         self.calls.append(key[1])
                 self.replies = 1
-        elif shape == _PROMPT:
+        elif shape == PROMPT:
             self.prompts += 1
         elif self.prompts:
             self.plain = False  # a result after a prompt: typed while the tools ran
@@ -622,16 +513,16 @@ def _relinked_as_read(found: Scan, a: int, b: int, relinker: Relinker, copier: _
                       ) -> Iterator[bytes | FileBytes]:
     """Records [a, b), which repair leaves as they are, as read but for the links relinking changes."""
     for k, parent in relinker.relink_records(found.lines, found.live, a, b):
-        line = found.lines[k]
-        yield from copier.upto(line.start)
-        yield compact_json({**_record_at(found, line), "parentUuid": parent}).encode("utf-8")
-        copier.skip_to(line.start + line.size)
+        start, stop = found.places.line(k)
+        yield from copier.upto(start)
+        yield compact_json({**_record_at(found, start, stop), "parentUuid": parent}).encode("utf-8")
+        copier.skip_to(stop)
 
 
-def _record_at(found: Scan, line: Line) -> dict[str, Any]:
+def _record_at(found: Scan, start: int, stop: int) -> dict[str, Any]:
     """A record read again whole from its line (an InputError when it is no longer a record: the file changed)."""
     try:
-        data = strict_json.loads(found.text(line.start, line.start + line.size))
+        data = strict_json.loads(found.text(start, stop))
     except ValueError:
         raise changed_while_read() from None
     if not isinstance(data, dict):

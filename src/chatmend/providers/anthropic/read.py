@@ -9,6 +9,8 @@ FilePart, `tool_use` as a call, `tool_result` as a tool message) with every fiel
 from __future__ import annotations
 
 import base64
+import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -115,17 +117,20 @@ def read_message(item: Any, names: dict[str, str]) -> list[ChatMessage]:
     return out
 
 
-def _user_group(parts: list[Part]) -> ChatMessage:
-    """User blocks as a user message, or as the system message they were written from."""
+def _user_group(parts: list[Part], *, stored: bool = False) -> ChatMessage:
+    """User blocks as a user message, or as the system message they were written from (`stored`: a transcript's,
+    its content as plain as it goes)."""
+    shape = _plainest if stored else tuple
     first = parts[0] if parts else None
     if isinstance(first, TextPart) and first.provider_data is None:
         inner = _unwrap(first.text, SYSTEM_OPEN, SYSTEM_CLOSE)
         if inner is not None:
-            return _message(role="system", content=(TextPart(text=inner), *parts[1:]))
-    return _message(role="user", content=tuple(parts))
+            return _message(role="system", content=shape((TextPart(text=inner), *parts[1:])))
+    return _message(role="user", content=shape(parts))
 
 
-def _read_result(block: Mapping[str, Any], name_of: Callable[[str], str | None]) -> ChatMessage:
+def _read_result(block: Mapping[str, Any], name_of: Callable[[str], str | None], *, stored: bool = False,
+                 ) -> ChatMessage:
     """A tool_result block as a tool message (its tool's name from the matching tool_use).
 
     Its other fields (`cache_control`, ...) go to `provider_data`, and so do the forms the neutral message
@@ -141,7 +146,7 @@ def _read_result(block: Mapping[str, Any], name_of: Callable[[str], str | None])
     elif isinstance(raw, str):
         content = raw
     elif isinstance(raw, list):
-        content = _read_parts(raw)
+        content = _plainest(_stored_parts(raw)) if stored else _read_parts(raw)
     else:
         raise ReadError("tool_result content must be a string or a list of blocks", path="content")
     is_error = block.get("is_error")
@@ -348,29 +353,25 @@ def _stored_group(blocks: Sequence[Any], group: list[int]) -> tuple[ChatMessage,
             stored = _as_stored(blocks[j])
             if stored is not None:
                 parts.append(_read_part(stored))
-    message = _user_group(parts)
-    if isinstance(message.content, tuple):
-        message = message.model_copy(update={"content": _plainest(message.content)})
-    return message, group
+    return _user_group(parts, stored=True), group
 
 
 def _stored_result(block: Mapping[str, Any], name_of: Callable[[str], str | None]) -> ChatMessage:
-    """A transcript's tool_result (no call id: ""; its content blocks as `_stored_group` reads them)."""
+    """A transcript's tool_result (no call id: "")."""
     call_id = block.get("tool_use_id")
     _expect(block, "tool_use_id", (str, type(None)), "a string")
-    if call_id is None:
-        block = {**block, "tool_use_id": ""}
-    message = _read_result(block, name_of)
-    raw = block.get("content")
-    if isinstance(raw, list):
-        parts = []
-        for j, inner in enumerate(raw):
-            with error_context(path=f"content[{j}]"):
-                stored = _as_stored(inner)
-                if stored is not None:
-                    parts.append(_read_part(stored))
-        return message.model_copy(update={"content": _plainest(parts)})
-    return message
+    return _read_result(block if call_id is not None else {**block, "tool_use_id": ""}, name_of, stored=True)
+
+
+def _stored_parts(blocks: list[Any]) -> list[Part]:
+    """A transcript's result's content blocks, each error at its block (`content[j]`)."""
+    parts = []
+    for j, block in enumerate(blocks):
+        with error_context(path=f"content[{j}]"):
+            stored = _as_stored(block)
+            if stored is not None:
+                parts.append(_read_part(stored))
+    return parts
 
 
 def _as_stored(block: Any) -> Mapping[str, Any] | None:
@@ -417,3 +418,104 @@ def _plainest(parts: Sequence[Part]) -> str | tuple[Part, ...]:
     if len(parts) == 1 and type(parts[0]) is TextPart and parts[0].provider_data is None:
         return parts[0].text
     return tuple(parts)
+
+
+# --- blocks a reader of a large transcript need not read: their keys ---------------------------------------------
+
+PROMPT = "prompt"
+"""`plain_turn`'s shape of a user turn of plain text."""
+_plain_name = re.compile(r"[A-Za-z0-9_-]{1,64}").fullmatch
+"""A call id or tool name as agents write them, which every check takes as it is."""
+
+
+def plain_reply(content: object) -> tuple[tuple[str, object], ...] | None:
+    """The keys of a reply's blocks when every block is one `check` finds nothing in and `read_turn` reads as it
+    stands: non-blank text and signed thinking (("text" or "thinking", a hash of them)), a call with a plain id
+    and name and an object input (("tool_use", its id)); None for any other content."""
+    if type(content) is not list or not content:
+        return None
+    keys = tuple(map(_plain_key, content))
+    return None if None in keys else keys  # type: ignore[return-value]
+
+
+def plain_turn(content: object) -> tuple[object, bool]:
+    """A user turn's shape (`PROMPT` for plain text; the call ids of results of plain text, a tuple; None for any
+    other content) and whether it holds a result."""
+    if type(content) is str:
+        return (PROMPT if content.strip() else None), False
+    if type(content) is not list or not content:
+        return None, False
+    first = content[0]
+    if type(first) is dict and first.get("type") == "tool_result":
+        ids = tuple(map(_plain_result, content))
+        return (None if None in ids else ids), True
+    if _plain_text(first):
+        return (PROMPT if all(map(_plain_text, content)) else None), holds_results(content)
+    return None, holds_results(content)
+
+
+def holds_results(content: object) -> bool:
+    """True for a user turn's content holding a tool_result block."""
+    return isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+
+
+def has_call_without_id(content: object) -> bool:
+    """True when a reply's content holds a call with no id (rule 5 names it by its index in the whole history)."""
+    return type(content) is list and any(
+        isinstance(b, Mapping) and b.get("type") == "tool_use" and not (isinstance(b.get("id"), str) and b["id"])
+        for b in content)
+
+
+def block_identity(block: object) -> object:
+    """What makes a block the same block sent again: a call its id, a plain text its text, any other its JSON."""
+    if isinstance(block, str):
+        return ("text", block)
+    if isinstance(block, Mapping):
+        kind = block.get("type")
+        if kind == "tool_use" and isinstance(block.get("id"), str):
+            return (kind, block["id"])
+        if kind == "text" and len(block) == 2 and isinstance(block.get("text"), str):
+            return (kind, block["text"])
+    return json.dumps(block, ensure_ascii=False, separators=(",", ":"))
+
+
+def _plain_text(block: object) -> bool:
+    """A text block with nothing but non-blank text."""
+    return type(block) is dict and len(block) == 2 and block.get("type") == "text" \
+        and type(block.get("text")) is str and not block["text"].isspace() and bool(block["text"])
+
+
+def _plain_result(block: object) -> str | None:
+    """The call id of a tool_result block of plain text (a string, or text blocks), else None."""
+    if type(block) is not dict or block.get("type") != "tool_result" or not block.keys() <= _RESULT_KEYS:
+        return None
+    call_id, content = block.get("tool_use_id"), block.get("content")
+    if type(call_id) is not str or not _plain_name(call_id) or type(block.get("is_error", False)) is not bool:
+        return None
+    if type(content) is str or (type(content) is list and all(map(_plain_text, content))):
+        return call_id
+    return None
+
+
+def _plain_key(block: object) -> tuple[str, object] | None:
+    """A reply block's key (`plain_reply`), or None for a block check might find something in."""
+    if type(block) is not dict:
+        return None
+    kind = block.get("type")
+    if kind == "tool_use":
+        call_id, name = block.get("id"), block.get("name")
+        if block.keys() != _CALL_KEYS or type(call_id) is not str or type(name) is not str \
+                or type(block["input"]) is not dict or not _plain_name(call_id) or not _plain_name(name):
+            return None
+        return "tool_use", call_id
+    if kind == "text":
+        text = block.get("text")
+        if len(block) != 2 or type(text) is not str or not text or text.isspace():
+            return None
+        return "text", hash(text)
+    if kind == "thinking":
+        thinking, signature = block.get("thinking"), block.get("signature")
+        if block.keys() != _THINKING_KEYS or type(thinking) is not str or type(signature) is not str:
+            return None
+        return "thinking", hash((thinking, signature))
+    return None
