@@ -26,6 +26,7 @@ from chatmend.files.io import InputError, read_json
 from chatmend.files.session import Session
 from chatmend.messages import Part
 from chatmend.providers.anthropic.read import read_turn
+from chatmend.providers.anthropic.write import text_result_block, user_blocks
 from chatmend.transcripts._document import DocumentFormat, item_records, list_text
 from chatmend.transcripts._records import BlockAt, Record, errors_at_line, expect, neutral_content, optional_text
 
@@ -322,16 +323,14 @@ class TaskHistory(DocumentFormat):
         return {**block, "toolCallId": new_id}
 
     def note_blocks(self, note: ChatMessage, orphan: Any) -> list[Any]:
+        if not self.roo:
+            return user_blocks(note)
         blocks: list[Any] = []
         for part in note.content if isinstance(note.content, tuple) else (TextPart(text=note.content),):
             if isinstance(part, TextPart):
                 blocks.append({"type": "text", "text": part.text})
-            elif isinstance(part, ImagePart) and self.roo:
-                blocks.append({"type": "image", "image": part.url or f"data:{part.media_type};base64,{part.data}"})
             elif isinstance(part, ImagePart):
-                source = {"type": "base64", "media_type": part.media_type, "data": part.data} \
-                    if part.data is not None else {"type": "url", "url": part.url}
-                blocks.append({"type": "image", "source": source})
+                blocks.append({"type": "image", "image": part.url or f"data:{part.media_type};base64,{part.data}"})
         return blocks
 
     def result_blocks(self, result: ChatMessage, call: Any) -> list[Any]:
@@ -339,7 +338,7 @@ class TaskHistory(DocumentFormat):
         if call.get("type") == "tool-call":
             return [{"type": "tool-result", "toolCallId": result.tool_call_id, "toolName": call.get("toolName"),
                      "output": {"type": "error-text", "value": text}}]
-        return [{"type": "tool_result", "tool_use_id": result.tool_call_id, "content": text, "is_error": True}]
+        return [text_result_block(result.tool_call_id or "", text, is_error=True)]
 
     def render(self, record: Record, blocks: list[Any], copy: int) -> dict[str, Any]:
         data = dict(record.data)
