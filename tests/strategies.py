@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import settings
@@ -161,7 +162,7 @@ def valid_histories(draw: st.DrawFn, max_turns: int = 5) -> list[ChatMessage]:
         # A reply without calls has real text: a whitespace-only one is a placeholder, which rule 1 drops.
         reply_text = draw(st.one_of(st.just(""), texts)) if n else draw(texts.filter(lambda t: not t.isspace()))
         history.append(ChatMessage(role="assistant", content=reply_text, tool_calls=tuple(tool_calls)))
-        history.extend(draw(tool_messages()).model_copy(update={"tool_call_id": c.id}) for c in tool_calls)
+        history.extend(replace(draw(tool_messages()), tool_call_id=c.id) for c in tool_calls)
         history.append(draw(user_messages()))
     return history
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -101,8 +102,7 @@ def test_any_arguments_text_survives_a_round_trip_and_a_compact_one_reads_as_wri
     assert call.arguments == arguments
     assert call.raw_arguments == (None if text == arguments_text(arguments) else text)
     written = adapter.to_request([ChatMessage(role="user", content="Weather?"),
-                                  ChatMessage(role="assistant", tool_calls=(call.model_copy(
-                                      update={"raw_arguments": None}),)),
+                                  ChatMessage(role="assistant", tool_calls=(replace(call, raw_arguments=None),)),
                                   ChatMessage(role="tool", tool_call_id=call.id, content="sunny")], model="m-1")
     read_back = [c for m in adapter.from_request(written) for c in m.tool_calls]
     assert [(c.name, c.arguments, c.raw_arguments) for c in read_back] == [(call.name, call.arguments, None)]

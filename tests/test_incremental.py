@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import pickle
 import tracemalloc
+from dataclasses import asdict
 from typing import Any
 
 import pytest
@@ -174,10 +175,10 @@ def test_an_exception_from_is_read_only_propagates_and_the_next_call_starts_over
 
 
 def test_dict_messages_and_tuples_are_accepted() -> None:
-    history = (U("go").model_dump(), A("a").model_dump(), T("a").model_dump())
+    history = (asdict(U("go")), asdict(A("a")), asdict(T("a")))
     repairer = Repairer()
     assert repairer.repair(history).messages == repair_history(history).messages
-    assert repairer.repair((*history, U("x").model_dump())).messages == repair_history([*history, U("x")]).messages
+    assert repairer.repair((*history, asdict(U("x")))).messages == repair_history([*history, U("x")]).messages
 
 
 def test_not_a_list_is_bad_input() -> None:

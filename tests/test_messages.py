@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
-import pydantic
+import dataclasses
+from typing import Any
+
 import pytest
 
-from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, Tool, ToolCall
-from chatmend.messages import evolve, from_template, replace_field
+from chatmend import ChatMessage, HistoryError, ImagePart, TextPart, ThinkingPart, Tool, ToolCall
+from chatmend.messages import coerce_message, type_adapter
 
 
 def test_messages_are_immutable() -> None:
     message = ChatMessage(role="user", content="hi")
-    with pytest.raises(pydantic.ValidationError):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         message.content = "changed"  # type: ignore[misc]
 
 
 def test_lists_become_tuples_so_nothing_inside_can_change() -> None:
-    message = ChatMessage.model_validate({"role": "user", "content": [{"type": "text", "text": "a"}]})
+    message = coerce_message({"role": "user", "content": [{"type": "text", "text": "a"}]})
     assert message.content == (TextPart(text="a"),)
+    built = ChatMessage(role="assistant", content=[TextPart(text="a")],  # type: ignore[arg-type]
+                        tool_calls=[ToolCall(id="c", name="t")])  # type: ignore[arg-type]
+    assert built.content == (TextPart(text="a"),) and built.tool_calls == (ToolCall(id="c", name="t"),)
 
 
 def test_arguments_given_as_json_text_are_parsed_and_other_text_is_kept_verbatim() -> None:
@@ -35,44 +40,68 @@ def test_arguments_given_as_json_text_are_parsed_and_other_text_is_kept_verbatim
         ({"role": "tool", "content": "x"}, "needs 'tool_call_id'"),
     ],
 )
-def test_fields_must_fit_the_role(fields: dict[str, object], fragment: str) -> None:
-    with pytest.raises(pydantic.ValidationError, match=fragment):
-        ChatMessage.model_validate(fields)
+def test_fields_must_fit_the_role(fields: dict[str, Any], fragment: str) -> None:
+    with pytest.raises(HistoryError, match=fragment):
+        coerce_message(fields)
+    with pytest.raises(HistoryError, match=fragment):
+        ChatMessage(**fields)
 
 
 def test_an_image_needs_exactly_one_source_and_inline_data_needs_a_media_type() -> None:
-    with pytest.raises(pydantic.ValidationError, match="exactly one"):
+    with pytest.raises(HistoryError, match="exactly one"):
         ImagePart(media_type="image/png", data="AA", url="https://x")
-    with pytest.raises(pydantic.ValidationError, match="media_type"):
+    with pytest.raises(HistoryError, match="media_type"):
         ImagePart(data="AA")
     assert ImagePart(url="https://x/a.png").url == "https://x/a.png"
 
 
+@pytest.mark.parametrize(
+    ("build", "field"),
+    [
+        (lambda: ToolCall(id="a", name=5), "name"),
+        (lambda: ToolCall(id="a", name=""), "name"),
+        (lambda: ToolCall(id=None, name="t"), "id"),
+        (lambda: ToolCall(id="a", name="t", arguments=[1]), "arguments"),
+        (lambda: TextPart(text=None), "text"),
+        (lambda: ChatMessage(role="robot"), "role"),
+        (lambda: ChatMessage(role="user", content=42), "content"),
+        (lambda: ChatMessage(role="user", content=("a",)), "content.0"),
+        (lambda: ChatMessage(role="tool", tool_call_id=3), "tool_call_id"),
+        (lambda: ChatMessage(role="user", provider_data=[]), "provider_data"),
+        (lambda: Tool(name="t", parameters="{}"), "parameters"),
+    ],
+)
+def test_a_value_that_does_not_fit_its_field_is_a_history_error_naming_it(build: Any, field: str) -> None:
+    with pytest.raises(HistoryError) as info:
+        build()
+    assert info.value.field == field
+
+
 def test_thinking_keeps_signature_and_opaque_data_byte_for_byte() -> None:
+    adapter = type_adapter(ThinkingPart)
     part = ThinkingPart(text="  let me think\n", signature="EqQB+/==", provider="anthropic")
-    back = ThinkingPart.model_validate(part.model_dump())
+    back = adapter.validate_python(adapter.dump_python(part, mode="json"))
     assert back == part and back.text == "  let me think\n" and back.signature == "EqQB+/=="
     redacted = ThinkingPart(redacted=True, data="EmwK...", provider="anthropic")
-    assert ThinkingPart.model_validate(redacted.model_dump()) == redacted
+    assert adapter.validate_json(adapter.dump_json(redacted)) == redacted
 
 
-def test_evolve_and_replace_field_copy_without_touching_the_original() -> None:
+def test_replace_copies_without_touching_the_original_and_checks_the_copy() -> None:
     message = ChatMessage(role="tool", tool_call_id="a", content="x")
-    other = replace_field(message, "tool_call_id", "b")
+    other = dataclasses.replace(message, tool_call_id="b")
     assert (message.tool_call_id, other.tool_call_id) == ("a", "b")
     assert other == ChatMessage(role="tool", tool_call_id="b", content="x")
-    assert evolve(message, content="y", is_error=True) == ChatMessage(
-        role="tool", tool_call_id="a", content="y", is_error=True)
-    assert "tool_call_id" in other.model_dump(exclude_unset=True)
+    with pytest.raises(HistoryError, match="needs 'tool_call_id'"):
+        dataclasses.replace(message, tool_call_id=None)
 
 
-def test_from_template_is_the_validated_message_with_the_templates_fields_set() -> None:
-    template = ChatMessage(role="tool", tool_call_id="", tool_name="", is_error=True, content="")
-    made = from_template(template, {"tool_call_id": "c1", "tool_name": "search", "content": "cut off"})
-    expected = ChatMessage(role="tool", tool_call_id="c1", tool_name="search", is_error=True, content="cut off")
-    assert made == expected
-    assert made.model_dump(exclude_unset=True) == expected.model_dump(exclude_unset=True)
-    assert template.tool_call_id == "" and made.__pydantic_fields_set__ is template.__pydantic_fields_set__
+def test_the_json_shape_validates_by_the_part_tag_and_dumps_back() -> None:
+    data = {"role": "assistant", "content": [{"type": "thinking", "text": "t"}, {"type": "text", "text": "a"}],
+            "tool_calls": [{"id": "c", "name": "t", "arguments": '{"q": 1}'}]}
+    message = coerce_message(data)
+    assert message.content == (ThinkingPart(text="t"), TextPart(text="a"))
+    assert message.tool_calls == (ToolCall(id="c", name="t", arguments={"q": 1}),)
+    assert type_adapter(ChatMessage).validate_python(type_adapter(ChatMessage).dump_python(message)) == message
 
 
 def test_tool_has_an_object_schema_by_default() -> None:
@@ -80,5 +109,5 @@ def test_tool_has_an_object_schema_by_default() -> None:
 
 
 def test_field_docs_reach_the_json_schema() -> None:
-    schema = ChatMessage.model_json_schema()
+    schema = type_adapter(ChatMessage).json_schema()
     assert "the id of the call this result answers" in schema["properties"]["tool_call_id"]["description"]

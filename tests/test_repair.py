@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 from hypothesis import given
 
 from chatmend import ChatMessage, ImagePart, RepairResult, TextPart, ThinkingPart, ToolCall, dumps, repair_history
+from chatmend.messages import coerce_message
 from chatmend.repair import Origin, is_placeholder, repair_for_writers
 from tests.strategies import examples, messy_histories, valid_histories
 
@@ -416,7 +418,7 @@ def test_dict_input_is_accepted_and_equal_to_model_input() -> None:
         {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "s", "arguments": {"q": "x"}}]},
         {"role": "tool", "tool_call_id": "c1", "content": "3 hits"},
     ]
-    models = [ChatMessage.model_validate(d) for d in dicts]
+    models = [coerce_message(d) for d in dicts]
     assert repaired(dicts) == repaired(models) == models
 
 
@@ -492,7 +494,7 @@ def check_valid(msgs: list[ChatMessage]) -> None:
 
 def check_nothing_lost(history: list[ChatMessage], msgs: list[ChatMessage]) -> None:
     """Every text and image that a user, a tool or the system said is in the output."""
-    out = json.dumps([m.model_dump(mode="json") for m in msgs], ensure_ascii=False)
+    out = json.dumps([asdict(m) for m in msgs], ensure_ascii=False)
     for message in history:
         if message.role == "assistant":
             continue
@@ -533,12 +535,12 @@ def check_origins(history: list[ChatMessage], result: RepairResult) -> None:
             assert message is source or message != source  # unchanged messages are the input's own objects
             if message.role == "assistant":
                 assert len(message.tool_calls) == len(source.tool_calls)
-                assert message.model_copy(update={"tool_calls": source.tool_calls}) == source
+                assert replace(message, tool_calls=source.tool_calls) == source
                 for ci, (call, original) in enumerate(zip(message.tool_calls, source.tool_calls)):
-                    assert call.model_copy(update={"id": original.id}) == original
+                    assert replace(call, id=original.id) == original
                     final[(origin.message_index, ci)] = call.id
             elif message.role == "tool":
-                assert message.model_copy(update={"tool_call_id": source.tool_call_id}) == source
+                assert replace(message, tool_call_id=source.tool_call_id) == source
             else:
                 assert message is source
         elif origin.kind == "synthetic":
@@ -627,11 +629,11 @@ def with_final_ids(result: RepairResult) -> list[ChatMessage]:
     out = []
     for message in result.messages:
         if message.tool_calls:
-            calls = tuple(c.model_copy(update={"id": next(finals)}) for c in message.tool_calls)
+            calls = tuple(replace(c, id=next(finals)) for c in message.tool_calls)
             waiting = [c.id for c in calls]
-            message = message.model_copy(update={"tool_calls": calls})
+            message = replace(message, tool_calls=calls)
         elif message.role == "tool":
-            message = message.model_copy(update={"tool_call_id": waiting.pop(0)})
+            message = replace(message, tool_call_id=waiting.pop(0))
         out.append(message)
     assert next(finals, None) is None
     return out
@@ -663,6 +665,6 @@ def test_for_writers_without_final_ids_leaves_rule_5_out_and_nothing_else(histor
     assert len(bare.messages) == len(full.messages)
     for mine, theirs in zip(bare.messages, full.messages):
         # The same messages; a synthetic result carries its call's original id instead of the final one.
-        assert mine is theirs or mine.model_copy(update={"tool_call_id": theirs.tool_call_id}) == theirs
+        assert mine is theirs or replace(mine, tool_call_id=theirs.tool_call_id) == theirs
     assert len(bare.interrupted) == len(full.interrupted)
-    assert [c.model_copy(update={"id": f.id}) for c, f in zip(bare.interrupted, full.interrupted)] == full.interrupted
+    assert [replace(c, id=f.id) for c, f in zip(bare.interrupted, full.interrupted)] == full.interrupted

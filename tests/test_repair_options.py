@@ -3,6 +3,7 @@ guarantees it keeps (or the one it gives up, and where)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -74,8 +75,8 @@ def test_wording_keeps_prefix_stability_and_changes_only_synthetic_text(history:
     worded = repair_history(history, wording=str.upper)
     assert len(plain.messages) == len(worded.messages)
     for a, b, origin in zip(plain.messages, worded.messages, plain.origins()):
-        assert a == b if origin.kind != "synthetic" else b == a.model_copy(update={"content": a.tool_name.upper()
-                                                                                         if a.tool_name else ""})
+        assert a == b if origin.kind != "synthetic" else b == replace(a, content=a.tool_name.upper()
+                                                                                         if a.tool_name else "")
     for i, message in enumerate(history):
         if message.role == "assistant" and message.tool_calls:
             shorter = repair_history(history[:i], wording=str.upper).messages
@@ -282,7 +283,7 @@ def test_mark_changes_only_the_error_flag_of_synthetic_results(history: list[Cha
     plain = repair_history(history, mark="none")
     assert plain.origins() == marked.origins()
     for a, b, origin in zip(marked.messages, plain.messages, marked.origins()):
-        assert b == (a.model_copy(update={"is_error": False}) if origin.kind == "synthetic" else a)
+        assert b == (replace(a, is_error=False) if origin.kind == "synthetic" else a)
     for name in providers.names():
         provider = providers.get(name)
         sendable = writable(provider, history)  # (DeepSeek takes no images)

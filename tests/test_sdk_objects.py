@@ -17,6 +17,7 @@ from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessa
 
 from chatmend import ChatMessage, Repairer, TextPart, providers, repair_history
 from chatmend.exceptions import HistoryError
+from chatmend.jsonl import dump_line
 from tests.providers.common import body_or_none
 from tests.strategies import examples, messy_histories
 
@@ -130,7 +131,7 @@ def test_anthropic_message_is_its_assistant_turn_and_its_reply_metadata_is_not_h
     read = providers.get("anthropic").from_request([USER, anthropic_reply()])
     assert [m.role for m in read] == ["user", "assistant"]
     assert [c.id for c in read[1].tool_calls] == ["toolu_01", "toolu_02"]
-    assert "msg_01" not in read[1].model_dump_json() and "claude-sonnet" not in read[1].model_dump_json()
+    assert "msg_01" not in dump_line(read[1]) and "claude-sonnet" not in dump_line(read[1])
 
 
 def test_a_message_param_dict_may_hold_the_sdk_content_blocks() -> None:

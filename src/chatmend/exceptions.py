@@ -18,8 +18,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from pydantic import ValidationError
-
 __all__ = [
     "ChatmendError",
     "CheckError",
@@ -226,7 +224,7 @@ def error_context(*, provider: str | None = None, path: str | None = None) -> It
     at `path`."""
     try:
         yield
-    except ValidationError as exc:
+    except HistoryError as exc:
         raise ReadError(validation_reason(exc), provider=provider, path=path) from None
     except (ReadError, UnsupportedError) as exc:
         if exc.provider is None and provider is not None:
@@ -244,13 +242,10 @@ def model_rejections_at(path: str) -> Iterator[None]:
     raise their own errors with whole paths (which `error_context(path=...)` would prefix again)."""
     try:
         yield
-    except ValidationError as exc:
+    except HistoryError as exc:
         raise ReadError(validation_reason(exc), path=path) from None
 
 
-def validation_reason(error: ValidationError) -> str:
-    """A model's refusal of a value read from outside, in a reader's words: `field: why` for its first error
-    (the field only, not the union branch pydantic tried)."""
-    first = error.errors(include_url=False)[0]
-    why = first["msg"].removeprefix("Value error, ")  # pydantic's prefix for a validator's own ValueError
-    return f"{first['loc'][0]}: {why}" if first["loc"] else why
+def validation_reason(error: HistoryError) -> str:
+    """A model's refusal of a value read from outside, in a reader's words: `field: why`."""
+    return f"{error.field}: {error.reason}" if error.field else error.reason

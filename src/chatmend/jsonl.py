@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from dataclasses import fields
 from typing import Any
-
-from pydantic import ValidationError
 
 from chatmend import _json as strict_json
 from chatmend.exceptions import HistoryError
@@ -26,6 +25,7 @@ from chatmend.messages import (
     ThinkingPart,
     ToolCall,
     coerce_message,
+    type_adapter,
 )
 
 __all__ = ["dump_line", "dumps", "iter_loads", "loads", "message_to_dict"]
@@ -69,10 +69,14 @@ def _part_to_dict(part: Part) -> dict[str, Any]:
 def _source_to_dict(part: ImagePart | FilePart) -> dict[str, Any]:
     """An image or file part: its tag, then every field that is set, in the model's order."""
     d: dict[str, Any] = {"type": part.type}
-    for name, value in part.__dict__.items():
-        if name != "type" and value is not None:
+    for name in _SOURCE_FIELDS[type(part)]:
+        value = getattr(part, name)
+        if value is not None:
             d[name] = _canonical(value) if name == "provider_data" else value
     return d
+
+
+_SOURCE_FIELDS = {kind: tuple(f.name for f in fields(kind) if f.name != "type") for kind in (ImagePart, FilePart)}
 
 
 def _call_to_dict(call: ToolCall) -> dict[str, Any]:
@@ -132,8 +136,8 @@ def iter_loads(lines: Iterable[str], *, first_line: int = 1) -> Iterator[ChatMes
             # (floats, big ints, NaN, repeated keys alike; tested), without the intermediate dicts.
             if strict_json.suspect(line):
                 raise ValueError  # what pydantic-core reads and JSON is not (NaN, 1e999): the careful path decides
-            message = ChatMessage.model_validate_json(line)
-        except (ValidationError, ValueError):
+            message = type_adapter(ChatMessage).validate_json(line)
+        except ValueError:  # pydantic's ValidationError is one
             message = _read_line(line, number, index)  # again by the located path, for its exact error
         yield message
         index += 1

@@ -1,19 +1,25 @@
 """The provider-neutral history model: immutable messages, tool calls and content parts.
 
-Every class is a frozen pydantic v2 model. Build one by keyword (`ChatMessage(role="user", content="hi")`)
-or validate it from the documented JSON shape (`ChatMessage.model_validate(d)`); `chatmend.jsonl` reads and
-writes the canonical JSON Lines form.
+Every class is a frozen, slotted dataclass that checks its own fields when built, so a value read from a
+provider that does not fit (a number where a name goes, a tool message without the id it answers) is a
+`HistoryError` naming the field. Build one by keyword (`ChatMessage(role="user", content="hi")`), copy one with
+`dataclasses.replace`, and read the documented JSON shape at the edges: `coerce_message` / `coerce_history`
+(located errors), or pydantic's `TypeAdapter` for any class through `type_adapter(ChatMessage)` (`validate_python`,
+`validate_json`, `dump_python`, `json_schema`). `chatmend.jsonl` reads and writes the canonical JSON Lines form.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal, TypeVar, Union
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar, Union
 
 from chatmend import _json as strict_json
 from chatmend.exceptions import HistoryError
+
+if TYPE_CHECKING:
+    from pydantic import GetCoreSchemaHandler, TypeAdapter, ValidationError
+    from pydantic_core import CoreSchema
 
 __all__ = [
     "ChatMessage",
@@ -28,24 +34,67 @@ __all__ = [
     "ToolCall",
     "coerce_history",
     "coerce_message",
-    "evolve",
-    "from_template",
-    "replace_field",
     "text_of",
+    "type_adapter",
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
 ProviderData = dict[str, Any]
 
+_ROLES = ("system", "user", "assistant", "tool")
+_PART_TAGS = ("text", "image", "thinking", "file", "native")
+_CONFIG: dict[str, Any] = {"extra": "forbid", "use_attribute_docstrings": True}
+"""pydantic's config for every class (read from `__pydantic_config__`, its documented hook for dataclasses):
+unknown fields are errors, and field docs reach the JSON Schema."""
 
-class _Value(BaseModel):
-    """Shared config: immutable, strict about unknown fields, field docs reach the JSON Schema."""
+def _text(value: object, name: str) -> None:
+    if not isinstance(value, str):
+        raise HistoryError(f"expected a string, got {type(value).__name__}", field=name)
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+def _optional_text(value: object, name: str) -> None:
+    if value is not None and not isinstance(value, str):
+        raise HistoryError(f"expected a string or null, got {type(value).__name__}", field=name)
 
 
-class TextPart(_Value):
+def _name(value: object, name: str) -> None:
+    _text(value, name)
+    if not value:
+        raise HistoryError("expected a name of at least 1 character", field=name)
+
+
+def _optional_object(value: object, name: str) -> None:
+    if value is not None and not isinstance(value, dict):
+        raise HistoryError(f"expected an object or null, got {type(value).__name__}", field=name)
+
+
+def _object(value: object, name: str) -> None:
+    if not isinstance(value, dict):
+        raise HistoryError(f"expected an object, got {type(value).__name__}", field=name)
+
+
+def _flag(value: object, name: str) -> None:
+    if not isinstance(value, bool):
+        raise HistoryError(f"expected true or false, got {type(value).__name__}", field=name)
+
+
+def _as_tuple(model: object, name: str, value: Sequence[Any], kinds: type | tuple[type, ...], what: str) -> None:
+    """Check that every item of a sequence field is one of `kinds`, and store a list given there as a tuple."""
+    if type(value) is not tuple:
+        if not isinstance(value, (list, tuple)):
+            raise HistoryError(f"expected a list of {what}, got {type(value).__name__}", field=name)
+        value = tuple(value)
+        object.__setattr__(model, name, value)  # a frozen dataclass sets its own fields this way
+    for i, item in enumerate(value):
+        if not isinstance(item, kinds):
+            raise HistoryError(f"expected {what}, got {type(item).__name__}", field=f"{name}.{i}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextPart:
     """Plain text."""
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = _CONFIG
 
     type: Literal["text"] = "text"
     """Tag of the part."""
@@ -55,9 +104,16 @@ class TextPart(_Value):
     """Fields of the provider's text block that the model does not name (Anthropic's `cache_control` and
     `citations`, a Responses `annotations` list), keyed by provider name, written back only to that provider."""
 
+    def __post_init__(self) -> None:
+        _text(self.text, "text")
+        _optional_object(self.provider_data, "provider_data")
 
-class ImagePart(_Value):
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ImagePart:
     """An image, inline as base64 `data` with its `media_type`, or by `url`."""
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = _CONFIG
 
     type: Literal["image"] = "image"
     """Tag of the part."""
@@ -71,24 +127,28 @@ class ImagePart(_Value):
     """Fields of the provider's image block that the model does not name (`cache_control`, `detail`), keyed by
     provider name, written back only to that provider."""
 
-    @model_validator(mode="after")
-    def _one_source(self) -> ImagePart:
+    def __post_init__(self) -> None:
+        for name in ("media_type", "data", "url"):
+            _optional_text(getattr(self, name), name)
+        _optional_object(self.provider_data, "provider_data")
         if (self.data is None) == (self.url is None):
-            raise ValueError("an image needs exactly one of 'data' (base64) or 'url'")
+            raise HistoryError("an image needs exactly one of 'data' (base64) or 'url'")
         if self.data is not None and not self.media_type:
-            raise ValueError("an image with 'data' needs its 'media_type', e.g. 'image/png'")
+            raise HistoryError("an image with 'data' needs its 'media_type', e.g. 'image/png'", field="media_type")
         if self.url is not None and not self.url.strip():
             # every provider rejects an image without an address; a body written with one would fail its check
-            raise ValueError("an image's 'url' is empty; expected an https URL or a data: URI")
-        return self
+            raise HistoryError("an image's 'url' is empty; expected an https URL or a data: URI", field="url")
 
 
-class ThinkingPart(_Value):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThinkingPart:
     """Model reasoning, kept byte for byte: providers reject a modified signature.
 
     Redacted thinking (Anthropic's `redacted_thinking`, an encrypted Responses reasoning item) carries no
     readable text, only opaque `data`.
     """
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = _CONFIG
 
     type: Literal["thinking"] = "thinking"
     """Tag of the part."""
@@ -105,11 +165,21 @@ class ThinkingPart(_Value):
     provider_data: ProviderData | None = None
     """Provider-specific fields (item ids, summaries), copied back only to `provider`."""
 
+    def __post_init__(self) -> None:
+        _text(self.text, "text")
+        for name in ("signature", "data", "provider"):
+            _optional_text(getattr(self, name), name)
+        _flag(self.redacted, "redacted")
+        _optional_object(self.provider_data, "provider_data")
 
-class FilePart(_Value):
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FilePart:
     """A document, file or audio clip (Anthropic's `document`, Chat's `file` and `input_audio`, Responses'
     `input_file`, Gemini's non-image `inlineData` / `fileData`): inline base64 `data`, a `url`, or a provider's
     `file_id`. What maps between providers; the rest of a provider's block stays in `provider_data`."""
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = _CONFIG
 
     type: Literal["file"] = "file"
     """Tag of the part."""
@@ -128,16 +198,19 @@ class FilePart(_Value):
     provider_data: ProviderData | None = None
     """Fields of the provider's block the model does not name (`title`, `context`, `citations`), keyed by provider."""
 
-    @model_validator(mode="after")
-    def _one_source(self) -> FilePart:
+    def __post_init__(self) -> None:
+        for name in ("media_type", "data", "url", "file_id", "filename", "provider"):
+            _optional_text(getattr(self, name), name)
+        _optional_object(self.provider_data, "provider_data")
         if sum(x is not None for x in (self.data, self.url, self.file_id)) != 1:
-            raise ValueError("a file needs exactly one of 'data' (base64), 'url' or 'file_id'")
+            raise HistoryError("a file needs exactly one of 'data' (base64), 'url' or 'file_id'")
         if self.data is not None and not self.media_type:
-            raise ValueError("a file with 'data' needs its 'media_type', e.g. 'application/pdf'")
-        return self
+            raise HistoryError("a file with 'data' needs its 'media_type', e.g. 'application/pdf'",
+                               field="media_type")
 
 
-class NativePart(_Value):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NativePart:
     """A block, part or item of one provider's wire format that the neutral model does not name (a
     `server_tool_use`, an `executableCode` part, a Responses `web_search_call` item, a type added last month),
     kept where it stood as its exact JSON and written back verbatim to the same provider.
@@ -146,12 +219,18 @@ class NativePart(_Value):
     with `on_unsupported=`, drops it and reports the drop.
     """
 
+    __pydantic_config__: ClassVar[dict[str, Any]] = _CONFIG
+
     type: Literal["native"] = "native"
     """Tag of the part."""
     provider: str
     """The provider whose wire format `data` is in (its registry name)."""
     data: dict[str, Any]
     """The block, part or item exactly as the provider's JSON has it."""
+
+    def __post_init__(self) -> None:
+        _text(self.provider, "provider")
+        _object(self.data, "data")
 
     @property
     def native_type(self) -> str:
@@ -162,18 +241,30 @@ class NativePart(_Value):
         return next((k for k in self.data if k not in ("thought", "thoughtSignature")), "?")
 
 
-Part = Annotated[Union[TextPart, ImagePart, ThinkingPart, FilePart, NativePart],  # noqa: UP007
-                 Field(discriminator="type")]
+class _ByTag:
+    """Tells pydantic to validate a part by its `type` tag (a tagged union), when an adapter is first built."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        from pydantic import Discriminator
+
+        return handler(Annotated[source, Discriminator("type")])
 
 
-class ToolCall(_Value):
+_PARTS = (TextPart, ImagePart, ThinkingPart, FilePart, NativePart)
+Part = Annotated[Union[TextPart, ImagePart, ThinkingPart, FilePart, NativePart], _ByTag()]  # noqa: UP007
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
     """One call the assistant asked for."""
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = _CONFIG
 
     id: str = ""
     """The call's id, as the provider gave it (may be empty or repeated before repair)."""
-    name: str = Field(min_length=1)
+    name: str
     """The tool's name."""
-    arguments: dict[str, Any] | str = Field(default_factory=dict)
+    arguments: dict[str, Any] | str = field(default_factory=dict)
     """The arguments: a JSON object, or the raw text when it is not valid JSON (a stream cut off mid-call)."""
     raw_arguments: str | None = None
     """The arguments exactly as the provider sent them, when it sent JSON text (Chat, Responses): writers of a
@@ -181,21 +272,30 @@ class ToolCall(_Value):
     provider_data: ProviderData | None = None
     """Provider-specific fields, keyed by provider name (a Gemini thought signature, a Responses item id)."""
 
-    @field_validator("arguments", mode="before")
-    @classmethod
-    def _parse_json_text(cls, value: Any) -> Any:
-        # A JSON object given as text is data in its parsed form; anything else stays verbatim.
-        if isinstance(value, str):
+    def __post_init__(self) -> None:
+        _text(self.id, "id")
+        _name(self.name, "name")
+        arguments = self.arguments
+        if isinstance(arguments, str):
+            # A JSON object given as text is data in its parsed form; anything else stays verbatim.
             try:
-                parsed = strict_json.loads(value)
+                parsed = strict_json.loads(arguments)
             except ValueError:
-                return value
-            return parsed if isinstance(parsed, dict) else value
-        return value
+                parsed = None
+            if isinstance(parsed, dict):
+                object.__setattr__(self, "arguments", parsed)
+        elif not isinstance(arguments, dict):
+            raise HistoryError(f"expected an object or its JSON text, got {type(arguments).__name__}",
+                               field="arguments")
+        _optional_text(self.raw_arguments, "raw_arguments")
+        _optional_object(self.provider_data, "provider_data")
 
 
-class ChatMessage(_Value):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChatMessage:
     """One message of a history."""
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = _CONFIG
 
     role: Role
     """Who speaks: `system`, `user`, `assistant` or `tool`."""
@@ -212,80 +312,72 @@ class ChatMessage(_Value):
     provider_data: ProviderData | None = None
     """Provider-specific fields, keyed by provider name (a Responses message id, a phase)."""
 
-    @model_validator(mode="after")
-    def _fields_fit_role(self) -> ChatMessage:
-        if self.tool_calls and self.role != "assistant":
-            raise ValueError(f"only assistant messages carry 'tool_calls', not {self.role} messages")
-        if self.role == "tool":
+    def __post_init__(self) -> None:
+        role = self.role
+        if role not in _ROLES:
+            raise HistoryError(f"unknown role {strict_json.brief(role)}; expected one of {', '.join(_ROLES)}",
+                               field="role")
+        if not isinstance(self.content, str):
+            _as_tuple(self, "content", self.content, _PARTS, "text, image, thinking, file and native parts")
+        if self.tool_calls:
+            if role != "assistant":
+                raise HistoryError(f"only assistant messages carry 'tool_calls', not {role} messages")
+            _as_tuple(self, "tool_calls", self.tool_calls, ToolCall, "tool calls")
+        elif type(self.tool_calls) is not tuple:
+            _as_tuple(self, "tool_calls", self.tool_calls, ToolCall, "tool calls")
+        if role == "tool":
             if self.tool_call_id is None:
-                raise ValueError("a tool message needs 'tool_call_id', the id of the call it answers")
+                raise HistoryError("a tool message needs 'tool_call_id', the id of the call it answers")
+            _text(self.tool_call_id, "tool_call_id")
+            _optional_text(self.tool_name, "tool_name")
+            _flag(self.is_error, "is_error")
         else:
             for name in ("tool_call_id", "tool_name"):
                 if getattr(self, name) is not None:
-                    raise ValueError(f"only tool messages carry {name!r}, not {self.role} messages")
-            if self.is_error:
-                raise ValueError(f"only tool messages carry 'is_error', not {self.role} messages")
-        return self
+                    raise HistoryError(f"only tool messages carry {name!r}, not {role} messages")
+            if self.is_error is not False:
+                raise HistoryError(f"only tool messages carry 'is_error', not {role} messages")
+        _optional_object(self.provider_data, "provider_data")
 
 
-class Tool(_Value):
+def _default_parameters() -> dict[str, Any]:
+    return {"type": "object", "properties": {}}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tool:
     """A tool the model may call, described once for every provider."""
 
-    name: str = Field(min_length=1)
+    __pydantic_config__: ClassVar[dict[str, Any]] = _CONFIG
+
+    name: str
     """The tool's name."""
     description: str = ""
     """What the tool does, for the model."""
-    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    parameters: dict[str, Any] = field(default_factory=_default_parameters)
     """JSON Schema of the arguments object."""
 
-
-_M = TypeVar("_M", bound=BaseModel)
-_new = object.__new__
-_set_dict = BaseModel.__dict__["__dict__"].__set__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+    def __post_init__(self) -> None:
+        _name(self.name, "name")
+        _text(self.description, "description")
+        _object(self.parameters, "parameters")
 
 
-def evolve(model: _M, **changes: Any) -> _M:
-    """A copy of a frozen model with some fields replaced, without validation (trusted, hot-path values).
-
-    pydantic's `model_copy` copies its bookkeeping too and costs several times more; repair renames ids
-    on every reply of a Kimi history, so this is on the hot path.
-    """
-    new = _new(type(model))
-    values = model.__dict__.copy()
-    values.update(changes)
-    _set_dict(new, values)
-    fields_set = model.__pydantic_fields_set__
-    _set_fields_set(new, fields_set if fields_set.issuperset(changes) else fields_set | changes.keys())
-    _set_extra(new, None)
-    _set_private(new, None)
-    return new
+_T = TypeVar("_T")
 
 
-def from_template(template: _M, values: dict[str, Any]) -> _M:
-    """A copy of `template` with `values` set, unvalidated (trusted, hot-path values), for fields the template
-    already set explicitly: its fields-set is shared as it is, which spares `evolve`'s bookkeeping."""
-    new = _new(type(template))
-    _set_dict(new, {**template.__dict__, **values})
-    _set_fields_set(new, template.__pydantic_fields_set__)
-    _set_extra(new, None)
-    _set_private(new, None)
-    return new
+def type_adapter(cls: type[_T]) -> TypeAdapter[_T]:
+    """pydantic's `TypeAdapter` for a model class (built on first use, then shared): validation of the JSON
+    shape (`validate_python`, `validate_json`), its dump (`dump_python(m, mode="json")`) and `json_schema()`."""
+    adapter: TypeAdapter[_T] | None = _ADAPTERS.get(cls)
+    if adapter is None:
+        from pydantic import TypeAdapter  # imported on first use: `import chatmend` stays light
+
+        adapter = _ADAPTERS[cls] = TypeAdapter(cls)
+    return adapter
 
 
-def replace_field(model: _M, name: str, value: Any) -> _M:
-    """`evolve` for one field: the form repair uses for every renamed id."""
-    new = _new(type(model))
-    values = model.__dict__.copy()
-    values[name] = value
-    _set_dict(new, values)
-    fields_set = model.__pydantic_fields_set__
-    _set_fields_set(new, fields_set if name in fields_set else fields_set | {name})
-    _set_extra(new, None)
-    _set_private(new, None)
-    return new
+_ADAPTERS: dict[type, Any] = {}
 
 
 def text_of(content: str | Sequence[TextPart | ImagePart | ThinkingPart | FilePart | NativePart]) -> str:
@@ -295,19 +387,19 @@ def text_of(content: str | Sequence[TextPart | ImagePart | ThinkingPart | FilePa
     return "\n".join(p.text for p in content if isinstance(p, TextPart))
 
 
-_ROLES = ("system", "user", "assistant", "tool")
-
-
-def coerce_message(item: object, index: int) -> ChatMessage:
-    """A ChatMessage from a ChatMessage or a dict of the JSON shape; a located HistoryError otherwise."""
+def coerce_message(item: object, index: int | None = None) -> ChatMessage:
+    """A ChatMessage from a ChatMessage or a dict of the JSON shape; a HistoryError naming the message `index`
+    and the field otherwise."""
     if isinstance(item, ChatMessage):
         return item
     if not isinstance(item, Mapping):
         raise HistoryError(
             f"expected a message (a mapping with a 'role'), got {type(item).__name__}", index=index
         )
+    from pydantic import ValidationError
+
     try:
-        return ChatMessage.model_validate(item)
+        return type_adapter(ChatMessage).validate_python(item)
     except ValidationError as exc:
         raise _history_error(exc, item, index) from None
 
@@ -320,33 +412,34 @@ def coerce_history(messages: Sequence[object] | object, *, start: int = 0) -> li
     return [item if type(item) is ChatMessage else coerce_message(item, i) for i, item in enumerate(items, start)]
 
 
-def _history_error(exc: ValidationError, item: Mapping[Any, Any], index: int) -> HistoryError:
+def _history_error(exc: ValidationError, item: Mapping[Any, Any], index: int | None) -> HistoryError:
     """The first pydantic error as a HistoryError with the message index and a dotted field path."""
     # In a union (content: str | list of parts) the deepest error is the one about what was meant.
     errors = exc.errors(include_url=False)
     err = max(errors, key=lambda e: len(_field_path(e["loc"])))
     loc = _field_path(err["loc"])
+    own = err.get("ctx", {}).get("error")
+    if isinstance(own, HistoryError):  # a model's own check: its reason, at its field
+        if own.field:
+            loc.append(own.field)
+        text = own.reason
+    else:
+        text = err["msg"]
     field = ".".join(loc) or None
     role = item.get("role")
     if loc[:1] == ["role"] or (not loc and role not in _ROLES):
         msg = f"unknown role {strict_json.brief(role)}; expected one of {', '.join(_ROLES)}" if "role" in item else \
             "missing 'role'; expected one of " + ", ".join(_ROLES)
         return HistoryError(msg, index=index, field="role")
-    text = err["msg"]
     if err["type"] == "union_tag_invalid":
         text = f"unknown part type {err['ctx']['tag']}; expected one of {err['ctx']['expected_tags']}"
-    if text.startswith("Value error, "):
-        text = text[len("Value error, "):]
     if err["type"] == "missing":
         text = "required field is missing"
-    elif err["type"] == "extra_forbidden":
+    elif err["type"] == "unexpected_keyword_argument":
         text = "unknown field"
     elif field == "content" or (field or "").startswith("content."):
         text = f"{text} (content is a string or a list of text, image, thinking, file and native parts)"
     return HistoryError(text, index=index, field=field)
-
-
-_PART_TAGS = ("text", "image", "thinking", "file", "native")
 
 
 def _field_path(loc: tuple[int | str, ...]) -> list[str]:

@@ -16,7 +16,7 @@ The options (`RepairOptions`, #27): `wording` in `_worded`, `leave_open_last` an
 a call, `on_missing="strip"` in `_Pass._strip_unanswered` (and `_Pass._kept_calls`: rule 5 for the calls kept).
 
 One pass over the history; messages that need no change are the input's own objects, and changed ones
-are copied without validation (`replace_field`). Each output message records where it came from
+are copies (`dataclasses.replace`). Each output message records where it came from
 (`RepairResult.origin_runs`). `chatmend.incremental.Repairer` resumes a pass;
 `repair_for_writers` is the same pass for provider writers, which take ids from `final_ids`.
 """
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
@@ -36,8 +36,6 @@ from chatmend.messages import (
     TextPart,
     ToolCall,
     coerce_history,
-    from_template,
-    replace_field,
 )
 from chatmend.results import NOTE_SOURCE, SYNTHETIC_SOURCE, Origin, RenamedId, RepairResult, SharedList
 from chatmend.sdk_reader import read_sdk_history
@@ -275,7 +273,8 @@ def interrupted_result(call: ToolCall, *, read_only: bool) -> ChatMessage:
 
 def synthetic_result(call_id: str, name: str, *, read_only: bool) -> ChatMessage:
     """Rule 6's result for the call `call_id` to tool `name` (a body's fast repair knows no ToolCall)."""
-    return from_template(_SYNTHETIC, {"tool_call_id": call_id, "tool_name": name, "content": _wording(name, read_only)})
+    return ChatMessage(role="tool", tool_call_id=call_id, tool_name=name, is_error=True,
+                       content=_wording(name, read_only))
 
 
 def reads_only(is_read_only: IsReadOnly | None, name: str) -> bool:
@@ -301,7 +300,7 @@ def _worded(synthetic: ChatMessage, name: str, wording: Wording) -> ChatMessage:
         return synthetic
     if not isinstance(text, str):
         raise TypeError(f"wording for {name!r} must be a str (or None for the default), got {type(text).__name__}")
-    return replace_field(synthetic, "content", text)
+    return replace(synthetic, content=text)
 
 
 def orphan_note(result: ChatMessage) -> ChatMessage:
@@ -319,7 +318,7 @@ def orphan_note(result: ChatMessage) -> ChatMessage:
                 others.append(part)
         text = "\n".join(texts)
     note = orphan_note_text(result.tool_name, result.tool_call_id, result.is_error, text, more=bool(others))
-    return from_template(_NOTE, {"content": (replace_field(_NOTE_TEXT, "text", note), *others)})
+    return ChatMessage(role="user", content=(TextPart(text=note), *others))
 
 
 def orphan_note_text(tool_name: str | None, call_id: str | None, is_error: bool, output: str, *,
@@ -329,13 +328,6 @@ def orphan_note_text(tool_name: str | None, call_id: str | None, is_error: bool,
     header = (f"A tool result arrived with no matching tool call "
               f"({tool}id: {call_id or '(empty)'}, error: {'yes' if is_error else 'no'}).")
     return f"{header} Its output follows.\n{output}" if output or more else f"{header} It had no output."
-
-
-# Templates of the messages repair makes: copying one with trusted values skips pydantic's validation, which
-# costs several times more and would run for every interrupted call and every orphan result.
-_SYNTHETIC = ChatMessage(role="tool", tool_call_id="", tool_name="", is_error=True, content="")
-_NOTE = ChatMessage(role="user", content=())
-_NOTE_TEXT = TextPart(text="")
 
 
 class _Mark(NamedTuple):
@@ -474,13 +466,13 @@ class _Pass:
             if strip:
                 final_calls = self._kept_calls(start, calls, range(n_calls))
             copies = final_calls is not calls and self.copies  # else every message stays as it is
-            out.append(replace_field(assistant, "tool_calls", final_calls) if copies else assistant)
+            out.append(replace(assistant, tool_calls=final_calls) if copies else assistant)
             if not copies:
                 out.extend(history[first:index])  # already valid, or a pass that makes no copies
             else:
                 for call, result in zip(final_calls, history[first:index]):
                     out.append(result if result.tool_call_id == call.id else
-                               replace_field(result, "tool_call_id", call.id))
+                               replace(result, tool_call_id=call.id))
             return index  # what follows (steers, orphans, placeholders) `run` reads as it reads any message
         # The input index of each call's result (-1: none yet).
         results = [*range(first, index), *[-1] * (n_calls - in_place)]
@@ -497,8 +489,8 @@ class _Pass:
             final_calls, results = self._strip_unanswered(start, calls, results, leave_open)
         copies = final_calls is not calls and self.copies
         if not strip or final_calls:
-            out.append(replace_field(assistant, "tool_calls", final_calls) if final_calls is not calls else assistant)
-        elif is_placeholder(kept := replace_field(assistant, "tool_calls", ())):
+            out.append(replace(assistant, tool_calls=final_calls) if final_calls is not calls else assistant)
+        elif is_placeholder(kept := replace(assistant, tool_calls=())):
             bisect.insort(self.dropped, start)  # every call stripped, nothing else said: as rule 1 drops it
             follows = start
         else:
@@ -518,7 +510,7 @@ class _Pass:
                 if self.wording is not None:
                     synthetic = _worded(synthetic, call.name, self.wording)
                 if self.unmarked:
-                    synthetic = replace_field(synthetic, "is_error", False)
+                    synthetic = replace(synthetic, is_error=False)
                 out.append(synthetic)
                 self.interrupted.append(call)
                 self.interrupted_at.append((start, ci))
@@ -527,7 +519,7 @@ class _Pass:
                 runs += len(out), at
             follows = at + 1
             found = history[at]
-            out.append(replace_field(found, "tool_call_id", call.id) if copies and found.tool_call_id != call.id
+            out.append(replace(found, tool_call_id=call.id) if copies and found.tool_call_id != call.id
                        else found)
         for at in rest:
             if at < 0:
@@ -582,7 +574,7 @@ class _Pass:
                 if renamed is not None:
                     renamed.append(RenamedId(start, ci, call.id, final))
                 if self.copies:
-                    call = replace_field(call, "id", final)
+                    call = replace(call, id=final)
             kept.append(call)
         if len(kept) == len(calls) and all(a is b for a, b in zip(kept, calls)):
             return calls
@@ -600,7 +592,7 @@ class _Pass:
             final = ids.allocate(raw, index, ci)
             if final != raw:
                 if calls is not None:
-                    calls[ci] = replace_field(call, "id", final)
+                    calls[ci] = replace(call, id=final)
                 if renamed is not None:
                     renamed.append(RenamedId(index, ci, raw, final))
         return original if calls is None else tuple(calls)
@@ -611,7 +603,7 @@ class _Pass:
         if not self.assign_ids:
             return call
         final = self.ids.in_order[call_index - n_calls]
-        return call if final == call.id else replace_field(call, "id", final)
+        return call if final == call.id else replace(call, id=final)
 
     def _pair_results(
         self, history: list[ChatMessage], start: int, index: int, results: list[int]

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from chatmend import ChatMessage
+from chatmend.messages import coerce_message
 
 PEER_CASES = Path(__file__).resolve().parents[2].parent / "shared" / "real-world" / "peer-cases.json"
 FRAMEWORK_PEERS = ("BerriAI/litellm", "langchain-ai/deepagents", "langchain-ai/langchain")
@@ -17,7 +18,7 @@ def _message(item: dict[str, Any]) -> ChatMessage:
     content = item.get("content")
     if isinstance(content, list):  # the file's neutral parts: only the text ones are read here
         content = "\n".join(p.get("text", "") for p in content if p.get("type") == "text")
-    return ChatMessage.model_validate({
+    return coerce_message({
         "role": item["role"], "content": content or "",
         "tool_calls": [{"id": c.get("id") or "", "name": c.get("name") or "tool", "arguments": c.get("arguments")
                         if c.get("arguments") is not None else {}} for c in item.get("tool_calls") or []],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import reject
@@ -79,5 +80,5 @@ def writable(provider: Any, history: list[ChatMessage]) -> list[ChatMessage]:
             out.append(message)
             continue
         kept = tuple(part for part in content if part.type in provider.writes_parts)
-        out.append(message.model_copy(update={"content": kept or "(image)"}))
+        out.append(replace(message, content=kept or "(image)"))
     return out

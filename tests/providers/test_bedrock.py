@@ -9,6 +9,7 @@ import itertools
 import json
 import re
 from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
 
 import boto3
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 
 from chatmend import ChatMessage, FilePart, ImagePart, NativePart, TextPart, ThinkingPart, ToolCall, providers
 from chatmend.exceptions import ReadError, UnsupportedError
+from chatmend.jsonl import dump_line
 from chatmend.providers import bedrock as adapter
 from chatmend.providers.base import Dropped
 from chatmend.repair import is_placeholder
@@ -282,7 +284,7 @@ def test_every_body_passes_botocores_validation_and_check_and_reads_back(history
     roles = [m["role"] for m in body["messages"]]
     assert roles[:1] in ([], ["user"]) and all(a != b for a, b in itertools.pairwise(roles))  # BR3, BR4
     texts, images = texts_and_images([m for m in history if not is_placeholder(m)])
-    wire = json.dumps([m.model_dump(mode="json") for m in adapter.from_request(body)], ensure_ascii=False)
+    wire = json.dumps([asdict(m) for m in adapter.from_request(body)], ensure_ascii=False)
     for text in texts:
         assert text.strip() == "" or json.dumps(text, ensure_ascii=False)[1:-1] in wire
     for image in images:
@@ -518,7 +520,7 @@ def test_the_command_line_checks_repairs_and_converts_bedrock_bodies(capsys: pyt
     repaired = json.loads(capsys.readouterr().out)
     assert adapter.check(repaired) == [] and repaired["toolConfig"] == body["toolConfig"]
     neutral = tmp_path / "history.jsonl"
-    neutral.write_text("".join(json.dumps(m.model_dump(mode="json", exclude_defaults=True)) + "\n"
+    neutral.write_text("".join(dump_line(m) + "\n"
                                for m in LOOP_HISTORY))
     assert main(["convert", str(neutral), "--to", "bedrock"]) == 0
     converted = json.loads(capsys.readouterr().out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +48,9 @@ def test_editing_a_written_body_never_edits_the_history(name: str) -> None:
                ChatMessage(role="assistant", content="", tool_calls=[
                    ToolCall(id="call_1", name="search", arguments=arguments)]),
                ChatMessage(role="tool", tool_call_id="call_1", content="sunny")]
-    before = [message.model_dump() for message in history]
+    before = [asdict(message) for message in history]
     _edit_everything(providers.get(name).to_request(history, model="m", on_unsupported=lambda dropped: None))
-    assert [message.model_dump() for message in history] == before
+    assert [asdict(message) for message in history] == before
 
 
 @pytest.mark.parametrize("example", sorted(EXAMPLES.glob("*.json")),
@@ -58,9 +59,9 @@ def test_editing_the_body_written_from_a_shipped_example_never_edits_its_history
     body = json.loads(example.read_text(encoding="utf-8"))
     adapter = providers.get(example.stem)
     history = adapter.from_request(body)
-    before = [message.model_dump() for message in history]
+    before = [asdict(message) for message in history]
     _edit_everything(adapter.to_request(history, model=body.get("model", "m")))
-    assert [message.model_dump() for message in history] == before
+    assert [asdict(message) for message in history] == before
 
 
 def test_the_flags_no_code_read_are_gone() -> None:

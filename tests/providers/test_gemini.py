@@ -9,7 +9,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -943,10 +943,10 @@ def test_example_request_reads_checks_and_writes_back_the_same() -> None:
 
 def test_body_is_not_shared_with_the_input() -> None:
     history = agent_history()
-    before = copy.deepcopy([m.model_dump() for m in history])
+    before = copy.deepcopy([asdict(m) for m in history])
     body = ge.to_request(history, model=FLASH)
     body["contents"][1]["parts"][1]["functionCall"]["args"]["url"] = "changed"
-    assert [m.model_dump() for m in history] == before
+    assert [asdict(m) for m in history] == before
 
 
 def _mutations() -> st.SearchStrategy[list[tuple[int, Any]]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from dataclasses import asdict, replace
 from typing import Any
 
 import pytest
@@ -116,7 +117,7 @@ def test_reading_the_body_back_keeps_every_text_and_image(name: str, history: li
     provider = providers.get(name)
     back = provider.from_request(to_request(name, history))
     assert all(isinstance(m, ChatMessage) for m in back)
-    assert_carries(history, json.dumps([m.model_dump(mode="json") for m in back], ensure_ascii=False))
+    assert_carries(history, json.dumps([asdict(m) for m in back], ensure_ascii=False))
 
 
 def reads_only(tool: str) -> bool:
@@ -150,10 +151,10 @@ def fitting(message: ChatMessage) -> ChatMessage:
         return re.sub(r"[^a-zA-Z0-9_-]", "_", tool_id)[:30]
 
     if message.tool_calls:
-        return message.model_copy(update={"tool_calls": tuple(
-            c.model_copy(update={"id": cut(c.id)}) for c in message.tool_calls)})
+        return replace(message, tool_calls=tuple(
+            replace(c, id=cut(c.id)) for c in message.tool_calls))
     if message.tool_call_id is not None:
-        return message.model_copy(update={"tool_call_id": cut(message.tool_call_id)})
+        return replace(message, tool_call_id=cut(message.tool_call_id))
     return message
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 from unittest.mock import patch
@@ -533,9 +534,9 @@ def test_send_async_with_async_openai() -> None:
 
 def test_body_is_not_shared_with_the_input() -> None:
     history = screenshot_history()
-    before = copy.deepcopy([m.model_dump() for m in history])
+    before = copy.deepcopy([asdict(m) for m in history])
     oc.to_request(history, model="m")
-    assert [m.model_dump() for m in history] == before
+    assert [asdict(m) for m in history] == before
 
 
 # ------------------------------------------------------------------------------------------- arguments

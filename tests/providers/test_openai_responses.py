@@ -7,7 +7,7 @@ import copy
 import json
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -282,7 +282,7 @@ def test_a_reply_saved_twice_replays_only_once() -> None:
 
 def test_an_edited_reply_uses_content_order_when_the_recorded_layout_no_longer_fits() -> None:
     reply = orr.from_response(reasoning_response(4, text="Checking."))
-    edited = reply.model_copy(update={"content": (*reply.content, TextPart(text="More."))})
+    edited = replace(reply, content=(*reply.content, TextPart(text="More.")))
     result = ChatMessage(role="tool", tool_call_id=reply.tool_calls[0].id, content="r")
     body = orr.to_request([ChatMessage(role="user", content="q"), edited, result], model="gpt-5")
     assert body["input"][2]["content"] == [
@@ -429,7 +429,7 @@ def test_from_request_reads_bodies_lists_and_strings() -> None:
              {"type": "function_call_output", "call_id": "c", "output": "r"}]
     read = orr.from_request(items)
     # what the neutral model does not name (the developer role, `type`, the refusal) rides in provider_data
-    assert [m.model_copy(update={"provider_data": None}) for m in read] == [
+    assert [replace(m, provider_data=None) for m in read] == [
         ChatMessage(role="system", content="rules"), ChatMessage(role="user", content=(TextPart(text="q"),)),
         ChatMessage(role="assistant", content=(TextPart(text="a"), TextPart(text="no")),
                     tool_calls=(ToolCall(id="c", name="s", arguments="not json"),)),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -225,7 +225,7 @@ def _main_item(row: Row, items: list[dict[str, Any]]) -> dict[str, Any]:
 def _read_as(row: Row, items: list[dict[str, Any]]) -> None:
     """Assert the treatment the README gives the row."""
     history = orr.from_request(items)
-    bare = [m.model_copy(update={"provider_data": None}) for m in history]
+    bare = [replace(m, provider_data=None) for m in history]
     main = _main_item(row, items)
     if row.treatment == "call":
         (call,) = [c for m in history for c in m.tool_calls]

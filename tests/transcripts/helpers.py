@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ def normal(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
             content = content[0].text
         elif isinstance(content, tuple) and not content:
             content = ""
-        out.append(m.model_copy(update={"content": content}))
+        out.append(replace(m, content=content))
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from hypothesis import example, given
@@ -76,9 +77,7 @@ def _no_thinking(history: list[ChatMessage]) -> list[ChatMessage]:
     out = []
     for m in history:
         if isinstance(m.content, tuple):
-            m = m.model_copy(
-                update={"content": tuple(p for p in m.content if not isinstance(p, ThinkingPart))}
-            )
+            m = replace(m, content=tuple(p for p in m.content if not isinstance(p, ThinkingPart)))
         out.append(m)
     return out
 
@@ -88,8 +87,8 @@ def _fit(call_id: str | None) -> str | None:
 
 
 def _fitted(message: ChatMessage) -> ChatMessage:
-    calls = tuple(c.model_copy(update={"id": _fit(c.id)}) for c in message.tool_calls)
-    return message.model_copy(update={"tool_calls": calls, "tool_call_id": _fit(message.tool_call_id)})
+    calls = tuple(replace(c, id=_fit(c.id)) for c in message.tool_calls)
+    return replace(message, tool_calls=calls, tool_call_id=_fit(message.tool_call_id))
 
 
 @examples(60)
@@ -110,7 +109,7 @@ def test_repaired_rollout_reads_back_as_the_repaired_history(history: list[ChatM
     again = read_text(out, "codex")
     # A Codex output is a plain string: whether it failed is not written back (is_error reads false); a call id
     # the API refuses as too long is written shortened (the same in its call and its output).
-    assert normal(again.messages) == normal([_fitted(m.model_copy(update={"is_error": False})) for m in expected])
+    assert normal(again.messages) == normal([_fitted(replace(m, is_error=False)) for m in expected])
     assert not repair_history(again.messages).changed and not again.problems
     if not (result.renamed or result.notes or result.dropped or session.fixes):
         assert out.startswith(text)  # what repair adds is appended: every line keeps its byte offset
@@ -192,7 +191,7 @@ def test_what_repair_adds_is_appended_with_the_next_ordinal_and_the_turns_metada
     }]
     again = read_text(out)
     # (a plain-string output does not say it failed: is_error reads false)
-    assert again.messages == [*session.messages, result.messages[-1].model_copy(update={"is_error": False})]
+    assert again.messages == [*session.messages, replace(result.messages[-1], is_error=False)]
     assert not again.repaired(None)[0].changed
 
 

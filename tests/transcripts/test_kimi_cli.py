@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -135,7 +136,7 @@ def test_a_repaired_context_reads_back_as_the_repaired_history_keeping_kimis_own
         return
     again = read_text(out, "kimi_cli")
     # a kosong tool message has no error flag (nor has the Kimi API's): the synthetic result's text says it
-    unflagged = [m.model_copy(update={"is_error": False}) for m in expected.messages]
+    unflagged = [replace(m, is_error=False) for m in expected.messages]
     assert normal(again.messages) == normal(unflagged)
     assert not keep_answer_order(again.messages, repair_history(again.messages)).changed
     own = [line for line, r in zip(text.split("\n"), records) if r["role"].startswith("_")]

@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -430,8 +431,8 @@ def pi_records(history: Sequence[ChatMessage]) -> list[dict[str, Any]]:
 @given(valid_histories())
 def test_a_healthy_generated_session_checks_clean_and_repairs_to_the_same_bytes(history: list[ChatMessage]) -> None:
     if any(isinstance(c.arguments, str) for m in history for c in m.tool_calls):
-        history = [m.model_copy(update={"tool_calls": tuple(c.model_copy(update={"arguments": {}})
-                                                            for c in m.tool_calls)}) for m in history]
+        history = [replace(m, tool_calls=tuple(replace(c, arguments={})
+                                                            for c in m.tool_calls)) for m in history]
     text = "".join(lines_of(pi_records(history)))
     session = read_text(text)
     assert session.format == "pi"

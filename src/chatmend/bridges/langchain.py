@@ -34,8 +34,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.messages.tool import invalid_tool_call, tool_call
 
 from chatmend import providers
-from chatmend.bridges._neutral import neutral_makers
-from chatmend.messages import ChatMessage, text_of
+from chatmend.messages import ChatMessage, ToolCall, text_of
 from chatmend.repair import IsReadOnly, Wording, repair_history
 
 __all__ = ["SYNTHESIZED", "RepairMiddleware", "pre_model_hook", "repair"]
@@ -43,7 +42,6 @@ __all__ = ["SYNTHESIZED", "RepairMiddleware", "pre_model_hook", "repair"]
 SYNTHESIZED = "chatmend_synthesized"
 """The `response_metadata` key of a ToolMessage chatmend made (its value is True)."""
 
-_message, _call = neutral_makers()  # unvalidated: the fields come from LangChain's own typed messages
 
 
 def repair(messages: Sequence[BaseMessage], *, is_read_only: IsReadOnly | None = None,
@@ -147,14 +145,14 @@ def _calls(message: AIMessage) -> list[_Call]:
 def _neutral(message: BaseMessage) -> ChatMessage:
     """What repair needs of a message: its role, its calls or the call it answers, and whether it says anything."""
     if isinstance(message, AIMessage):
-        calls = tuple(_call(id=c.id, name=c.name, arguments=_arguments(c.arguments)) for c in _calls(message))
-        return _message(role="assistant", content=_reply_text(message.content), tool_calls=calls)
+        calls = tuple(ToolCall(id=c.id, name=c.name, arguments=_arguments(c.arguments)) for c in _calls(message))
+        return ChatMessage(role="assistant", content=_reply_text(message.content), tool_calls=calls)
     if isinstance(message, ToolMessage):
-        return _message(role="tool", tool_call_id=message.tool_call_id, tool_name=message.name,
+        return ChatMessage(role="tool", tool_call_id=message.tool_call_id, tool_name=message.name,
                         content=_text(message.content), is_error=message.status == "error")
     if isinstance(message, SystemMessage):
-        return _message(role="system", content=_text(message.content))
-    return _message(role="user", content=_text(message.content) or f"[{message.type}]")
+        return ChatMessage(role="system", content=_text(message.content))
+    return ChatMessage(role="user", content=_text(message.content) or f"[{message.type}]")
 
 
 def _arguments(args: Any) -> dict[str, Any] | str:

@@ -30,9 +30,8 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole, TextBlock
 from llama_index.core.bridge.pydantic import PrivateAttr, SerializeAsAny
 from llama_index.core.memory import BaseMemory, Memory
 
-from chatmend.bridges._neutral import neutral_makers
 from chatmend.messages import ChatMessage as NeutralMessage
-from chatmend.messages import text_of
+from chatmend.messages import ToolCall, text_of
 from chatmend.repair import IsReadOnly, Wording, repair_history
 
 __all__ = ["SYNTHESIZED", "RepairedMemory", "repair"]
@@ -40,7 +39,6 @@ __all__ = ["SYNTHESIZED", "RepairedMemory", "repair"]
 SYNTHESIZED = "chatmend_synthesized"
 """The `additional_kwargs` key of a tool message chatmend made (its value is True)."""
 
-_message, _call = neutral_makers()  # unvalidated: the fields come from LlamaIndex's own typed messages
 
 _ASSISTANT = {MessageRole.ASSISTANT, MessageRole.CHATBOT, MessageRole.MODEL}  # Cohere's and Gemini's names too
 _SYSTEM = {MessageRole.SYSTEM, MessageRole.DEVELOPER}
@@ -161,22 +159,22 @@ def _neutral(message: ChatMessage) -> NeutralMessage:
     """What repair needs of a message: its role, its calls or the call it answers, and whether it says anything."""
     role = message.role
     if role in _ASSISTANT:
-        calls = [_call(id=b.tool_call_id or "", name=b.tool_name or "tool", arguments=_arguments(b.tool_kwargs))
+        calls = [ToolCall(id=b.tool_call_id or "", name=b.tool_name or "tool", arguments=_arguments(b.tool_kwargs))
                  for b in message.blocks if isinstance(b, ToolCallBlock)]
         if not calls:
             for entry in _entries(message):
                 name, arguments = _entry_call(entry)
-                calls.append(_call(id=_entry_id(entry), name=name, arguments=_arguments(arguments)))
-        return _message(role="assistant", content=_text(message, calls=True), tool_calls=tuple(calls))
+                calls.append(ToolCall(id=_entry_id(entry), name=name, arguments=_arguments(arguments)))
+        return NeutralMessage(role="assistant", content=_text(message, calls=True), tool_calls=tuple(calls))
     if role == MessageRole.TOOL:
         kwargs = message.additional_kwargs
         call_id = kwargs.get("tool_call_id", kwargs.get("call_id"))
-        return _message(role="tool", tool_call_id=call_id if isinstance(call_id, str) else "",
+        return NeutralMessage(role="tool", tool_call_id=call_id if isinstance(call_id, str) else "",
                         tool_name=kwargs.get("name") if isinstance(kwargs.get("name"), str) else None,
                         content=_text(message), is_error=False)
     if role in _SYSTEM:
-        return _message(role="system", content=_text(message))
-    return _message(role="user", content=_text(message) or f"[{role.value}]")
+        return NeutralMessage(role="system", content=_text(message))
+    return NeutralMessage(role="user", content=_text(message) or f"[{role.value}]")
 
 
 def _arguments(args: Any) -> dict[str, Any] | str:

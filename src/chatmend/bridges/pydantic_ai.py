@@ -50,8 +50,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import RunContext
 
-from chatmend.bridges._neutral import neutral_makers
-from chatmend.messages import ChatMessage, text_of
+from chatmend.messages import ChatMessage, ToolCall, text_of
 from chatmend.repair import IsReadOnly, Wording, repair_history
 from chatmend.results import Origin, RepairResult
 
@@ -172,16 +171,15 @@ def _to_neutral(messages: Sequence[ModelMessage]) -> tuple[list[ChatMessage], li
 
 # The neutral messages are built unvalidated from templates: their fields come from pydantic-ai's own typed
 # objects, and building 20,000 validated models costs several times the repair itself.
-_message, _call = neutral_makers()
 
 
 def _assistant(response: ModelResponse) -> ChatMessage:
-    calls = tuple(_call(id=p.tool_call_id, name=p.tool_name or "tool", arguments=_arguments(p.args))
+    calls = tuple(ToolCall(id=p.tool_call_id, name=p.tool_name or "tool", arguments=_arguments(p.args))
                   for p in response.parts if isinstance(p, ToolCallPart))
     # rule 1 drops a reply of whitespace alone; any other part (thinking, files, native tools) is content
     texts = [p.content if isinstance(p, TextPart) else f"[{p.part_kind}]" for p in response.parts
              if not isinstance(p, ToolCallPart)]
-    return _message(role="assistant", content="\n".join(texts), tool_calls=calls)
+    return ChatMessage(role="assistant", content="\n".join(texts), tool_calls=calls)
 
 
 def _arguments(args: Any) -> dict[str, Any] | str:
@@ -192,16 +190,16 @@ def _arguments(args: Any) -> dict[str, Any] | str:
 
 def _request_part(part: ModelRequestPart) -> ChatMessage:
     if isinstance(part, ToolReturnPart):
-        return _message(role="tool", tool_call_id=part.tool_call_id, tool_name=part.tool_name,
+        return ChatMessage(role="tool", tool_call_id=part.tool_call_id, tool_name=part.tool_name,
                         content=_text(part.content), is_error=part.outcome == "failed")
     if isinstance(part, RetryPromptPart) and part.tool_name is not None:
-        return _message(role="tool", tool_call_id=part.tool_call_id, tool_name=part.tool_name,
+        return ChatMessage(role="tool", tool_call_id=part.tool_call_id, tool_name=part.tool_name,
                         content=_text(part.content), is_error=True)
     if isinstance(part, SystemPromptPart):
-        return _message(role="system", content=part.content)
+        return ChatMessage(role="system", content=part.content)
     if isinstance(part, UserPromptPart):
-        return _message(role="user", content=_text(part.content) or "[user prompt]")
-    return _message(role="user", content=f"[{getattr(part, 'part_kind', type(part).__name__)}]")
+        return ChatMessage(role="user", content=_text(part.content) or "[user prompt]")
+    return ChatMessage(role="user", content=f"[{getattr(part, 'part_kind', type(part).__name__)}]")
 
 
 def _text(content: Any) -> str:

@@ -16,6 +16,7 @@ from chatmend.files.session import Session, Streamed
 from chatmend.formats import neutral
 from chatmend.formats._detect import NEUTRAL, detect_document, detect_records
 from chatmend.jsonl import message_to_dict
+from chatmend.messages import coerce_message
 
 __all__ = ["TRANSCRIPT_FORMATS", "detect", "formats", "read", "read_lines", "store_formats", "streamed"]
 
@@ -346,7 +347,7 @@ def _read_neutral_list(value: object, *, indent: bool) -> Session:
     messages: list[ChatMessage] = []
     for i, item in enumerate(value):
         try:
-            message = ChatMessage.model_validate(item) if isinstance(item, Mapping) else _not_message(item, i)
+            message = coerce_message(item) if isinstance(item, Mapping) else _not_message(item, i)
             messages.append(message)
         except HistoryError as exc:
             raise InputError(f"[{i}]: {exc.reason}") from None

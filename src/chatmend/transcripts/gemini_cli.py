@@ -204,7 +204,7 @@ class GeminiCli:
                        and not p.get("thought"))
         listed = calls_in_content or tool_calls
         calls = tuple(ToolCall(id=str(c.get("id") or ""), name=str(c.get("name") or "tool"),
-                               arguments=c.get("args") if isinstance(c.get("args"), dict) else {})
+                               arguments=args if isinstance(args := c.get("args"), dict) else {})
                       for c in listed)
         self._answered = set()
         if not calls and not text:

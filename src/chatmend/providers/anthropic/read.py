@@ -14,10 +14,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pydantic import ValidationError
-
 from chatmend._json import brief, json_kind
-from chatmend.exceptions import ReadError, error_context, validation_reason
+from chatmend.exceptions import HistoryError, ReadError, error_context, validation_reason
 from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.anthropic.wire import (
     DOCUMENT_MEDIA_TYPES,
@@ -55,7 +53,7 @@ def _message(**fields: Any) -> ChatMessage:
     """A ChatMessage, its validation errors as ReadError."""
     try:
         return ChatMessage(**fields)
-    except ValidationError as exc:
+    except HistoryError as exc:
         raise ReadError(validation_reason(exc)) from None
 
 
@@ -218,7 +216,7 @@ def _read_call(block: Mapping[str, Any]) -> ToolCall:
         return ToolCall(id=call_id if isinstance(call_id, str) else "", name=name,
                         arguments=arguments if isinstance(arguments, str) else dict(arguments),
                         provider_data=_extra(block, _CALL_KEYS) if len(block) > 4 else None)
-    except ValidationError as exc:
+    except HistoryError as exc:
         raise ReadError(validation_reason(exc)) from None
 
 

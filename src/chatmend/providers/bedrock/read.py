@@ -7,9 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import ValidationError
-
-from chatmend.exceptions import ReadError, error_context, validation_reason
+from chatmend.exceptions import HistoryError, ReadError, error_context, validation_reason
 from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.bedrock.wire import (
     MEDIA_KINDS,
@@ -35,7 +33,7 @@ def _message(**fields: Any) -> ChatMessage:
     """A ChatMessage, its validation errors as ReadError."""
     try:
         return ChatMessage(**fields)
-    except ValidationError as exc:
+    except HistoryError as exc:
         raise ReadError(validation_reason(exc)) from None
 
 

@@ -15,6 +15,7 @@ from chatmend.messages import (
     ImagePart,
     NativePart,
     Part,
+    Role,
     TextPart,
     ThinkingPart,
     ToolCall,
@@ -180,7 +181,7 @@ class ChatReading(ChatWriting, ChatChecking):
         role = item.get("role")
         if role in ("system", "developer", "user"):
             content = self._read_content(item.get("content"))
-            neutral = "user" if role == "user" else "system"
+            neutral: Role = "user" if role == "user" else "system"
             if len(item) == 2 and isinstance(item.get("content"), str) and role != "developer":
                 return ChatMessage(role=neutral, content=content)  # the common case: nothing else to keep
             form: dict[str, str] = {"role": "developer"} if role == "developer" else {}

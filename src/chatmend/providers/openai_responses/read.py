@@ -21,6 +21,7 @@ from chatmend.messages import (
     FilePart,
     NativePart,
     Part,
+    Role,
     TextPart,
     ThinkingPart,
     ToolCall,
@@ -367,7 +368,7 @@ class Reader:
             if role == "assistant":
                 self.current(item).add_message(item, path)
             elif role in ("user", "system", "developer"):
-                neutral_role = "user" if role == "user" else "system"
+                neutral_role: Role = "user" if role == "user" else "system"
                 content = _read_content(item.get("content", ""), f"{path}.content")
                 self.add(ChatMessage(role=neutral_role, content=content), item)
             else:
