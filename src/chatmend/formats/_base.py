@@ -30,6 +30,7 @@ TRANSCRIPT_FORMATS = {
     "kimi_cli": "kimi-cli sessions (~/.kimi/sessions/*/*/context.jsonl)",
     "pi": "pi and OpenClaw sessions (~/.pi/agent/sessions/*/*.jsonl, ~/.openclaw/agents/*/sessions/*.jsonl)",
     "kimi_code": "Kimi Code CLI sessions (~/.kimi-code/sessions/*/session_*/agents/*/wire.jsonl)",
+    "qwen_code": "Qwen Code sessions (~/.qwen/projects/*/chats/*.jsonl)",
     "pydantic_ai": "pydantic-ai message histories (ModelMessagesTypeAdapter.dump_json, all_messages_json())",
 }
 DOCUMENT_FORMATS = frozenset({"cline", "roo_code", "pydantic_ai", "gemini_checkpoint"})
@@ -228,6 +229,10 @@ def _read_jsonl(stream: Iterator[str], fmt: str, prefer: str | None) -> Session:
         from chatmend.transcripts import pi
 
         return pi.read(lines)
+    if fmt == "qwen_code":
+        from chatmend.transcripts import qwen_code
+
+        return qwen_code.read(lines)
     held = list(lines)  # (its items are held whole too)
     items, numbers = parse_records(held, what=f"one {fmt} message a line")
     key = adapter(fmt).list_key

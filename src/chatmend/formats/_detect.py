@@ -134,6 +134,10 @@ def detect_records(records: Sequence[object], prefer: str | None = None) -> str:
 
     if any(kimi_cli.is_record(r) for r in objects):
         return kimi_cli.NAME
+    from chatmend.transcripts import qwen_code
+
+    if any(qwen_code.is_record(r) for r in objects):  # before Claude Code's, whose records look alike
+        return qwen_code.NAME
     if any(text_field(r) in CLAUDE_CODE_TYPES and ("uuid" in r or "sessionId" in r or "leafUuid" in r)
            for r in objects):  # (a `summary` record names its leaf message by `leafUuid`)
         return "claude_code"
