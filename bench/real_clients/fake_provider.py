@@ -16,8 +16,8 @@ What the model says is scripted by a marker in the prompt, `rc-case:NAME`:
   parallel  two such calls in one reply, then text
   round     `echo rc-first-round` (fast), then the 60 s call, then text
 
-A later user text holding `rc-resume` (the prompt of a resume) is answered with the text `done`; so is a body that
-ends with tool results, or that offers no shell tool (titles, summaries).
+Once a user text holds `rc-resume` (the prompt of a resume), the answer is the text `done`; so is it after the last
+step, and for a body that offers no shell tool (titles, summaries).
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ CASES: dict[str, list[list[str]]] = {
     "round": [["echo rc-first-round"], [SLOW.format(60)]],
 }
 """Each case's tool-call turns, one list of shell commands a turn; text follows the last."""
-SHELL_TOOLS = ("bash", "Bash", "run_shell_command", "shell", "shell_command", "powershell")
-"""The shell tool's name in each client (Copilot CLI and Kilo Code: `bash`; Qwen Code: `run_shell_command`)."""
+SHELL_TOOLS = ("bash", "Bash", "run_shell_command", "shell", "shell_command", "powershell", "exec")
+"""The shell tool's name in each client (Copilot CLI and Kilo Code: `bash`; Qwen Code: `run_shell_command`;
+OpenClaw: `exec`)."""
 
 
 def text_of(content: Any) -> str:
@@ -120,14 +121,9 @@ def script(body: dict[str, Any]) -> tuple[str, Any]:
     """What the model answers: ("calls", [(id, name, arguments JSON)...]) or ("text", TEXT)."""
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     tool = shell_tool(body)
-    if tool is None or not messages or messages[-1].get("role") == "tool":
-        return "text", DONE
     users = [k for k, m in enumerate(messages) if m.get("role") == "user"]
-    last_user = text_of(messages[users[-1]].get("content")) if users else ""
-    if "rc-resume" in last_user:
-        return "text", DONE
     marked = next((k for k in users if "rc-case:" in text_of(messages[k].get("content"))), None)
-    if marked is None:
+    if tool is None or marked is None or any("rc-resume" in text_of(messages[k].get("content")) for k in users):
         return "text", DONE
     case = re.search(r"rc-case:(\w+)", text_of(messages[marked].get("content")))
     steps = CASES.get(case.group(1) if case else "", [])
