@@ -9,8 +9,8 @@ import sys
 
 from chatmend import ChatmendError, Repairer, UnsupportedError
 from chatmend.cli._report import plural
-from chatmend.cli._shared import BAD_INPUT, OK, PROBLEMS, model_for, say, store_of
-from chatmend.cli._text import UsageError, display, printable
+from chatmend.cli._shared import model_for, store_of
+from chatmend.cli._text import BAD_INPUT, OK, PROBLEMS, UsageError, display, printable, say
 from chatmend.files.io import open_input
 from chatmend.files.problems import neutral_problems
 from chatmend.formats import InputError, Session, adapter, read, streamed

@@ -21,8 +21,7 @@ import sys
 from typing import Any
 
 from chatmend import ChatmendError, UnsupportedError
-from chatmend.cli._shared import BAD_INPUT, OK, PROBLEMS
-from chatmend.cli._text import UsageError, display
+from chatmend.cli._text import BAD_INPUT, OK, PROBLEMS, UsageError, display
 from chatmend.formats import InputError
 
 __all__ = ["parse_line", "run_check_json"]

@@ -5,43 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import textwrap
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from chatmend.cli._output import signals_remove_temporary_files
 from chatmend.cli._report import plural
-from chatmend.cli._shared import OK, PROBLEMS, say
-from chatmend.cli._text import UsageError, printable
+from chatmend.cli._text import OK, PROBLEMS, UsageError, printable, say
 from chatmend.cli._timeline import one_line
 
 
-def doctor_command(sub: Any, epilog: str) -> None:
-    """`chatmend doctor`: its options."""
-    doctor = sub.add_parser(
-        "doctor", help="find every saved session of every agent tool that would be refused, and fix them",
-        description=textwrap.fill(
-            "With no PATH, scan the default locations of every supported tool (Claude Code, honouring "
-            "CLAUDE_CONFIG_DIR; Codex, CODEX_HOME, archived sessions too; Gemini CLI; opencode, OPENCODE_DB and "
-            "XDG_DATA_HOME; and every other registered store), or the PATHs given (files, stores, folders), and "
-            "print a table: tool, session, last modified, status and the problems found. --fix repairs every "
-            "broken session in place after a backup and says how to resume it. A session in use (modified in "
-            "the last minute, held open by another process, or its database locked) is reported and left "
-            "alone unless --force. An empty session file is skipped. "
-            "Exit 1 when a session is still broken (or cannot be read).", 100),
-        epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
-    doctor.add_argument("paths", metavar="PATH", nargs="*", help="session files, stores or folders to scan "
-                                                                  "(default: every tool's own locations)")
-    doctor.add_argument("--fix", action="store_true", help="repair every broken session in place, after a backup")
-    doctor.add_argument("--force", action="store_true",
-                        help="also fix sessions in use (modified in the last minute, or a locked database)")
-    doctor.add_argument("--json", action="store_true", help="one JSON object a session, for programs")
-    doctor.add_argument("--workers", type=int, metavar="N", help="processes scanning in parallel (default: CPUs)")
-    doctor.set_defaults(run=_doctor, file="chatmend doctor")
-
-
-def _doctor(args: argparse.Namespace) -> int:
+def run_doctor(args: argparse.Namespace) -> int:
     """`chatmend doctor`: the table (or JSON lines) of every session found; the work is `chatmend.doctor`'s."""
     from chatmend.doctor import Finding, doctor
 

@@ -27,8 +27,8 @@ from chatmend.cli._output import (
     write_output,
 )
 from chatmend.cli._report import plural, print_report, repair_report, report_lines, some, summary_report
-from chatmend.cli._shared import OK, model_for, say, store_of
-from chatmend.cli._text import UsageError, display, printable
+from chatmend.cli._shared import model_for, store_of
+from chatmend.cli._text import OK, UsageError, display, printable, say
 from chatmend.exceptions import problems_gone
 from chatmend.files.inplace import torn_tail
 from chatmend.files.io import open_input, read_all

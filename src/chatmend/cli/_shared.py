@@ -1,29 +1,12 @@
-"""What every command of the CLI shares: its exit codes, its words on stderr, and opening a store."""
+"""What the commands that read a session share: opening a store, and the model of a body written."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 
-from chatmend.cli._text import UsageError, printable
+from chatmend.cli._text import UsageError
 from chatmend.formats import Session, adapter
 from chatmend.transcripts._stores import Store, open_store
-
-OK, PROBLEMS, BAD_INPUT, INTERNAL = 0, 1, 2, 3
-
-
-def error(text: str, *, kind: str = "error") -> None:
-    """A usage or write error on stderr."""
-    say(f"chatmend: {kind}: {printable(text)}\n")
-
-
-def say(text: str) -> None:
-    """Text on stderr, for a person; nothing when stderr itself cannot be written (the exit code still says)."""
-    try:
-        sys.stderr.write(text)
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
 
 
 def store_of(args: argparse.Namespace) -> Store | None:

@@ -12,10 +12,10 @@ from chatmend import Repairer
 from chatmend.cli._output import write_output
 from chatmend.cli._repair import converted, read_one
 from chatmend.cli._report import plural
-from chatmend.cli._shared import OK, PROBLEMS, store_of
-from chatmend.cli._text import UsageError, display
+from chatmend.cli._shared import store_of
+from chatmend.cli._text import OK, PROBLEMS, UsageError, display
 from chatmend.cli._timeline import timeline
-from chatmend.formats import NEUTRAL, TRANSCRIPT_FORMATS, neutral, read, store_formats
+from chatmend.formats import NEUTRAL, TRANSCRIPT_FORMATS, formats, neutral, read, store_formats
 from chatmend.transcripts._stores import select
 from chatmend.trim import trim_history
 
@@ -69,4 +69,11 @@ def run_show(args: argparse.Namespace) -> int:
         for text in ([""] if n else []) + timeline(session, name, color=color, width=max(width, 40)):
             sys.stdout.write(text + "\n")
     sys.stdout.flush()
+    return OK
+
+
+def run_formats(args: argparse.Namespace) -> int:
+    """`chatmend formats`: every format the commands read, the registered providers' among them."""
+    sys.stdout.write("formats (--from; detected from content when not given):\n"
+                     + "".join(f"  {name:<17} {text}\n" for name, text in formats().items()))
     return OK

@@ -1,8 +1,13 @@
-"""What every command's messages share: the usage error, and text made safe for a terminal."""
+"""What every command shares: its exit codes, its words on stderr, the usage error, and text made safe for a
+terminal."""
 
 from __future__ import annotations
 
-__all__ = ["UsageError", "display", "printable"]
+import sys
+
+__all__ = ["BAD_INPUT", "INTERNAL", "OK", "PROBLEMS", "UsageError", "display", "error", "printable", "say"]
+
+OK, PROBLEMS, BAD_INPUT, INTERNAL = 0, 1, 2, 3
 
 
 class UsageError(Exception):
@@ -22,3 +27,17 @@ def printable(text: str) -> str:
 def display(file: str) -> str:
     """The name of the input in messages (`<stdin>` for `-`)."""
     return "<stdin>" if file == "-" else file
+
+
+def error(text: str, *, kind: str = "error") -> None:
+    """A usage or write error on stderr."""
+    say(f"chatmend: {kind}: {printable(text)}\n")
+
+
+def say(text: str) -> None:
+    """Text on stderr, for a person; nothing when stderr itself cannot be written (the exit code still says)."""
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
