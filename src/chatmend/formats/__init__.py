@@ -1,8 +1,10 @@
-"""The file formats the command line reads and writes, detected from content.
+"""The command line's format table: every format it reads and writes, detected from content, each handed to its
+reader (a store of `chatmend.transcripts`, a provider's body, the neutral JSON Lines).
 
 `read(path, fmt)` returns a `Session`: the neutral messages, where each one came from, the provider whose
 rules apply, and a writer that puts a (repaired) history back in the same format, keeping what chatmend
-does not read untouched.
+does not read untouched. The table stands above the stores; `Session` and the writes it re-exports are the file
+layer's (`chatmend.files`), below them.
 """
 
 from __future__ import annotations
