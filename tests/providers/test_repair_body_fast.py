@@ -1,6 +1,5 @@
-"""The fast path of `repair_body` gives what the slow path gives: Chat's plain messages read unvalidated equal
-the validating reader's, a list `_list_valid` passes is one `check` finds nothing in, and a body repaired with the
-fast path equals the body repaired without it."""
+"""`repair_body`'s stub route gives what the neutral route gives on Chat lists: a list `_list_valid` passes is one
+`check` finds nothing in, and a body repaired on stubs equals the body repaired without them."""
 
 from __future__ import annotations
 
@@ -10,12 +9,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatmend.exceptions import ChatmendError, Problem
-from chatmend.messages import ChatMessage
-from chatmend.providers import _chat_fast
-from chatmend.providers.base import CheckContext
+from chatmend.exceptions import ChatmendError
+from chatmend.planner import Stubs
 from chatmend.providers.openai_chat import OpenAIChat
-from chatmend.providers.openai_chat.wire import with_raw_arguments
+from chatmend.providers.openai_chat import spans as chat_spans
 from tests.strategies import examples
 
 IDS = st.sampled_from(["a", "b", "c", "", "x" * 41, "call_1"])
@@ -68,59 +65,31 @@ LISTS = st.one_of(st.lists(wire_message(), max_size=8), st.lists(plain_message()
 
 
 class SlowChat(OpenAIChat):
-    """Chat with the fast path off: a subclass that reads and checks otherwise (here: the same, by super())."""
+    """Chat with the stub route off: every body goes the neutral route."""
 
-    def _read_message(self, item: Any) -> ChatMessage:
-        return super()._read_message(item)
-
-    def _check(self, body: Any, context: CheckContext) -> list[Problem]:
-        return super()._check(body, context)
+    def _stubs(self, items: list[Any]) -> Stubs | None:
+        return None
 
 
 FAST, SLOW = OpenAIChat(), SlowChat()
 
 
-def slow_read(item: Any) -> ChatMessage | None:
-    try:
-        return with_raw_arguments(FAST._read_message(item), item)
-    except ChatmendError:
-        return None
-
-
-@examples(300)
-@given(item=wire_message())
-def test_a_plain_message_read_unvalidated_equals_the_validating_readers(item: dict[str, Any]) -> None:
-    fast = _chat_fast.read_plain(item)
-    if fast is None:
-        return  # not plain: the validating reader reads it
-    slow = slow_read(item)
-    assert slow is not None
-    assert fast == slow
-    assert fast.__dict__ == slow.__dict__
-    assert fast.model_fields_set == slow.model_fields_set
-    assert fast.model_dump() == slow.model_dump()
-    for a, b in zip(fast.tool_calls, slow.tool_calls):
-        assert a.model_fields_set == b.model_fields_set and a.__dict__ == b.__dict__
-
-
-def test_the_plain_shapes_are_read_fast() -> None:
+def test_the_plain_shapes_are_judged_in_one_pass() -> None:
     plain = [{"role": "user", "content": "hi"}, {"role": "system", "content": "s"},
              {"role": "assistant", "content": None, "tool_calls": [
                  {"id": "a", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}}]},
              {"role": "tool", "tool_call_id": "a", "content": "ok"}, {"role": "assistant", "content": "done"}]
-    assert all(_chat_fast.read_plain(item) == slow_read(item) for item in plain)
-    assert all(_chat_fast.read_plain(item) is not None for item in plain)
-    assert _chat_fast.list_valid(plain, 40)
+    assert chat_spans.list_valid(plain, 40) and FAST.check({"model": "gpt-4.1", "messages": plain}) == []
     near = [{"role": "developer", "content": "s"}, {"role": "user", "content": "hi", "name": "n"},
             {"role": "tool", "tool_call_id": "a", "content": "ok", "name": "f"}]
-    assert all(_chat_fast.read_plain(item) is None for item in near)
+    assert not any(chat_spans.list_valid([*plain, item], 40) for item in near)
 
 
 @examples(300)
 @given(items=LISTS)
 def test_a_list_judged_valid_in_one_pass_is_one_check_finds_nothing_in(items: list[dict[str, Any]]) -> None:
     problems = FAST.check({"model": "gpt-4.1", "messages": items})
-    if _chat_fast.list_valid(items, FAST.id_max_length):
+    if chat_spans.list_valid(items, FAST.id_max_length):
         assert problems == []
 
 
@@ -153,14 +122,12 @@ def test_repair_body_with_the_fast_path_equals_it_without(items: list[dict[str, 
     assert set(fast.rewritten) <= set(slow.rewritten)
 
 
-def test_subclasses_that_read_or_check_otherwise_take_the_slow_path() -> None:
+def test_dialects_with_rules_of_their_own_never_judge_a_list_in_one_pass() -> None:
     from chatmend import providers
 
-    assert _chat_fast.inherits(OpenAIChat, OpenAIChat, ("_read_message",))
-    assert not _chat_fast.inherits(SlowChat, OpenAIChat, ("_read_message",))
-    for name in ("kimi", "mistral"):
+    for name in ("kimi", "mistral", "groq", "xai", "deepseek", "ollama", "openrouter", "vllm"):
         adapter = providers.get(name)
-        assert adapter._list_valid([{"role": "user", "content": "hi"}]) is False
+        assert not adapter.plain_lists_valid and adapter._list_valid([{"role": "user", "content": "hi"}]) is False
 
 
 # --- the runs of rewritten items (regressions found by bench/body_repair.py's messy bodies) ----------------------
@@ -182,7 +149,7 @@ def test_a_kept_result_between_two_new_ones_of_one_call_is_written_with_them() -
         assert [m.get("tool_call_id") for m in items[2:]] == ["a", "b", "c"]
         assert items[2]["content"].startswith("Error: Interrupted") and items[3] == answered
         assert items[0] is body["messages"][0] and items[1] is calls  # what precedes is kept
-        # the span path keeps the answered result as it was; the neutral one writes the run around it anew
+        # the stub route keeps the answered result as it was; the neutral one writes the run around it anew
         assert repaired.rewritten == ([2, 4] if adapter is FAST else [2, 3, 4])
         assert adapter.check(repaired.body) == []
 

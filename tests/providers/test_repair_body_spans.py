@@ -1,4 +1,4 @@
-"""`repair_body`'s span path (`providers._spans`): the spec's rules decided on stubs of the wire items give the
+"""`repair_body`'s span path (`chatmend.planner`): the spec's rules decided on stubs of the wire items give the
 very body the neutral path writes, the same report, and the same neutral side (worked out only when asked)."""
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatmend import providers
-from chatmend.providers import _chat_fast
-from chatmend.providers._spans import BLANK, CALLS, KEEP, OTHER, REPLY, RESULT, SpanPlan, Stubs, plan_spans
-from chatmend.providers.anthropic import Anthropic, spans
+from chatmend.planner import BLANK, CALLS, KEEP, OTHER, REPLY, RESULT, Stubs, plan_spans
+from chatmend.providers.anthropic import Anthropic
+from chatmend.providers.assembly import _Assembly
 from chatmend.providers.base import Provider
 from chatmend.providers.openai_chat import OpenAIChat
+from chatmend.providers.openai_chat import spans as chat_spans
 from tests.strategies import examples
 
 CHAT = OpenAIChat()
@@ -156,13 +157,54 @@ def test_ids_the_provider_would_not_take_go_the_neutral_way() -> None:
     assert repaired.body == neutral(CHAT, body).body
 
 
-def test_the_dialects_that_read_check_and_write_as_chat_take_the_span_path() -> None:
+CHAT_DIALECTS = ("openai_chat", "together", "deepseek", "groq", "xai", "openrouter", "vllm", "ollama", "kimi",
+                 "mistral")
+
+
+def without_stubs(adapter: Provider) -> Provider:
+    """The adapter with the stub route off: every body goes the neutral route."""
+    return type(f"Neutral{type(adapter).__name__}", (type(adapter),), {"_stubs": lambda self, items: None})()
+
+
+def test_every_chat_dialect_takes_the_stub_route() -> None:
     items = [{"role": "user", "content": "hi"}]
-    assert providers.get("openai_chat")._stubs(items) is not None
-    assert providers.get("together")._stubs(items) is not None  # Chat's own rules and writer
-    # more rules of their own (a check, a last-message rule, reasoning sent back, other ids): the neutral path
-    for name in ("deepseek", "groq", "xai", "openrouter", "vllm", "ollama", "kimi", "mistral"):
-        assert providers.get(name)._stubs(items) is None, name
+    for name in CHAT_DIALECTS:
+        repaired = providers.get(name).repair_body({"model": "m", "messages": items})
+        assert repaired.from_spans and not repaired.changed, name
+
+
+@examples(300)
+@given(name=st.sampled_from(CHAT_DIALECTS), items=st.lists(plain_item(), min_size=1, max_size=12),
+       named=st.booleans(), read_only=st.booleans())
+def test_every_chat_dialect_s_stub_route_writes_the_body_its_neutral_route_writes(
+        name: str, items: list[dict[str, Any]], named: bool, read_only: bool) -> None:
+    adapter = providers.get(name)
+    if named:  # results named after their tool, as Kimi and Mistral write them
+        items = [{**item, "name": "f"} if item["role"] == "tool" else item for item in items]
+    body = {"model": "m", "messages": items}
+    is_read_only = (lambda tool: tool == "read_file") if read_only else None
+    before = copy.deepcopy(body)
+    fast = adapter.repair_body(body, is_read_only=is_read_only)
+    slow = without_stubs(adapter).repair_body(copy.deepcopy(body), is_read_only=is_read_only)
+    assert fast.body == slow.body and fast.report == slow.report and fast.changed == slow.changed
+    assert body == before
+    if fast.from_spans and fast.body["messages"]:
+        assert adapter._list_problems(fast.body) == []
+
+
+def test_kimi_takes_the_stub_route_for_its_own_ids_only() -> None:
+    kimi = providers.get("kimi")
+
+    def turns(call_id: str) -> list[dict[str, Any]]:
+        return [{"role": "user", "content": "go"}, {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": "read", "arguments": "{}"}}]}]
+
+    own = kimi.repair_body({"model": "kimi-k2", "messages": turns("functions.read:0")})
+    assert own.from_spans and own.body["messages"][2] == {
+        "role": "tool", "tool_call_id": "functions.read:0", "name": "read",
+        "content": own.body["messages"][2]["content"]}
+    other = kimi.repair_body({"model": "kimi-k2", "messages": turns("call_1")})
+    assert not other.from_spans and other.body["messages"][1]["tool_calls"][0]["id"] == "functions.read:0"
 
 
 def test_shapes_the_stubs_do_not_take_go_the_neutral_way() -> None:
@@ -171,7 +213,7 @@ def test_shapes_the_stubs_do_not_take_go_the_neutral_way() -> None:
                  {"role": "assistant", "content": None, "tool_calls": []},
                  {"role": "user", "content": []}]
     for item in near:
-        assert _chat_fast.stubs([{"role": "user", "content": "hi"}, item]) is None, item
+        assert chat_spans.stubs([{"role": "user", "content": "hi"}, item]) is None, item
 
 
 def test_a_plan_keeps_a_valid_list_in_one_stretch_and_says_each_change() -> None:
@@ -180,10 +222,10 @@ def test_a_plan_keeps_a_valid_list_in_one_stretch_and_says_each_change() -> None
     assert plan.steps == [(KEEP, 0, 5)] and plan.unchanged and plan.final_ids == ["a", "b"]
     # b answered before a, a blank reply among the results, an orphan: moved, dropped, noted
     plan = plan_spans([OTHER, CALLS, RESULT, BLANK, RESULT, RESULT], [None, ["a", "b"], "b", None, "a", "z"])
-    assert (plan.moved, plan.dropped, plan.notes) == (1, 1, 1) and not plan.unchanged
+    assert (len(plan.moved), len(plan.dropped), len(plan.notes)) == (1, 1, 1) and not plan.unchanged
     # an id used twice: the second call is renamed, its result with it
     plan = plan_spans([CALLS, RESULT, CALLS, RESULT], [["a"], "a", ["a"], "a"])
-    assert plan.final_ids == ["a", "a_1"] and plan.renamed == 1
+    assert plan.final_ids == ["a", "a_1"] and len(plan.renamed) == 1
 
 
 # --- Anthropic -----------------------------------------------------------------------------------------------
@@ -234,8 +276,8 @@ def test_the_messy_anthropic_workload_takes_the_span_path_and_gives_the_neutral_
 def test_anthropic_bodies_with_thinking_on_or_other_blocks_go_the_neutral_way() -> None:
     body = _workloads().anthropic_messy_body(40)
     thinking_on = {**body, "thinking": {"type": "enabled", "budget_tokens": 2048}}
-    assert ANTHROPIC._fast_repair(thinking_on, thinking_on["messages"], None) is None  # AT1 judges the last turn
-    assert ANTHROPIC._fast_repair(body, body["messages"], None) is not None
+    assert ANTHROPIC._stub_repair(thinking_on, thinking_on["messages"], None) is None  # AT1 judges the last turn
+    assert ANTHROPIC._stub_repair(body, body["messages"], None) is not None
     for turn in ({"role": "user", "content": [{"type": "document", "source": {"type": "text", "data": "d"}}]},
                  {"role": "assistant", "content": [{"type": "server_tool_use", "id": "s", "name": "web_search",
                                                     "input": {}}]},
@@ -271,10 +313,10 @@ def test_the_anthropic_stubs_say_where_each_message_begins_in_its_turn(items: li
 
 
 @given(sizes=st.lists(st.integers(1, 4), min_size=1, max_size=12), lookups=st.lists(st.integers(0, 60), max_size=30))
-def test_the_anthropic_assembly_finds_the_turn_of_a_message_looked_up_in_any_order(sizes: list[int],
-                                                                                   lookups: list[int]) -> None:
+def test_the_assembly_finds_the_turn_of_a_message_looked_up_in_any_order(sizes: list[int],
+                                                                         lookups: list[int]) -> None:
     starts = [sum(sizes[:r]) for r in range(len(sizes) + 1)]  # turn r holds sizes[r] messages
-    assembly = spans._Assembly([], Stubs([], [], starts, []), SpanPlan(), None)
+    assembly = _Assembly(ANTHROPIC, [], Stubs([], [], starts, []), None)
     for m in (m for m in lookups if m <= starts[-1]):
         assert assembly.item_of(m) == max(r for r, start in enumerate(starts) if start <= m)
 

@@ -65,9 +65,9 @@ NeutralSide = tuple[RepairResult, list[ChatMessage], list[int]]
 class BodyRepair:
     """What `Provider.repair_body` returns: the body, repaired in its own format, and what changed.
 
-    The neutral side (`result`, `history`, `item_of`) is what the repair of the body's history gives. The fast
-    path (`Provider._fast_repair`) repairs without it and leaves it to be worked out on first use, by the neutral
-    path, which writes the same body: the proxy, which reads only `report`, never pays for it.
+    The neutral side (`result`, `history`, `item_of`) is what the repair of the body's history gives. The stub
+    route (`Provider._stub_repair`) repairs without it and leaves it to be worked out on first use, by the neutral
+    route, which writes the same body: the proxy, which reads only `report`, never pays for it.
     """
 
     def __init__(self, body: dict[str, Any], result: RepairResult | None = None, rewritten: list[int] | None = None,
@@ -84,7 +84,7 @@ class BodyRepair:
         self._neutral = neutral
         self._report = report
         self.from_spans = False
-        """True when the span path made it (`Provider._fast_repair`): every item of the list was of a plain shape
+        """True when the stub route made it (`Provider._stub_repair`): every item of the list was of a plain shape
         of the adapter's stubs."""
         self.mended: list[str] = []
         """The paths of the strings whose lone surrogates were replaced by U+FFFD (`JSON`), in document order."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, error_context
 from chatmend.providers.base import CheckContext, HistoryInput, Provider
@@ -23,6 +23,8 @@ def upstream_check(owner: Provider, upstream: Provider, body: Any, context: Chec
 class ServingChat(OpenAIChat):
     """A Chat-shaped service in front of other vendors' models (a router, an inference server): the adapter of the
     model it serves writes and checks the body, OpenAI's rules apply to any other model."""
+
+    plain_lists_valid: ClassVar[bool] = False  # the served model's rules (`check` by the body's model)
 
     def serving(self, model: str | None) -> Provider | None:
         """The adapter whose rules apply to `model`, or None for OpenAI's own (hook)."""

@@ -15,7 +15,6 @@ know about its wire format:
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import json
 import operator
@@ -24,7 +23,7 @@ from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import cache, partial
+from functools import cache
 from json.encoder import encode_basestring
 from typing import Any, ClassVar, cast
 
@@ -41,6 +40,7 @@ from chatmend.exceptions import (
 from chatmend.ids import digest, shortening_id_maker, wire_ids
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, NativePart, Tool, ToolCall, type_adapter
+from chatmend.planner import Stubs, plan_spans
 from chatmend.providers._lossless import (
     BodyRepair,
     BodyReport,
@@ -51,7 +51,7 @@ from chatmend.providers._lossless import (
     plan_rewrite,
     unwritable_parts,
 )
-from chatmend.providers._spans import CALLS, KEEP, OTHER, REPLY, SYNTHETIC, SpanPlan, Stubs, plan_spans
+from chatmend.providers.assembly import assemble
 from chatmend.repair import (
     DEFAULT_OPTIONS,
     IsReadOnly,
@@ -62,9 +62,7 @@ from chatmend.repair import (
     Wording,
     _options,
     holds_sdk_object,
-    interrupted_result,
     is_sdk_object,
-    reads_only,
     repair_for_writers,
     repair_history,
 )
@@ -100,10 +98,6 @@ SHAPE = "SHAPE"
 """Problem code shared by adapters for a body that is not of the provider's shape at all (check never raises)."""
 EMPTY = "EMPTY"
 """Problem code of a body whose conversation list is empty, for a provider that needs one (`empty_list_error`)."""
-
-_STAND_IN = "(earlier turns)"
-"""The text of the user turn `Provider._assemble_in_windows` stands before calls whose item before opens with
-results (it never reaches a body)."""
 
 HistoryInput = Sequence[ChatMessage | Mapping[str, Any]] | Sequence[Any]
 """What `to_request` accepts: ChatMessage objects or dicts of the neutral JSON shape, or a history holding the
@@ -156,7 +150,7 @@ class Provider(ABC):
     # ---------------------------------------------------------------------------- flags `to_request` reads
 
     names_results: ClassVar[bool] = False
-    """True when the reader names a tool result after the last call of its id (Anthropic's): the span path then
+    """True when the reader names a tool result after the last call of its id (Anthropic's): the stub route then
     tells a note which call that was (`plan_spans(name_notes=)`)."""
     id_max_length: ClassVar[int | None] = None
     """The longest tool call id the provider accepts (None: no known limit)."""
@@ -168,6 +162,21 @@ class Provider(ABC):
     """True when a failed tool result has a field of its own on the wire (Anthropic's `is_error`, Gemini's
     `response: {"error": ...}`); False when only its text can say so (an `Error: ` prefix): `mark="field"` then
     writes a synthetic result as a plain one, its text as worded."""
+
+    # ------------------------------------------------------------------------- flags `repair_body` reads
+
+    blocks_key: ClassVar[str | None] = None
+    """The key of a turn's blocks where one wire item holds several neutral messages (a user turn of tool results
+    and words: Anthropic's and Bedrock's `content`, Gemini's `parts`): the stub route gathers a changed turn's
+    blocks into one new user turn. None: every message is an item of its own, or several (Chat's, Responses')."""
+    joins_turns: ClassVar[bool] = False
+    """True when two turns of one role may not stand side by side (Gemini's GE1, Converse's BR3): the stub route
+    makes a new user turn one with the user turn kept beside it."""
+    plain_lists_valid: ClassVar[bool] = True
+    """True when a list of the shapes the adapter stubs breaks no rule of the wire once the planner's are kept
+    (pairing and ids): the stub route returns the list it assembles unchecked. False for a dialect with rules of
+    its own (Groq's string content, Mistral's role order): that list is checked, and one with problems goes the
+    neutral route, whose writer knows them."""
 
     # ---------------------------------------------------------------------------------------- declarations
 
@@ -404,6 +413,12 @@ class Provider(ABC):
         With `keep_valid` (the default), a body this provider takes comes back as it is, whatever the neutral
         rules would change (an id repeated in a later turn); `keep_valid=False` repairs by the neutral rules
         all the same, for a list that may yet be sent to another provider (a bridge such as LiteLLM's).
+
+        One route: the adapter stubs its wire items, the planner plans, and the plan is assembled from the input's
+        items and the adapter's writer (`_stub_repair`). The neutral route (read into the model, `repair_history`,
+        write the changed runs) is only for what the adapter cannot stub: items of shapes its stubs do not take,
+        a body whose rules depend on more than the stubs (`_takes_stubs`), ids the provider would not take as they
+        are, a step its hooks do not write, and a string holding a lone surrogate.
         """
         with error_context(provider=self.name):
             if not isinstance(body, Mapping) or not isinstance(body.get(self.list_key), list):
@@ -428,9 +443,9 @@ class Provider(ABC):
 
     def _repair_list(self, body: Mapping[str, Any], items: list[Any], is_read_only: IsReadOnly | None,
                      ) -> BodyRepair:
-        """`repair_body` of a body whose strings all encode (hook: the fast path, else the neutral one)."""
-        fast = self._fast_repair(body, items, is_read_only)
-        repaired = fast if fast is not None else self._neutral_repair_body(body, items, is_read_only)
+        """`repair_body` of a body whose strings all encode: the stub route, else the neutral one."""
+        stubbed = self._stub_repair(body, items, is_read_only)
+        repaired = stubbed if stubbed is not None else self._neutral_repair_body(body, items, is_read_only)
         return _originals_kept(repaired, body, items, self.list_key)
 
     def _refused(self, body: Mapping[str, Any], repaired: BodyRepair) -> bool:
@@ -455,190 +470,74 @@ class Provider(ABC):
 
         return BodyRepair(dict(body), report=BodyReport([]), neutral=neutral)
 
-    def _fast_repair(self, body: Mapping[str, Any], items: list[Any],
+    def _stub_repair(self, body: Mapping[str, Any], items: list[Any],
                      is_read_only: IsReadOnly | None) -> BodyRepair | None:
-        """`repair_body` on stubs of the items (`providers._spans`), building no model: None when the adapter gives
-        no stubs for these items, or an id would not be a wire id as it is (the neutral path then decides)."""
-        stubs = self._stubs(items) if items else None
+        """`repair_body`'s route: the adapter stubs its items (`_stubs`), the planner plans (`plan_spans`), and the
+        plan is assembled from the input's items and the adapter's writer (`providers.assembly`), building no
+        model. None for what the adapter cannot stub: items of other shapes, a body whose rules depend on more
+        than its stubs (`_takes_stubs`), an id the provider would not take as it is, a step the adapter does not
+        write, or (without `plain_lists_valid`) a list `check` finds problems in; the neutral route repairs it."""
+        stubs = self._stubs(items) if items and self._takes_stubs(body) else None
         if stubs is None:
             return None
         plan = plan_spans(stubs.kinds, stubs.refs, name_notes=self.names_results)
-        if self._wire_ids(plan.final_ids) is not plan.final_ids:
-            return None  # an id the provider would not take: the neutral path maps ids
-        report = BodyReport(plan.interrupted, plan.moved, plan.notes, plan.renamed, plan.dropped)
+        wire = self._wire_ids(plan.final_ids)
+        if wire is not plan.final_ids and list(wire) != plan.final_ids:
+            return None  # an id the provider would not take: the neutral route maps ids
+        report = BodyReport(plan.interrupted, len(plan.moved), len(plan.notes), len(plan.renamed), len(plan.dropped))
+        rewritten: list[int] = []
+        if plan.unchanged:
+            new_body = dict(body)
+        else:
+            assembled = assemble(self, items, stubs, plan, is_read_only)
+            if assembled is None:
+                return None
+            new_items, rewritten = assembled
+            new_body = {**body, self.list_key: new_items}
+        if not self.plain_lists_valid and self._list_problems(new_body):
+            return None  # a rule of the dialect's own beyond pairing: the neutral route's writer knows it
 
         def neutral() -> NeutralSide:
             return self._neutral_repair_body(body, items, is_read_only)._side()
 
-        if plan.unchanged:
-            repaired = BodyRepair(dict(body), report=report, neutral=neutral)
-        else:
-            assembled = self._assemble(items, stubs, plan, is_read_only)
-            if assembled is None:
-                assembled = self._assemble_interrupted(items, stubs, plan, is_read_only)
-            if assembled is None:
-                assembled = self._assemble_in_windows(body, items, stubs, plan, is_read_only)
-            if assembled is None:
-                return None  # a change this adapter does not assemble: the neutral path writes it
-            new_items, rewritten = assembled
-            repaired = BodyRepair({**body, self.list_key: new_items}, rewritten=rewritten, report=report,
-                                  neutral=neutral)
+        repaired = BodyRepair(new_body, rewritten=rewritten, report=report, neutral=neutral)
         repaired.from_spans = True
         return repaired
 
+    def _takes_stubs(self, body: Mapping[str, Any]) -> bool:
+        """Hook of the stub route: False for a body whose `check` depends on more than the stubs say (Anthropic
+        with thinking on, AT1; a model named whose own rules apply: Gemini's GE4, Bedrock's families)."""
+        return True
+
     def _stubs(self, items: list[Any]) -> Stubs | None:
-        """Hook of the span path: one stub per neutral message of the list (`providers._spans`: its kind, and the
-        ids repair pairs by), or None when the items are not all of plain shapes: shapes whose list `check` finds
-        valid whenever the plan keeps every message (a plan that changes nothing returns the body as it is), and
-        that the adapter's `_assemble` writes exactly as its neutral path would (default: none, the neutral
-        path)."""
+        """Hook of the stub route: one stub per neutral message of the list (`chatmend.planner`: its kind, and the
+        ids repair pairs by), or None when the items are not all of shapes the adapter's hooks write back exactly
+        as its neutral route would (default: none, the neutral route). With `blocks_key`, `Stubs.offsets` says
+        where each message's blocks begin in its item."""
         return None
 
-    def _assemble(self, items: list[Any], stubs: Stubs, plan: SpanPlan,
-                  is_read_only: IsReadOnly | None) -> tuple[list[Any], list[int]] | None:
-        """Hook of the span path: the repaired list from the stubs' plan, and the positions of the items written
-        anew; None when the adapter does not assemble this plan (default: none), which the neutral path then
-        writes."""
+    def _renamed_calls(self, items: list[Any], final_ids: Sequence[str]) -> list[Any] | None:
+        """Hook of the stub route: the items of an assistant message (`items`, those holding it) with its calls
+        under `final_ids` (rule 5), or None when the adapter does not write it here (the neutral route then
+        repairs the body; the default)."""
         return None
 
-    def _assemble_interrupted(self, items: list[Any], stubs: Stubs, plan: SpanPlan,
-                              is_read_only: IsReadOnly | None) -> tuple[list[Any], list[int]] | None:
-        """The span path's assembly when the adapter has none of its own, for a plan that only answers calls as
-        interrupted (rule 4), every call of each assistant message it answers, where the item after the calls
-        holds only a user's words, or no item stands before the next assistant turn (the list's end): the calls'
-        items and that item are read, and the adapter's writer writes the synthetic results and
-        the words after the calls (`_write_items`, the calls its lead), as the neutral path writes that run.
-        The items are read by `_read_groups`, else by `from_request`; a written item that is the same JSON as
-        the words' item is that item, kept. Every other item is kept as it is. None for any other plan
-        (`_assemble_in_windows` then repairs it)."""
-        if plan.moved or plan.notes or plan.renamed or plan.dropped:
-            return None
-        kinds, refs, starts = stubs.kinds, stubs.refs, stubs.starts
-        n = len(kinds)
-
-        def first_item(m: int) -> int:
-            """The first item holding message `m` (`len(items)` for the end of the list)."""
-            return m if starts is None else bisect.bisect_left(starts, m)
-
-        answered: dict[int, int] = {}  # assistant message: its calls answered as interrupted
-        for step, index, _ in plan.steps:
-            if step == SYNTHETIC:
-                answered[index] = answered.get(index, 0) + 1
-            elif step != KEEP:
-                return None
-        new_items: list[Any] = []
-        rewritten: list[int] = []
-        at = 0
-        for index, count in answered.items():
-            if count != len(refs[index]):
-                return None  # some of its calls have results: the windows repair it
-            calls_end = end = first_item(index + 1)
-            if index + 1 < n and kinds[index + 1] not in (CALLS, REPLY):
-                if kinds[index + 1] != OTHER or (index + 2 < n and kinds[index + 2] not in (CALLS, REPLY)):
-                    return None
-                end = first_item(index + 2)
-                if end != calls_end + 1:
-                    return None
-            words_item = items[calls_end] if end > calls_end else None
-            run = self._interrupted_run(items[first_item(index):calls_end], words_item, is_read_only)
-            if run is not None:
-                new_items += items[at:calls_end]
-                rewritten += [len(new_items) + k for k, item in enumerate(run) if item is not words_item]
-                new_items += run
-                at = end
-                continue
-            chunk = items[first_item(index):end]
-            groups = self._read_groups(chunk)
-            read = [m for group in groups for m in group] if groups is not None else self.from_request(chunk)
-            if len(read) != 1 + (end > calls_end) or len(read[0].tool_calls) != count:
-                return None
-            call, words = read[0], read[1:]
-            results = [interrupted_result(c, read_only=reads_only(is_read_only, c.name)) for c in call.tool_calls]
-            ids = partial(self._id_assigner, [c.id for c in call.tool_calls])
-            written = self._write_items([call, *results, *words], ids, 1)
-            new_items += items[at:calls_end]
-            fresh = len(written)
-            if words and written and _same_json(written[-1], items[calls_end]):
-                written[-1] = items[calls_end]  # the words stand apart from the results (Responses' items)
-                fresh -= 1
-            rewritten += range(len(new_items), len(new_items) + fresh)
-            new_items += written
-            at = end
-        new_items += items[at:]
-        return new_items, rewritten
-
-    def _interrupted_run(self, calls: list[Any], words: Any, is_read_only: IsReadOnly | None) -> list[Any] | None:
-        """Hook of `_assemble_interrupted`: the items that follow `calls` (the items of one assistant message of
-        plain shapes, every call answered as interrupted, rule 4) in place of `words` (the item after them, holding
-        only a user's words; None: no item before the next assistant turn): the synthetic results written by the
-        adapter's own writer from the call items alone, and `words` itself where it stands apart from them. None
-        (the default): the calls and the words are read, and written by `_write_items`."""
+    def _renamed_result(self, piece: Any, final_id: str) -> list[Any] | None:
+        """Hook of the stub route: a result (`piece`: its item, or its block with `blocks_key`) answering
+        `final_id`, the renamed call's id, as pieces of the list; None: not written here (the default)."""
         return None
 
-    def _assemble_in_windows(self, body: Mapping[str, Any], items: list[Any], stubs: Stubs, plan: SpanPlan,
-                             is_read_only: IsReadOnly | None) -> tuple[list[Any], list[int]] | None:
-        """The span path's assembly when the adapter has none of its own, for a plan that only answers calls as
-        interrupted (rule 4): each window of items around such calls goes the neutral way on its own, every item
-        between windows is kept as it is. None for any other plan (the neutral path writes it).
+    def _synthetic_result(self, calls: list[Any], k: int, final_id: str,
+                          is_read_only: IsReadOnly | None) -> list[Any] | None:
+        """Hook of the stub route: the synthetic result of call `k` of the assistant message held by `calls`
+        (rule 4), under `final_id`, as the writer writes it; None: not written here (the default)."""
+        return None
 
-        A window runs from the item of the calls to the item before the next assistant turn without results to
-        wait for (or the list's end): it holds every call its results answer. The writer sees a user's turn before
-        the calls, as in the whole list: the item before them when it opens with a user's (or system) words, else
-        a stand-in, one user turn of plain text written by the adapter's own writer (an item that opens with
-        results, as a Bedrock user turn does: results then words). The stand-in is left out again; when the window's
-        repair rewrites it, the window does not stand alone, and the neutral path writes the whole list."""
-        if plan.moved or plan.notes or plan.renamed or plan.dropped or \
-                any(step[0] not in (KEEP, SYNTHETIC) for step in plan.steps):
-            return None
-        kinds, starts = stubs.kinds, stubs.starts
-
-        def first_item(m: int) -> int:
-            """The first item holding message `m`."""
-            return m if starts is None else bisect.bisect_left(starts, m)
-
-        def opens_with_words(r: int) -> bool:
-            """True when item `r` opens with a user's (or system) words, no result before them."""
-            return kinds[r if starts is None else starts[r]] == OTHER
-
-        windows: list[tuple[int, int, bool]] = []  # item ranges, in order, apart; True: after a stand-in
-        for step, index, _ in plan.steps:
-            if step != SYNTHETIC:
-                continue
-            start = first_item(index)
-            stand_in = start > 0 and not opens_with_words(start - 1)
-            if start > 0 and not stand_in:
-                start -= 1
-            end = index + 1
-            while end < len(kinds) and kinds[end] not in (CALLS, REPLY):
-                end += 1
-            end_item = first_item(end) if end < len(kinds) else len(items)
-            if windows and start < windows[-1][1]:
-                windows[-1] = (windows[-1][0], max(windows[-1][1], end_item), windows[-1][2])
-            else:
-                windows.append((start, end_item, stand_in))
-        standing: list[Any] = []
-        if any(window[2] for window in windows):
-            standing = self._list_of([ChatMessage(role="user", content=_STAND_IN)], IdAssigner([]))
-            if len(standing) != 1:
-                return None
-        new_items: list[Any] = []
-        rewritten: list[int] = []
-        at = 0
-        for start, end, stand_in in windows:
-            new_items += items[at:start]
-            window = [*standing, *items[start:end]] if stand_in else items[start:end]
-            repaired = self._neutral_repair_body({**body, self.list_key: window}, window, is_read_only)
-            written: list[Any] = repaired.body[self.list_key]
-            lead = 0
-            if stand_in:
-                if not written or written[0] is not standing[0] or 0 in repaired.rewritten:
-                    return None  # the stand-in did not stay as it was: the window does not stand alone
-                lead = 1
-            rewritten += [len(new_items) + k - lead for k in repaired.rewritten]
-            new_items += written[lead:]
-            at = end
-        new_items += items[at:]
-        return new_items, rewritten
+    def _note(self, piece: Any, caller: list[Any] | None) -> list[Any] | None:
+        """Hook of the stub route: rule 7's user note of a result (`piece`) that answers no call, as the writer
+        writes it (`caller`: the items of the last assistant message with a call of its id, for an adapter that
+        names results after it: `names_results`); None: not written here (the default)."""
+        return None
 
     def _neutral_repair_body(self, body: Mapping[str, Any], items: list[Any],
                              is_read_only: IsReadOnly | None) -> BodyRepair:
@@ -683,11 +582,11 @@ class Provider(ABC):
         """True only when `check` would find no problem in a body with this conversation list, told by one cheap
         pass over the raw items that builds no model; False when unsure (`repair_body` then runs `check`).
 
-        Hook, the fast path of `repair_body` (which re-checks the list it returns): an adapter returns True for
-        the lists it can judge exactly, e.g. when every item is of a plain shape its reader reads exactly and its
-        writer writes (string content, a call's `arguments` as text), and every call is answered where the wire
-        wants it, under ids the provider accepts. It must never say True where `check` finds a problem: the
-        tests compare it with `check` (`tests/providers/test_repair_body_fast.py`). Default: always unsure.
+        Hook of the neutral route (which re-checks the list it returns): an adapter returns True for the lists it
+        can judge exactly, e.g. when every item is of a plain shape its reader reads exactly and its writer writes
+        (string content, a call's `arguments` as text), and every call is answered where the wire wants it, under
+        ids the provider accepts. It must never say True where `check` finds a problem: the tests compare it with
+        `check` (`tests/providers/test_repair_body_fast.py`). Default: always unsure.
         """
         return False
 
@@ -726,13 +625,8 @@ class Provider(ABC):
     def _read_groups(self, items: list[Any]) -> list[list[ChatMessage]] | None:
         """The neutral messages of each item of the conversation list, in order, one list per item (hook: an
         adapter whose `repair_body` keeps the items repair leaves alone; None: the whole list is written anew
-        when anything changed).
-
-        It is `repair_body`'s hot path: validating every message into the model is most of its time. An item of
-        a shape known exactly (the same keys, the same JSON types) may be built unvalidated, as a copy of a
-        template the validating constructor made (`messages.from_template`), when that gives the very message
-        the validating reader gives, fields-set included; Chat's do (`providers/_chat_fast.py`, and its test
-        comparing both). With `_list_valid` for the same shapes, `repair_body` then skips `check` too."""
+        when anything changed). The neutral route's reader, and what the neutral side of a stub-route repair is
+        worked out from on first use."""
         return None
 
     def _ids_from(self, result: RepairResult, first_call: int) -> Callable[[], IdAssigner]:

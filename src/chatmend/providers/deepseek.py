@@ -35,6 +35,7 @@ class DeepSeek(OpenAIChat):
     description: ClassVar[str] = "DeepSeek (OpenAI Chat shaped, reasoning_content in thinking mode)"
     model_prefixes: ClassVar[tuple[str, ...]] = ("deepseek",)
     shape_of: ClassVar[str | None] = "openai_chat"
+    plain_lists_valid: ClassVar[bool] = False  # DS3 and DS6 beside the pairing rules
     reasoning_provider: ClassVar[str | None] = "deepseek"
     unanswered_code: ClassVar[str] = "DS1"
     part_types: ClassVar[tuple[str, ...] | None] = None  # not documented: only an empty type is reported

@@ -26,6 +26,7 @@ class Groq(OpenAIChat):
     description: ClassVar[str] = "Groq (OpenAI Chat shaped, string content on assistant and system messages)"
     model_prefixes: ClassVar[tuple[str, ...]] = ()  # it serves other vendors' models
     shape_of: ClassVar[str | None] = "openai_chat"
+    plain_lists_valid: ClassVar[bool] = False  # GQ1: a null content is a problem of its own
     texts: ClassVar[dict[str, str]] = {
         **TEXTS,
         # GQ1/GQ2: OBS OpenHands/OpenHands#4643, livekit/agents#1790, microsoft/PyRIT#704 (system); the same

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem
+from chatmend.planner import Stubs
 from chatmend.providers.openai_chat import TEXTS, IdAssigner, OpenAIChat
 
 # KI4: Kimi's own 400 texts were not captured (docs/rules.md §5): these say what its API reference says.
@@ -56,6 +57,7 @@ class Kimi(OpenAIChat):
     description: ClassVar[str] = "Moonshot Kimi (OpenAI Chat shaped, functions.NAME:N ids)"
     model_prefixes: ClassVar[tuple[str, ...]] = ("kimi", "moonshot")
     shape_of: ClassVar[str | None] = "openai_chat"
+    plain_lists_valid: ClassVar[bool] = False  # KI2-KI4 beside the pairing rules
     tool_message_name: ClassVar[bool] = True  # Kimi's examples name the tool on its result
     reasoning_provider: ClassVar[str | None] = "kimi"
     ids_by_position: ClassVar[bool] = True
@@ -77,6 +79,20 @@ class Kimi(OpenAIChat):
         """Kimi's `functions.{name}:{n}`, `n` counting calls from the start of the history (the final ids are
         not used, nor computed: `ids_by_position`)."""
         return _PositionIds([])
+
+    def _stubs(self, items: list[Any]) -> Stubs | None:
+        """Chat's stubs, for a list whose call ids are the ones `_PositionIds` mints (`functions.NAME:N`, N counting
+        calls from the start): any other id is written anew, by position (the neutral route)."""
+        stubs = super()._stubs(items)
+        if stubs is None:
+            return None
+        n = 0
+        for item in items:
+            for call in item.get("tool_calls") or ():
+                if call["id"] != f"functions.{call['function']['name']}:{n}":
+                    return None
+                n += 1
+        return stubs
 
     def claims_ids(self, ids: Sequence[str]) -> bool:
         """True when every id is Kimi's own `functions.NAME:IDX`."""

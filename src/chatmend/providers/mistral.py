@@ -128,6 +128,7 @@ class Mistral(OpenAIChat):
     model_prefixes: ClassVar[tuple[str, ...]] = (
         "mistral", "magistral", "codestral", "devstral", "ministral", "pixtral")
     shape_of: ClassVar[str | None] = "openai_chat"
+    plain_lists_valid: ClassVar[bool] = False  # MI5, MI6, MI10: Mistral's role order
     tool_message_name: ClassVar[bool] = True
     texts: ClassVar[dict[str, str]] = _TEXTS
     image_code: ClassVar[str] = "MI11"  # image chunks only in user messages (tool messages need a v15 tokenizer)

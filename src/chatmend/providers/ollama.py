@@ -33,6 +33,7 @@ class Ollama(OpenAIChat):
     description: ClassVar[str] = "Ollama's OpenAI-compatible /v1 endpoint (images as base64 data: URIs)"
     model_prefixes: ClassVar[tuple[str, ...]] = ()  # it serves other vendors' models
     shape_of: ClassVar[str | None] = "openai_chat"
+    plain_lists_valid: ClassVar[bool] = False  # OL1-OL3 beside OpenAI's rules
     texts: ClassVar[dict[str, str]] = {
         **TEXTS,
         # OL1-OL3: SRC ollama/ollama `openai/openai.go` (docs/rules.md §9)

@@ -23,6 +23,7 @@ class XAI(OpenAIChat):
     description: ClassVar[str] = "xAI Grok (OpenAI Chat shaped, content on every message)"
     model_prefixes: ClassVar[tuple[str, ...]] = ("grok",)
     shape_of: ClassVar[str | None] = "openai_chat"
+    plain_lists_valid: ClassVar[bool] = False  # XA1: a null content is a problem of its own
     texts: ClassVar[dict[str, str]] = {
         **TEXTS,
         # XA1: OBS langchain-ai/langchain#34140 (an assistant message with tool_calls and null content; `""` is

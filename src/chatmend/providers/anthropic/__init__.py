@@ -45,7 +45,7 @@ from typing import Any, ClassVar, Literal
 
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
 from chatmend.messages import ChatMessage, Tool
-from chatmend.providers._spans import SpanPlan, Stubs
+from chatmend.planner import Stubs
 from chatmend.providers.anthropic import spans
 from chatmend.providers.anthropic.checker import TEXTS, Checker
 from chatmend.providers.anthropic.read import read_assistant, read_message, read_system
@@ -124,6 +124,7 @@ class Anthropic(Provider):
     id_alphabet: ClassVar[str | None] = ID_ALPHABET  # AN5
     error_field: ClassVar[bool] = True  # tool_result `is_error: true`
     names_results: ClassVar[bool] = True  # a tool_result is read under the name of the last tool_use of its id
+    blocks_key: ClassVar[str | None] = "content"  # a user turn: tool_result blocks and the user's blocks
     sdk_modules: ClassVar[tuple[str, ...]] = ("anthropic.types",)
     texts: ClassVar[dict[str, str]] = TEXTS
     title: ClassVar[str] = "Anthropic Messages"
@@ -253,19 +254,30 @@ class Anthropic(Provider):
                                                                             for c in m.tool_calls])
         return write_items(result, ids(), lead)
 
-    def _fast_repair(self, body: Mapping[str, Any], items: list[Any],
-                     is_read_only: IsReadOnly | None) -> BodyRepair | None:
-        """The span path, for bodies with thinking off (with it on, AT1 judges the last turn: the neutral path)."""
-        return None if thinking_enabled(body) else super()._fast_repair(body, items, is_read_only)
+    def _takes_stubs(self, body: Mapping[str, Any]) -> bool:
+        """Bodies with thinking off (with it on, AT1 judges the last turn: the neutral route)."""
+        return not thinking_enabled(body)
 
     def _stubs(self, items: list[Any]) -> Stubs | None:
         """Plain turns (`spans.stubs`)."""
         return spans.stubs(items)
 
-    def _assemble(self, items: list[Any], stubs: Stubs, plan: SpanPlan,
-                  is_read_only: IsReadOnly | None) -> tuple[list[Any], list[int]]:
-        """Kept turns as they were, changed user blocks as new turns (`spans.assemble`)."""
-        return spans.assemble(items, stubs, plan, is_read_only)
+    def _renamed_calls(self, items: list[Any], final_ids: Sequence[str]) -> list[Any]:
+        """The assistant turn with its tool_use blocks under their new ids."""
+        return [spans.renamed_calls(items[0], final_ids)]
+
+    def _renamed_result(self, piece: Any, final_id: str) -> list[Any]:
+        """The tool_result block under its call's new id."""
+        return [{**piece, "tool_use_id": final_id}]
+
+    def _synthetic_result(self, calls: list[Any], k: int, final_id: str,
+                          is_read_only: IsReadOnly | None) -> list[Any]:
+        """The tool_result block of call `k`'s synthetic result, flagged `is_error`."""
+        return [spans.synthetic_block(calls[0], k, final_id, is_read_only)]
+
+    def _note(self, piece: Any, caller: list[Any] | None) -> list[Any]:
+        """The text block of rule 7's note, named after the caller's tool."""
+        return [spans.note_block(piece, caller[0] if caller is not None else None)]
 
     def repair_body(self, body: Mapping[str, Any], *, is_read_only: IsReadOnly | None = None,
                     keep_valid: bool = True, thinking_policy: BodyThinkingPolicy = "drop") -> AnthropicBodyRepair:
@@ -276,7 +288,7 @@ class Anthropic(Provider):
         repaired = super().repair_body(body, is_read_only=is_read_only, keep_valid=keep_valid)
         out = AnthropicBodyRepair.of_repair(repaired)
         if thinking_policy == "keep" or not repaired.changed or repaired.from_spans:
-            return out  # (the span path takes no thinking blocks: the policy has nothing to drop)
+            return out  # (the stub route takes no thinking blocks: the policy has nothing to drop)
         return _apply_thinking_policy(self, body[self.list_key], out, thinking_policy)
 
     def from_response(self, response: Any) -> ChatMessage:

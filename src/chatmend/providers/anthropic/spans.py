@@ -1,4 +1,4 @@
-"""Anthropic's stubs and assembly for `repair_body`'s span path (`providers._spans`).
+"""Anthropic's stubs and new blocks for `repair_body`'s stub route (`chatmend.planner`, `providers.assembly`).
 
 An assistant turn is one neutral message; a user turn is one message per `tool_result` block and one per run of
 the other blocks between them, as `read.read_message` reads it. The stubs take the plain shapes of an agent's
@@ -6,34 +6,22 @@ traffic (text, `tool_use`, `tool_result` with text, images in user turns, `cache
 else (thinking, whose place the writer judges; a server tool, a document, a system message in `messages`, blank
 text the writer would leave out) goes the neutral way, and so does a body with thinking on (AT1).
 
-Assembly keeps every turn whose messages all come out in place, as it was; the user blocks between two kept turns
-that repair changed (a result moved, renamed or answered as interrupted, a note) are one new user turn, blocks
-kept as they were and the new ones written by the writer (`write.result_block`, `write.user_blocks`): what the
-neutral path's writer writes of such a run.
+The assembly keeps every turn whose messages all come out in place, as it was; the user blocks between two kept
+turns that repair changed (a result moved, renamed or answered as interrupted, a note) are one new user turn, blocks
+kept as they were and the new ones written here as the writer writes them (`write.text_result_block`): what the
+neutral route's writer writes of such a run.
 """
 
 from __future__ import annotations
 
-import bisect
+from collections.abc import Sequence
 from typing import Any
 
-from chatmend.providers._spans import (
-    ANSWER,
-    BLANK,
-    CALL,
-    CALLS,
-    KEEP,
-    OTHER,
-    REPLY,
-    RESULT,
-    SYNTHETIC,
-    SpanPlan,
-    Stubs,
-)
+from chatmend.planner import BLANK, CALLS, OTHER, REPLY, RESULT, Stubs
 from chatmend.providers.anthropic.write import text_result_block
 from chatmend.repair import IsReadOnly, orphan_note_text, reads_only, synthetic_text
 
-__all__ = ["assemble", "stubs"]
+__all__ = ["note_block", "renamed_calls", "stubs", "synthetic_block"]
 
 _CACHED = "cache_control"
 
@@ -162,113 +150,26 @@ def _plain_user_block(kind: Any, block: dict[str, Any]) -> bool:
     return kind == "image" and size == 2 and type(block.get("source")) is dict
 
 
-def assemble(items: list[Any], stubs: Stubs, plan: SpanPlan,
-             is_read_only: IsReadOnly | None) -> tuple[list[Any], list[int]]:
-    """The list the plan makes: turns kept whole as they were, changed user blocks gathered into new turns."""
-    return _Assembly(items, stubs, plan, is_read_only).run()
+def renamed_calls(item: dict[str, Any], finals: Sequence[str]) -> dict[str, Any]:
+    """An assistant turn with its tool_use blocks under their final ids, every other block as it was."""
+    final_ids = iter(finals)
+    return {**item, "content": [{**b, "id": next(final_ids)} if b.get("type") == "tool_use" else b
+                                for b in item["content"]]}
 
 
-class _Assembly:
-    """The output list being made, and the user blocks of the new turn being gathered."""
+def synthetic_block(item: dict[str, Any], k: int, final_id: str, is_read_only: IsReadOnly | None) -> dict[str, Any]:
+    """The tool_result block the writer writes for the synthetic result of call `k` of a plain assistant turn."""
+    name: str = [b for b in item["content"] if b["type"] == "tool_use"][k]["name"]
+    return text_result_block(final_id, synthetic_text(name, read_only=reads_only(is_read_only, name)), is_error=True)
 
-    def __init__(self, items: list[Any], stubs: Stubs, plan: SpanPlan, is_read_only: IsReadOnly | None) -> None:
-        assert stubs.starts is not None and stubs.offsets is not None
-        self.items, self.plan, self.is_read_only = items, plan, is_read_only
-        self.refs, self.offsets = stubs.refs, stubs.offsets
-        self.starts = [*stubs.starts, stubs.starts[-1] + 1]  # (one more: `item_of` looks a turn past the end)
-        self.near = 0  # the turn `item_of` gave last
-        self.out: list[Any] = []
-        self.rewritten: list[int] = []
-        self.blocks: list[Any] = []
 
-    def item_of(self, m: int) -> int:
-        """The turn message `m` was read from (`len(items)` for the end of the list).
-
-        A plan's steps mostly go a turn or so at a time: the turns next to the last one given are looked at before
-        a bisect, which compares ints as objects (some fifteen times in a long list)."""
-        starts, r = self.starts, self.near
-        if m < starts[r]:
-            r = r - 1 if starts[r - 1] <= m else bisect.bisect_right(starts, m, 0, r) - 1
-        elif m >= starts[r + 1]:
-            r = r + 1 if m < starts[r + 2] else bisect.bisect_right(starts, m, r) - 1
-        self.near = r
-        return r
-
-    def block(self, m: int) -> dict[str, Any]:
-        """The tool_result block of message `m` (a result)."""
-        block: dict[str, Any] = self.items[self.item_of(m)]["content"][self.offsets[m]]
-        return block
-
-    def call_name(self, m: int, ci: int) -> str:
-        """The tool call `ci` of assistant message `m` names (the stubs take only text before the calls: they are
-        the turn's last blocks)."""
-        content: list[Any] = self.items[self.item_of(m)]["content"]
-        name: str = content[len(content) - len(self.refs[m]) + ci]["name"]
-        return name
-
-    def blocks_of(self, r: int, m: int, stop: int) -> list[Any]:
-        """The blocks of messages `m` to `stop` (excluded) of user turn `r`."""
-        content: list[Any] = self.items[r]["content"]
-        return content[self.offsets[m]:self.offsets[stop] if stop < self.starts[r + 1] else len(content)]
-
-    def run(self) -> tuple[list[Any], list[int]]:
-        items = self.items
-        for step, index, argument in self.plan.steps:
-            if step == KEEP:
-                self.keep(index, argument)
-                continue
-            if step == CALL:
-                self.new_turn(_renamed_calls(items[self.item_of(index)], argument))
-            elif step == ANSWER:
-                self.blocks.append({**self.block(index), "tool_use_id": argument})
-            elif step == SYNTHETIC:
-                ci, final = argument
-                name = self.call_name(index, ci)
-                text = synthetic_text(name, read_only=reads_only(self.is_read_only, name))
-                self.blocks.append(text_result_block(final, text, is_error=True))
-            else:  # NOTE
-                block = self.block(index)
-                self.blocks.append(_note_block(block, self.name_of(block["tool_use_id"], argument)))
-        self.close()
-        return self.out, self.rewritten
-
-    def keep(self, start: int, end: int) -> None:
-        """Messages `start` to `end` as they were: whole turns kept, parts of a turn gathered into the new one."""
-        starts = self.starts
-        r = self.item_of(start)
-        if start != starts[r]:  # it begins inside a user turn: that turn's blocks from there on
-            stop = min(end, starts[r + 1])
-            self.blocks += self.blocks_of(r, start, stop)
-            if stop == end:
-                return
-            r += 1
-        last = self.item_of(end)  # the turns before it are kept whole; from it, the blocks before `end`
-        if last > r:
-            self.close()
-            self.out += self.items[r:last]
-        if starts[last] < end:
-            self.blocks += self.blocks_of(last, starts[last], end)
-
-    def new_turn(self, item: dict[str, Any]) -> None:
-        self.close()
-        self.rewritten.append(len(self.out))
-        self.out.append(item)
-
-    def close(self) -> None:
-        """The gathered user blocks as one new turn."""
-        if self.blocks:
-            self.rewritten.append(len(self.out))
-            self.out.append({"role": "user", "content": self.blocks})
-            self.blocks = []
-
-    def name_of(self, call_id: str, caller: int) -> str | None:
-        """The tool the last call with this id names (in the assistant message `caller`, -1: none), as the reader
-        names a result after it."""
-        if caller < 0:
-            return None
-        names: list[str] = [b["name"] for b in self.items[self.item_of(caller)]["content"]
-                            if b.get("type") == "tool_use" and b["id"] == call_id]
-        return names[-1]
+def note_block(result: dict[str, Any], caller: dict[str, Any] | None) -> dict[str, Any]:
+    """Rule 7's note of a plain tool_result, named after the tool the last call of its id (in `caller`) names, as
+    the reader names a result."""
+    call_id = result["tool_use_id"]
+    name = None if caller is None else [b["name"] for b in caller["content"]
+                                        if b.get("type") == "tool_use" and b["id"] == call_id][-1]
+    return _note_block(result, name)
 
 
 def _note_block(result: dict[str, Any], tool_name: str | None) -> dict[str, Any]:
@@ -278,10 +179,3 @@ def _note_block(result: dict[str, Any], tool_name: str | None) -> dict[str, Any]
     output = content if type(content) is str else "\n".join(part["text"] for part in content)
     is_error = result.get("is_error") is True
     return {"type": "text", "text": orphan_note_text(tool_name, result["tool_use_id"], is_error, output)}
-
-
-def _renamed_calls(item: dict[str, Any], finals: list[str]) -> dict[str, Any]:
-    """An assistant turn with its tool_use blocks under their final ids, every other block as it was."""
-    final_ids = iter(finals)
-    return {**item, "content": [{**b, "id": next(final_ids)} if b.get("type") == "tool_use" else b
-                                for b in item["content"]]}

@@ -46,8 +46,8 @@ from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
 from chatmend.messages import ChatMessage, Tool
-from chatmend.providers._lossless import BodyRepair, Run
-from chatmend.providers._spans import Stubs
+from chatmend.planner import Stubs
+from chatmend.providers._lossless import Run
 from chatmend.providers.base import (
     SHAPE,
     CheckContext,
@@ -112,6 +112,8 @@ class Bedrock(Provider):
     name: ClassVar[str] = PROVIDER_NAME
     id_max_length: ClassVar[int | None] = ID_MAX_LENGTH  # BR11
     id_alphabet: ClassVar[str | None] = ID_ALPHABET  # BR11
+    blocks_key: ClassVar[str | None] = "content"  # a user turn: toolResult blocks, then the user's
+    joins_turns: ClassVar[bool] = True  # BR3: Converse does not merge turns of one role
     texts: ClassVar[dict[str, str]] = TEXTS
     title: ClassVar[str] = "Bedrock Converse"
     description: ClassVar[str] = "AWS Bedrock Converse: a request (boto3 converse arguments) or its messages list"
@@ -247,21 +249,16 @@ class Bedrock(Provider):
                 is_new.append(k in fresh)
         return merged, [k for k, new in enumerate(is_new) if new]
 
-    def _fast_repair(self, body: Mapping[str, Any], items: list[Any],
-                     is_read_only: IsReadOnly | None) -> BodyRepair | None:
-        """The span path, for bodies that name no model and ask nothing of it (a model's own rules, BR9 and BR10,
-        are `check`'s to judge: the neutral path), unless this adapter keeps BR9."""
-        if self.family == "unmixed" or "modelId" in body or "additionalModelRequestFields" in body:
-            return None
-        return super()._fast_repair(body, items, is_read_only)
+    def _takes_stubs(self, body: Mapping[str, Any]) -> bool:
+        """Bodies that name no model and ask nothing of it (a model's own rules, BR9 and BR10, are `check`'s to
+        judge: the neutral route), unless this adapter keeps BR9."""
+        return self.family != "unmixed" and "modelId" not in body and "additionalModelRequestFields" not in body
 
-    def _interrupted_run(self, calls: list[Any], words: Any, is_read_only: IsReadOnly | None) -> list[Any] | None:
-        """One user turn (BR3): a `toolResult` per `toolUse` of the calls' turn, as the writer writes the synthetic
-        result of each (under the call's id: the span path keeps ids that are wire ids), then the words' blocks."""
-        results = [tool_result(synthetic_result(use["toolUseId"], use["name"], read_only=reads_only(
-            is_read_only, use["name"])), use["toolUseId"]) for block in calls[0]["content"]
-            if (use := block.get("toolUse")) is not None]
-        return [{"role": "user", "content": results if words is None else [*results, *words["content"]]}]
+    def _synthetic_result(self, calls: list[Any], k: int, final_id: str,
+                          is_read_only: IsReadOnly | None) -> list[Any]:
+        """The `toolResult` block the writer writes for call `k`'s synthetic result."""
+        name = [block["toolUse"] for block in calls[0]["content"] if "toolUse" in block][k]["name"]
+        return [tool_result(synthetic_result(final_id, name, read_only=reads_only(is_read_only, name)), final_id)]
 
     def _stubs(self, items: list[Any]) -> Stubs | None:
         """Plain turns (`spans.stubs`)."""

@@ -1,4 +1,4 @@
-"""Bedrock Converse's stubs for `repair_body`'s span path (`providers._spans`).
+"""Bedrock Converse's stubs for `repair_body`'s stub route (`chatmend.planner`).
 
 An assistant turn is one neutral message; a user turn is one message per `toolResult` block, then one for the text
 after them, as `read.read_message` reads it. The stubs take the plain shapes of an agent's traffic: text, `toolUse`
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatmend.providers._spans import CALLS, OTHER, REPLY, RESULT, Stubs
+from chatmend.planner import CALLS, OTHER, REPLY, RESULT, Stubs
 from chatmend.providers.bedrock.wire import ASSISTANT_FILLER, SYSTEM_OPEN, THINKING_OPEN, USER_FILLER
 
 __all__ = ["stubs"]
@@ -25,6 +25,7 @@ def stubs(items: list[Any]) -> Stubs | None:
     kinds: list[int] = []
     refs: list[Any] = []
     starts: list[int] = []
+    offsets: list[int] = []
     role_before = "assistant"  # the list opens with a user turn (BR4)
     for item in items:
         if type(item) is not dict or len(item) != 2:
@@ -40,12 +41,17 @@ def stubs(items: list[Any]) -> Stubs | None:
                 return None
             kinds.append(CALLS if ids else REPLY)
             refs.append(ids or None)
+            offsets.append(0)
             continue
         said = False
-        for block in content:
+        for at, block in enumerate(content):
             if type(block) is not dict or len(block) != 1:
                 return None
             if _plain_text(block.get("text")):
+                if not said:
+                    kinds.append(OTHER)
+                    refs.append(None)
+                    offsets.append(at)
                 said = True
                 continue
             result = block.get("toolResult")
@@ -54,11 +60,9 @@ def stubs(items: list[Any]) -> Stubs | None:
                 return None
             kinds.append(RESULT)
             refs.append(result["toolUseId"])
-        if said:
-            kinds.append(OTHER)
-            refs.append(None)
+            offsets.append(at)
     starts.append(len(kinds))
-    return Stubs(kinds, refs, starts)
+    return Stubs(kinds, refs, starts, offsets)
 
 
 def _call_ids(content: list[Any]) -> tuple[str, ...] | None:

@@ -46,8 +46,8 @@ from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, ReadError, error_context, model_rejections_at
 from chatmend.messages import ChatMessage, Tool, ToolCall
-from chatmend.providers._lossless import BodyRepair, Run, plan_rewrite
-from chatmend.providers._spans import Stubs
+from chatmend.planner import Stubs
+from chatmend.providers._lossless import Run, plan_rewrite
 from chatmend.providers.base import CheckContext, IdAssigner, Provider
 from chatmend.providers.gemini import spans
 from chatmend.providers.gemini.checker import Checker
@@ -111,6 +111,8 @@ class Gemini(Provider):
     name: ClassVar[str] = NAME
     id_max_length: ClassVar[int | None] = None  # ids are free text; Vertex takes none (GE8)
     error_field: ClassVar[bool] = True  # functionResponse `response: {"error": ...}`
+    blocks_key: ClassVar[str | None] = "parts"  # a user content: functionResponse parts, then the user's
+    joins_turns: ClassVar[bool] = True  # GE1: a call turn's responses are one user content
     sdk_modules: ClassVar[tuple[str, ...]] = ("google.genai.types",)  # read by `plain`, bytes as base64
     title: ClassVar[str] = "Gemini generateContent"
     description: ClassVar[str] = "Gemini generateContent: a body or its contents list"
@@ -139,30 +141,25 @@ class Gemini(Provider):
                 groups.append(read)
             return groups
 
-    def _fast_repair(self, body: Mapping[str, Any], items: list[Any],
-                     is_read_only: IsReadOnly | None) -> BodyRepair | None:
-        """The span path, for bodies that name no model (a model's own rules, GE4 and GE10, are `check`'s to
-        judge: the neutral path)."""
-        return None if "model" in body else super()._fast_repair(body, items, is_read_only)
-
-    def _interrupted_run(self, calls: list[Any], words: Any, is_read_only: IsReadOnly | None) -> list[Any] | None:
-        """One user turn (GE1): a `functionResponse` per `functionCall` of the calls' content, written by the
-        writer's `_add_responses` for the synthetic result of each (a call without an id answered without one),
-        then the words' parts."""
-        tool_calls: list[ToolCall] = []
-        for part in calls[0]["parts"]:
-            call = part.get("functionCall")
-            if call is not None:
-                own = call.get("id")
-                tool_calls.append(ToolCall(id=own or spans.minted_id(0, len(tool_calls)), name=call["name"],
-                                           arguments={}, provider_data=None if own else {NAME: {"noId": True}}))
-        results = [synthetic_result(c.id, c.name, read_only=reads_only(is_read_only, c.name)) for c in tool_calls]
-        parts = response_parts(tuple(tool_calls), [c.id for c in tool_calls], results)
-        return [{"role": "user", "parts": parts if words is None else [*parts, *words["parts"]]}]
+    def _takes_stubs(self, body: Mapping[str, Any]) -> bool:
+        """Bodies that name no model (a model's own rules, GE4 and GE10, are `check`'s to judge: the neutral
+        route)."""
+        return "model" not in body
 
     def _stubs(self, items: list[Any]) -> Stubs | None:
         """Plain contents (`spans.stubs`)."""
         return spans.stubs(items)
+
+    def _synthetic_result(self, calls: list[Any], k: int, final_id: str,
+                          is_read_only: IsReadOnly | None) -> list[Any]:
+        """The `functionResponse` the writer's `_add_responses` writes for call `k`'s synthetic result (a call
+        without an id answered without one)."""
+        call = [part["functionCall"] for part in calls[0]["parts"] if "functionCall" in part][k]
+        name = call["name"]
+        tool_call = ToolCall(id=final_id, name=name, arguments={},
+                             provider_data=None if call.get("id") else {NAME: {"noId": True}})
+        result = synthetic_result(final_id, name, read_only=reads_only(is_read_only, name))
+        return response_parts((tool_call,), [final_id], [result])
 
     def _write_items(self, messages: list[ChatMessage], ids: Callable[[], IdAssigner], lead: int) -> list[Any]:
         """The contents of a run, none of the lead's (the default's count of the lead's items is wrong here:

@@ -1,4 +1,4 @@
-"""Gemini's stubs for `repair_body`'s span path (`providers._spans`).
+"""Gemini's stubs for `repair_body`'s stub route (`chatmend.planner`).
 
 A model content is one neutral message; a user content is one message per `functionResponse` part, then one for its
 other parts, as `read.read_content` reads it (a response without an id answers the call at its position in the
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatmend.providers._spans import CALLS, OTHER, REPLY, RESULT, Stubs
+from chatmend.planner import CALLS, OTHER, REPLY, RESULT, Stubs
 
 __all__ = ["minted_id", "stubs"]
 
@@ -29,6 +29,7 @@ def stubs(items: list[Any]) -> Stubs | None:
     kinds: list[int] = []
     refs: list[Any] = []
     starts: list[int] = []
+    offsets: list[int] = []
     calls: tuple[str, ...] = ()  # the call ids of the content before, when it is a model turn
     after_model = True  # a call turn needs a user turn before it (GE2): none before the first content
     for i, item in enumerate(items):
@@ -44,33 +45,40 @@ def stubs(items: list[Any]) -> Stubs | None:
                 return None
             kinds.append(CALLS if ids else REPLY)
             refs.append(ids or None)
+            offsets.append(0)
             calls, after_model = ids, True
             continue
         if role != "user":
             return None
         said = False  # a text part met: no response may follow it (the reader puts responses first)
         k = 0
-        for part in parts:
+        for at, part in enumerate(parts):
             if type(part) is not dict or len(part) != 1:
                 return None
             text = part.get("text")
             if type(text) is str:
                 if not text or text.isspace():
                     return None
+                if not said:
+                    kinds.append(OTHER)
+                    refs.append(None)
+                    offsets.append(at)
                 said = True
                 continue
             response = _response_id(part.get("functionResponse"))
             if response is None or said:
                 return None
+            call_id = response or (calls[k] if k < len(calls) else "")
+            if call_id not in calls or \
+                    _call_name(items[i - 1], calls.index(call_id)) != part["functionResponse"]["name"]:
+                return None  # the writer writes a response under its call's name, in its call's turn
             kinds.append(RESULT)
-            refs.append(response or (calls[k] if k < len(calls) else ""))
+            refs.append(call_id)
+            offsets.append(at)
             k += 1
-        if said:
-            kinds.append(OTHER)
-            refs.append(None)
         calls, after_model = (), False
     starts.append(len(kinds))
-    return Stubs(kinds, refs, starts)
+    return Stubs(kinds, refs, starts, offsets)
 
 
 def _model_ids(parts: list[Any], index: int) -> tuple[str, ...] | None:
@@ -93,6 +101,12 @@ def _model_ids(parts: list[Any], index: int) -> tuple[str, ...] | None:
             return None
         ids.append(call_id or minted_id(index, len(ids)))
     return tuple(ids)
+
+
+def _call_name(content: dict[str, Any], k: int) -> str:
+    """The name call `k` of a plain model turn calls."""
+    name: str = [part["functionCall"] for part in content["parts"] if "functionCall" in part][k]["name"]
+    return name
 
 
 def _response_id(response: Any) -> str | None:

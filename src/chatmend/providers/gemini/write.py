@@ -215,7 +215,7 @@ def _response(result: ChatMessage, text: str, original: Any) -> dict[str, Any] |
 
 def response_parts(calls: tuple[ToolCall, ...], ids: list[str], results: list[ChatMessage]) -> list[dict[str, Any]]:
     """The parts `_add_responses` writes for `results` of `calls` under wire ids `ids`, outside Vertex, for a model
-    that takes no images in responses (`repair_body`'s span path, for synthetic results)."""
+    that takes no images in responses (`repair_body`'s stub route, for synthetic results)."""
     parts: list[dict[str, Any]] = []
     _add_responses(parts, calls, ids, results, Options(vertex=False, multimodal=False, fallback=None))
     return parts

@@ -7,8 +7,8 @@ of the base, and `_wire_name`, `_append_turn`, `_on_assistant`, `_finish`; check
 
 The class is built in layers, a module each: `wire` (the API's words, the fields the model names, the flags
 every layer reads: `ChatWire`), `write` (`ChatWriting`), `checker` (`ChatChecking`), and `read` (`ChatReading`,
-on both: `repair_body`'s fast path writes what it reads again and re-checks it); `OpenAIChat` adds detection and
-sending.
+on both: `repair_body` writes with the writer's hooks and re-checks with the checker's); `spans` holds the stubs of
+`repair_body`'s route; `OpenAIChat` adds detection and sending.
 
 Choices where the wire has no place for something:
 - a tool result's images go in a user message right after the run of tool messages (OC7), after a line

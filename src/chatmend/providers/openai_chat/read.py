@@ -1,9 +1,9 @@
-"""Reading Chat Completions messages back, and `repair_body`'s fast path over lists of plain messages."""
+"""Reading Chat Completions messages back, and the hooks of `repair_body`'s stub route over plain messages."""
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -20,21 +20,18 @@ from chatmend.messages import (
     ThinkingPart,
     ToolCall,
 )
-from chatmend.providers import _chat_fast
-from chatmend.providers._spans import ANSWER, CALL, KEEP, SYNTHETIC, SpanPlan, Stubs
+from chatmend.planner import Stubs
 from chatmend.providers.base import IdAssigner, arguments_text, image_data_url, parse_data_url, to_plain
+from chatmend.providers.openai_chat import spans
 from chatmend.providers.openai_chat.checker import ChatChecking
 from chatmend.providers.openai_chat.wire import (
     ASSISTANT_FIELDS,
     AUDIO_FORMAT,
     AUDIO_MEDIA,
     CALL_FIELDS,
-    CHECKERS,
     CONTENT_FIELDS,
     FORM,
     PLAIN_ASSISTANT,
-    READERS,
-    WRITERS,
     call_kind,
     chunks_text,
     file_media_type,
@@ -49,7 +46,7 @@ from chatmend.repair import IsReadOnly, orphan_note, reads_only, synthetic_resul
 
 
 class ChatReading(ChatWriting, ChatChecking):
-    """The reading hooks; `repair_body`'s fast path writes with the writer's hooks and re-checks with the checker's."""
+    """The reading hooks; `repair_body` writes with the writer's hooks and re-checks with the checker's."""
 
     def from_request(self, data: Mapping[str, Any] | Sequence[Any]) -> list[ChatMessage]:
         """The history of a saved body (or its `messages` list); the body's `tools` are not history."""
@@ -73,18 +70,12 @@ class ChatReading(ChatWriting, ChatChecking):
         return super()._sdk_item(item)
 
     def _read_groups(self, items: list[Any]) -> list[list[ChatMessage]]:
-        """One neutral message per wire message (`repair_body` keeps each one repair leaves alone); a message of a
-        plain shape is read unvalidated (`_chat_fast.read_plain`), unless a subclass reads otherwise."""
-        # a tool message named by its call (`tool_message_name`) is read with its call at hand: not by the fast one
-        fast = _chat_fast.inherits(type(self), ChatReading, READERS) and not self.tool_message_name
-        plain = _chat_fast.read_plain if fast else None
+        """One neutral message per wire message (`repair_body` keeps each one repair leaves alone)."""
         with error_context(provider=self.name):
-            return [[m] for m in self._read_items(items, raw=True, plain=plain)]
+            return [[m] for m in self._read_items(items, raw=True)]
 
-    def _read_items(self, items: list[Any], *, raw: bool,
-                    plain: Callable[[Any], ChatMessage | None] | None = None) -> list[ChatMessage]:
-        """Every wire message as a ChatMessage, in order (with `raw`, each function call keeps its arguments text;
-        with `plain`, a message of a plain shape is read by it, unvalidated).
+    def _read_items(self, items: list[Any], *, raw: bool) -> list[ChatMessage]:
+        """Every wire message as a ChatMessage, in order (with `raw`, each function call keeps its arguments text).
 
         A legacy `function_call` has no id: it gets `call_{i}_{k}`, the id repair gives an empty one, and the
         `role:"function"` messages after it answer it under that id."""
@@ -92,12 +83,6 @@ class ChatReading(ChatWriting, ChatChecking):
         legacy = ""  # the id of the last assistant message's legacy call
         calls: dict[str, str] = {}  # the last assistant message's call ids, each to its tool's name
         for i, item in enumerate(items):
-            fast = plain(item) if plain is not None else None
-            if fast is not None:
-                if fast.role == "assistant":
-                    legacy, calls = "", {c.id: c.name for c in fast.tool_calls}
-                history.append(fast)
-                continue
             with error_context(path=f"messages[{i}]"):
                 role = item.get("role") if isinstance(item, Mapping) else None
                 if role == "function":
@@ -115,45 +100,37 @@ class ChatReading(ChatWriting, ChatChecking):
         return history
 
     def _stubs(self, items: list[Any]) -> Stubs | None:
-        """The fast path of `repair_body` (`providers._spans`) on lists of plain messages (`_chat_fast.stubs`), for
-        this class and the dialects that read, check and write as it does."""
-        if self.tool_message_name or self.reasoning_provider is not None or \
-                not _chat_fast.inherits(type(self), ChatReading, READERS + CHECKERS + WRITERS):
-            return None
-        return _chat_fast.stubs(items)
+        """Lists of plain messages (`spans.stubs`)."""
+        return spans.stubs(items, named=self.tool_message_name)
 
-    def _assemble(self, items: list[Any], stubs: Stubs, plan: SpanPlan,
-                  is_read_only: IsReadOnly | None) -> tuple[list[Any], list[int]]:
-        """The list the plan makes of plain messages: what is kept as it was, a renamed call or result as a copy
-        under its new id (what the writer writes of a plain message), synthetic results and notes by the writer."""
-        out: list[Any] = []
-        rewritten: list[int] = []
-        for step, index, argument in plan.steps:
-            if step == KEEP:
-                out += items[index:argument]
-                continue
-            rewritten.append(len(out))
-            item = items[index]
-            if step == CALL:
-                out.append({**item, "tool_calls": [{**call, "id": final}
-                                                   for call, final in zip(item["tool_calls"], argument)]})
-            elif step == ANSWER:
-                out.append({**item, "tool_call_id": argument})
-            elif step == SYNTHETIC:
-                ci, final = argument
-                name = item["tool_calls"][ci]["function"]["name"]
-                result = synthetic_result(final, name, read_only=reads_only(is_read_only, name))
-                out.append(self._write_result(result, deque([(final, name)]), []))
-            else:  # NOTE: a plain tool message, read as the reader reads it
-                note = orphan_note(_chat_fast.read_plain(item))  # type: ignore[arg-type]
-                out += self._write_messages([note], None, IdAssigner([]), within=True)
-        return out, rewritten
+    def _renamed_calls(self, items: list[Any], final_ids: Sequence[str]) -> list[Any] | None:
+        """A plain assistant message as a copy under its new ids, what the writer writes of it; None for a dialect
+        that writes reasoning on every message with calls (the writer's, not a copy's)."""
+        if self.reasoning_provider is not None:
+            return None
+        item = items[0]
+        return [{**item, "tool_calls": [{**call, "id": final} for call, final in zip(item["tool_calls"], final_ids)]}]
+
+    def _renamed_result(self, piece: Any, final_id: str) -> list[Any]:
+        """A plain tool message as a copy under its call's new id."""
+        return [{**piece, "tool_call_id": final_id}]
+
+    def _synthetic_result(self, calls: list[Any], k: int, final_id: str,
+                          is_read_only: IsReadOnly | None) -> list[Any]:
+        """The tool message the writer writes for call `k`'s synthetic result."""
+        name = calls[0]["tool_calls"][k]["function"]["name"]
+        result = synthetic_result(final_id, name, read_only=reads_only(is_read_only, name))
+        return [self._write_result(result, deque([(final_id, self._wire_name(name))]), [])]
+
+    def _note(self, piece: Any, caller: list[Any] | None) -> list[Any]:
+        """The user note the writer writes of a plain tool message, read as the reader reads it."""
+        note = orphan_note(self._read_items([piece], raw=True)[0])
+        return self._write_messages([note], None, IdAssigner([]), within=True)
 
     def _list_valid(self, items: list[Any]) -> bool:
-        """`repair_body`'s fast re-check: a list of plain messages judged in one pass (`_chat_fast.list_valid`),
-        unless a subclass checks more rules (Kimi, Mistral)."""
-        return _chat_fast.inherits(type(self), ChatReading, CHECKERS) and _chat_fast.list_valid(
-            items, self.id_max_length)
+        """A list of plain messages judged in one pass (`spans.list_valid`), for a dialect whose rules are OpenAI's
+        (`plain_lists_valid`)."""
+        return self.plain_lists_valid and spans.list_valid(items, self.id_max_length)
 
     def from_response(self, response: Any) -> ChatMessage:
         """The reply's first choice as an assistant message: text, calls (arguments parsed), thinking."""

@@ -1,81 +1,20 @@
-"""The fast path of `repair_body` for Chat Completions lists: plain messages read without validation, and a
-list's validity told by one pass over its dicts.
+"""Chat Completions' stubs for `repair_body`'s stub route (`chatmend.planner`), and a list's validity told by one
+pass over its dicts.
 
 Most messages of an agent's saved body are of a handful of plain shapes: a user, system or tool message with
 string content, an assistant message with string (or null) content and function calls whose `arguments` are
-JSON text. For exactly those shapes (the same keys, the same JSON types) `read_plain` builds the very message
-`OpenAIChat._read_message` builds (then `_with_raw_arguments`), as a copy of a template made by the validating
-constructors, and `list_valid` says what `OpenAIChat.check` would say of such a list. Anything else (another key,
-a content list, a `developer` message) is not plain: the validating reader and `check` decide, as before.
-tests/providers/test_repair_body_fast.py compares both with the slow path on generated lists.
+JSON text. `stubs` takes exactly those shapes (the same keys, the same JSON types; a tool message with its tool's
+`name` for a dialect that names results), and `list_valid` says what `OpenAIChat.check` would say of a list of
+them. Anything else (another key, a content list, a `developer` message) goes the neutral route.
 """
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
-from chatmend.messages import ChatMessage, ToolCall, from_template
-from chatmend.providers._spans import BLANK, CALLS, OTHER, REPLY, RESULT, Stubs
+from chatmend.planner import BLANK, CALLS, OTHER, REPLY, RESULT, Stubs
 
-__all__ = ["inherits", "list_valid", "read_plain", "stubs"]
-
-# Templates made as the validating reader makes each message, so a copy has its fields-set too.
-_USER = ChatMessage(role="user", content="")
-_SYSTEM = ChatMessage(role="system", content="")
-_TOOL = ChatMessage(role="tool", tool_call_id="", tool_name=None, content="", provider_data=None)
-_ASSISTANT = ChatMessage(role="assistant", content="", tool_calls=())
-_CALL = ToolCall(id="", name="f", arguments={}, raw_arguments="")
-
-_parse_arguments = ToolCall._parse_json_text  # what ToolCall's validator does with JSON text
-
-
-def read_plain(item: Any) -> ChatMessage | None:
-    """The neutral message of a wire message of a plain shape, unvalidated; None for any other item."""
-    if type(item) is not dict:
-        return None
-    role = item.get("role")
-    content = item.get("content")
-    if content == "":
-        return None  # the reader records how an empty content was spelled ("", null or missing): not plain
-    size = len(item)
-    if role == "tool":
-        call_id = item.get("tool_call_id")
-        if size == 3 and type(content) is str and type(call_id) is str:
-            return from_template(_TOOL, {"tool_call_id": call_id, "content": content})
-        return None
-    if role == "user" or role == "system":
-        if size == 2 and type(content) is str:
-            return from_template(_USER if role == "user" else _SYSTEM, {"content": content})
-        return None
-    if role != "assistant" or (content is not None and type(content) is not str):
-        return None
-    calls = item.get("tool_calls")
-    if calls is None:
-        return from_template(_ASSISTANT, {"content": content or ""}) if size == 2 and "content" in item else None
-    if size != 3 or "content" not in item or type(calls) is not list or not calls:
-        return None  # an empty `tool_calls` is a spelling the reader records: not plain
-    read = []
-    for call in calls:
-        plain = _plain_call(call)
-        if plain is None:
-            return None
-        read.append(plain)
-    return from_template(_ASSISTANT, {"content": content or "", "tool_calls": tuple(read)})
-
-
-def _plain_call(call: Any) -> ToolCall | None:
-    """A function call `{"id", "type": "function", "function": {"name", "arguments"}}` with JSON text arguments."""
-    if type(call) is not dict or len(call) != 3 or call.get("type") != "function":
-        return None
-    call_id, function = call.get("id"), call.get("function")
-    if type(call_id) is not str or type(function) is not dict or len(function) != 2:
-        return None
-    name, text = function.get("name"), function.get("arguments")
-    if type(name) is not str or not name or type(text) is not str:
-        return None
-    return from_template(_CALL, {"id": call_id, "name": name, "arguments": _parse_arguments(text),
-                                 "raw_arguments": text})
+__all__ = ["list_valid", "stubs"]
 
 
 def list_valid(items: list[Any], id_max_length: int | None) -> bool:
@@ -116,10 +55,10 @@ def list_valid(items: list[Any], id_max_length: int | None) -> bool:
     return not pending
 
 
-def stubs(items: list[Any]) -> Stubs | None:
-    """The stubs of `repair_body`'s fast path (`providers._spans`), one per message: None unless every item is of a
-    plain shape (what `read_plain` reads, and a user note's text parts), so that `list_valid` would judge the
-    repaired list, and repair of the stubs is repair of what the reader reads."""
+def stubs(items: list[Any], *, named: bool = False) -> Stubs | None:
+    """The stubs of `repair_body`'s stub route (`chatmend.planner`), one per message: None unless every item is of a
+    plain shape (and a user note's text parts), so that `list_valid` would judge the repaired list, and repair of
+    the stubs is repair of what the reader reads. With `named`, a tool message may carry its tool's `name`."""
     kinds: list[int] = []
     refs: list[Any] = []
     kind_of, ref_of = kinds.append, refs.append
@@ -133,6 +72,8 @@ def stubs(items: list[Any]) -> Stubs | None:
         size = len(item)
         if role == "tool":
             call_id = item.get("tool_call_id")
+            if named and size == 4 and type(item.get("name")) is str:
+                size = 3
             if size != 3 or type(content) is not str or type(call_id) is not str:
                 return None
             kind_of(RESULT)
@@ -174,7 +115,7 @@ def _text_parts(content: Any) -> bool:
 
 
 def _plain_assistant(item: dict[str, Any]) -> bool:
-    """True when an assistant message is of a plain shape (`read_plain` reads it)."""
+    """True when an assistant message is of a plain shape (`stubs` takes it)."""
     content = item.get("content")
     if "content" not in item or (content is not None and type(content) is not str):
         return False
@@ -185,7 +126,8 @@ def _plain_assistant(item: dict[str, Any]) -> bool:
 
 
 def _plain_call_shape(call: Any) -> bool:
-    """`_plain_call`'s test alone, building nothing."""
+    """True for a function call `{"id", "type": "function", "function": {"name", "arguments"}}` with JSON text
+    arguments."""
     if type(call) is not dict or len(call) != 3 or call.get("type") != "function":
         return False
     function = call.get("function")
@@ -193,9 +135,3 @@ def _plain_call_shape(call: Any) -> bool:
         return False
     name = function.get("name")
     return type(name) is str and bool(name) and type(function.get("arguments")) is str
-
-
-@cache
-def inherits(cls: type, base: type, names: tuple[str, ...]) -> bool:
-    """True when `cls` uses `base`'s own methods `names` (a subclass that reads or checks otherwise does not)."""
-    return all(getattr(cls, name, None) is getattr(base, name, None) for name in names)

@@ -64,16 +64,6 @@ TEXTS: dict[str, str] = {
 """OpenAI's 400 texts per rule (docs/rules.md §1), verbatim with their variable parts as fields."""
 
 
-READERS = ("_read_message", "_read_assistant", "_read_call", "_read_content", "_read_part", "_read_groups")
-"""The reading hooks whose plain-shape case `_chat_fast.read_plain` stands in for."""
-WRITERS = ("_write_messages", "_write_assistant", "_write_calls", "_write_result", "_write_items", "_write_list",
-            "_wire_name", "_append_turn", "_on_assistant", "_finish", "_user_parts")
-"""The writing hooks whose output on plain messages `_assemble` writes itself (or calls, unchanged)."""
-CHECKERS = ("_check", "_check_shape", "_part_problem", "_check_messages", "_check_calls", "_check_assistant",
-             "_check_images", "_list_valid")
-"""The checking hooks whose verdict on plain lists `_chat_fast.list_valid` stands in for."""
-
-
 def named_function(call: Any) -> Mapping[str, Any] | None:
     """A tool call's `function` object when it names its tool (a non-empty string), else None: what reading and
     checking a call both need first."""

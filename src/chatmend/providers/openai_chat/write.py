@@ -7,7 +7,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, Tool, ToolCall
-from chatmend.providers import _chat_fast
 from chatmend.providers.base import IdAssigner, arguments_json, image_data_url
 from chatmend.providers.openai_chat.wire import (
     AUDIO_FORMAT,
@@ -51,8 +50,6 @@ class ChatWriting(ChatWire):
         out: list[WireMessage] = [WITHIN] if within else []
         images: list[dict[str, Any]] = []  # OC7: image parts waiting for the run of tool messages to end
         named = self.tool_message_name
-        # a dialect with its own `_write_assistant` gets every assistant message through it
-        as_base = _chat_fast.inherits(type(self), ChatWriting, ("_write_assistant",))
         # User and system messages go through `_append_turn` (a provider may move or precede them); assistant and tool
         # messages stand where they are written: `out.append`.
         if system is not None:
@@ -74,7 +71,7 @@ class ChatWriting(ChatWire):
             elif role == "assistant":
                 self._on_assistant(out)
                 content = message.content
-                if type(content) is not str or message.provider_data is not None or not as_base:
+                if type(content) is not str or message.provider_data is not None:
                     self._write_assistant(message, ids, waiting, images, out)
                 elif not message.tool_calls:
                     if content:

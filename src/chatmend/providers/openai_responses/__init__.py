@@ -55,8 +55,8 @@ from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, error_context
 from chatmend.messages import ChatMessage, Tool
+from chatmend.planner import Stubs
 from chatmend.providers._lossless import BodyRepair, kept_items, plan_rewrite
-from chatmend.providers._spans import Stubs
 from chatmend.providers.base import CheckContext, IdAssigner, Provider, text_field, to_plain
 from chatmend.providers.openai_responses import spans
 from chatmend.providers.openai_responses.checker import Checker, json_type
@@ -171,15 +171,16 @@ class OpenAIResponses(Provider):
         """Plain items (`spans.stubs`): the span route of `repair_body`."""
         return spans.stubs(items)
 
-    def _interrupted_run(self, calls: list[Any], words: Any, is_read_only: IsReadOnly | None) -> list[Any] | None:
-        """A `function_call_output` per plain `function_call` item (`spans.stubs`), as the writer writes the
-        synthetic result of each, then the user's item as it is (an item of its own)."""
-        outputs = [function_call_output(call["call_id"], synthetic_result(
-            call["call_id"], call["name"], read_only=reads_only(is_read_only, call["name"]))) for call in calls]
-        return outputs if words is None else [*outputs, words]
+    def _synthetic_result(self, calls: list[Any], k: int, final_id: str,
+                          is_read_only: IsReadOnly | None) -> list[Any]:
+        """The `function_call_output` item the writer writes for the synthetic result of call `k` (a plain
+        `function_call` item each)."""
+        name = calls[k]["name"]
+        return [function_call_output(final_id, synthetic_result(final_id, name,
+                                                                read_only=reads_only(is_read_only, name)))]
 
     def _refused(self, body: Mapping[str, Any], repaired: BodyRepair) -> bool:
-        """Sure only for a plan of the span path that answers calls as interrupted and does nothing else: every
+        """Sure only for a plan of the stub route that answers calls as interrupted and does nothing else: every
         call id of the list is then its only one (else rule 5 renames), and no output anywhere answers an
         interrupted call (else a note), so the API refuses it (OR1), chained or not. Any other repair is never
         sure without `check`: the reader folds a turn's items into one message, so calls interleaved with their

@@ -1,4 +1,4 @@
-"""OpenAI Responses' stubs for `repair_body`'s span path (`providers._spans`).
+"""OpenAI Responses' stubs for `repair_body`'s stub route (`chatmend.planner`).
 
 The reader folds an assistant turn's items into one neutral message: here a run of plain `function_call` items is
 one CALLS stub, a `function_call_output` with text output one RESULT stub, a user, system or developer message with
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatmend.providers._spans import CALLS, OTHER, RESULT, Stubs
+from chatmend.planner import CALLS, OTHER, RESULT, Stubs
 
 __all__ = ["stubs"]
 

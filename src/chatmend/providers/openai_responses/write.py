@@ -105,7 +105,7 @@ def _input_message(role: str, content: tuple[Part, ...]) -> Json:
 
 def function_call_output(call_id: str, message: ChatMessage) -> Json:
     """The `function_call_output` item of a result of a function call that carries nothing of its own to write back
-    (`provider_data`): what `Writer.write` writes for it, and `repair_body`'s span path for a synthetic result."""
+    (`provider_data`): what `Writer.write` writes for it, and `repair_body`'s stub route for a synthetic result."""
     content = message.content
     # the common case, a plain text that succeeded, is the output as it is
     output = content if isinstance(content, str) and not message.is_error else _output(message)
