@@ -43,7 +43,6 @@ SYNTHESIZED = "chatmend_synthesized"
 """The `response_metadata` key of a ToolMessage chatmend made (its value is True)."""
 
 
-
 def repair(messages: Sequence[BaseMessage], *, is_read_only: IsReadOnly | None = None,
            wording: Wording | None = None) -> list[BaseMessage]:
     """The history made valid by `repair_history`'s rules, in LangChain's types (the input is not changed)."""

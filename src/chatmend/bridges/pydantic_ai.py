@@ -169,9 +169,6 @@ def _to_neutral(messages: Sequence[ModelMessage]) -> tuple[list[ChatMessage], li
     return neutral, sources
 
 
-# The neutral messages are built unvalidated from templates: their fields come from pydantic-ai's own typed
-# objects, and building 20,000 validated models costs several times the repair itself.
-
 
 def _assistant(response: ModelResponse) -> ChatMessage:
     calls = tuple(ToolCall(id=p.tool_call_id, name=p.tool_name or "tool", arguments=_arguments(p.args))
