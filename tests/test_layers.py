@@ -19,8 +19,8 @@ SOURCE = Path(__file__).resolve().parents[1] / "src"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", (
         "chatmend._json", "chatmend.answer_order", "chatmend.exceptions", "chatmend.ids", "chatmend.incremental",
-        "chatmend.jsonl", "chatmend.messages", "chatmend.repair", "chatmend.results", "chatmend.sdk_reader",
-        "chatmend.trim",
+        "chatmend.jsonl", "chatmend.messages", "chatmend.planner", "chatmend.repair", "chatmend.results",
+        "chatmend.sdk_reader", "chatmend.trim",
     )),
     ("providers", ("chatmend.providers",)),
     ("files and stores", ("chatmend.files", "chatmend.transcripts")),
