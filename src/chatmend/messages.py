@@ -47,35 +47,10 @@ _CONFIG: dict[str, Any] = {"extra": "forbid", "use_attribute_docstrings": True}
 """pydantic's config for every class (read from `__pydantic_config__`, its documented hook for dataclasses):
 unknown fields are errors, and field docs reach the JSON Schema."""
 
-def _text(value: object, name: str) -> None:
-    if not isinstance(value, str):
-        raise HistoryError(f"expected a string, got {type(value).__name__}", field=name)
 
-
-def _optional_text(value: object, name: str) -> None:
-    if value is not None and not isinstance(value, str):
-        raise HistoryError(f"expected a string or null, got {type(value).__name__}", field=name)
-
-
-def _name(value: object, name: str) -> None:
-    _text(value, name)
-    if not value:
-        raise HistoryError("expected a name of at least 1 character", field=name)
-
-
-def _optional_object(value: object, name: str) -> None:
-    if value is not None and not isinstance(value, dict):
-        raise HistoryError(f"expected an object or null, got {type(value).__name__}", field=name)
-
-
-def _object(value: object, name: str) -> None:
-    if not isinstance(value, dict):
-        raise HistoryError(f"expected an object, got {type(value).__name__}", field=name)
-
-
-def _flag(value: object, name: str) -> None:
-    if not isinstance(value, bool):
-        raise HistoryError(f"expected true or false, got {type(value).__name__}", field=name)
+def _expected(name: str, what: str, value: object) -> HistoryError:
+    """The error of a field whose value is not what it holds."""
+    return HistoryError(f"expected {what}, got {type(value).__name__}", field=name)
 
 
 def _as_tuple(model: object, name: str, value: Sequence[Any], kinds: type | tuple[type, ...], what: str) -> None:
@@ -105,8 +80,10 @@ class TextPart:
     `citations`, a Responses `annotations` list), keyed by provider name, written back only to that provider."""
 
     def __post_init__(self) -> None:
-        _text(self.text, "text")
-        _optional_object(self.provider_data, "provider_data")
+        if not isinstance(self.text, str):
+            raise _expected("text", "a string", self.text)
+        if self.provider_data is not None and not isinstance(self.provider_data, dict):
+            raise _expected("provider_data", "an object or null", self.provider_data)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -129,8 +106,10 @@ class ImagePart:
 
     def __post_init__(self) -> None:
         for name in ("media_type", "data", "url"):
-            _optional_text(getattr(self, name), name)
-        _optional_object(self.provider_data, "provider_data")
+            if not isinstance(getattr(self, name), (str, type(None))):
+                raise _expected(name, "a string or null", getattr(self, name))
+        if self.provider_data is not None and not isinstance(self.provider_data, dict):
+            raise _expected("provider_data", "an object or null", self.provider_data)
         if (self.data is None) == (self.url is None):
             raise HistoryError("an image needs exactly one of 'data' (base64) or 'url'")
         if self.data is not None and not self.media_type:
@@ -166,11 +145,15 @@ class ThinkingPart:
     """Provider-specific fields (item ids, summaries), copied back only to `provider`."""
 
     def __post_init__(self) -> None:
-        _text(self.text, "text")
+        if not isinstance(self.text, str):
+            raise _expected("text", "a string", self.text)
         for name in ("signature", "data", "provider"):
-            _optional_text(getattr(self, name), name)
-        _flag(self.redacted, "redacted")
-        _optional_object(self.provider_data, "provider_data")
+            if not isinstance(getattr(self, name), (str, type(None))):
+                raise _expected(name, "a string or null", getattr(self, name))
+        if not isinstance(self.redacted, bool):
+            raise _expected("redacted", "true or false", self.redacted)
+        if self.provider_data is not None and not isinstance(self.provider_data, dict):
+            raise _expected("provider_data", "an object or null", self.provider_data)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -200,8 +183,10 @@ class FilePart:
 
     def __post_init__(self) -> None:
         for name in ("media_type", "data", "url", "file_id", "filename", "provider"):
-            _optional_text(getattr(self, name), name)
-        _optional_object(self.provider_data, "provider_data")
+            if not isinstance(getattr(self, name), (str, type(None))):
+                raise _expected(name, "a string or null", getattr(self, name))
+        if self.provider_data is not None and not isinstance(self.provider_data, dict):
+            raise _expected("provider_data", "an object or null", self.provider_data)
         if sum(x is not None for x in (self.data, self.url, self.file_id)) != 1:
             raise HistoryError("a file needs exactly one of 'data' (base64), 'url' or 'file_id'")
         if self.data is not None and not self.media_type:
@@ -229,8 +214,10 @@ class NativePart:
     """The block, part or item exactly as the provider's JSON has it."""
 
     def __post_init__(self) -> None:
-        _text(self.provider, "provider")
-        _object(self.data, "data")
+        if not isinstance(self.provider, str):
+            raise _expected("provider", "a string", self.provider)
+        if not isinstance(self.data, dict):
+            raise _expected("data", "an object", self.data)
 
     @property
     def native_type(self) -> str:
@@ -273,8 +260,10 @@ class ToolCall:
     """Provider-specific fields, keyed by provider name (a Gemini thought signature, a Responses item id)."""
 
     def __post_init__(self) -> None:
-        _text(self.id, "id")
-        _name(self.name, "name")
+        if not isinstance(self.id, str):
+            raise _expected("id", "a string", self.id)
+        if not isinstance(self.name, str) or not self.name:
+            raise _expected("name", "a name of at least 1 character", self.name)
         arguments = self.arguments
         if isinstance(arguments, str):
             # A JSON object given as text is data in its parsed form; anything else stays verbatim.
@@ -285,10 +274,11 @@ class ToolCall:
             if isinstance(parsed, dict):
                 object.__setattr__(self, "arguments", parsed)
         elif not isinstance(arguments, dict):
-            raise HistoryError(f"expected an object or its JSON text, got {type(arguments).__name__}",
-                               field="arguments")
-        _optional_text(self.raw_arguments, "raw_arguments")
-        _optional_object(self.provider_data, "provider_data")
+            raise _expected("arguments", "an object or its JSON text", arguments)
+        if self.raw_arguments is not None and not isinstance(self.raw_arguments, str):
+            raise _expected("raw_arguments", "a string or null", self.raw_arguments)
+        if self.provider_data is not None and not isinstance(self.provider_data, dict):
+            raise _expected("provider_data", "an object or null", self.provider_data)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -328,16 +318,18 @@ class ChatMessage:
         if role == "tool":
             if self.tool_call_id is None:
                 raise HistoryError("a tool message needs 'tool_call_id', the id of the call it answers")
-            _text(self.tool_call_id, "tool_call_id")
-            _optional_text(self.tool_name, "tool_name")
-            _flag(self.is_error, "is_error")
-        else:
-            for name in ("tool_call_id", "tool_name"):
-                if getattr(self, name) is not None:
-                    raise HistoryError(f"only tool messages carry {name!r}, not {role} messages")
-            if self.is_error is not False:
-                raise HistoryError(f"only tool messages carry 'is_error', not {role} messages")
-        _optional_object(self.provider_data, "provider_data")
+            if not isinstance(self.tool_call_id, str):
+                raise _expected("tool_call_id", "a string", self.tool_call_id)
+            if self.tool_name is not None and not isinstance(self.tool_name, str):
+                raise _expected("tool_name", "a string or null", self.tool_name)
+            if not isinstance(self.is_error, bool):
+                raise _expected("is_error", "true or false", self.is_error)
+        elif self.tool_call_id is not None or self.tool_name is not None or self.is_error is not False:
+            name = "tool_call_id" if self.tool_call_id is not None else \
+                "tool_name" if self.tool_name is not None else "is_error"
+            raise HistoryError(f"only tool messages carry {name!r}, not {role} messages")
+        if self.provider_data is not None and not isinstance(self.provider_data, dict):
+            raise _expected("provider_data", "an object or null", self.provider_data)
 
 
 def _default_parameters() -> dict[str, Any]:
@@ -358,9 +350,12 @@ class Tool:
     """JSON Schema of the arguments object."""
 
     def __post_init__(self) -> None:
-        _name(self.name, "name")
-        _text(self.description, "description")
-        _object(self.parameters, "parameters")
+        if not isinstance(self.name, str) or not self.name:
+            raise _expected("name", "a name of at least 1 character", self.name)
+        if not isinstance(self.description, str):
+            raise _expected("description", "a string", self.description)
+        if not isinstance(self.parameters, dict):
+            raise _expected("parameters", "an object", self.parameters)
 
 
 _T = TypeVar("_T")
