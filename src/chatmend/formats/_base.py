@@ -31,6 +31,7 @@ TRANSCRIPT_FORMATS = {
     "pi": "pi and OpenClaw sessions (~/.pi/agent/sessions/*/*.jsonl, ~/.openclaw/agents/*/sessions/*.jsonl)",
     "kimi_code": "Kimi Code CLI sessions (~/.kimi-code/sessions/*/session_*/agents/*/wire.jsonl)",
     "qwen_code": "Qwen Code sessions (~/.qwen/projects/*/chats/*.jsonl)",
+    "copilot_cli": "GitHub Copilot CLI sessions (~/.copilot/session-state/*/events.jsonl)",
     "pydantic_ai": "pydantic-ai message histories (ModelMessagesTypeAdapter.dump_json, all_messages_json())",
 }
 DOCUMENT_FORMATS = frozenset({"cline", "roo_code", "pydantic_ai", "gemini_checkpoint"})
@@ -233,6 +234,10 @@ def _read_jsonl(stream: Iterator[str], fmt: str, prefer: str | None) -> Session:
         from chatmend.transcripts import qwen_code
 
         return qwen_code.read(lines)
+    if fmt == "copilot_cli":
+        from chatmend.transcripts import copilot_cli
+
+        return copilot_cli.read(lines)
     held = list(lines)  # (its items are held whole too)
     items, numbers = parse_records(held, what=f"one {fmt} message a line")
     key = adapter(fmt).list_key

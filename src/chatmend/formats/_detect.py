@@ -53,11 +53,6 @@ def _family(owner: Provider, adapters: Sequence[Provider]) -> list[Provider]:
     return [p for p in adapters if p is owner or p.shape_of == owner.name]
 
 
-def _title(name: str) -> str:
-    """How messages name a format."""
-    return "neutral" if name == NEUTRAL else providers.get(name).title
-
-
 def _unsure(what: str, candidates: Sequence[str], prefer: str | None) -> str:
     """`prefer` when it is among the candidates; else the error that says detection is unsure and which `--from`
     to give."""
@@ -118,6 +113,10 @@ def detect_records(records: Sequence[object], prefer: str | None = None) -> str:
         return "codex"
     if _legacy_codex(objects):
         return "codex"
+    from chatmend.transcripts import copilot_cli
+
+    if any(copilot_cli.is_record(r) for r in objects):
+        return copilot_cli.NAME
     from chatmend.transcripts import gemini_cli
 
     if any(gemini_cli.is_record(r) for r in objects):

@@ -15,7 +15,17 @@ from functools import partial
 from pathlib import Path
 from types import ModuleType
 
-from chatmend.transcripts import cline, gemini_checkpoint, kimi_cli, kimi_code, pi, pydantic_ai, qwen_code, roo_code
+from chatmend.transcripts import (
+    cline,
+    copilot_cli,
+    gemini_checkpoint,
+    kimi_cli,
+    kimi_code,
+    pi,
+    pydantic_ai,
+    qwen_code,
+    roo_code,
+)
 from chatmend.transcripts._stores import SessionFiles, register_files
 
 __all__: list[str] = []
@@ -100,7 +110,7 @@ register_files(SessionFiles("codex", "Codex", _codex, _uuid_in_name, partial(_co
                                                                              _uuid_in_name)))
 register_files(SessionFiles("gemini_cli", "Gemini CLI", _gemini, _gemini_id,
                             partial(_command, "gemini --resume {id}", _gemini_id)))
-for _module in (cline, gemini_checkpoint, kimi_code, kimi_cli, pi, pydantic_ai, qwen_code):
+for _module in (cline, copilot_cli, gemini_checkpoint, kimi_code, kimi_cli, pi, pydantic_ai, qwen_code):
     register_files(_named(_module))
 # Roo Code's task files are Cline's, or its own version 2: read as what each holds
 register_files(_named(roo_code, cline.is_session_file, detect=True))
