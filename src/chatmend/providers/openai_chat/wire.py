@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar
 
-from chatmend.messages import ChatMessage, FilePart, ImagePart, Part, TextPart, ThinkingPart
+from chatmend.messages import ChatMessage, FilePart, ImagePart, Part, ThinkingPart
 from chatmend.providers.base import Provider, image_data_url
 
 Body = dict[str, Any]
@@ -100,14 +100,6 @@ def with_raw_arguments(message: ChatMessage, item: Mapping[str, Any]) -> ChatMes
 def thinking_text(parts: Sequence[Part]) -> str:
     """The readable text of a message's thinking parts, joined (redacted thinking has none)."""
     return "\n".join(p.text for p in parts if isinstance(p, ThinkingPart) and p.text)
-
-
-def text_and_images(content: str | tuple[Part, ...]) -> tuple[str, list[ImagePart]]:
-    """A content's text parts joined by newlines, and its images."""
-    if isinstance(content, str):
-        return content, []
-    texts = [p.text for p in content if isinstance(p, TextPart)]
-    return "\n".join(texts), [p for p in content if isinstance(p, ImagePart)]
 
 
 def image_url_part(part: ImagePart) -> dict[str, Any]:

@@ -378,8 +378,9 @@ class ChatWriting(ChatWire):
         return own if isinstance(own, dict) else None
 
     def _split_plain(self, content: Sequence[Part]) -> tuple[str, list[ImagePart]] | None:
-        """`text_and_images` of a content of text, images and others' thinking with nothing kept for this provider
-        (what the writer writes as it always did, in one pass), or None for any other content."""
+        """The text parts joined by newlines and the images of a content of text, images and others' thinking with
+        nothing kept for this provider (what the writer writes as it always did, in one pass), or None for any other
+        content."""
         texts: list[str] = []
         pics: list[ImagePart] = []
         own_thinking = self.name if self.reasoning_provider is None else None
