@@ -138,6 +138,9 @@ class CheckContext:
     body's own `model` field when the caller gives none."""
     platform: str | None = None
     """Where the body is sent when not to the provider's own API: one of the provider's `platforms`."""
+    family: str | None = None
+    """The family of models whose rules apply, where a provider's models differ in them (Bedrock's `claude`,
+    `unmixed`: the adapter `for_model` gives); None: told by `model`."""
 
 
 class Provider(ABC):

@@ -46,8 +46,8 @@ from typing import Any, ClassVar, Literal
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
 from chatmend.messages import ChatMessage, Tool
 from chatmend.planner import Stubs
-from chatmend.providers.anthropic import spans
-from chatmend.providers.anthropic.checker import TEXTS, Checker
+from chatmend.providers.anthropic import checker, spans
+from chatmend.providers.anthropic.checker import TEXTS
 from chatmend.providers.anthropic.read import read_assistant, read_message, read_system
 from chatmend.providers.anthropic.wire import (
     ID_ALPHABET,
@@ -312,7 +312,7 @@ class Anthropic(Provider):
 
     def _check(self, body: Any, context: CheckContext) -> list[Problem]:
         """The 400s Anthropic would answer with, judged on merged turns; a malformed body is reported."""
-        return Checker(self.name).run(body)
+        return checker.check(body, context)
 
 
 def _apply_thinking_policy(provider: Anthropic, before: list[Any], repaired: AnthropicBodyRepair,

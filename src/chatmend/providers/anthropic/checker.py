@@ -8,8 +8,8 @@ from typing import Any
 
 from chatmend._json import brief
 from chatmend.exceptions import Problem
-from chatmend.providers.anthropic.wire import ID_ALPHABET, MEDIA_TYPES, THINKING, TOOL_NAME
-from chatmend.providers.base import SHAPE
+from chatmend.providers.anthropic.wire import ID_ALPHABET, MEDIA_TYPES, PROVIDER_NAME, THINKING, TOOL_NAME
+from chatmend.providers.base import SHAPE, CheckContext
 
 _ID = re.compile(f"[{ID_ALPHABET}]+")  # AN5
 
@@ -70,11 +70,16 @@ def _where(n: int, m: int) -> str:
     return f"messages[{n}].content" if m < 0 else f"messages[{n}].content[{m}]"
 
 
-class Checker:
+def check(body: Any, context: CheckContext) -> list[Problem]:
+    """The 400s Anthropic would answer `body` with, judged on merged turns; a malformed body is reported."""
+    return _Pass().run(body)
+
+
+class _Pass:
     """One `check` pass: shapes first, then the rules on merged turns."""
 
-    def __init__(self, provider: str) -> None:
-        self.provider = provider
+    def __init__(self) -> None:
+        self.provider = PROVIDER_NAME
         self.problems: list[Problem] = []
 
     def add(self, code: str, path: str, message: str) -> None:

@@ -57,8 +57,8 @@ from chatmend.providers.base import (
     coerce_tools,
     to_plain,
 )
-from chatmend.providers.bedrock import spans
-from chatmend.providers.bedrock.checker import TEXTS, Checker
+from chatmend.providers.bedrock import checker, spans
+from chatmend.providers.bedrock.checker import TEXTS
 from chatmend.providers.bedrock.names import wire_names
 from chatmend.providers.bedrock.read import read_assistant, read_message, read_system
 from chatmend.providers.bedrock.stream import assemble
@@ -365,9 +365,7 @@ class Bedrock(Provider):
 
     def _check(self, body: Any, context: CheckContext) -> list[Problem]:
         """The 400s Converse would answer with; a malformed body is reported, never raised."""
-        family = self.family or model_family(context.model or (body.get("modelId") if isinstance(body, Mapping)
-                                                               else None))
-        return Checker(self.name, family).run(body)
+        return checker.check(body, context if self.family is None else replace(context, family=self.family))
 
 
 def _open_tool(name: str) -> dict[str, Any]:

@@ -37,8 +37,16 @@ from typing import Any
 
 from chatmend.exceptions import Problem
 from chatmend.providers.anthropic.checker import TEXTS as ANTHROPIC_TEXTS
-from chatmend.providers.base import SHAPE
-from chatmend.providers.bedrock.wire import ID, ID_ALPHABET, ID_MAX_LENGTH, STRICT_ID, TOOL_NAME
+from chatmend.providers.base import SHAPE, CheckContext
+from chatmend.providers.bedrock.wire import (
+    ID,
+    ID_ALPHABET,
+    ID_MAX_LENGTH,
+    PROVIDER_NAME,
+    STRICT_ID,
+    TOOL_NAME,
+    model_family,
+)
 
 _VALIDATION = "1 validation error detected: Value '{value}' at '{where}' failed to satisfy constraint: {constraint}"
 
@@ -79,11 +87,18 @@ _ANTHROPIC_KIND = {"text": "text", "toolUse": "tool_use", "reasoningContent": "t
                    "document": "document"}
 
 
-class Checker:
+def check(body: Any, context: CheckContext) -> list[Problem]:
+    """The 400s Converse would answer `body` with (BR9 and BR10 by the family of the model: `context.family`, else
+    told by `context.model` or the body's `modelId`); a malformed body is reported, never raised."""
+    model = context.model or (body.get("modelId") if isinstance(body, Mapping) else None)
+    return _Pass(context.family or model_family(model)).run(body)
+
+
+class _Pass:
     """One `check` pass over a request: its shape first, then the rules (`family`: the model's, for BR9/BR10)."""
 
-    def __init__(self, provider: str, family: str | None = None) -> None:
-        self.provider = provider
+    def __init__(self, family: str | None = None) -> None:
+        self.provider = PROVIDER_NAME
         self.family = family
         self.problems: list[Problem] = []
 

@@ -49,8 +49,7 @@ from chatmend.messages import ChatMessage, Tool, ToolCall
 from chatmend.planner import Stubs
 from chatmend.providers._lossless import Run, plan_rewrite
 from chatmend.providers.base import CheckContext, IdAssigner, Provider
-from chatmend.providers.gemini import spans
-from chatmend.providers.gemini.checker import Checker
+from chatmend.providers.gemini import checker, spans
 from chatmend.providers.gemini.read import (
     as_list,
     as_mapping,
@@ -262,7 +261,7 @@ class Gemini(Provider):
     def _check(self, body: Any, context: CheckContext) -> list[Problem]:
         """The 400s Gemini would answer, predicted offline (GE0-GE10; GE4 needs the model, GE8 the platform
         `vertex`). Field names may be camelCase or snake_case, as the API accepts both."""
-        return Checker(context.model, context.platform == "vertex").body(body)
+        return checker.check(body, context)
 
     def sdk_arguments(self, body: Mapping[str, Any], *, model: str) -> dict[str, Any]:
         """The keyword arguments of `client.models.generate_content` for a body from `to_request`."""

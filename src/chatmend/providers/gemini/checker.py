@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatmend.exceptions import Problem
+from chatmend.providers.base import CheckContext
 from chatmend.providers.gemini.wire import DATA_FIELDS, NAME, PART_METADATA, get, is_base64, is_gemini3, spellings
 
 
@@ -54,7 +55,13 @@ class _Turn:
     standard: bool  # has a part other than a function response
 
 
-class Checker:
+def check(body: Any, context: CheckContext) -> list[Problem]:
+    """The 400s Gemini would answer `body` with (GE4 by `context.model`, GE8 on the `vertex` platform); a
+    malformed body is reported, never raised."""
+    return _Pass(context.model, context.platform == "vertex").body(body)
+
+
+class _Pass:
     """Collects the problems of one body."""
 
     def __init__(self, model: str | None, vertex: bool) -> None:

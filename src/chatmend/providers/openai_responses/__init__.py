@@ -58,8 +58,7 @@ from chatmend.messages import ChatMessage, Tool
 from chatmend.planner import Stubs
 from chatmend.providers._lossless import BodyRepair, kept_items, plan_rewrite
 from chatmend.providers.base import CheckContext, IdAssigner, Provider, text_field, to_plain
-from chatmend.providers.openai_responses import spans
-from chatmend.providers.openai_responses.checker import Checker, json_type
+from chatmend.providers.openai_responses import checker, spans
 from chatmend.providers.openai_responses.read import Reader, Turn, read_error
 from chatmend.providers.openai_responses.wire import (
     CALL_ID_MAX,
@@ -251,14 +250,7 @@ class OpenAIResponses(Provider):
 
     def _check(self, body: Any, context: CheckContext) -> list[Problem]:
         """The 400s the Responses API would answer this body with (OR0-OR11)."""
-        if not isinstance(body, Mapping):
-            got = json_type(body)
-            return [Problem(code="OR0", path="", provider=NAME,
-                            message=f"Invalid body: expected a JSON object, but got {got} instead.")]
-        try:
-            return Checker(body).run()
-        except Exception as exc:  # check reports a malformed body, it never raises
-            return [Problem(code="OR0", path="", provider=NAME, message=f"Unreadable body: {exc!r}")]
+        return checker.check(body, context)
 
     def _create(self, client: Any, body: dict[str, Any]) -> Any:
         """`client.responses.create(**body)` on an `openai.OpenAI` client (or `AsyncOpenAI`)."""

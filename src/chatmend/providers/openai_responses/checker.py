@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from chatmend.exceptions import Problem
+from chatmend.providers.base import CheckContext
 from chatmend.providers.openai_responses.wire import (
     ALSO_ANSWERS,
     CALL_ID_MAX,
@@ -53,7 +54,19 @@ def json_type(value: object) -> str:
     return type(value).__name__
 
 
-class Checker:
+def check(body: Any, context: CheckContext) -> list[Problem]:
+    """The 400s the Responses API would answer `body` with (OR0-OR11); a malformed body is reported, never
+    raised."""
+    if not isinstance(body, Mapping):
+        return [Problem(code="OR0", path="", provider=NAME,
+                        message=f"Invalid body: expected a JSON object, but got {json_type(body)} instead.")]
+    try:
+        return _Pass(body).run()
+    except Exception as exc:  # check reports a malformed body, it never raises
+        return [Problem(code="OR0", path="", provider=NAME, message=f"Unreadable body: {exc!r}")]
+
+
+class _Pass:
     """Collects the problems of one body."""
 
     def __init__(self, body: Mapping[str, Any]) -> None:
