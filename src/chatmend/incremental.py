@@ -2,8 +2,9 @@
 
 The spec's prefix stability ("a span's output and every id depend only on what came before") means that
 everything before the last span of a history is final: appending messages can only change the last span
-(its results may still arrive). A `Repairer` keeps the pass it ran last, rolls back just that span, and
-goes on from there, with the same rules (the pass of `chatmend.repair`, not a second implementation).
+(its results may still arrive). A `Repairer` keeps the repair it ran last (`chatmend.repair._Repair`: the stubs,
+the plan and its output), rolls back just that span, and goes on from there, with the same rules (the one planner,
+`chatmend.planner`, not a second implementation).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from chatmend.repair import (
     Wording,
     _Mark,
     _options,
-    _Pass,
+    _Repair,
     read_sdk_objects,
 )
 
@@ -66,12 +67,12 @@ class Repairer:
         self.options: RepairOptions = _options(wording, leave_open_last, on_missing, mark)
         """The repair options every result of this Repairer is made under."""
         self._lock = threading.RLock()
-        """Held for a whole call: the pass and the history seen are one state (uncontended, it costs ~100 ns)."""
+        """Held for a whole call: the pass and the history seen are one state (uncontended, it costs little)."""
         self._busy = False
         """True during a call: a call from inside it (`is_read_only` repairing again) is an error, not a deadlock."""
         self._seen: list[ChatMessage] = []
         """The history of the last call, as its own list (the caller's list may grow in place)."""
-        self._pass: _Pass | None = None
+        self._pass: _Repair | None = None
         self._resume = 0
         """Where the next pass resumes: the start of the last span (reopened), or the end."""
         self._mark: _Mark | None = None
@@ -114,15 +115,12 @@ class Repairer:
             seen.extend(new)
         else:
             seen = self._seen = coerce_history(messages)
-            repair = self._pass = _Pass(self._is_read_only, options=self.options)
+            repair = self._pass = _Repair(self._is_read_only, self.options)
             self._resume = 0
         self._mark = None
         try:
-            last = repair.run(seen, self._resume, mark_spans=True)
-            if last is None:
-                self._resume = len(seen)
-            else:
-                self._resume, self._mark = last, repair.last_mark
+            self._mark = repair.run(seen, self._resume, mark_last=True)
+            self._resume = len(seen) if self._mark is None else self._mark.plan.at
         except BaseException:  # e.g. from is_read_only: the pass is half done, so forget it
             self._forget()
             raise

@@ -1,29 +1,22 @@
 """`repair_history`: make any saved, resumed or interrupted history valid to send.
 
-The specification is `docs/rules.md`; each rule of its Part 2 has one function here:
+The specification is `docs/rules.md`. Rules 1 to 5 are decided once, on stubs of the messages, by the planner
+(`chatmend.planner`, which `repair_body` runs on a body's items too); here the neutral messages are stubbed
+(`stub_history`), and the plan is applied to them (`_Repair`), writing what rules 6 and 7 say:
 
-1. drop first ............. `is_placeholder`
-2. spans .................. `_Pass.run` (and where a span ends: `_Pass._pair_results`)
-3. pairing ................ `_Pass._pair_results` (its common case, results already in place: `_Pass.span`)
-4. span output ............ `_Pass.span`
-
-5. final ids .............. `chatmend.ids.FinalIds` (its common case inlined in `_Pass.span`)
-6. synthetic result ....... `interrupted_result`
+1. drop first ............. `is_placeholder` (a BLANK stub)
+6. synthetic result ....... `interrupted_result`, with the options `wording` (`_worded`) and `mark`
 7. user note .............. `orphan_note`
 9. bad input .............. `chatmend.messages.coerce_history` (SDK objects first: `read_sdk_objects`)
 
-The options (`RepairOptions`, #27): `wording` in `_worded`, `leave_open_last` and `mark` where `_Pass.span` answers
-a call, `on_missing="strip"` in `_Pass._strip_unanswered` (and `_Pass._kept_calls`: rule 5 for the calls kept).
-
-One pass over the history; messages that need no change are the input's own objects, and changed ones
-are copies (`dataclasses.replace`). Each output message records where it came from
-(`RepairResult.origin_runs`). `chatmend.incremental.Repairer` resumes a pass;
-`repair_for_writers` is the same pass for provider writers, which take ids from `final_ids`.
+Messages the plan keeps are the input's own objects, and changed ones are copies (`dataclasses.replace`). Each
+output message records where it came from (`RepairResult.origin_runs`). `chatmend.incremental.Repairer` goes on
+with a repair as its history grows; `repair_for_writers` is the same repair for provider writers, which take ids
+from `final_ids`.
 """
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -36,6 +29,21 @@ from chatmend.messages import (
     TextPart,
     ToolCall,
     coerce_history,
+)
+from chatmend.planner import (
+    ANSWER,
+    BLANK,
+    BLANK_CALLS,
+    CALL,
+    CALLS,
+    KEEP,
+    OTHER,
+    REPLY,
+    RESULT,
+    SYNTHETIC,
+    PlanMark,
+    Planner,
+    last_open_span,
 )
 from chatmend.results import NOTE_SOURCE, SYNTHETIC_SOURCE, Origin, RenamedId, RepairResult, SharedList
 from chatmend.sdk_reader import read_sdk_history
@@ -61,6 +69,7 @@ __all__ = [
     "repair_following",
     "repair_for_writers",
     "repair_history",
+    "stub_history",
     "synthetic_result",
     "synthetic_text",
 ]
@@ -103,11 +112,6 @@ class RepairOptions:
             raise ValueError(f"mark must be 'error', 'field' or 'none', not {self.mark!r}")
         if not isinstance(self.leave_open_last, bool):
             raise TypeError(f"leave_open_last must be a bool, not {type(self.leave_open_last).__name__}")
-
-    @property
-    def is_default(self) -> bool:
-        """True when every option is left as it is by default (the spec's own repair)."""
-        return self == DEFAULT_OPTIONS
 
 
 DEFAULT_OPTIONS = RepairOptions()
@@ -157,7 +161,7 @@ def repair_history(
     `"none"`: a plain result, which only its wording tells apart. Every guarantee holds with each.
     """
     options = _options(wording, leave_open_last, on_missing, mark)
-    return _one_pass(messages, _Pass(is_read_only, options=options))
+    return _Repair(is_read_only, options).whole(_read(messages))
 
 
 def _options(wording: Wording | None, leave_open_last: bool, on_missing: OnMissing, mark: Mark) -> RepairOptions:
@@ -188,8 +192,7 @@ def repair_for_writers(
     final id from `final_ids`, so a record per renamed call (Kimi's ids restart every reply: nearly every call)
     would be work for nothing.
     """
-    return _one_pass(messages, _Pass(is_read_only, copies=False, assign_ids=assign_ids, renames=renames,
-                                     options=options))
+    return _Repair(is_read_only, options, copies=False, assign_ids=assign_ids, renames=renames).whole(_read(messages))
 
 
 def repair_following(messages: list[ChatMessage], ids: FinalIds, *, is_read_only: IsReadOnly | None = None,
@@ -199,16 +202,7 @@ def repair_following(messages: list[ChatMessage], ids: FinalIds, *, is_read_only
     repaired exactly as whole when each part starts at a kept assistant message (rule 2's spans stop there,
     and prefix stability holds) and no call has an empty id (rule 5 would name it by its index in the part).
     Indices in the result are positions in `messages`."""
-    repair = _Pass(is_read_only)
-    repair.ids = ids
-    repair.run(messages)
-    return repair.result()
-
-
-def _one_pass(messages: Sequence[object] | object, repair: _Pass) -> RepairResult:
-    """`repair` run over the whole history."""
-    repair.run(_read(messages))
-    return repair.result()
+    return _Repair(is_read_only, ids=ids).whole(messages)
 
 
 def _read(messages: Sequence[object] | object) -> list[ChatMessage]:
@@ -252,18 +246,14 @@ def is_sdk_object(value: object) -> bool:
 
 def is_placeholder(message: ChatMessage) -> bool:
     """Rule 1: an assistant message with no calls whose content is empty or whitespace-only text."""
-    if message.role != "assistant" or message.tool_calls:
-        return False
-    content = message.content
-    if isinstance(content, str):
+    return message.role == "assistant" and not message.tool_calls and _says_nothing(message.content)
+
+
+def _says_nothing(content: str | Sequence[Part]) -> bool:
+    """True for content that is empty or whitespace-only text (rule 1's test of an assistant message)."""
+    if type(content) is str:
         return not content or content.isspace()
     return all(type(part) is TextPart and (not part.text or part.text.isspace()) for part in content)
-
-
-def _is_blank(message: ChatMessage) -> bool:
-    """`is_placeholder` for an assistant message without calls, quicker for string content (most replies)."""
-    content = message.content
-    return (not content or content.isspace()) if type(content) is str else is_placeholder(message)
 
 
 def interrupted_result(call: ToolCall, *, read_only: bool) -> ChatMessage:
@@ -330,384 +320,208 @@ def orphan_note_text(tool_name: str | None, call_id: str | None, is_error: bool,
     return f"{header} Its output follows.\n{output}" if output or more else f"{header} It had no output."
 
 
-class _Mark(NamedTuple):
-    """How far a pass had got: the lengths of its output lists and the mark of its ids."""
+def stub_history(messages: Sequence[ChatMessage]) -> tuple[list[int], list[Any]]:
+    """The planner's stubs of neutral messages (`chatmend.planner.Stubs`): each one's kind, and the ids repair
+    pairs it by."""
+    kinds: list[int] = []
+    refs: list[Any] = []
+    kind, ref = kinds.append, refs.append
+    for message in messages:
+        role = message.role
+        if role != "assistant":
+            kind(RESULT if role == "tool" else OTHER)
+            ref(message.tool_call_id)  # (None but for a tool message)
+            continue
+        content = message.content  # (string content, most replies, tested inline)
+        blank = (not content or content.isspace()) if type(content) is str else _says_nothing(content)
+        if calls := message.tool_calls:
+            kind(BLANK_CALLS if blank else CALLS)
+            ref(tuple([call.id for call in calls]))
+        else:
+            kind(BLANK if blank else REPLY)
+            ref(None)
+    return kinds, refs
 
+
+class _Mark(NamedTuple):
+    """Where a repair stood between two runs: its plan's mark, and how far it had applied the plan."""
+
+    plan: PlanMark
     out: int
     runs: int
+    last_source: int
+    follows: int
     interrupted: int
-    dropped: int
-    moved: int
-    notes: int
-    renamed: int
     stripped: int
-    ids: int
 
 
-class _Pass:
-    """One repair pass over a history: the output so far, the ids used so far, and the report.
+class _Repair:
+    """A history's repair: its stubs, the plan of them (`chatmend.planner.Planner`), and the messages the plan makes.
 
-    A span is walked once, from its assistant message to the next kept assistant message: its messages are
-    read where they stand in the history. `run` can resume at any span start (incremental repair keeps a
-    pass, rolls it back to the mark taken before its last span, and resumes there).
+    `run` applies each new step of the plan as it comes: a KEEP step takes the input's own messages, the others
+    are written here. A repair can go on over messages appended since its last run, or roll back to the `mark`
+    taken before the last span (which those may still answer) and go on from there (incremental repair).
     """
 
-    __slots__ = ("assign_ids", "copies", "dropped", "ids", "interrupted", "interrupted_at", "is_read_only",
-                 "last_mark", "leave_open_last", "moved", "notes", "out", "renamed", "renames", "runs", "strip",
-                 "stripped", "stripped_at", "unmarked", "wording")
-
-    def __init__(
-        self, is_read_only: IsReadOnly | None, *, copies: bool = True, assign_ids: bool = True, renames: bool = True,
-        options: RepairOptions = DEFAULT_OPTIONS,
-    ) -> None:
+    def __init__(self, is_read_only: IsReadOnly | None, options: RepairOptions = DEFAULT_OPTIONS, *,
+                 copies: bool = True, assign_ids: bool = True, renames: bool = True, ids: FinalIds | None = None,
+                 ) -> None:
+        self.planner = Planner(leave_open_last=options.leave_open_last, strip=options.on_missing == "strip",
+                               ids=ids, assign_ids=assign_ids, renames=renames)
+        self.plan = self.planner.plan
         self.is_read_only = is_read_only
         self.wording = options.wording
-        """`repair_history`'s `wording` (None: the spec's two wordings)."""
-        self.leave_open_last = options.leave_open_last
-        """`repair_history`'s `leave_open_last`."""
-        self.strip = options.on_missing == "strip"
-        """`repair_history`'s `on_missing="strip"`."""
         self.unmarked = options.mark == "none"
-        """`repair_history`'s `mark="none"`: synthetic results are not errors."""
+        """`mark="none"`: synthetic results are not errors."""
         self.copies = copies
-        """False: renamed calls' messages keep their original ids (`repair_for_writers`)."""
-        self.assign_ids = assign_ids
-        """False: rule 5 is left out (`repair_for_writers` for a writer that mints ids by position)."""
-        self.renames = renames
-        """False: renamed calls are not listed in `renamed` (`repair_for_writers` for a writer)."""
-        self.ids = FinalIds()
+        """False: the messages of renamed calls keep their original ids (`repair_for_writers`)."""
+        self.kinds: list[int] = []
+        self.refs: list[Any] = []
         self.out: list[ChatMessage] = []
         self.runs: list[int] = [0, 0]
-        """`RepairResult.origin_runs` (flat ints: no tuple for the garbage collector to count); its last run
-        always says where the next message of `out` comes from if it is the next one of the history (`_from`
-        starts a new run where that is not so)."""
+        """`RepairResult.origin_runs`: its last run says where the next output message comes from if it is the
+        next one of the input (`_source` starts a new run where that is not so)."""
+        self.follows = 0
+        """The input message the last run gives the next output message (-1: none, after a note or a synthetic)."""
+        self.applied = 0
+        """How many steps of the plan are applied."""
         self.interrupted: list[ToolCall] = []
-        self.interrupted_at: list[tuple[int, int]] = []
-        self.dropped: list[int] = []
-        self.moved: list[int] = []
-        self.notes: list[int] = []
-        self.renamed: list[RenamedId] = []
         self.stripped: list[ToolCall] = []
-        self.stripped_at: list[tuple[int, int]] = []
-        self.last_mark: _Mark | None = None
 
-    def run(self, history: list[ChatMessage], start: int = 0, *, mark_spans: bool = False) -> int | None:
-        """Rule 2: repair `history[start:]` into `out`; returns where the last span starts if the history
-        ends inside it (None otherwise).
+    def whole(self, history: list[ChatMessage]) -> RepairResult:
+        """The repair of `history`, in one run."""
+        self.run(history)
+        return self.result()
 
-        With `mark_spans`, `last_mark` is the pass just before the span that started last (incremental
-        repair rolls back to it to reopen that span).
-        """
-        out = self.out
-        n = len(history)
-        index, last_span = start, None
-        while index < n:
-            message = history[index]
-            role = message.role
-            if role == "assistant":
-                if message.tool_calls:
-                    if mark_spans:
-                        self.last_mark = self.mark()
-                    last_span, index = index, self.span(history, index)
-                    continue
-                content = message.content
-                if (content and not content.isspace()) if type(content) is str else not is_placeholder(message):
-                    last_span = None  # a reply: the span (if any) ended
-                    out.append(message)
-                else:
-                    self.dropped.append(index)  # rule 1
-                    self._from(len(out), index + 1)
-            elif role == "tool":
-                self.notes.append(index)  # rule 7: nothing before it in its span waits for a result
-                self._from(len(out), NOTE_SOURCE)
-                out.append(orphan_note(message))
-                self._from(len(out), index + 1)
+    def run(self, history: list[ChatMessage], start: int = 0, *, mark_last: bool = False) -> _Mark | None:
+        """Repair `history[start:]` (`start`: 0, or where the last run ended or its mark was taken). With
+        `mark_last`, returns the mark taken just before the last span when the history ends inside it."""
+        kinds, refs = stub_history(history[start:] if start else history)
+        self.kinds[start:] = kinds
+        self.refs[start:] = refs
+        mark = None
+        last = last_open_span(self.kinds, start) if mark_last else None
+        if last is not None:
+            self.planner.run(self.kinds, self.refs, start, last)
+            self._apply(history)
+            mark = self.mark()
+            start = last
+        self.planner.run(self.kinds, self.refs, start)
+        self._apply(history)
+        if self.follows != len(history):
+            self._source(len(history))  # the run that goes on over what may be appended
+            self.follows = len(history)
+        return mark
+
+    def _apply(self, history: list[ChatMessage]) -> None:
+        """Apply the steps planned since the last call: the output messages, and where they come from."""
+        out, steps = self.out, self.plan.steps
+        for k in range(self.applied, len(steps)):
+            step, index, argument = steps[k]
+            if step == KEEP:
+                if index != self.follows:
+                    self._source(index)
+                out += history[index:argument]
+                self.follows = argument
+            elif step in (CALL, ANSWER):
+                if index != self.follows:
+                    self._source(index)
+                message = history[index]
+                out.append(self._with_calls(message, argument) if step == CALL else self._answer(message, argument))
+                self.follows = index + 1
             else:
-                out.append(message)
-            index += 1
-        return last_span
+                self._source(SYNTHETIC_SOURCE if step == SYNTHETIC else NOTE_SOURCE)
+                out.append(self._synthetic(history[index], *argument) if step == SYNTHETIC
+                           else orphan_note(history[index]))
+                self.follows = -1
+        self.applied = len(steps)
+        self.stripped += (history[m].tool_calls[c] for m, c in self.plan.stripped_at[len(self.stripped):])
 
-    def span(self, history: list[ChatMessage], start: int) -> int:
-        """Rules 3 and 4 for the span that starts at `start`: output it, and return where `run` goes on.
-
-        The span ends at the next assistant message that is not a placeholder, or at the end of the history.
-        When every call is answered right after it, `run` goes on just after the results: what else the span
-        holds pairs with nothing, and `run` treats it as it treats any message outside a span.
-        """
-        assistant = history[start]
-        calls = final_calls = assistant.tool_calls
-        strip = self.strip  # on_missing="strip": the calls to keep are known only after pairing, ids too
-        if self.assign_ids and not strip:
-            ids = self.ids
-            used, in_order = ids.used, ids.in_order
-            before = len(in_order)
-            for call in calls:  # rule 5, FinalIds.allocate's common case inlined: a new, non-empty id
-                raw = call.id
-                if raw and raw not in used:
-                    used.add(raw)
-                    in_order.append(raw)
-                else:
-                    final_calls = self._renamed_calls(start, calls, len(in_order) - before)
-                    break
-        out = self.out
-        # Rule 3's common case: the results stand right after the calls, in call order, under their ids. Each
-        # of them then pairs with its own call (every earlier call already has its result).
-        index = first = start + 1
-        n = len(history)
-        for call in calls:
-            if index == n:
-                break
-            message = history[index]
-            if message.role != "tool" or message.tool_call_id != call.id:
-                break
-            index += 1
-        in_place, n_calls = index - first, len(calls)
-        if in_place == n_calls:
-            if strip:
-                final_calls = self._kept_calls(start, calls, range(n_calls))
-            copies = final_calls is not calls and self.copies  # else every message stays as it is
-            out.append(replace(assistant, tool_calls=final_calls) if copies else assistant)
-            if not copies:
-                out.extend(history[first:index])  # already valid, or a pass that makes no copies
-            else:
-                for call, result in zip(final_calls, history[first:index]):
-                    out.append(result if result.tool_call_id == call.id else
-                               replace(result, tool_call_id=call.id))
-            return index  # what follows (steers, orphans, placeholders) `run` reads as it reads any message
-        # The input index of each call's result (-1: none yet).
-        results = [*range(first, index), *[-1] * (n_calls - in_place)]
-        rest: list[int] = []
-        if index < n:
-            following = history[index]
-            if following.role != "assistant" or (not following.tool_calls and _is_blank(following)):
-                index, rest = self._pair_results(history, start, index, results)
-        # (else the span ends right after the calls answered in place, as when a session was cut off while the
-        # other calls ran: those never got a result)
-        leave_open = self.leave_open_last and index == n  # the history ends in this span
-        follows = start + 1  # the input index the last run gives the next output message (-1: none)
-        if strip:
-            final_calls, results = self._strip_unanswered(start, calls, results, leave_open)
-        copies = final_calls is not calls and self.copies
-        if not strip or final_calls:
-            out.append(replace(assistant, tool_calls=final_calls) if final_calls is not calls else assistant)
-        elif is_placeholder(kept := replace(assistant, tool_calls=())):
-            bisect.insort(self.dropped, start)  # every call stripped, nothing else said: as rule 1 drops it
-            follows = start
-        else:
-            out.append(kept)
-        # `_from` inlined: a run starts wherever an output message is not the input message after the last one.
+    def _source(self, source: int) -> None:
+        """The next output message starts a run: it comes from input message `source` (then the ones after it), or
+        it is one note or synthetic result (`NOTE_SOURCE`, `SYNTHETIC_SOURCE`)."""
         runs = self.runs
-        for ci, (call, at) in enumerate(zip(final_calls, results)):
-            if at < 0:
-                if leave_open:
-                    continue
-                if not self.copies:
-                    call = self._final_call(ci, call, n_calls)  # the synthetic result carries the final id
-                read_only = reads_only(self.is_read_only, call.name)
-                runs += len(out), SYNTHETIC_SOURCE
-                follows = -1
-                synthetic = interrupted_result(call, read_only=read_only)
-                if self.wording is not None:
-                    synthetic = _worded(synthetic, call.name, self.wording)
-                if self.unmarked:
-                    synthetic = replace(synthetic, is_error=False)
-                out.append(synthetic)
-                self.interrupted.append(call)
-                self.interrupted_at.append((start, ci))
-                continue
-            if at != follows:
-                runs += len(out), at
-            follows = at + 1
-            found = history[at]
-            out.append(replace(found, tool_call_id=call.id) if copies and found.tool_call_id != call.id
-                       else found)
-        for at in rest:
-            if at < 0:
-                runs += len(out), NOTE_SOURCE
-                follows = -1
-                out.append(orphan_note(history[-1 - at]))
-                continue
-            if at != follows:
-                runs += len(out), at
-            follows = at + 1
-            out.append(history[at])
-        if index != follows:
-            runs += len(out), index  # what `run` outputs next as it stands
-        return index
-
-    def _from(self, position: int, source: int) -> None:
-        """Output message `position` comes from `source` (an input index, or a marker for one note or synthetic
-        result) and, with an input index, what follows it from the input messages after it."""
-        runs = self.runs
-        start, first = runs[-2], runs[-1]
-        if start == position:
+        if runs[-2] == len(self.out):
             runs[-1] = source  # the last run holds no message yet
-        elif first < 0 or first + position - start != source:
-            runs += position, source
+        else:
+            runs += len(self.out), source
 
-    def _strip_unanswered(
-        self, start: int, calls: tuple[ToolCall, ...], results: list[int], leave_open: bool
-    ) -> tuple[tuple[ToolCall, ...], list[int]]:
-        """`on_missing="strip"`: the span's answered calls under final ids (rule 5 for them alone, so that a
-        stripped call takes no id) and their results; the others go to `stripped`. With `leave_open`, no call
-        is stripped (the last reply's calls stay open)."""
-        if leave_open or -1 not in results:
-            return self._kept_calls(start, calls, range(len(calls))), results
-        keep = [ci for ci, at in enumerate(results) if at >= 0]
-        for ci, at in enumerate(results):
-            if at < 0:
-                self.stripped.append(calls[ci])
-                self.stripped_at.append((start, ci))
-        return self._kept_calls(start, calls, keep), [results[ci] for ci in keep]
+    def _with_calls(self, assistant: ChatMessage, finals: list[str | None]) -> ChatMessage:
+        """A CALL step: the assistant message with its calls under their final ids, without those stripped (None).
+        Without copies the calls keep their ids."""
+        calls = assistant.tool_calls
+        if self.copies:
+            kept = tuple(call if final == call.id else replace(call, id=final)
+                         for call, final in zip(calls, finals) if final is not None)
+        elif None in finals:
+            kept = tuple(call for call, final in zip(calls, finals) if final is not None)
+        else:
+            return assistant
+        return replace(assistant, tool_calls=kept)
 
-    def _kept_calls(self, start: int, calls: tuple[ToolCall, ...], keep: Sequence[int]) -> tuple[ToolCall, ...]:
-        """Rule 5 for the calls at `keep` of the assistant message at `start` (the original tuple when all are
-        kept under their own ids; without copies, the calls keep their original ids)."""
-        if not self.assign_ids:
-            return calls if len(keep) == len(calls) else tuple(calls[ci] for ci in keep)
-        ids, renamed = self.ids, self.renamed if self.renames else None
-        kept: list[ToolCall] = []
-        for ci in keep:
-            call = calls[ci]
-            final = ids.allocate(call.id, start, ci)
-            if final != call.id:
-                if renamed is not None:
-                    renamed.append(RenamedId(start, ci, call.id, final))
-                if self.copies:
-                    call = replace(call, id=final)
-            kept.append(call)
-        if len(kept) == len(calls) and all(a is b for a, b in zip(kept, calls)):
-            return calls
-        return tuple(kept)
+    def _answer(self, result: ChatMessage, final: str) -> ChatMessage:
+        """An ANSWER step: the result under the final id of its call (without copies, as it is)."""
+        return result if not self.copies or result.tool_call_id == final else replace(result, tool_call_id=final)
 
-    def _renamed_calls(self, index: int, original: tuple[ToolCall, ...], first: int) -> tuple[ToolCall, ...]:
-        """Rule 5 from call `first` on, the first one whose id is empty or already used: the calls under their
-        final ids (without copies, the originals: the renames are in `renamed` and `ids`)."""
-        ids = self.ids
-        renamed = self.renamed if self.renames else None
-        calls = list(original) if self.copies else None
-        for ci in range(first, len(original)):
-            call = original[ci]
-            raw = call.id
-            final = ids.allocate(raw, index, ci)
-            if final != raw:
-                if calls is not None:
-                    calls[ci] = replace(call, id=final)
-                if renamed is not None:
-                    renamed.append(RenamedId(index, ci, raw, final))
-        return original if calls is None else tuple(calls)
-
-    def _final_call(self, call_index: int, call: ToolCall, n_calls: int) -> ToolCall:
-        """A call of the span being output under its final id, when the pass makes no copies: rule 5 gave the
-        span's `n_calls` calls the latest final ids, in order."""
-        if not self.assign_ids:
-            return call
-        final = self.ids.in_order[call_index - n_calls]
-        return call if final == call.id else replace(call, id=final)
-
-    def _pair_results(
-        self, history: list[ChatMessage], start: int, index: int, results: list[int]
-    ) -> tuple[int, list[int]]:
-        """Rule 3: each tool message takes the first unanswered call with its original id; others become notes.
-
-        `results` holds the input index of each call's result, those answered in place so far (then -1); walks
-        the span on from `index` and returns where it ends, and the span's other messages in their order: the
-        index of each steer, `-1 - index` of each tool message that becomes a note.
-        """
-        calls = history[start].tool_calls
-        n, first_open = len(calls), results.index(-1)
-        # The first unanswered call of each original id (filled backwards, so the first index wins), and when
-        # a reply repeats an id (Gemini's call_0 twice), after each call the next one with its id.
-        waiting: dict[str, int] = {}
-        for ci in range(n - 1, first_open - 1, -1):
-            waiting[calls[ci].id] = ci
-        later = next_with_same_id([c.id for c in calls]) if len(waiting) < n - first_open else None
-        rest: list[int] = []
-        in_place, last = True, first_open - 1
-        end = len(history)
-        while index < end:
-            message = history[index]
-            role = message.role
-            if role == "tool":
-                call_id = message.tool_call_id or ""
-                ci = waiting.pop(call_id, -1)
-                if ci >= 0:
-                    results[ci] = index
-                    if later is not None and later[ci] >= 0:
-                        waiting[call_id] = later[ci]
-                    if in_place and ci > last:
-                        last = ci
-                    else:
-                        self.moved.append(index)
-                    index += 1
-                    continue
-                self.notes.append(index)
-                rest.append(-1 - index)
-                in_place = False
-                index += 1
-                continue
-            if role == "assistant":
-                if message.tool_calls or not _is_blank(message):
-                    break  # the next span, or a reply: this span ends here
-                self.dropped.append(index)  # a placeholder (rule 1)
-                index += 1
-                continue
-            in_place = False
-            rest.append(index)
-            index += 1
-        return index, rest
+    def _synthetic(self, assistant: ChatMessage, call_index: int, final: str) -> ChatMessage:
+        """A SYNTHETIC step: the result of a call answered as interrupted (rule 6), with the options' wording and
+        mark; the call goes to `interrupted`, under its final id."""
+        call = assistant.tool_calls[call_index]
+        if call.id != final:
+            call = replace(call, id=final)
+        self.interrupted.append(call)
+        synthetic = interrupted_result(call, read_only=reads_only(self.is_read_only, call.name))
+        if self.wording is not None:
+            synthetic = _worded(synthetic, call.name, self.wording)
+        if self.unmarked:
+            synthetic = replace(synthetic, is_error=False)
+        return synthetic
 
     def mark(self) -> _Mark:
-        """Where the pass is now, to roll back to (incremental repair reopens its last span)."""
-        return _Mark(len(self.out), len(self.runs), len(self.interrupted), len(self.dropped), len(self.moved),
-                     len(self.notes), len(self.renamed), len(self.stripped), self.ids.mark())
+        """Where the repair stands, to roll back to (taken between two runs of the planner)."""
+        return self.position()._replace(plan=self.planner.mark())
+
+    def position(self) -> _Mark:
+        """Where the repair stands, as `mark` says it, without readying the ids to roll back."""
+        return _Mark(self.planner.position(), len(self.out), len(self.runs), self.runs[-1], self.follows,
+                     len(self.interrupted), len(self.stripped))
 
     def rollback(self, mark: _Mark) -> None:
-        """Forget everything the pass did after `mark`: a mark is taken where `run` reads the next message, and
-        from there on the pass only appends runs (`interrupted_at` is parallel to `interrupted`)."""
+        """Forget everything the repair did after `mark`."""
+        self.planner.rollback(mark.plan)
         del self.out[mark.out:], self.runs[mark.runs:], self.interrupted[mark.interrupted:]
-        del self.interrupted_at[mark.interrupted:], self.dropped[mark.dropped:]
-        del self.moved[mark.moved:], self.notes[mark.notes:], self.renamed[mark.renamed:]
-        del self.stripped[mark.stripped:], self.stripped_at[mark.stripped:]
-        self.ids.rollback(mark.ids)
+        del self.stripped[mark.stripped:]
+        self.runs[-1] = mark.last_source  # (`_source` may have filled the run that was empty)
+        self.follows, self.applied = mark.follows, len(self.plan.steps)
 
     def result(self) -> RepairResult:
-        """The repaired history and the report: the pass's own lists (for a pass that ends here)."""
-        return RepairResult(self.out, self.interrupted, dropped=self.dropped, moved=self.moved, notes=self.notes,
-                            renamed=self.renamed, final_ids=self.ids.in_order, interrupted_at=self.interrupted_at,
-                            origin_runs=self.runs, stripped=self.stripped, stripped_at=self.stripped_at)
+        """The repaired history and the report: the repair's own lists (for a repair that ends here)."""
+        plan = self.plan
+        return RepairResult(self.out, self.interrupted, dropped=plan.dropped, moved=plan.moved, notes=plan.notes,
+                            renamed=plan.renamed, final_ids=plan.final_ids, interrupted_at=plan.interrupted_at,
+                            origin_runs=self.runs, stripped=self.stripped, stripped_at=plan.stripped_at)
 
     def shared_result(self, stable: _Mark | None) -> RepairResult:
-        """The result so far, for a caller to keep while the pass goes on (incremental repair), at the cost of
-        what follows `stable`: the mark the pass may roll back to next (None: it will only append).
+        """The result so far, for a caller to keep while the repair goes on (incremental repair), at the cost of
+        what follows `stable`: the mark the repair may roll back to next (None: it will only append).
 
-        The pass never changes its lists before that mark (it appends, and rolls back no further), so the result
-        shares them up to it and copies the rest (and the last item of `runs` before the mark, which `_from` may
+        The repair never changes its lists before that mark (it appends, and rolls back no further), so the result
+        shares them up to it and copies the rest (and the last item of `runs` before the mark, which `_source` may
         still overwrite).
         """
-        at = self._lengths() if stable is None else stable
+        at = self.position() if stable is None else stable
+        plan = self.plan
 
         def kept(items: list[Any], length: int) -> SharedList[Any]:
             return SharedList(items, length, tuple(items[length:]))
 
+        report = {name: kept(getattr(plan, name), length) for name, length in zip(plan.LISTS, at.plan.lengths)
+                  if name in _REPORTED}
         return RepairResult._sharing(
             messages=kept(self.out, at.out), interrupted=kept(self.interrupted, at.interrupted),
-            dropped=kept(self.dropped, at.dropped), moved=kept(self.moved, at.moved), notes=kept(self.notes, at.notes),
-            renamed=kept(self.renamed, at.renamed), final_ids=kept(self.ids.in_order, at.ids),
-            interrupted_at=kept(self.interrupted_at, at.interrupted), origin_runs=kept(self.runs, at.runs - 1),
-            stripped=kept(self.stripped, at.stripped), stripped_at=kept(self.stripped_at, at.stripped))
-
-    def _lengths(self) -> _Mark:
-        """Where the pass is now, as `mark` says it, without starting a journal of ids to roll back."""
-        return _Mark(len(self.out), len(self.runs), len(self.interrupted), len(self.dropped), len(self.moved),
-                     len(self.notes), len(self.renamed), len(self.stripped), len(self.ids.in_order))
+            final_ids=kept(plan.final_ids, at.plan.ids), origin_runs=kept(self.runs, at.runs - 1),
+            stripped=kept(self.stripped, at.stripped), **report)
 
 
-def next_with_same_id(ids: Sequence[str]) -> list[int]:
-    """For each call of one reply (by id), the index of the next call with the same id (-1: none)."""
-    later = [-1] * len(ids)
-    seen: dict[str, int] = {}
-    for ci in range(len(ids) - 1, -1, -1):
-        later[ci] = seen.get(ids[ci], -1)
-        seen[ids[ci]] = ci
-    return later
+_REPORTED = ("interrupted_at", "dropped", "moved", "notes", "renamed", "stripped_at")
+"""The plan's lists a result reports as they are (its `interrupted` are final ids; the result's, the calls)."""
