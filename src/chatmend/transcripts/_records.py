@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from chatmend import ChatMessage, ImagePart, RepairResult, TextPart, repair_history
+from chatmend import ChatMessage, RepairResult, TextPart, repair_history
 from chatmend import _json as strict_json
 from chatmend.answer_order import keep_answer_order
 from chatmend.exceptions import HistoryError, ReadError, validation_reason
@@ -410,37 +410,6 @@ def _torn(raw: str) -> bool:
     except (ValueError, RecursionError):
         return True
     return False
-
-
-def image_of_source(block: Mapping[str, Any]) -> ImagePart | None:
-    """An Anthropic image block as an ImagePart (base64 or URL source; None for any other)."""
-    source = block.get("source")
-    if not isinstance(source, Mapping):
-        return None
-    if source.get("type") == "base64" and isinstance(source.get("data"), str):
-        return ImagePart(media_type=str(source.get("media_type") or "image/png"), data=source["data"])
-    if source.get("type") == "url" and isinstance(source.get("url"), str):
-        return ImagePart(url=source["url"])
-    return None
-
-
-def text_and_image_parts(blocks: list[Any], image_of: Callable[[Mapping[str, Any]], ImagePart | None] = image_of_source,
-                         ) -> tuple[Part, ...]:
-    """Text and image blocks (strings too) as neutral parts, each image read by `image_of`; other blocks stay in
-    the file, unread."""
-    parts: list[Part] = []
-    for block in blocks:
-        if isinstance(block, str):
-            parts.append(TextPart(text=block))
-        elif not isinstance(block, Mapping):
-            continue
-        elif block.get("type") == "text" and isinstance(block.get("text"), str):
-            parts.append(TextPart(text=block["text"]))
-        elif block.get("type") == "image":
-            image = image_of(block)
-            if image is not None:
-                parts.append(image)
-    return tuple(parts)
 
 
 def neutral_content(parts: tuple[Part, ...]) -> str | tuple[Part, ...]:

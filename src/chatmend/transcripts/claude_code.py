@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, NamedTuple
 
-from chatmend import ChatMessage, ImagePart, TextPart
+from chatmend import ChatMessage
 from chatmend import _json as strict_json
 from chatmend.exceptions import ReadError
 from chatmend.files.session import Session
@@ -28,6 +28,7 @@ from chatmend.providers.anthropic.read import (
     plain_turn,
     read_turn,
 )
+from chatmend.providers.anthropic.write import text_result_block, user_blocks
 from chatmend.providers.base import text_field
 from chatmend.transcripts._records import (
     BlockAt,
@@ -402,20 +403,11 @@ class ClaudeCode(TranscriptFormat):
         return {**block, "tool_use_id": new_id}
 
     def note_blocks(self, note: ChatMessage, orphan: Any) -> list[Any]:
-        blocks: list[Any] = []
-        for part in note.content if isinstance(note.content, tuple) else (TextPart(text=note.content),):
-            if isinstance(part, TextPart):
-                blocks.append({"type": "text", "text": part.text})
-            elif isinstance(part, ImagePart):
-                source = {"type": "base64", "media_type": part.media_type, "data": part.data} \
-                    if part.data is not None else {"type": "url", "url": part.url}
-                blocks.append({"type": "image", "source": source})
-        return blocks
+        return user_blocks(note)
 
     def result_blocks(self, result: ChatMessage, call: Any) -> list[Any]:
         text = result.content if isinstance(result.content, str) else ""
-        return [{"type": "tool_result", "tool_use_id": result.tool_call_id, "content": text,
-                 "is_error": True}]
+        return [text_result_block(result.tool_call_id or "", text, is_error=True)]
 
     def render(self, record: Record, blocks: list[Any], copy: int) -> dict[str, Any]:
         data = dict(record.whole())

@@ -69,11 +69,6 @@ class _Places:
         self.starts = array("q")
         self.sizes = array("q")
 
-    def add(self, number: int, start: int, size: int) -> None:
-        self.numbers.append(number)
-        self.starts.append(start)
-        self.sizes.append(size)
-
     def line(self, k: int) -> tuple[int, int]:
         """Where record `k`'s line starts and ends (before its line end)."""
         return self.starts[k], self.starts[k] + self.sizes[k]
@@ -182,7 +177,7 @@ def scan(handle: IO[bytes], max_size: int, *, digest: bool = False) -> Scan | No
     uses_source = False
     newline = "\n"
     try:
-        for number, start, size, returns, data in _records(handle, max_size, hashed):
+        for returns, data in _records(handle, max_size, places, hashed):
             if not data.keys().isdisjoint(_RARE):  # one test a record for the four
                 if "sourceToolAssistantUUID" in data:
                     uses_source = True
@@ -195,7 +190,6 @@ def scan(handle: IO[bytes], max_size: int, *, digest: bool = False) -> Scan | No
             if not lines and returns:
                 newline = "\r\n"  # records added end as the first one does
             lines.append(line)
-            places.add(number, start, size)
     except (ValueError, RecursionError):  # not UTF-8, a NUL byte, a line past the limit, not JSON
         return None
     if not lines:
@@ -219,17 +213,18 @@ def _stamp(handle: IO[bytes]) -> tuple[int, int, int] | None:
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def _records(handle: IO[bytes], max_size: int, hashed: Any = None) -> Iterator[tuple[int, int, int, int, Any]]:
-    """Each record of the file with its line number, where its line starts and its length without the line end
-    (in bytes), and how many `\r` end it: read a piece at a time (cut after a `\n`), each piece added to `hashed`
-    (a hashlib object) too, each record parsed from its bytes by `fast_loads` (a third of the time of
-    `json.loads`), and a line with more brackets than `loads` reads levels here by `loads` itself (the only
-    nesting `fast_loads` may read that `loads` refuses). Lines are split on `\n` only, as the whole reading
-    splits them; blank lines are skipped. A NUL byte, bytes that are not UTF-8, a lone surrogate escape, a number
-    JSON has no way to write, nesting too deep, a line longer than `max_size` or one that is not a JSON object
-    raise a ValueError (so does an integer past the largest float: the whole reading reads it)."""
+def _records(handle: IO[bytes], max_size: int, places: _Places, hashed: Any = None) -> Iterator[tuple[int, Any]]:
+    """Each record of the file with how many `\r` end its line, its place put in `places` (its line number, where
+    its line starts and its length without the line end, in bytes): read a piece at a time (cut after a `\n`),
+    each piece added to `hashed` (a hashlib object) too, each record parsed from its bytes by `fast_loads`, and a
+    line with more brackets than `loads` reads levels here by `loads` itself (the only nesting `fast_loads` may
+    read that `loads` refuses). Lines are split on `\n` only, as the whole reading splits them; blank lines are
+    skipped. A NUL byte, bytes that are not UTF-8, a lone surrogate escape, a number JSON has no way to write,
+    nesting too deep, a line longer than `max_size` or one that is not a JSON object raise a ValueError (so does
+    an integer past the largest float: the whole reading reads it)."""
     number = 0
     start = 0  # where the next line starts in the file, in bytes
+    add_number, add_start, add_size = places.numbers.append, places.starts.append, places.sizes.append
     pending: list[bytes] = []  # a line read so far with no line end yet (joined once, not once a piece)
     waiting = 0  # its length
     deepest = strict_json.nesting_read()  # on CPython 3.11 and older, fewer levels than `fast_loads` reads
@@ -265,7 +260,10 @@ def _records(handle: IO[bytes], max_size: int, hashed: Any = None) -> Iterator[t
                 else:
                     value = _read_strictly(line)  # maybe nested deeper than `loads` reads here
                 returns = size - len(line.rstrip(b"\r")) if line[-1:] == b"\r" else 0
-                yield number, start, size - returns, returns, value
+                add_number(number)
+                add_start(start)
+                add_size(size - returns)
+                yield returns, value
             elif line.decode("utf-8").strip():  # str.strip: what the whole reading takes for blank
                 raise ValueError("a line that is not a record")  # or a BOM: the whole reading says what it is
             start += size + 1

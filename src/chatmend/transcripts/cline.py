@@ -21,21 +21,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from chatmend import ChatMessage, ImagePart, RepairResult, TextPart, ThinkingPart, ToolCall
+from chatmend import ChatMessage, ImagePart, RepairResult, TextPart, ToolCall
 from chatmend.files.io import InputError, read_json
 from chatmend.files.session import Session
 from chatmend.messages import Part
+from chatmend.providers.anthropic.read import read_turn
+from chatmend.providers.anthropic.write import text_result_block, user_blocks
 from chatmend.transcripts._document import DocumentFormat, item_records, list_text
-from chatmend.transcripts._records import (
-    BlockAt,
-    Record,
-    errors_at_line,
-    expect,
-    image_of_source,
-    neutral_content,
-    optional_text,
-    text_and_image_parts,
-)
+from chatmend.transcripts._records import BlockAt, Record, errors_at_line, expect, neutral_content, optional_text
 
 __all__ = [
     "FILE_NAME", "NAME", "ROO_NAME", "TOOL", "default_locations", "holds_session", "is_session_file", "read",
@@ -164,17 +157,21 @@ def _data_url(url: str, media_type: object) -> ImagePart | None:
     return None
 
 
-def _image(block: Mapping[str, Any]) -> ImagePart | None:
-    """An image block, Anthropic's (a `source`) or the AI SDK's (`image` data or a URL)."""
-    image = image_of_source(block)
-    if image is None and isinstance(block.get("image"), str):
-        image = _data_url(block["image"], block.get("mediaType") or block.get("mimeType"))
-    return image
-
-
 def _parts(blocks: list[Any]) -> tuple[Part, ...]:
-    """Text and image blocks (Anthropic's or the AI SDK's) as neutral parts; others stay in the file, unread."""
-    return text_and_image_parts(blocks, _image)
+    """An AI SDK message's text and image parts (strings too) as neutral parts; others stay in the file, unread."""
+    parts: list[Part] = []
+    for block in blocks:
+        if isinstance(block, str):
+            parts.append(TextPart(text=block))
+        elif not isinstance(block, Mapping):
+            continue
+        elif block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(TextPart(text=block["text"]))
+        elif block.get("type") == "image" and isinstance(block.get("image"), str):
+            image = _data_url(block["image"], block.get("mediaType") or block.get("mimeType"))
+            if image is not None:
+                parts.append(image)
+    return tuple(parts)
 
 
 def _output_text(output: object) -> tuple[str, bool]:
@@ -237,17 +234,22 @@ class TaskHistory(DocumentFormat):
             return
         if not record.blocks:
             return  # an empty content list: nothing the tool sends from it, kept as it is
-        if role == "assistant":
-            self._read_assistant(k, record)
+        if role in ("user", "assistant") and not self.roo:  # an Anthropic message param: the adapter reads it
+            for message, blocks in read_turn(role, record.blocks, self.tool_name):
+                add = self.add_reply if role == "assistant" else self.add
+                add(message, [(k, b) for b in blocks])
+        elif role == "assistant":
+            self._read_reply(k, record)
         elif role in ("user", "tool"):
-            self._read_user(k, record)
+            self._read_turn(k, record)
         elif role == "system":
             self.add(ChatMessage(role="system", content=neutral_content(_parts(record.blocks))),
                      [(k, b) for b in range(len(record.blocks))])
         else:
             raise InputError(f"role: expected 'user' or 'assistant', got {json.dumps(role)[:40]}", line=record.line)
 
-    def _read_assistant(self, k: int, record: Record) -> None:
+    def _read_reply(self, k: int, record: Record) -> None:
+        """A version-2 assistant message: text and `tool-call` parts (reasoning stays in the file, unread)."""
         parts: list[Part] = []
         calls: list[ToolCall] = []
         at: list[BlockAt] = []
@@ -262,29 +264,18 @@ class TaskHistory(DocumentFormat):
             path = f"content[{b}]"
             if kind == "text" and isinstance(block.get("text"), str):
                 parts.append(TextPart(text=block["text"]))
-            elif kind == "thinking" and not self.roo:
-                signature = block.get("signature")
-                expect(record, f"{path}.signature", signature, (str, type(None)), "a string")
-                parts.append(ThinkingPart(text=optional_text(record, f"{path}.thinking", block.get("thinking")),
-                                          signature=signature, provider="anthropic"))
-            elif kind == "redacted_thinking" and not self.roo:
-                parts.append(ThinkingPart(redacted=True, data=optional_text(record, f"{path}.data",
-                                                                            block.get("data")), provider="anthropic"))
-            elif kind in ("tool_use", "tool-call"):
-                legacy = kind == "tool_use"
-                name = optional_text(record, f"{path}.{'name' if legacy else 'toolName'}",
-                                     block.get("name" if legacy else "toolName")) or "tool"
-                call_id = optional_text(record, f"{path}.{'id' if legacy else 'toolCallId'}",
-                                        block.get("id" if legacy else "toolCallId"))
+            elif kind == "tool-call":
+                name = optional_text(record, f"{path}.toolName", block.get("toolName")) or "tool"
+                call_id = optional_text(record, f"{path}.toolCallId", block.get("toolCallId"))
                 arguments = block.get("input")
                 arguments = {} if arguments is None else arguments
                 expect(record, f"{path}.input", arguments, (dict, str), "an object (the tool's input)")
                 calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
-        content: str | tuple[Part, ...] = tuple(parts) if any(isinstance(p, ThinkingPart) for p in parts) \
-            else neutral_content(tuple(parts))
-        self.add_reply(ChatMessage(role="assistant", content=content, tool_calls=tuple(calls)), at)
+        self.add_reply(ChatMessage(role="assistant", content=neutral_content(tuple(parts)), tool_calls=tuple(calls)),
+                       at)
 
-    def _read_user(self, k: int, record: Record) -> None:
+    def _read_turn(self, k: int, record: Record) -> None:
+        """A version-2 user or tool message: each `tool-result` a tool message, other parts user messages."""
         group: list[int] = []
 
         def close_group() -> None:
@@ -294,14 +285,7 @@ class TaskHistory(DocumentFormat):
                 group.clear()
 
         for b, block in enumerate(record.blocks):
-            kind = block.get("type") if isinstance(block, Mapping) else None
-            if kind == "tool_result":
-                close_group()
-                call_id = optional_text(record, f"content[{b}].tool_use_id", block.get("tool_use_id"))
-                self.add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=self.tool_name(call_id),
-                                     is_error=bool(block.get("is_error")),
-                                     content=neutral_content(_parts(_blocks(block.get("content"))))), [(k, b)])
-            elif kind == "tool-result":
+            if isinstance(block, Mapping) and block.get("type") == "tool-result":
                 close_group()
                 call_id = optional_text(record, f"content[{b}].toolCallId", block.get("toolCallId"))
                 text, error = _output_text(block.get("output"))
@@ -339,16 +323,14 @@ class TaskHistory(DocumentFormat):
         return {**block, "toolCallId": new_id}
 
     def note_blocks(self, note: ChatMessage, orphan: Any) -> list[Any]:
+        if not self.roo:
+            return user_blocks(note)
         blocks: list[Any] = []
         for part in note.content if isinstance(note.content, tuple) else (TextPart(text=note.content),):
             if isinstance(part, TextPart):
                 blocks.append({"type": "text", "text": part.text})
-            elif isinstance(part, ImagePart) and self.roo:
-                blocks.append({"type": "image", "image": part.url or f"data:{part.media_type};base64,{part.data}"})
             elif isinstance(part, ImagePart):
-                source = {"type": "base64", "media_type": part.media_type, "data": part.data} \
-                    if part.data is not None else {"type": "url", "url": part.url}
-                blocks.append({"type": "image", "source": source})
+                blocks.append({"type": "image", "image": part.url or f"data:{part.media_type};base64,{part.data}"})
         return blocks
 
     def result_blocks(self, result: ChatMessage, call: Any) -> list[Any]:
@@ -356,7 +338,7 @@ class TaskHistory(DocumentFormat):
         if call.get("type") == "tool-call":
             return [{"type": "tool-result", "toolCallId": result.tool_call_id, "toolName": call.get("toolName"),
                      "output": {"type": "error-text", "value": text}}]
-        return [{"type": "tool_result", "tool_use_id": result.tool_call_id, "content": text, "is_error": True}]
+        return [text_result_block(result.tool_call_id or "", text, is_error=True)]
 
     def render(self, record: Record, blocks: list[Any], copy: int) -> dict[str, Any]:
         data = dict(record.data)

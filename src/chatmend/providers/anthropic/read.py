@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from chatmend._json import brief, json_kind
@@ -144,7 +144,7 @@ def _read_result(block: Mapping[str, Any], name_of: Callable[[str], str | None],
     elif isinstance(raw, str):
         content = raw
     elif isinstance(raw, list):
-        content = _plainest(_stored_parts(raw)) if stored else _read_parts(raw)
+        content = _plainest(_stored_parts(raw, range(len(raw)))) if stored else _read_parts(raw)
     else:
         raise ReadError("tool_result content must be a string or a list of blocks", path="content")
     is_error = block.get("is_error")
@@ -320,11 +320,15 @@ def read_turn(role: str, blocks: Sequence[Any], name_of: Callable[[str], str | N
     if role == "assistant":
         parts: list[Part] = []
         calls: list[ToolCall] = []
-        for j, block in enumerate(blocks):
-            with error_context(path=f"content[{j}]"):
-                stored = _as_stored(block)
+        j = 0
+        try:
+            for j in range(len(blocks)):
+                stored = _as_stored(blocks[j])
                 if stored is not None:
                     _read_reply_block(stored, parts, calls)
+        except ValueError:  # a ReadError, or a value the neutral model refuses: at its block
+            with error_context(path=f"content[{j}]"):
+                raise
         content = tuple(parts) if any(isinstance(p, ThinkingPart) for p in parts) else _plainest(parts)
         return [(_message(role="assistant", content=content, tool_calls=tuple(calls)), list(range(len(blocks))))]
     out: list[tuple[ChatMessage, list[int]]] = []
@@ -345,13 +349,7 @@ def read_turn(role: str, blocks: Sequence[Any], name_of: Callable[[str], str | N
 
 def _stored_group(blocks: Sequence[Any], group: list[int]) -> tuple[ChatMessage, list[int]]:
     """A run of a user turn's blocks other than results, as one user message (or the system one it wraps)."""
-    parts = []
-    for j in group:
-        with error_context(path=f"content[{j}]"):
-            stored = _as_stored(blocks[j])
-            if stored is not None:
-                parts.append(_read_part(stored))
-    return _user_group(parts, stored=True), group
+    return _user_group(_stored_parts(blocks, group), stored=True), group
 
 
 def _stored_result(block: Mapping[str, Any], name_of: Callable[[str], str | None]) -> ChatMessage:
@@ -361,14 +359,18 @@ def _stored_result(block: Mapping[str, Any], name_of: Callable[[str], str | None
     return _read_result(block if call_id is not None else {**block, "tool_use_id": ""}, name_of, stored=True)
 
 
-def _stored_parts(blocks: list[Any]) -> list[Part]:
-    """A transcript's result's content blocks, each error at its block (`content[j]`)."""
+def _stored_parts(blocks: Sequence[Any], at: Iterable[int]) -> list[Part]:
+    """A transcript's content blocks at `at` as parts (a block that is not an object stays in the file, unread)."""
     parts = []
-    for j, block in enumerate(blocks):
-        with error_context(path=f"content[{j}]"):
-            stored = _as_stored(block)
+    j = 0
+    try:
+        for j in at:
+            stored = _as_stored(blocks[j])
             if stored is not None:
                 parts.append(_read_part(stored))
+    except ValueError:  # a ReadError, or a value the neutral model refuses: at its block
+        with error_context(path=f"content[{j}]"):
+            raise
     return parts
 
 
