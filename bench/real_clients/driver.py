@@ -429,10 +429,14 @@ def interrupt(client: Client, case: str, sid: str) -> dict[str, Any]:
         want = 2 if case == "parallel" else 1
         deadline = time.time() + START_TIMEOUT
         running = 0
+        first_seen: float | None = None
         while time.time() < deadline and proc.alive() and (running := _commands(proc)) < want:
+            first_seen = first_seen or (time.time() if running else None)
+            if first_seen and time.time() - first_seen > 8:
+                break  # a client that runs parallel calls one at a time: killed during the first
             time.sleep(0.25)
         result: dict[str, Any] = {"commands_running": running, "exited_before_kill": not proc.alive()}
-        if running >= want:
+        if running:
             time.sleep(2.0)  # let the client write what it writes while a tool runs
             proc.scan()
             if case in SIGKILLED:
