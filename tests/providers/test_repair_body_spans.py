@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatmend import providers
-from chatmend.planner import BLANK, CALLS, KEEP, OTHER, REPLY, RESULT, Stubs, plan_spans
+from chatmend.planner import OTHER, RESULT, Stubs
 from chatmend.providers.anthropic import Anthropic
 from chatmend.providers.assembly import _Assembly
 from chatmend.providers.base import Provider
@@ -214,18 +214,6 @@ def test_shapes_the_stubs_do_not_take_go_the_neutral_way() -> None:
                  {"role": "user", "content": []}]
     for item in near:
         assert chat_spans.stubs([{"role": "user", "content": "hi"}, item]) is None, item
-
-
-def test_a_plan_keeps_a_valid_list_in_one_stretch_and_says_each_change() -> None:
-    kinds = [OTHER, CALLS, RESULT, RESULT, REPLY]
-    plan = plan_spans(kinds, [None, ["a", "b"], "a", "b", None])
-    assert plan.steps == [(KEEP, 0, 5)] and plan.unchanged and plan.final_ids == ["a", "b"]
-    # b answered before a, a blank reply among the results, an orphan: moved, dropped, noted
-    plan = plan_spans([OTHER, CALLS, RESULT, BLANK, RESULT, RESULT], [None, ["a", "b"], "b", None, "a", "z"])
-    assert (len(plan.moved), len(plan.dropped), len(plan.notes)) == (1, 1, 1) and not plan.unchanged
-    # an id used twice: the second call is renamed, its result with it
-    plan = plan_spans([CALLS, RESULT, CALLS, RESULT], [["a"], "a", ["a"], "a"])
-    assert plan.final_ids == ["a", "a_1"] and len(plan.renamed) == 1
 
 
 # --- Anthropic -----------------------------------------------------------------------------------------------
