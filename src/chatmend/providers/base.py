@@ -546,7 +546,7 @@ class Provider(ABC):
                              is_read_only: IsReadOnly | None) -> BodyRepair:
         """`repair_body` through the neutral model: read, repair, keep the items repair left alone."""
         with error_context(provider=self.name):
-            groups = self._read_groups(items)
+            units, groups = self._units(items)
             if groups is None:  # the adapter cannot tell items apart: the whole list is written anew when changed
                 history = self.from_request(items)
                 result = repair_history(history, is_read_only=is_read_only)
@@ -557,7 +557,8 @@ class Provider(ABC):
                 written = self._write_list(result.messages, lambda: self._id_assigner(result.final_ids))
                 return BodyRepair({**body, self.list_key: written}, result, list(range(len(written))), history)
             flat = [m for group in groups for m in group]
-            item_of = [r for r, group in enumerate(groups) for _ in group]
+            # each message's item (none given where an adapter reads several items as one message)
+            item_of = [r for r, group in enumerate(groups) for _ in group] if units is items else []
             result = repair_history(flat, is_read_only=is_read_only)
             out = result.messages
             wire = self._id_assigner(result.final_ids)
@@ -566,13 +567,16 @@ class Provider(ABC):
             if not result.changed and same_ids and len(flat) == len(out):
                 repaired = BodyRepair(dict(body), result, [], flat, item_of)  # nothing moved: every item kept
             else:
-                kept = kept_items(groups, result, None if same_ids else wire_ids.__getitem__)
+                kept = [r if r is None or self._keeps(units[r]) else None
+                        for r in kept_items(groups, result, None if same_ids else wire_ids.__getitem__)]
                 runs = plan_rewrite(out, kept)
-                if not runs and len(out) == len(flat) and _every_item_kept(kept, len(items), groups) and \
+                if not runs and len(out) == len(flat) and _every_item_kept(kept, len(units), groups) and \
                         _in_order(kept):
                     repaired = BodyRepair(dict(body), result, [], flat, item_of)
                 else:
-                    new_items, rewritten = self._rebuild(items, out, kept, runs, wire_ids)
+                    new_items, rewritten = self._rebuild(units, out, kept, runs, wire_ids)
+                    if units is not items:
+                        new_items, rewritten = _flattened(new_items, set(rewritten))
                     repaired = BodyRepair({**body, self.list_key: new_items}, result, rewritten, flat, item_of)
             if self._list_valid(repaired.body[self.list_key]) or not self._list_problems(repaired.body):
                 return repaired
@@ -580,6 +584,17 @@ class Provider(ABC):
             # them, so the whole list is written anew
             written = self._write_list(out, _assigners(wire_ids, 0))
             return BodyRepair({**body, self.list_key: written}, result, list(range(len(written))), flat, item_of)
+
+    def _units(self, items: list[Any]) -> tuple[list[Any], list[list[ChatMessage]] | None]:
+        """Hook of the neutral route: the list's units, each kept whole or written anew, and the neutral messages of
+        each (`_read_groups`). Default: every item is a unit; an adapter that reads several items as one message
+        (Responses' assistant turn: reasoning, text, calls) gives each unit as the list of its items."""
+        return items, self._read_groups(items)
+
+    def _keeps(self, unit: Any) -> bool:
+        """Hook of the neutral route: False for a unit whose messages repair left alone that the writer must write
+        anew all the same (Responses' turn ending in a reasoning item, OR7). Default: every such unit is kept."""
+        return True
 
     def _list_valid(self, items: list[Any]) -> bool:
         """True only when `check` would find no problem in a body with this conversation list, told by one cheap
@@ -813,6 +828,20 @@ def _originals_kept(repaired: BodyRepair, body: Mapping[str, Any], items: list[A
     else:
         kept_body = {**repaired.body, key: kept}
     return repaired.replace(body=kept_body, rewritten=[k for k in repaired.rewritten if k not in same])
+
+
+def _flattened(rebuilt: list[Any], written_at: set[int]) -> tuple[list[Any], list[int]]:
+    """The list of `_rebuild`'s entries over units (a kept unit: its items; a written entry: one item), and the
+    positions of the written items in it."""
+    items: list[Any] = []
+    rewritten: list[int] = []
+    for k, entry in enumerate(rebuilt):
+        if k in written_at:
+            rewritten.append(len(items))
+            items.append(entry)
+        else:
+            items.extend(entry)
+    return items, rewritten
 
 
 def _same_json(a: Any, b: Any) -> bool:

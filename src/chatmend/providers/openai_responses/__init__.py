@@ -53,10 +53,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from chatmend.exceptions import Problem, error_context
+from chatmend.exceptions import Problem
 from chatmend.messages import ChatMessage, Tool
 from chatmend.planner import Stubs
-from chatmend.providers._lossless import BodyRepair, kept_items, plan_rewrite
+from chatmend.providers._lossless import BodyRepair
 from chatmend.providers.base import CheckContext, IdAssigner, Provider, text_field, to_plain
 from chatmend.providers.openai_responses import checker, spans
 from chatmend.providers.openai_responses.read import Reader, Turn, read_error
@@ -69,7 +69,7 @@ from chatmend.providers.openai_responses.wire import (
     is_client_call,
 )
 from chatmend.providers.openai_responses.write import Writer, function_call_output, instructions, tool, with_wire
-from chatmend.repair import IsReadOnly, RepairResult, reads_only, repair_history, synthetic_result
+from chatmend.repair import IsReadOnly, RepairResult, reads_only, synthetic_result
 
 __all__ = [
     "ERROR_MARK",
@@ -189,32 +189,11 @@ class OpenAIResponses(Provider):
         return repaired.from_spans and bool(report.interrupted) and not (
             report.moved or report.notes or report.renamed or report.dropped)
 
-    def _neutral_repair_body(self, body: Mapping[str, Any], items: list[Any],
-                             is_read_only: IsReadOnly | None) -> BodyRepair:
-        """`Provider.repair_body`'s neutral route over spans of items: an assistant turn's items (reasoning, text,
-        calls, hosted items) are one neutral message, so a turn is kept as its very items, or written anew whole."""
-        with error_context(provider=self.name):
-            units, groups = self._units(items)
-            flat = [m for group in groups for m in group]
-            result = repair_history(flat, is_read_only=is_read_only)
-            out = result.messages
-            wire = self._id_assigner(result.final_ids)
-            wire_ids = [wire.next_id(c.name) for m in out for c in m.tool_calls]
-            kept = kept_items(groups, result, None if wire_ids == result.final_ids else wire_ids.__getitem__)
-            for p, r in enumerate(kept):
-                if r is not None and _ends_in_reasoning(units[r]):
-                    kept[p] = None  # OR7: written anew, which leaves out the reasoning whose item is gone
-            runs = plan_rewrite(out, kept)
-            if not runs and len(out) == len(flat) and all(r is not None for r in kept):
-                return BodyRepair(dict(body), result, history=flat)
-            # the base's rebuild, over units: a kept unit stands as one entry of the list it returns
-            rebuilt, written_at = self._rebuild(units, out, kept, runs, wire_ids)
-            new_items, rewritten = _flattened(rebuilt, set(written_at))
-            repaired = BodyRepair({**body, "input": new_items}, result, rewritten, history=flat)
-            if not self._list_problems(repaired.body):
-                return repaired
-            written = self._write_items(out, self._ids_from(result, 0), 0)
-            return BodyRepair({**body, "input": written}, result, list(range(len(written))), history=flat)
+    def _keeps(self, unit: Any) -> bool:
+        """OR7: a turn whose last item is a reasoning item is written anew, which leaves out the reasoning whose item
+        is gone."""
+        last = unit[-1] if unit else None
+        return not (isinstance(last, Mapping) and last.get("type") == "reasoning")
 
     def _write_items(self, messages: list[ChatMessage], ids: Callable[[], IdAssigner], lead: int) -> list[Any]:
         """The items of `messages[lead:]`, written after the lead's (for its calls) by one writer: never through
@@ -255,26 +234,6 @@ class OpenAIResponses(Provider):
     def _create(self, client: Any, body: dict[str, Any]) -> Any:
         """`client.responses.create(**body)` on an `openai.OpenAI` client (or `AsyncOpenAI`)."""
         return client.responses.create(**body)
-
-
-def _flattened(rebuilt: list[Any], written_at: set[int]) -> tuple[list[Any], list[int]]:
-    """The input list of `_rebuild`'s entries over units (a kept unit: its items; a written entry: one item), and
-    the positions of the written items in it."""
-    items: list[Any] = []
-    rewritten: list[int] = []
-    for k, entry in enumerate(rebuilt):
-        if k in written_at:
-            rewritten.append(len(items))
-            items.append(entry)
-        else:
-            items.extend(entry)
-    return items, rewritten
-
-
-def _ends_in_reasoning(unit: list[Any]) -> bool:
-    """Whether a turn's last item is a reasoning item, which then has no item of its own after it (OR7)."""
-    last = unit[-1] if unit else None
-    return isinstance(last, Mapping) and last.get("type") == "reasoning"
 
 
 PROVIDER = OpenAIResponses()
