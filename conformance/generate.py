@@ -1,0 +1,542 @@
+"""Write the conformance vectors from the Python implementation: `python conformance/generate.py [--check]`.
+
+Every case is language-neutral JSON: an input (a neutral history, or a provider's request body), the options, and
+what chatmend makes of it (the output, the report, or the error). `tests/test_conformance.py` runs every case
+against the library and fails when the committed vectors differ from what this script writes; the TypeScript
+package (`js/`) runs the same cases. Cases:
+
+- `history/rules.json`: one or more examples of every rule of the spec (docs/rules.md, Part 2) and each option;
+- `history/errors.json`: bad input, with the index and field the error names;
+- `history/generated.json.gz`: messy histories from a seeded generator, every option mix;
+- `ids.json`: rule 5's final ids (`FinalIds`) and `normalize_tool_id`;
+- `bodies/<provider>.json.gz`: `repair_body` and `check` of bodies broken and valid, for Anthropic Messages, OpenAI
+  Chat Completions, OpenAI Responses and Gemini, unknown fields among them.
+
+Output is deterministic: the same library gives the same bytes (gzip written with no time stamp).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import random
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from chatmend import HistoryError, normalize_tool_id, repair_history
+from chatmend.ids import FinalIds
+from chatmend.jsonl import message_to_dict
+from chatmend.providers import get
+from chatmend.repair import RepairResult
+
+HERE = Path(__file__).resolve().parent
+GENERATED_HISTORIES = 2400
+GENERATED_BODIES = 400
+"""Generated bodies per provider."""
+PROVIDERS = ("anthropic", "openai_chat", "openai_responses", "gemini")
+
+
+def dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+# ----------------------------------------------------------------------------------------------- histories
+
+def history_options(options: dict[str, Any]) -> dict[str, Any]:
+    """A case's options as `repair_history`'s keywords (`read_only`: the names of the tools that only read)."""
+    kwargs: dict[str, Any] = {}
+    if "read_only" in options:
+        names = set(options["read_only"])
+        kwargs["is_read_only"] = names.__contains__
+    for key in ("wording", "leave_open_last", "on_missing", "mark"):
+        if key in options:
+            kwargs[key] = options[key]
+    return kwargs
+
+
+def call_dict(call: Any) -> dict[str, Any]:
+    return message_to_dict(_with_call(call))["tool_calls"][0]  # type: ignore[no-any-return]
+
+
+def _with_call(call: Any) -> Any:
+    from chatmend.messages import ChatMessage
+    return ChatMessage(role="assistant", tool_calls=(call,))
+
+
+def history_expected(result: RepairResult) -> dict[str, Any]:
+    """What a history case expects: the messages (canonical JSON shape) and the report."""
+    return {
+        "messages": [message_to_dict(m) for m in result.messages],
+        "interrupted": [call_dict(c) for c in result.interrupted],
+        "interrupted_at": [list(at) for at in result.interrupted_at],
+        "dropped": list(result.dropped),
+        "moved": list(result.moved),
+        "notes": list(result.notes),
+        "renamed": [list(r) for r in result.renamed],
+        "final_ids": list(result.final_ids),
+        "stripped": [call_dict(c) for c in result.stripped],
+        "stripped_at": [list(at) for at in result.stripped_at],
+    }
+
+
+def history_case(name: str, history: list[dict[str, Any]], options: dict[str, Any] | None = None) -> dict[str, Any]:
+    options = options or {}
+    case: dict[str, Any] = {"name": name, "input": history, "options": options}
+    try:
+        case["expected"] = history_expected(repair_history(history, **history_options(options)))
+    except HistoryError as error:
+        case["error"] = {"index": error.index, "field": error.field}
+    return case
+
+
+def user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": text}
+
+
+def calls(*ids: str, text: str = "", names: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {"role": "assistant", "content": text,
+            "tool_calls": [{"id": i, "name": names[k] if k < len(names) else "search", "arguments": {"q": str(k)}}
+                           for k, i in enumerate(ids)]}
+
+
+def result(call_id: str, text: Any = "ok", **more: Any) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call_id, "content": text, **more}
+
+
+def reply(text: str) -> dict[str, Any]:
+    return {"role": "assistant", "content": text}
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+def rule_cases() -> list[dict[str, Any]]:
+    """Every rule of the spec, and every option, by example."""
+    c = history_case
+    return [
+        c("valid history unchanged", [user("hi"), calls("a", "b"), result("a"), result("b"), reply("done")]),
+        c("empty history", []),
+        c("R1 blank assistant dropped", [user("hi"), reply(""), reply(" \n\t"), reply("done")]),
+        c("R1 blank parts dropped", [user("hi"), {"role": "assistant", "content": [{"type": "text", "text": " "}]}]),
+        c("R1 empty parts dropped", [user("hi"), {"role": "assistant", "content": []}]),
+        c("R1 thinking part kept", [user("hi"), {"role": "assistant", "content": [
+            {"type": "thinking", "text": "hm", "signature": "s"}]}]),
+        c("R1 image part kept", [user("hi"), {"role": "assistant", "content": [
+            {"type": "image", "media_type": "image/png", "data": PNG}]}]),
+        c("R1 placeholder does not end a span", [calls("a"), reply(""), result("a")]),
+        c("R2 messages outside spans keep order", [{"role": "system", "content": "s"}, user("a"), user("b")]),
+        c("R3 results moved after calls in call order", [calls("a", "b"), result("b"), result("a")]),
+        c("R3 steer kept after results", [calls("a"), user("stop"), result("a")]),
+        c("R3 same id twice in one reply", [calls("x", "x"), result("x", "1"), result("x", "2")]),
+        c("R3 same id twice, one answer", [calls("x", "x"), result("x", "1")]),
+        c("R3 result in a later span is a note", [calls("a"), reply("next"), result("a")]),
+        c("R3 result before any call is a note", [user("hi"), result("z", "lost")]),
+        c("R3 second result for one call is a note", [calls("a"), result("a", "1"), result("a", "2")]),
+        c("R4 span output order", [calls("a", "b"), user("steer"), {"role": "system", "content": "sys"},
+                                    result("b"), result("zz"), result("a")]),
+        c("R5 empty id named by position", [user("hi"), calls("", "")]),
+        c("R5 repeated id across replies", [calls("a"), result("a"), calls("a"), result("a")]),
+        c("R5 smallest free k", [calls("a"), result("a"), calls("a_1"), result("a_1"), calls("a"), result("a")]),
+        c("R5 empty id collides with a given one", [calls("call_1_0"), result("call_1_0"), calls("")]),
+        c("R5 Kimi ids restart", [calls("functions.search:0"), result("functions.search:0"),
+                                  calls("functions.search:0", "functions.search:1"),
+                                  result("functions.search:0"), result("functions.search:1")]),
+        c("R6 synthetic may have run", [calls("a", names=("write_file",))]),
+        c("R6 synthetic read only", [calls("a", "b", names=("read_file", "write_file"))], {"read_only": ["read_file"]}),
+        c("R6 interrupted in history order", [calls("a"), calls("b", "c"), user("x")]),
+        c("R7 note keeps images", [user("hi"), result("z", **{"content": [
+            {"type": "text", "text": "shot"}, {"type": "image", "media_type": "image/png", "data": PNG}]})]),
+        c("R7 note of an error with a name", [user("hi"), result("z", "boom", tool_name="shell", is_error=True)]),
+        c("R7 note with no output", [user("hi"), result("z", "")]),
+        c("R7 note with empty id", [user("hi"), result("", "x")]),
+        c("R7 note of images only", [user("hi"), result("z", **{"content": [
+            {"type": "image", "url": "https://example.com/a.png"}]})]),
+        c("R9 arguments not JSON kept", [{"role": "assistant", "content": "", "tool_calls": [
+            {"id": "a", "name": "s", "arguments": '{"q": "cut'}]}]),
+        c("R9 arguments as JSON text parsed", [{"role": "assistant", "content": "", "tool_calls": [
+            {"id": "a", "name": "s", "arguments": '{"q": 1}'}]}, result("a")]),
+        c("provider data kept", [{"role": "assistant", "content": "", "provider_data": {"x": {"b": 1, "a": 2}},
+                                  "tool_calls": [{"id": "", "name": "s", "arguments": {},
+                                                  "provider_data": {"gemini": {"thought_signature": "t"}}}]}]),
+        c("option wording mapping", [calls("a", "b", names=("search", "shell"))], {"wording": {"search": "gone"}}),
+        c("option leave_open_last", [calls("a"), result("a"), calls("b", "c"), result("c")],
+          {"leave_open_last": True}),
+        c("option leave_open_last not last", [calls("b"), user("x"), calls("c")], {"leave_open_last": True}),
+        c("option strip", [calls("a", "b"), result("b"), calls("c")], {"on_missing": "strip"}),
+        c("option strip blank message dropped", [user("x"), calls("a"), user("y")], {"on_missing": "strip"}),
+        c("option strip with leave_open_last", [calls("a"), calls("b")],
+          {"on_missing": "strip", "leave_open_last": True}),
+        c("option strip ids", [calls("a"), result("a"), calls("", "a"), result("a")], {"on_missing": "strip"}),
+        c("option mark none", [calls("a")], {"mark": "none"}),
+        c("option mark field", [calls("a")], {"mark": "field"}),
+        c("idempotent on a repaired history", repaired_input([calls("", "a"), result("a"), user("x"), calls("a")])),
+    ]
+
+
+def repaired_input(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [message_to_dict(m) for m in repair_history(history).messages]
+
+
+def error_cases() -> list[dict[str, Any]]:
+    """Rule 9: bad input names the message and the field."""
+    c = history_case
+    return [
+        c("not a mapping", [user("hi"), "hello"]),  # type: ignore[list-item]
+        c("unknown role", [user("hi"), {"role": "robot", "content": "x"}]),
+        c("missing role", [{"content": "x"}]),
+        c("call without a name", [{"role": "assistant", "content": "", "tool_calls": [{"id": "a"}]}]),
+        c("call with an empty name", [{"role": "assistant", "content": "", "tool_calls": [{"id": "a", "name": ""}]}]),
+        c("tool message without tool_call_id", [{"role": "tool", "content": "x"}]),
+        c("content of the wrong type", [user("hi"), {"role": "user", "content": 5}]),
+        c("tool_calls on a user message", [{"role": "user", "content": "x", "tool_calls": [{"id": "a", "name": "s"}]}]),
+        c("tool_call_id on a user message", [{"role": "user", "content": "x", "tool_call_id": "a"}]),
+    ]
+
+
+IDS = ["", "a", "a_1", "a_2", "call_0", "call_1_0", "call_2_0", "functions.search:0", "functions.search:1",
+       "a.b|c/d", "toolu_01M8nJQQMxqpv1VaPYuJKT4j", "call_" + "x" * 60, "x" * 70, "ünï"]
+NAMES = ["search", "read_file", "write_file", "screenshot", "shell"]
+TEXTS = ["ok", "3 hits", "stop, use the other file", "draft", "Done.", "é 中文 🙂", "", " ", "\n"]
+
+
+class Generator:
+    """Messy histories, as tests/strategies.py draws them, from a seeded random source (the same every run)."""
+
+    def __init__(self, seed: int) -> None:
+        self.r = random.Random(seed)
+
+    def text(self) -> str:
+        r = self.r
+        if r.random() < 0.8:
+            return r.choice(TEXTS[:6])
+        return "".join(r.choice("ab \n\t{}\"\\é🙂\u2028") for _ in range(r.randint(1, 8)))
+
+    def parts(self) -> list[dict[str, Any]]:
+        out = []
+        for _ in range(self.r.randint(1, 3)):
+            kind = self.r.random()
+            if kind < 0.6:
+                out.append({"type": "text", "text": self.text()})
+            elif kind < 0.8:
+                out.append({"type": "image", "media_type": "image/png", "data": PNG})
+            else:
+                out.append({"type": "image", "url": "https://example.com/cat.png"})
+        return out
+
+    def arguments(self) -> dict[str, Any] | str:
+        r = self.r
+        if r.random() < 0.15:
+            return r.choice(['{"q": "cut', "not json"])
+        return {r.choice(["q", "path", "n"]): r.choice([r.randint(0, 9), self.text()]) for _ in range(r.randint(0, 2))}
+
+    def call(self) -> dict[str, Any]:
+        return {"id": self.r.choice(IDS), "name": self.r.choice(NAMES), "arguments": self.arguments()}
+
+    def assistant(self) -> dict[str, Any]:
+        r = self.r
+        kind = r.choice(["text", "calls", "calls", "calls", "placeholder", "thinking"])
+        if kind == "placeholder":
+            return {"role": "assistant", "content": r.choice(["", " ", "\n\t", []])}
+        if kind == "text":
+            return {"role": "assistant", "content": self.text() or "x"}
+        tool_calls = [self.call() for _ in range(r.randint(1, 3))]
+        if kind == "thinking":
+            return {"role": "assistant", "tool_calls": tool_calls, "content": [
+                {"type": "thinking", "text": self.text(), "signature": "sig1", "provider": "anthropic"},
+                {"type": "text", "text": self.text()}]}
+        return {"role": "assistant", "content": r.choice(["", self.text()]), "tool_calls": tool_calls}
+
+    def tool(self, call: dict[str, Any] | None = None) -> dict[str, Any]:
+        r = self.r
+        message: dict[str, Any] = {"role": "tool", "tool_call_id": call["id"] if call else r.choice(IDS),
+                                   "content": self.text() if r.random() < 0.6 else self.parts()}
+        if r.random() < 0.5:
+            message["tool_name"] = call["name"] if call else r.choice(NAMES)
+        if r.random() < 0.3:
+            message["is_error"] = True
+        return message
+
+    def history(self, max_size: int = 14) -> list[dict[str, Any]]:
+        r = self.r
+        history: list[dict[str, Any]] = []
+        if r.random() < 0.5:
+            history.append({"role": "system", "content": self.text()})
+        size = r.randint(0, max_size)
+        while len(history) < size:
+            kind = r.choice(["user", "assistant", "assistant", "results", "tool", "system"])
+            if kind == "user":
+                history.append({"role": "user", "content": self.text() if r.random() < 0.5 else self.parts()})
+            elif kind == "system":
+                history.append({"role": "system", "content": self.text()})
+            elif kind == "tool":
+                history.append(self.tool())
+            else:
+                message = self.assistant()
+                history.append(message)
+                if kind == "results" and message.get("tool_calls"):
+                    answers = [self.tool(call) for call in message["tool_calls"] if r.random() < 0.8]
+                    r.shuffle(answers) if r.random() < 0.3 else None
+                    if answers and r.random() < 0.2:
+                        answers.insert(r.randrange(len(answers)), {"role": "user", "content": "steer"})
+                    history += answers
+        return history
+
+    def options(self) -> dict[str, Any]:
+        r = self.r
+        options: dict[str, Any] = {}
+        if r.random() < 0.3:
+            options["read_only"] = r.sample(NAMES, 2)
+        if r.random() < 0.1:
+            options["wording"] = {r.choice(NAMES): "my words"}
+        if r.random() < 0.15:
+            options["leave_open_last"] = True
+        if r.random() < 0.15:
+            options["on_missing"] = "strip"
+        if r.random() < 0.1:
+            options["mark"] = r.choice(["none", "field"])
+        return options
+
+
+def generated_history_cases() -> list[dict[str, Any]]:
+    gen = Generator(47)
+    return [history_case(f"generated {k}", gen.history(), gen.options()) for k in range(GENERATED_HISTORIES)]
+
+
+# ---------------------------------------------------------------------------------------------------- ids
+
+def id_cases() -> dict[str, Any]:
+    """Rule 5 (`FinalIds.allocate` in history order) and `normalize_tool_id` (a valid id kept, others hashed)."""
+    sequences: list[list[tuple[str, int, int]]] = [
+        [("", 0, 0), ("", 0, 1), ("call_0_0", 1, 0)],
+        [("a", 0, 0), ("a", 0, 1), ("a_1", 1, 0), ("a", 2, 0), ("a_3", 3, 0), ("a", 4, 0)],
+        [("call_2_0", 0, 0), ("", 2, 0), ("", 2, 0)],
+        [("x", 0, 0)] * 5,
+    ]
+    final: list[dict[str, Any]] = []
+    for allocations in sequences:
+        ids = FinalIds()
+        final.append({"allocate": allocations, "expected": [ids.allocate(*a) for a in allocations]})
+    normalize = [{"id": i, "max_length": n, "expected": normalize_tool_id(i, max_length=n)}
+                 for i in [*IDS[1:], "a b", "é" * 80, "ok-id_1"] for n in (64, 40)]
+    return {"final_ids": final, "normalize_tool_id": normalize}
+
+
+# ------------------------------------------------------------------------------------------------- bodies
+
+class Turns:
+    """A conversation's skeleton, rendered in each provider's wire format: turns of `user` text, `assistant` text
+    with calls (id, name, arguments), and `results` (id, name, text, is_error)."""
+
+    def __init__(self, r: random.Random) -> None:
+        self.r = r
+
+    def skeleton(self) -> list[tuple[str, Any]]:
+        r = self.r
+        turns: list[tuple[str, Any]] = [("user", r.choice(TEXTS[:6]))]
+        for _ in range(r.randint(0, 5)):
+            ids = [r.choice(["a", "b", "c", "call_1", "toolu_1", "call_1"]) for _ in range(r.randint(1, 3))]
+            if r.random() < 0.7:  # mostly unique ids in one reply
+                ids = [f"{i}{k}" for k, i in enumerate(ids)]
+            made = [(i, r.choice(NAMES), {"q": r.choice(TEXTS[:6])}) for i in ids]
+            turns.append(("assistant", (r.choice(["", "working"]), made)))
+            answers = [(i, name, r.choice(TEXTS[:6]), r.random() < 0.2) for i, name, _ in made if r.random() < 0.85]
+            if r.random() < 0.2:
+                r.shuffle(answers)
+            if r.random() < 0.1:
+                answers.append(("ghost", "shell", "late", False))
+            if answers or r.random() < 0.5:
+                turns.append(("results", answers))
+            if r.random() < 0.3:
+                turns.append(("user", r.choice(TEXTS[:6])))
+        if r.random() < 0.5:
+            turns.append(("assistant", ("All done.", [])))
+        return turns
+
+
+def chat_body(turns: list[tuple[str, Any]], r: random.Random) -> dict[str, Any]:
+    items: list[dict[str, Any]] = [{"role": "system", "content": "Be brief."}]
+    for kind, value in turns:
+        if kind == "user":
+            items.append({"role": "user", "content": value})
+        elif kind == "assistant":
+            text, made = value
+            item: dict[str, Any] = {"role": "assistant", "content": text or None}
+            if made:
+                item["tool_calls"] = [{"id": i, "type": "function", "function": {"name": n, "arguments": dump(a)}}
+                                      for i, n, a in made]
+            items.append(item)
+        else:
+            items += [{"role": "tool", "tool_call_id": i, "content": t} for i, _, t, _ in value]
+    return {"model": "gpt-4o", "temperature": 0, "x_unknown": {"kept": True}, "messages": items}
+
+
+def anthropic_body(turns: list[tuple[str, Any]], r: random.Random) -> dict[str, Any]:
+    items: list[dict[str, Any]] = []
+    for kind, value in turns:
+        if kind == "user":
+            if items and items[-1]["role"] == "user":
+                items[-1] = {**items[-1], "content": [*_blocks(items[-1]["content"]), {"type": "text", "text": value
+                                                                                     or "x"}]}
+            else:
+                items.append({"role": "user", "content": value or "x"})
+        elif kind == "assistant":
+            text, made = value
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+            blocks += [{"type": "tool_use", "id": i, "name": n, "input": a} for i, n, a in made]
+            items.append({"role": "assistant", "content": blocks or [{"type": "text", "text": "ok"}]})
+        else:
+            results = []
+            for i, _, t, err in value:
+                block: dict[str, Any] = {"type": "tool_result", "tool_use_id": i, "content": t or "(empty)"}
+                if err:
+                    block["is_error"] = True
+                if r.random() < 0.1:
+                    block["cache_control"] = {"type": "ephemeral"}
+                results.append(block)
+            if results:
+                items.append({"role": "user", "content": results})
+    return {"model": "claude-sonnet-4-5", "max_tokens": 1024, "system": "Be brief.", "x_unknown": [1],
+            "messages": items}
+
+
+def _blocks(content: Any) -> list[Any]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def responses_body(turns: list[tuple[str, Any]], r: random.Random) -> dict[str, Any]:
+    items: list[dict[str, Any]] = []
+    for kind, value in turns:
+        if kind == "user":
+            items.append({"role": "user", "content": value or "x"})
+        elif kind == "assistant":
+            text, made = value
+            if text and r.random() < 0.3:  # (assistant text takes the neutral route: a third of the bodies)
+                items.append({"type": "message", "role": "assistant",
+                              "content": [{"type": "output_text", "text": text, "annotations": []}]})
+            items += [{"type": "function_call", "call_id": i, "name": n, "arguments": dump(a)} for i, n, a in made]
+        else:
+            items += [{"type": "function_call_output", "call_id": i, "output": t} for i, _, t, _ in value]
+    return {"model": "gpt-5", "instructions": "Be brief.", "store": False, "x_unknown": None, "input": items}
+
+
+def gemini_body(turns: list[tuple[str, Any]], r: random.Random) -> dict[str, Any]:
+    items: list[dict[str, Any]] = []
+    for kind, value in turns:
+        if kind == "user":
+            items.append({"role": "user", "parts": [{"text": value or "x"}]})
+        elif kind == "assistant":
+            text, made = value
+            parts: list[dict[str, Any]] = [{"text": text}] if text else []
+            parts += [{"functionCall": {"id": i, "name": n, "args": a}} if r.random() < 0.5 else
+                      {"functionCall": {"name": n, "args": a}} for i, n, a in made]
+            items.append({"role": "model", "parts": parts or [{"text": "ok"}]})
+        else:
+            parts = [{"functionResponse": {"id": i, "name": n, "response": {"error": t} if err else {"output": t}}}
+                     for i, n, t, err in value]
+            if parts:
+                items.append({"role": "user", "parts": parts})
+    return {"systemInstruction": {"parts": [{"text": "Be brief."}]}, "generationConfig": {"temperature": 0},
+            "xUnknown": 1, "contents": items}
+
+
+WRITERS: dict[str, Callable[[list[tuple[str, Any]], random.Random], dict[str, Any]]] = {
+    "anthropic": anthropic_body, "openai_chat": chat_body, "openai_responses": responses_body, "gemini": gemini_body,
+}
+
+
+def body_case(provider: str, name: str, body: dict[str, Any], read_only: list[str] | None = None) -> dict[str, Any]:
+    adapter = get(provider)
+    is_read_only = set(read_only).__contains__ if read_only is not None else None
+    repaired = adapter.repair_body(body, is_read_only=is_read_only)
+    report = repaired.report
+    case: dict[str, Any] = {"name": name, "provider": provider, "input": body}
+    if read_only is not None:
+        case["options"] = {"read_only": read_only}
+    case["expected"] = {
+        "body": repaired.body,
+        "changed": repaired.changed,
+        "rewritten": list(repaired.rewritten),
+        "report": {"interrupted": list(report.interrupted), "moved": report.moved, "notes": report.notes,
+                   "renamed": report.renamed, "dropped": report.dropped},
+        "route": "stubs" if getattr(repaired, "from_spans", False) or not repaired.changed else "neutral",
+        "check": [{"code": p.code, "path": p.path, "message": p.message} for p in adapter.check(body)],
+        "check_repaired": [p.code for p in adapter.check(repaired.body)],
+    }
+    return case
+
+
+def body_cases(provider: str) -> list[dict[str, Any]]:
+    r = random.Random(f"bodies {provider}")
+    write = WRITERS[provider]
+    turns = Turns(r)
+    fixed: list[tuple[str, list[tuple[str, Any]]]] = [
+        ("valid", [("user", "hi"), ("assistant", ("", [("a1", "search", {"q": "x"})])),
+                   ("results", [("a1", "search", "3 hits", False)]), ("assistant", ("Done.", []))]),
+        ("call cut off", [("user", "hi"), ("assistant", ("working", [("a1", "write_file", {}),
+                                                                      ("b2", "read_file", {})]))]),
+        ("one of two answered", [("user", "hi"), ("assistant", ("", [("a1", "search", {}), ("b2", "shell", {})])),
+                                 ("results", [("b2", "shell", "ok", True)]), ("user", "go on")]),
+        ("results out of order", [("user", "hi"), ("assistant", ("", [("a1", "search", {}), ("b2", "shell", {})])),
+                                  ("results", [("b2", "shell", "2", False), ("a1", "search", "1", False)])]),
+        ("orphan result", [("user", "hi"), ("assistant", ("", [("a1", "search", {})])),
+                           ("results", [("a1", "search", "1", False), ("zz", "shell", "late", True)])]),
+        ("repeated ids across turns", [("user", "hi"), ("assistant", ("", [("a", "search", {})])),
+                                       ("results", [("a", "search", "1", False)]),
+                                       ("assistant", ("", [("a", "search", {})])),
+                                       ("results", [("a", "search", "2", False)])]),
+        ("repeated id in one reply", [("user", "hi"), ("assistant", ("", [("a", "search", {}), ("a", "shell", {})])),
+                                      ("results", [("a", "search", "1", False), ("a", "shell", "2", False)])]),
+    ]
+    cases = [body_case(provider, name, write(skeleton, r)) for name, skeleton in fixed]
+    cases.append(body_case(provider, "call cut off, read only", write(fixed[1][1], r), read_only=["read_file"]))
+    cases += [body_case(provider, f"generated {k}", write(turns.skeleton(), r)) for k in range(GENERATED_BODIES)]
+    return cases
+
+
+# ------------------------------------------------------------------------------------------------ writing
+
+def vectors() -> dict[str, bytes]:
+    """Every vector file: its path under conformance/, and its bytes."""
+    files = {
+        "history/rules.json": rule_cases(),
+        "history/errors.json": error_cases(),
+        "history/generated.json.gz": generated_history_cases(),
+        "ids.json": id_cases(),
+        **{f"bodies/{p}.json.gz": body_cases(p) for p in PROVIDERS},
+    }
+    out = {}
+    for path, cases in files.items():
+        if path.endswith(".gz"):
+            text = "[\n" + ",\n".join(dump(case) for case in cases) + "\n]\n"
+            out[path] = gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
+        else:
+            out[path] = (json.dumps(cases, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--check", action="store_true", help="only say whether the committed vectors are stale")
+    args = parser.parse_args(argv)
+    stale = []
+    for path, data in vectors().items():
+        target = HERE / path
+        if target.exists() and target.read_bytes() == data:
+            continue
+        stale.append(path)
+        if not args.check:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_suffix(target.suffix + ".tmp")
+            tmp.write_bytes(data)
+            tmp.replace(target)
+    if args.check and stale:
+        print("stale conformance vectors (run python conformance/generate.py): " + ", ".join(stale), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
