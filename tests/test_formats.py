@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 import chatmend.providers
 from chatmend import ChatMessage, dumps, providers, repair_history
-from chatmend.files.io import atomic_write
-from chatmend.formats import TRANSCRIPT_FORMATS, InputError, Progress, formats, read, read_lines, store_formats
+from chatmend.files.io import Progress, atomic_write
+from chatmend.formats import TRANSCRIPT_FORMATS, InputError, formats, read, read_lines, store_formats
 from tests.providers.common import body_or_none
 from tests.strategies import examples, messy_histories
 

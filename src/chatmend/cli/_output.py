@@ -16,8 +16,7 @@ from typing import IO, AnyStr
 
 from chatmend.cli._text import UsageError
 from chatmend.files import inplace
-from chatmend.files.io import Chunk, FileBytes, as_bytes
-from chatmend.formats import InputError, atomic_write, write_all, write_into
+from chatmend.files.io import Chunk, FileBytes, InputError, as_bytes, atomic_write, write_all, write_into
 
 __all__ = ["batched", "in_place_target", "is_stdout", "lock_file", "refuse_held_open", "regular_file_out",
            "replace_in_place", "signals_remove_temporary_files", "write_output"]

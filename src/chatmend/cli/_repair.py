@@ -30,6 +30,7 @@ from chatmend.cli._report import plural, print_report, repair_report, report_lin
 from chatmend.cli._shared import model_for, store_of
 from chatmend.cli._text import OK, UsageError, display, printable, say
 from chatmend.exceptions import problems_gone
+from chatmend.files.bodies import wire_json
 from chatmend.files.inplace import torn_tail
 from chatmend.files.io import open_input, read_all
 from chatmend.files.session import Streamed
@@ -43,7 +44,6 @@ from chatmend.formats import (
     read_bytes,
     read_lines,
     streamed,
-    wire_json,
 )
 from chatmend.providers.base import Dropped
 from chatmend.repair import IsReadOnly

@@ -3,14 +3,14 @@ reader (a store of `chatmend.transcripts`, a provider's body, the neutral JSON L
 
 `read(path, fmt)` returns a `Session`: the neutral messages, where each one came from, the provider whose
 rules apply, and a writer that puts a (repaired) history back in the same format, keeping what chatmend
-does not read untouched. The table stands above the stores; `Session` and the writes it re-exports are the file
-layer's (`chatmend.files`), below them.
+does not read untouched. The table stands above the stores; `Session` and `InputError`, which it re-exports, are
+the file layer's (`chatmend.files`), below them.
 """
 
 from __future__ import annotations
 
-from chatmend.files.bodies import adapter, provider_formats, wire_json
-from chatmend.files.io import InputError, Progress, atomic_write, write_all, write_backup, write_into
+from chatmend.files.bodies import adapter, provider_formats
+from chatmend.files.io import InputError
 from chatmend.files.session import Session
 from chatmend.formats._base import (
     TRANSCRIPT_FORMATS,
@@ -25,9 +25,6 @@ from chatmend.formats._base import (
 from chatmend.formats._detect import NEUTRAL
 
 __all__ = [
-    "NEUTRAL", "TRANSCRIPT_FORMATS", "InputError", "Progress", "Session", "adapter", "atomic_write", "detect",
-    "formats", "provider_formats", "read", "read_bytes", "read_lines", "store_formats", "streamed", "wire_json",
-    "write_all",
-    "write_backup",
-    "write_into",
+    "NEUTRAL", "TRANSCRIPT_FORMATS", "InputError", "Session", "adapter", "detect", "formats", "provider_formats",
+    "read", "read_bytes", "read_lines", "store_formats", "streamed",
 ]
