@@ -1,4 +1,4 @@
-"""`chatmend.files.io.read_json`: a JSON document read from disk for the stores that are one document."""
+"""`chatmend.transcripts._document.read_json`: a JSON document read from disk for the stores that are one document."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from chatmend.files.io import InputError, read_json
+from chatmend.files.io import InputError
 from chatmend.transcripts import cline, pydantic_ai
+from chatmend.transcripts._document import read_json
 
 
 def test_the_value_and_the_text_come_back(tmp_path: Path) -> None:

@@ -9,20 +9,18 @@ from __future__ import annotations
 import contextlib
 import errno
 import itertools
-import json
 import os
 import secrets
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import IO, Any, NamedTuple
+from typing import IO, NamedTuple
 
-from chatmend import _json as strict_json
 from chatmend.exceptions import InputError
 
 __all__ = [
     "MAX_JSON_SIZE", "Chunk", "FileBytes", "InputError", "Progress", "as_bytes", "atomic_write", "bounded_lines",
-    "changed_while_read", "decoded_lines", "joined", "json_kind", "open_input", "read_all", "read_json", "write_all",
+    "changed_while_read", "decoded_lines", "joined", "json_kind", "open_input", "read_all", "write_all",
     "write_backup", "write_chunk", "write_into",
 ]
 
@@ -189,17 +187,6 @@ def joined(lines: Iterable[str], limit: int = MAX_JSON_SIZE) -> str:
         parts.append(line)
     return "".join(parts)
 
-
-def read_json(path: str, limit: int = MAX_JSON_SIZE) -> tuple[Any, str]:
-    """The JSON document in the file at `path` (`-`: stdin) and its text, or an InputError saying where it is
-    not UTF-8 JSON or passes `limit` bytes."""
-    with open_input(path) as (handle, _size):
-        text = joined(decoded_lines(bounded_lines(handle, limit)), limit)
-    try:
-        return strict_json.loads(text), text
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON: {exc.msg}; expected a JSON document", line=exc.lineno,
-                         column=exc.colno) from None
 
 def decoded_lines(raw: Iterable[bytes], progress: Progress | None = None) -> Iterator[str]:
     """Each line as text; bytes that are not UTF-8 raise an InputError with line and column."""

@@ -14,14 +14,27 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatmend import ChatMessage, RepairResult
-from chatmend.files.io import InputError
+from chatmend import _json as strict_json
+from chatmend.files.io import MAX_JSON_SIZE, InputError, bounded_lines, decoded_lines, joined, open_input
 from chatmend.files.session import Session
 from chatmend.transcripts._records import Record, TranscriptFormat
 
-__all__ = ["DocumentFormat", "ListText", "item_records", "list_text"]
+__all__ = ["DocumentFormat", "ListText", "item_records", "list_text", "read_json"]
 
 _SCAN = json.JSONDecoder()
 _SPACE = " \t\n\r"
+
+
+def read_json(path: str, limit: int = MAX_JSON_SIZE) -> tuple[Any, str]:
+    """The JSON document in the file at `path` (`-`: stdin) and its text, or an InputError saying where it is
+    not UTF-8 JSON or passes `limit` bytes."""
+    with open_input(path) as (handle, _size):
+        text = joined(decoded_lines(bounded_lines(handle, limit)), limit)
+    try:
+        return strict_json.loads(text), text
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON: {exc.msg}; expected a JSON document", line=exc.lineno,
+                         column=exc.colno) from None
 
 
 @dataclass

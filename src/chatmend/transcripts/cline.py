@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from chatmend import ChatMessage, ImagePart, RepairResult, TextPart, ToolCall
-from chatmend.files.io import InputError, read_json
+from chatmend.files.io import InputError
 from chatmend.files.session import Session
 from chatmend.messages import Part
 from chatmend.providers.anthropic.read import read_turn
 from chatmend.providers.anthropic.write import text_result_block, user_blocks
-from chatmend.transcripts._document import DocumentFormat, item_records, list_text
+from chatmend.transcripts._document import DocumentFormat, item_records, list_text, read_json
 from chatmend.transcripts._records import BlockAt, Record, errors_at_line, expect, neutral_content, optional_text
 
 __all__ = [

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
-from chatmend.files.io import InputError, read_json
+from chatmend.files.io import InputError
 from chatmend.files.session import Session
 from chatmend.messages import NativePart, Part
-from chatmend.transcripts._document import DocumentFormat, item_records, list_text
+from chatmend.transcripts._document import DocumentFormat, item_records, list_text, read_json
 from chatmend.transcripts._records import BlockAt, Record, errors_at_line, expect, optional_text
 
 __all__ = ["NAME", "SYNTHESIZED", "TOOL", "default_locations", "holds_session", "is_session_file", "read",
