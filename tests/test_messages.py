@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from chatmend import ChatMessage, HistoryError, ImagePart, TextPart, ThinkingPart, Tool, ToolCall
-from chatmend.messages import coerce_message, type_adapter
+from chatmend.messages import coerce_message, replace_unchecked, type_adapter
 
 
 def test_messages_are_immutable() -> None:
@@ -111,3 +111,14 @@ def test_tool_has_an_object_schema_by_default() -> None:
 def test_field_docs_reach_the_json_schema() -> None:
     schema = type_adapter(ChatMessage).json_schema()
     assert "the id of the call this result answers" in schema["properties"]["tool_call_id"]["description"]
+
+
+def test_replace_unchecked_copies_the_fields_it_is_given_and_keeps_the_rest() -> None:
+    call = ToolCall(id="a", name="t", arguments={"q": 1}, provider_data={"x": {"y": 1}})
+    copy = replace_unchecked(call, id="b")
+    assert copy == ToolCall(id="b", name="t", arguments={"q": 1}, provider_data={"x": {"y": 1}})
+    assert call.id == "a" and copy.arguments is call.arguments
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        copy.id = "c"  # type: ignore[misc]
+    with pytest.raises(TypeError, match="no field 'ids'"):
+        replace_unchecked(call, ids="b")

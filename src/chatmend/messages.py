@@ -34,6 +34,7 @@ __all__ = [
     "ToolCall",
     "coerce_history",
     "coerce_message",
+    "replace_unchecked",
     "text_of",
     "type_adapter",
 ]
@@ -373,6 +374,21 @@ def type_adapter(cls: type[_T]) -> TypeAdapter[_T]:
 
 
 _ADAPTERS: dict[type, Any] = {}
+
+
+def replace_unchecked(value: _T, /, **changes: Any) -> _T:
+    """`dataclasses.replace` without the checks, for the copies the library makes of values it holds valid (a
+    renamed call id, a reply's repaired calls): repair makes one for every renamed call of a long history. What
+    comes from outside goes through the constructor, which checks it."""
+    kind = type(value)
+    fields: tuple[str, ...] = vars(kind)["__slots__"]  # a slotted dataclass's fields, in order
+    for name in changes:
+        if name not in fields:
+            raise TypeError(f"{kind.__name__} has no field {name!r}")
+    new = object.__new__(kind)
+    for name in fields:
+        object.__setattr__(new, name, changes[name] if name in changes else getattr(value, name))
+    return new
 
 
 def text_of(content: str | Sequence[TextPart | ImagePart | ThinkingPart | FilePart | NativePart]) -> str:

@@ -9,7 +9,7 @@ The specification is `docs/rules.md`. Rules 1 to 5 are decided once, on stubs of
 7. user note .............. `orphan_note`
 9. bad input .............. `chatmend.messages.coerce_history` (SDK objects first: `read_sdk_objects`)
 
-Messages the plan keeps are the input's own objects, and changed ones are copies (`dataclasses.replace`). Each
+Messages the plan keeps are the input's own objects, and changed ones are copies (`messages.replace_unchecked`). Each
 output message records where it came from (`RepairResult.origin_runs`). `chatmend.incremental.Repairer` goes on
 with a repair as its history grows; `repair_for_writers` is the same repair for provider writers, which take ids
 from `final_ids`.
@@ -18,7 +18,7 @@ from `final_ids`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
@@ -29,6 +29,7 @@ from chatmend.messages import (
     TextPart,
     ToolCall,
     coerce_history,
+    replace_unchecked,
 )
 from chatmend.planner import (
     ANSWER,
@@ -290,7 +291,7 @@ def _worded(synthetic: ChatMessage, name: str, wording: Wording) -> ChatMessage:
         return synthetic
     if not isinstance(text, str):
         raise TypeError(f"wording for {name!r} must be a str (or None for the default), got {type(text).__name__}")
-    return replace(synthetic, content=text)
+    return replace_unchecked(synthetic, content=text)
 
 
 def orphan_note(result: ChatMessage) -> ChatMessage:
@@ -451,30 +452,32 @@ class _Repair:
         Without copies the calls keep their ids."""
         calls = assistant.tool_calls
         if self.copies:
-            kept = tuple(call if final == call.id else replace(call, id=final)
+            kept = tuple(call if final == call.id else replace_unchecked(call, id=final)
                          for call, final in zip(calls, finals) if final is not None)
         elif None in finals:
             kept = tuple(call for call, final in zip(calls, finals) if final is not None)
         else:
             return assistant
-        return replace(assistant, tool_calls=kept)
+        return replace_unchecked(assistant, tool_calls=kept)
 
     def _answer(self, result: ChatMessage, final: str) -> ChatMessage:
         """An ANSWER step: the result under the final id of its call (without copies, as it is)."""
-        return result if not self.copies or result.tool_call_id == final else replace(result, tool_call_id=final)
+        if not self.copies or result.tool_call_id == final:
+            return result
+        return replace_unchecked(result, tool_call_id=final)
 
     def _synthetic(self, assistant: ChatMessage, call_index: int, final: str) -> ChatMessage:
         """A SYNTHETIC step: the result of a call answered as interrupted (rule 6), with the options' wording and
         mark; the call goes to `interrupted`, under its final id."""
         call = assistant.tool_calls[call_index]
         if call.id != final:
-            call = replace(call, id=final)
+            call = replace_unchecked(call, id=final)
         self.interrupted.append(call)
         synthetic = interrupted_result(call, read_only=reads_only(self.is_read_only, call.name))
         if self.wording is not None:
             synthetic = _worded(synthetic, call.name, self.wording)
         if self.unmarked:
-            synthetic = replace(synthetic, is_error=False)
+            synthetic = replace_unchecked(synthetic, is_error=False)
         return synthetic
 
     def mark(self) -> _Mark:
