@@ -88,6 +88,12 @@ class BodyRepair:
         of the adapter's stubs."""
         self.mended: list[str] = []
         """The paths of the strings whose lone surrogates were replaced by U+FFFD (`JSON`), in document order."""
+        self.thinking_dropped: list[Dropped] = []
+        """The signed thinking blocks Anthropic's thinking policy left out (`"drop"`), each at its place in the input
+        body's `messages`."""
+        self.block_binding = False
+        """True when Anthropic's thinking policy `"server"` set `thinking.block_binding.prefix_mismatch_behavior` to
+        `"drop_block"`."""
 
     def _side(self) -> NeutralSide:
         if self._neutral_side is None:
@@ -122,14 +128,6 @@ class BodyRepair:
     def changed(self) -> bool:
         """True when the body differs from the input."""
         return bool(self.rewritten) or bool(self.mended) or self.report.changed
-
-    @classmethod
-    def of_repair(cls, other: BodyRepair) -> Self:
-        """`other` as this class (a subclass's own attributes at their defaults), its neutral side still lazy."""
-        made = cls(other.body, rewritten=other.rewritten, report=other._report, neutral=other._side)
-        made.from_spans = other.from_spans
-        made.mended = other.mended
-        return made
 
     def replace(self, **changes: Any) -> Self:
         """A copy with some attributes changed (`body`, `rewritten`, or a subclass's own)."""

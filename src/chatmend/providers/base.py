@@ -406,7 +406,7 @@ class Provider(ABC):
     # ------------------------------------------------------------------------- repair in the body's own format
 
     def repair_body(self, body: Mapping[str, Any], *, is_read_only: IsReadOnly | None = None,
-                    keep_valid: bool = True) -> BodyRepair:
+                    keep_valid: bool = True, **options: Any) -> BodyRepair:
         """`body` (a request body of this provider) repaired in its own format, changing only what repair must.
 
         The top-level fields stay as they are; in the conversation list, every item whose messages repair left
@@ -422,7 +422,23 @@ class Provider(ABC):
         write the changed runs) is only for what the adapter cannot stub: items of shapes its stubs do not take,
         a body whose rules depend on more than the stubs (`_takes_stubs`), ids the provider would not take as they
         are, a step its hooks do not write, and a string holding a lone surrogate.
+
+        `options` are the adapter's own, for what it does to a repaired body beyond repair (`_after_repair`:
+        Anthropic's `thinking_policy`); an option the adapter does not take is a TypeError.
         """
+        repaired = self._repair_in_place(body, is_read_only, keep_valid)
+        return self._after_repair(body, repaired, **options)
+
+    def _after_repair(self, body: Mapping[str, Any], repaired: BodyRepair, **options: Any) -> BodyRepair:
+        """Hook of `repair_body`: what the adapter does to the repaired body beyond repair, by its own options
+        (Anthropic's thinking policy). Default: nothing, and no option."""
+        if options:
+            raise TypeError(f"{self.name}'s repair_body takes no option {', '.join(map(repr, options))}")
+        return repaired
+
+    def _repair_in_place(self, body: Mapping[str, Any], is_read_only: IsReadOnly | None,
+                         keep_valid: bool) -> BodyRepair:
+        """`repair_body` before `_after_repair`."""
         with error_context(provider=self.name):
             if not isinstance(body, Mapping) or not isinstance(body.get(self.list_key), list):
                 raise ReadError(f"expected a {self.title or self.name} body with a {self.list_key!r} list",

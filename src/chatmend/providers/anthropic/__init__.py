@@ -81,7 +81,6 @@ __all__ = [
     "RAW_ARGUMENTS",
     "SHAPE",
     "Anthropic",
-    "AnthropicBodyRepair",
     "check",
     "from_request",
     "from_response",
@@ -103,17 +102,6 @@ _OWN_BLOCK_TYPES = frozenset({
 
 BodyThinkingPolicy = Literal["drop", "keep", "server"]
 """`repair_body`'s thinking policies: the writer's two, and `"server"` (the API's `block_binding` drops)."""
-
-
-class AnthropicBodyRepair(BodyRepair):
-    """`BodyRepair` with what the thinking policy did."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.thinking_dropped: list[Dropped] = []
-        """The signed thinking blocks left out (`"drop"`), each at its place in the input body's `messages`."""
-        self.block_binding = False
-        """True when `"server"` set `thinking.block_binding.prefix_mismatch_behavior` to `"drop_block"`."""
 
 
 class Anthropic(Provider):
@@ -279,17 +267,16 @@ class Anthropic(Provider):
         """The text block of rule 7's note, named after the caller's tool."""
         return [spans.note_block(piece, caller[0] if caller is not None else None)]
 
-    def repair_body(self, body: Mapping[str, Any], *, is_read_only: IsReadOnly | None = None,
-                    keep_valid: bool = True, thinking_policy: BodyThinkingPolicy = "drop") -> AnthropicBodyRepair:
-        """`Provider.repair_body`, then the thinking policy (module docstring) on the assistant messages after
-        the first one that changed: `"drop"` (default), `"keep"` or `"server"`."""
-        if thinking_policy not in ("drop", "keep", "server"):
-            raise ValueError(f"thinking_policy must be 'drop', 'keep' or 'server', not {thinking_policy!r}")
-        repaired = super().repair_body(body, is_read_only=is_read_only, keep_valid=keep_valid)
-        out = AnthropicBodyRepair.of_repair(repaired)
-        if thinking_policy == "keep" or not repaired.changed or repaired.from_spans:
-            return out  # (the stub route takes no thinking blocks: the policy has nothing to drop)
-        return _apply_thinking_policy(self, body[self.list_key], out, thinking_policy)
+    def _after_repair(self, body: Mapping[str, Any], repaired: BodyRepair, **options: Any) -> BodyRepair:
+        """The thinking policy (module docstring) on the assistant messages after the first one that changed:
+        `repair_body(body, thinking_policy=...)`, `"drop"` (default), `"keep"` or `"server"`."""
+        policy: BodyThinkingPolicy = options.pop("thinking_policy", "drop")
+        repaired = super()._after_repair(body, repaired, **options)  # (any other option is a TypeError)
+        if policy not in ("drop", "keep", "server"):
+            raise ValueError(f"thinking_policy must be 'drop', 'keep' or 'server', not {policy!r}")
+        if policy == "keep" or not repaired.changed or repaired.from_spans:
+            return repaired  # (the stub route takes no thinking blocks: the policy has nothing to drop)
+        return _apply_thinking_policy(self, body[self.list_key], repaired, policy)
 
     def from_response(self, response: Any) -> ChatMessage:
         """The reply as an assistant message: text, thinking with signatures, tool calls."""
@@ -315,8 +302,8 @@ class Anthropic(Provider):
         return checker.check(body, context)
 
 
-def _apply_thinking_policy(provider: Anthropic, before: list[Any], repaired: AnthropicBodyRepair,
-                           policy: BodyThinkingPolicy) -> AnthropicBodyRepair:
+def _apply_thinking_policy(provider: Anthropic, before: list[Any], repaired: BodyRepair,
+                           policy: BodyThinkingPolicy) -> BodyRepair:
     """The repaired body with signed thinking after the first changed message dropped (`"drop"`) or left to the
     API's `block_binding` (`"server"`); as it was when that would break a rule `check` knows."""
     items: list[Any] = repaired.body["messages"]
