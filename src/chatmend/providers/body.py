@@ -1,4 +1,4 @@
-"""Repair a body in its own provider's format, changing only what repair must.
+"""What `repair_body` returns, and how its neutral route keeps the items repair leaves alone.
 
 An adapter reads its conversation list as groups: the neutral messages each wire item holds (an Anthropic user
 turn with three `tool_result` blocks and a text block is four messages; a Chat message is one). After the neutral

@@ -1,4 +1,5 @@
-"""What the routers and servers of OpenAI-compatible models share: another adapter's rules for the model they serve."""
+"""What the routers and servers of OpenAI-compatible models share (OpenRouter, vLLM): another adapter's rules for
+the model they serve."""
 
 from __future__ import annotations
 
