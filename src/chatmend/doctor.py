@@ -39,7 +39,7 @@ from chatmend.files.io import Chunk
 from chatmend.files.problems import as_sent, neutral_problems
 from chatmend.files.session import RepairSummary, Streamed
 from chatmend.formats import InputError, Session, read_bytes, streamed
-from chatmend.providers._words import provider_words
+from chatmend.providers.words import provider_words
 from chatmend.transcripts._sqlite import DatabaseLocked, SqliteStore, is_sqlite
 from chatmend.transcripts._stores import (
     SessionFiles,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chatmend import ChatMessage, ToolCall, providers
-from chatmend.providers._words import provider_words
+from chatmend.providers.words import provider_words
 
 HISTORY = [ChatMessage(role="user", content="go"),
            ChatMessage(role="assistant", tool_calls=(ToolCall(id="call_a", name="ls"),))]

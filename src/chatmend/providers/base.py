@@ -41,7 +41,8 @@ from chatmend.ids import digest, shortening_id_maker, wire_ids
 from chatmend.incremental import Repairer
 from chatmend.messages import ChatMessage, ImagePart, NativePart, Tool, ToolCall, type_adapter
 from chatmend.planner import Stubs, plan_spans
-from chatmend.providers._lossless import (
+from chatmend.providers.assembly import assemble
+from chatmend.providers.body import (
     BodyRepair,
     BodyReport,
     Dropped,
@@ -51,7 +52,6 @@ from chatmend.providers._lossless import (
     plan_rewrite,
     unwritable_parts,
 )
-from chatmend.providers.assembly import assemble
 from chatmend.repair import (
     DEFAULT_OPTIONS,
     IsReadOnly,

@@ -19,8 +19,8 @@ from typing import Any, ClassVar
 from chatmend import providers
 from chatmend.exceptions import ReadError, error_context
 from chatmend.messages import ChatMessage
-from chatmend.providers._upstream import ServingChat
 from chatmend.providers.base import Provider, to_plain
+from chatmend.providers.serving import ServingChat
 
 __all__ = ["PROVIDER", "VENDORS", "OpenRouter", "check", "from_request", "from_response", "send", "send_async",
            "to_request"]

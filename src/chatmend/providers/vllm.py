@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from chatmend import providers
-from chatmend.providers._upstream import ServingChat
 from chatmend.providers.base import Provider
+from chatmend.providers.serving import ServingChat
 
 __all__ = ["PROVIDER", "TEMPLATES", "VLLM", "check", "from_request", "from_response", "send", "send_async",
            "to_request"]

@@ -23,7 +23,7 @@ from typing import Any
 from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, ToolCall, repair_history
 from chatmend.files.io import InputError
 from chatmend.files.session import Session
-from chatmend.providers._words import provider_words
+from chatmend.providers.words import provider_words
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._records import Record, compact_json, parse_records
 

@@ -10,7 +10,6 @@ from typing import Any, Literal
 from chatmend._json import copy_json
 from chatmend.exceptions import UnsupportedError
 from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, ToolCall
-from chatmend.providers._lossless import Dropped
 from chatmend.providers.anthropic.wire import (
     IN_MESSAGES,
     MEDIA_TYPES,
@@ -23,6 +22,7 @@ from chatmend.providers.anthropic.wire import (
     THINKING_OPEN,
 )
 from chatmend.providers.base import IdAssigner, parse_data_url
+from chatmend.providers.body import Dropped
 from chatmend.repair import RepairResult
 
 Block = dict[str, Any]

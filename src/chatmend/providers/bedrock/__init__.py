@@ -47,7 +47,6 @@ from typing import Any, ClassVar
 from chatmend.exceptions import Problem, ReadError, UnsupportedError, error_context
 from chatmend.messages import ChatMessage, Tool
 from chatmend.planner import Stubs
-from chatmend.providers._lossless import Run
 from chatmend.providers.base import (
     SHAPE,
     CheckContext,
@@ -75,6 +74,7 @@ from chatmend.providers.bedrock.wire import (
     model_family,
 )
 from chatmend.providers.bedrock.write import system_blocks, tool_result, used_tool_names, write_messages
+from chatmend.providers.body import Run
 from chatmend.repair import IsReadOnly, RepairResult, reads_only, synthetic_result
 
 __all__ = [

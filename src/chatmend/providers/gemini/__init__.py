@@ -47,8 +47,8 @@ from typing import Any, ClassVar
 from chatmend.exceptions import Problem, ReadError, error_context, model_rejections_at
 from chatmend.messages import ChatMessage, Tool, ToolCall
 from chatmend.planner import Stubs
-from chatmend.providers._lossless import Run, plan_rewrite
 from chatmend.providers.base import CheckContext, IdAssigner, Provider
+from chatmend.providers.body import Run, plan_rewrite
 from chatmend.providers.gemini import checker, spans
 from chatmend.providers.gemini.read import (
     as_list,

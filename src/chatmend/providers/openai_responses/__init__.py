@@ -56,8 +56,8 @@ from typing import Any, ClassVar
 from chatmend.exceptions import Problem
 from chatmend.messages import ChatMessage, Tool
 from chatmend.planner import Stubs
-from chatmend.providers._lossless import BodyRepair
 from chatmend.providers.base import CheckContext, IdAssigner, Provider, text_field, to_plain
+from chatmend.providers.body import BodyRepair
 from chatmend.providers.openai_responses import checker, spans
 from chatmend.providers.openai_responses.read import Reader, Turn, read_error
 from chatmend.providers.openai_responses.wire import (
