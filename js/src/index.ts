@@ -18,3 +18,5 @@ export { canonicalMessage, HistoryError, sortedJson } from "./messages.js";
 export type { RenamedId } from "./planner.js";
 export type { IsReadOnly, RepairOptions, RepairResult, Wording } from "./repair.js";
 export { orphanNote, repairHistory, syntheticText } from "./repair.js";
+export type { BodyRepair, BodyReport, ProviderName, RepairBodyOptions } from "./providers.js";
+export { PROVIDERS, repairBody, UnsupportedBodyError } from "./providers.js";

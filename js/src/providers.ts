@@ -1,0 +1,668 @@
+/**
+ * `repairBody` in each provider's own format: the adapter stubs its wire items, the one planner plans, and the plan
+ * is assembled from the input's items and the adapter's writer (Python's `Provider.repair_body` stub route). Items
+ * repair leaves alone are the input's own objects; only the others are written anew.
+ *
+ * The stubs take the plain shapes of an agent's traffic, exactly those the Python adapters stub. A body of any
+ * other shape is repaired in Python through the neutral model (read, repair, write); this package does not carry
+ * those readers and writers: `repairBody` throws `UnsupportedBodyError` for such a body, naming why.
+ */
+
+import { assemble, type Item, type Writer } from "./assembly.js";
+import { isBlank, type JsonValue, sortedJson } from "./messages.js";
+import { BLANK, CALLS, OTHER, planSpans, planUnchanged, type Ref, REPLY, RESULT, type Stubs } from "./planner.js";
+import { type IsReadOnly, orphanNoteText, readsOnly, syntheticText } from "./repair.js";
+
+export type ProviderName = "anthropic" | "openai_chat" | "openai_responses" | "gemini";
+
+export interface BodyReport {
+  /** The final ids of the calls answered as interrupted, in history order. */
+  interrupted: string[];
+  moved: number;
+  notes: number;
+  renamed: number;
+  dropped: number;
+}
+
+export interface BodyRepair {
+  /** The repaired body: every top-level field as it was, the list's unchanged items the input's own objects. */
+  body: Record<string, unknown>;
+  /** True when repair changed the conversation. */
+  changed: boolean;
+  /** Positions in the new list of the items written anew. */
+  rewritten: number[];
+  report: BodyReport;
+}
+
+export interface RepairBodyOptions {
+  isReadOnly?: IsReadOnly;
+}
+
+/** A body this package cannot repair exactly as the Python library does (it needs the neutral route). */
+export class UnsupportedBodyError extends Error {
+  constructor(
+    readonly provider: ProviderName,
+    readonly reason: string,
+  ) {
+    super(`${provider}: ${reason}`);
+    this.name = "UnsupportedBodyError";
+  }
+}
+
+interface Adapter extends Writer {
+  readonly name: ProviderName;
+  readonly listKey: string;
+  readonly idMaxLength: number | null;
+  readonly idAlphabet: RegExp | null;
+  readonly namesResults: boolean;
+  stubs(items: Item[], body: Record<string, unknown>): Stubs | null;
+  /** True when the repair shows the input is refused, so it need not be judged valid as it is. */
+  refused(report: BodyReport): boolean;
+  /** True when the input list is one the provider takes as it is (repair then leaves it alone); false: unsure. */
+  valid(items: Item[]): boolean;
+}
+
+type Dict = Record<string, unknown>;
+
+function isDict(value: unknown): value is Dict {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function size(value: Dict): number {
+  return Object.keys(value).length;
+}
+
+function codePoints(text: string): number {
+  let n = 0;
+  for (const _ of text) n += 1;
+  return n;
+}
+
+const refusedWhenAnsweredOrNoted = (report: BodyReport): boolean =>
+  report.interrupted.length > 0 || report.notes > 0;
+
+// ------------------------------------------------------------------------------------------- OpenAI Chat
+
+function plainChatCall(call: unknown): boolean {
+  if (!isDict(call) || size(call) !== 3 || call.type !== "function") return false;
+  const fn = call.function;
+  if (typeof call.id !== "string" || !isDict(fn) || size(fn) !== 2) return false;
+  return typeof fn.name === "string" && fn.name.length > 0 && typeof fn.arguments === "string";
+}
+
+function textParts(content: unknown): boolean {
+  return (
+    Array.isArray(content) &&
+    content.every((p) => isDict(p) && size(p) === 2 && p.type === "text" && typeof p.text === "string")
+  );
+}
+
+function plainAssistant(item: Dict): boolean {
+  const content = item.content;
+  if (!("content" in item) || (content !== null && typeof content !== "string")) return false;
+  const calls = item.tool_calls;
+  if (calls === undefined || calls === null) return size(item) === 2;
+  return size(item) === 3 && Array.isArray(calls) && calls.every(plainChatCall);
+}
+
+const openaiChat: Adapter = {
+  name: "openai_chat",
+  listKey: "messages",
+  idMaxLength: 40,
+  idAlphabet: null,
+  namesResults: false,
+  blocksKey: null,
+  joinsTurns: false,
+  refused: refusedWhenAnsweredOrNoted,
+  stubs(items) {
+    const kinds: number[] = [];
+    const refs: Ref[] = [];
+    for (const item of items) {
+      if (!isDict(item)) return null;
+      const { role, content } = item;
+      if (content === "") return null; // a spelling the reader records: not plain
+      const n = size(item);
+      if (role === "tool") {
+        if (n !== 3 || typeof content !== "string" || typeof item.tool_call_id !== "string") return null;
+        kinds.push(RESULT);
+        refs.push(item.tool_call_id);
+      } else if (role === "assistant") {
+        if (!("content" in item) || (content !== null && typeof content !== "string")) return null;
+        const calls = item.tool_calls;
+        if (calls === undefined || calls === null) {
+          if (n !== 2) return null;
+          kinds.push(typeof content === "string" && !isBlank(content) ? REPLY : BLANK);
+          refs.push(null);
+          continue;
+        }
+        if (n !== 3 || !Array.isArray(calls) || calls.length === 0 || !calls.every(plainChatCall)) return null;
+        kinds.push(CALLS);
+        refs.push(calls.map((call) => call.id as string));
+      } else if (role === "user" || role === "system") {
+        const textual =
+          typeof content === "string" ||
+          (role === "user" && Array.isArray(content) && content.length > 0 && textParts(content));
+        if (n !== 2 || !textual) return null;
+        kinds.push(OTHER);
+        refs.push(null);
+      } else {
+        return null;
+      }
+    }
+    return { kinds, refs };
+  },
+  valid(items) {
+    // OpenAI's rules OC1-OC6 on plain messages: each call answered by the tool messages right after it, once
+    if (items.length === 0) return false;
+    const pending = new Set<string>();
+    let inRun = false;
+    for (const item of items) {
+      if (!isDict(item)) return false;
+      const role = item.role;
+      if (role === "tool") {
+        const callId = item.tool_call_id as string;
+        if (!inRun || size(item) !== 3 || typeof item.content !== "string" || !pending.has(callId)) return false;
+        pending.delete(callId);
+        continue;
+      }
+      if (pending.size > 0) return false; // OC1: a call of the run before is not answered
+      inRun = false;
+      if (role === "user" || role === "system") {
+        const content = item.content;
+        if (size(item) !== 2 || (typeof content !== "string" && !(role === "user" && textParts(content)))) return false;
+        continue;
+      }
+      if (role !== "assistant" || !plainAssistant(item)) return false;
+      const calls = item.tool_calls as Dict[] | undefined | null;
+      if (calls && calls.length > 0) {
+        const ids = calls.map((call) => call.id as string);
+        if (new Set(ids).size !== ids.length || Math.max(...ids.map(codePoints)) > 40) return false;
+        for (const id of ids) pending.add(id);
+        inRun = true;
+      }
+    }
+    return pending.size === 0;
+  },
+  renamedCalls(items, finalIds) {
+    const item = items[0];
+    return [{ ...item, tool_calls: item.tool_calls.map((call: Dict, k: number) => ({ ...call, id: finalIds[k] })) }];
+  },
+  renamedResult(piece, finalId) {
+    return [{ ...piece, tool_call_id: finalId }];
+  },
+  syntheticResult(calls, k, finalId, isReadOnly) {
+    const name: string = calls[0].tool_calls[k].function.name;
+    const text = syntheticText(name, readsOnly(isReadOnly, name));
+    return [{ role: "tool", tool_call_id: finalId, content: `Error: ${text}` }]; // no error flag in Chat
+  },
+  note(piece) {
+    const text = orphanNoteText(null, piece.tool_call_id, false, piece.content);
+    return [{ role: "user", content: [{ type: "text", text }] }];
+  },
+};
+
+// ------------------------------------------------------------------------------------- Anthropic Messages
+
+const CACHED = "cache_control";
+
+function sizeUncached(block: Dict): number {
+  return size(block) - (CACHED in block ? 1 : 0);
+}
+
+function plainUserBlock(kind: unknown, block: Dict): boolean {
+  const n = sizeUncached(block);
+  if (kind === "text") return n === 2 && typeof block.text === "string" && !isBlank(block.text);
+  return kind === "image" && n === 2 && isDict(block.source);
+}
+
+function anthropicResultId(block: Dict): string | null {
+  const callId = block.tool_use_id;
+  const content = block.content;
+  if (typeof callId !== "string") return null;
+  if (size(block) === 3 && typeof content === "string" && !isBlank(content)) return callId;
+  const n = size(block) - (CACHED in block ? 1 : 0) - ("is_error" in block ? 1 : 0);
+  if (n !== 3 || ("is_error" in block && typeof block.is_error !== "boolean")) return null;
+  const plain =
+    typeof content === "string"
+      ? !isBlank(content)
+      : Array.isArray(content) &&
+        content.length > 0 &&
+        content.every((part) => isDict(part) && part.type === "text" && plainUserBlock("text", part));
+  return plain ? callId : null;
+}
+
+const NOT_PLAIN: [number, null] = [-1, null];
+
+function anthropicAssistantStub(content: unknown): [number, string[] | null] {
+  if (typeof content === "string") return [isBlank(content) ? BLANK : REPLY, null];
+  if (!Array.isArray(content)) return NOT_PLAIN;
+  const ids: string[] = [];
+  let blank = false;
+  let said = false;
+  for (const block of content) {
+    if (!isDict(block)) return NOT_PLAIN;
+    const n = sizeUncached(block);
+    if (block.type === "tool_use") {
+      const { id, name, input } = block;
+      if (n !== 4 || typeof id !== "string" || typeof name !== "string" || !name || !isDict(input)) return NOT_PLAIN;
+      ids.push(id);
+    } else if (block.type === "text") {
+      if (n !== 2 || typeof block.text !== "string" || ids.length > 0) return NOT_PLAIN;
+      if (isBlank(block.text)) blank = true;
+      else said = true;
+    } else {
+      return NOT_PLAIN; // thinking too: where it may stand is the writer's to judge
+    }
+  }
+  if (ids.length > 0) return blank ? NOT_PLAIN : [CALLS, ids];
+  if (blank && said) return NOT_PLAIN;
+  return [said ? REPLY : BLANK, null];
+}
+
+function thinkingEnabled(body: Dict): boolean {
+  const thinking = body.thinking;
+  return isDict(thinking) && (thinking.type === "enabled" || thinking.type === "adaptive");
+}
+
+function toolUses(item: Item): Dict[] {
+  return (item.content as Dict[]).filter((block) => block.type === "tool_use");
+}
+
+const anthropic: Adapter = {
+  name: "anthropic",
+  listKey: "messages",
+  idMaxLength: 64,
+  idAlphabet: /^[a-zA-Z0-9_-]+$/,
+  namesResults: true,
+  blocksKey: "content",
+  joinsTurns: false,
+  refused: refusedWhenAnsweredOrNoted,
+  stubs(items, body) {
+    if (thinkingEnabled(body)) return null; // AT1 judges the last turn: the neutral route
+    const kinds: number[] = [];
+    const refs: Ref[] = [];
+    const starts: number[] = [];
+    const offsets: number[] = [];
+    for (const item of items) {
+      if (!isDict(item) || size(item) !== 2) return null;
+      starts.push(kinds.length);
+      const { role, content } = item;
+      if (role === "assistant") {
+        const [kind, ids] = anthropicAssistantStub(content);
+        if (kind < 0) return null;
+        kinds.push(kind);
+        refs.push(ids);
+        offsets.push(0);
+        continue;
+      }
+      if (role !== "user") return null;
+      if (typeof content === "string") {
+        if (isBlank(content)) return null; // AN9: the writer leaves a blank turn out
+        kinds.push(OTHER);
+        refs.push(null);
+        offsets.push(0);
+        continue;
+      }
+      if (!Array.isArray(content) || content.length === 0) return null;
+      let others = false;
+      for (let at = 0; at < content.length; at++) {
+        const block = content[at];
+        if (!isDict(block)) return null;
+        if (block.type === "tool_result") {
+          const callId = anthropicResultId(block);
+          if (callId === null) return null;
+          kinds.push(RESULT);
+          refs.push(callId);
+          offsets.push(at);
+          others = false;
+          continue;
+        }
+        if (!plainUserBlock(block.type, block)) return null;
+        if (!others) {
+          kinds.push(OTHER);
+          refs.push(null);
+          offsets.push(at);
+          others = true;
+        }
+      }
+    }
+    starts.push(kinds.length);
+    return { kinds, refs, starts, offsets };
+  },
+  valid(items) {
+    // AN1-AN5 on plain turns: each call answered once by the results that open the user turn right after it
+    let pending: string[] = [];
+    for (const item of items) {
+      const content = item.content;
+      if (item.role === "assistant") {
+        if (pending.length > 0) return false;
+        const [kind, ids] = anthropicAssistantStub(content);
+        if (kind === BLANK || new Set(ids).size !== (ids ?? []).length) return false; // AN9, AN4
+        pending = ids ?? [];
+        continue;
+      }
+      const blocks: Dict[] = typeof content === "string" ? [] : content;
+      const answered = new Set<string>();
+      let words = false;
+      for (const block of blocks) {
+        if (block.type !== "tool_result") {
+          words = true;
+          continue;
+        }
+        const id = block.tool_use_id as string;
+        if (words || !pending.includes(id) || answered.has(id)) return false;
+        answered.add(id);
+      }
+      if (answered.size !== pending.length) return false;
+      pending = [];
+    }
+    return pending.length === 0;
+  },
+  renamedCalls(items, finalIds) {
+    const item = items[0];
+    let k = 0;
+    return [
+      {
+        ...item,
+        content: item.content.map((block: Dict) => (block.type === "tool_use" ? { ...block, id: finalIds[k++] } : block)),
+      },
+    ];
+  },
+  renamedResult(piece, finalId) {
+    return [{ ...piece, tool_use_id: finalId }];
+  },
+  syntheticResult(calls, k, finalId, isReadOnly) {
+    const name = toolUses(calls[0])[k]?.name as string;
+    const text = syntheticText(name, readsOnly(isReadOnly, name));
+    return [{ type: "tool_result", tool_use_id: finalId, content: text, is_error: true }];
+  },
+  note(piece, caller) {
+    const callId = piece.tool_use_id as string;
+    const names = caller === null ? [] : toolUses(caller[0]).filter((b) => b.id === callId).map((b) => b.name);
+    const name = names.length > 0 ? (names[names.length - 1] as string) : null;
+    const content = piece.content;
+    const output = typeof content === "string" ? content : content.map((part: Dict) => part.text).join("\n");
+    return [{ type: "text", text: orphanNoteText(name, callId, piece.is_error === true, output) }];
+  },
+};
+
+// ------------------------------------------------------------------------------------- OpenAI Responses
+
+const INPUT_ROLES: readonly unknown[] = ["user", "system", "developer"];
+
+const openaiResponses: Adapter = {
+  name: "openai_responses",
+  listKey: "input",
+  idMaxLength: 64,
+  idAlphabet: null,
+  namesResults: false,
+  blocksKey: null,
+  joinsTurns: false,
+  refused: (report) =>
+    report.interrupted.length > 0 && !(report.moved || report.notes || report.renamed || report.dropped),
+  stubs(items) {
+    const kinds: number[] = [];
+    const refs: Ref[] = [];
+    const starts: number[] = [];
+    let calls: string[] | null = null; // the call ids of the turn being read
+    for (const item of items) {
+      if (!isDict(item)) return null;
+      const kind = item.type;
+      if (kind === "function_call") {
+        const { call_id: callId, name } = item;
+        if (size(item) !== 4 || typeof callId !== "string" || typeof name !== "string" || !name) return null;
+        if (typeof item.arguments !== "string") return null;
+        if (calls === null) {
+          calls = [];
+          kinds.push(CALLS);
+          refs.push(null);
+        }
+        starts.push(kinds.length - 1);
+        calls.push(callId);
+        refs[refs.length - 1] = [...calls];
+        continue;
+      }
+      calls = null;
+      starts.push(kinds.length);
+      if (kind === "function_call_output") {
+        if (size(item) !== 3 || typeof item.call_id !== "string" || typeof item.output !== "string") return null;
+        kinds.push(RESULT);
+        refs.push(item.call_id);
+      } else if (kind === undefined && size(item) === 2 && INPUT_ROLES.includes(item.role)) {
+        if (typeof item.content !== "string" || !item.content) return null;
+        kinds.push(OTHER);
+        refs.push(null);
+      } else {
+        return null;
+      }
+    }
+    starts.push(kinds.length);
+    return { kinds, refs, starts };
+  },
+  valid(items) {
+    // OR1-OR2 on plain items: every call id once, answered once by an output after it
+    const open = new Set<string>();
+    const seen = new Set<string>();
+    for (const item of items) {
+      if (item.type === "function_call") {
+        if (seen.has(item.call_id)) return false;
+        seen.add(item.call_id);
+        open.add(item.call_id);
+      } else if (item.type === "function_call_output") {
+        if (!open.delete(item.call_id)) return false;
+      }
+    }
+    return open.size === 0;
+  },
+  renamedCalls: () => null,
+  renamedResult: () => null,
+  note: () => null,
+  syntheticResult(calls, k, finalId, isReadOnly) {
+    const name = calls[k].name as string;
+    const text = syntheticText(name, readsOnly(isReadOnly, name));
+    return [{ type: "function_call_output", call_id: finalId, output: `[error] ${text}` }];
+  },
+};
+
+// ----------------------------------------------------------------------------------------------- Gemini
+
+const MINTED = "~gemini:";
+
+function geminiModelIds(parts: unknown[], index: number): string[] | null {
+  const ids: string[] = [];
+  for (const part of parts) {
+    if (!isDict(part) || size(part) !== 1) return null;
+    if (typeof part.text === "string") {
+      if (isBlank(part.text) || ids.length > 0) return null;
+      continue;
+    }
+    const call = part.functionCall;
+    if (!isDict(call)) return null;
+    const keys = Object.keys(call).sort().join(",");
+    if (keys !== "args,name" && keys !== "args,id,name") return null;
+    const callId = call.id ?? "";
+    if (typeof call.name !== "string" || !call.name || !isDict(call.args) || typeof callId !== "string") return null;
+    ids.push(callId || `${MINTED}${index}.${ids.length}`);
+  }
+  return ids;
+}
+
+function geminiResponseId(response: unknown): string | null {
+  if (!isDict(response)) return null;
+  const keys = Object.keys(response).sort().join(",");
+  if (keys !== "name,response" && keys !== "id,name,response") return null;
+  const { name, response: value } = response;
+  const own = response.id ?? "";
+  if (typeof name !== "string" || !name || typeof own !== "string" || !isDict(value) || size(value) !== 1) return null;
+  const text = "output" in value ? value.output : value.error;
+  return typeof text === "string" ? own : null;
+}
+
+function geminiCalls(content: Item): Dict[] {
+  return (content.parts as Dict[]).filter((part) => "functionCall" in part).map((part) => part.functionCall as Dict);
+}
+
+const gemini: Adapter = {
+  name: "gemini",
+  listKey: "contents",
+  idMaxLength: null,
+  idAlphabet: null,
+  namesResults: false,
+  blocksKey: "parts",
+  joinsTurns: true,
+  refused: refusedWhenAnsweredOrNoted,
+  stubs(items, body) {
+    if ("model" in body) return null; // a model's own rules are check's to judge: the neutral route
+    const kinds: number[] = [];
+    const refs: Ref[] = [];
+    const starts: number[] = [];
+    const offsets: number[] = [];
+    let calls: string[] = [];
+    let afterModel = true; // a call turn needs a user turn before it (GE2)
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i];
+      if (!isDict(item) || size(item) !== 2) return null;
+      const { role, parts } = item;
+      if (!Array.isArray(parts) || parts.length === 0) return null;
+      starts.push(kinds.length);
+      if (role === "model") {
+        const ids = geminiModelIds(parts, i);
+        if (ids === null || (ids.length > 0 && afterModel)) return null;
+        kinds.push(ids.length > 0 ? CALLS : REPLY);
+        refs.push(ids.length > 0 ? ids : null);
+        offsets.push(0);
+        calls = ids;
+        afterModel = true;
+        continue;
+      }
+      if (role !== "user") return null;
+      let said = false;
+      let k = 0;
+      for (let at = 0; at < parts.length; at++) {
+        const part = parts[at];
+        if (!isDict(part) || size(part) !== 1) return null;
+        if (typeof part.text === "string") {
+          if (isBlank(part.text)) return null;
+          if (!said) {
+            kinds.push(OTHER);
+            refs.push(null);
+            offsets.push(at);
+          }
+          said = true;
+          continue;
+        }
+        const own = geminiResponseId(part.functionResponse);
+        if (own === null || said) return null;
+        const callId = own || (k < calls.length ? (calls[k] as string) : "");
+        const position = calls.indexOf(callId);
+        if (position < 0 || geminiCalls(items[i - 1])[position]?.name !== (part.functionResponse as Dict).name) {
+          return null; // the writer writes a response under its call's name, in its call's turn
+        }
+        kinds.push(RESULT);
+        refs.push(callId);
+        offsets.push(at);
+        k += 1;
+      }
+      calls = [];
+      afterModel = false;
+    }
+    starts.push(kinds.length);
+    return { kinds, refs, starts, offsets };
+  },
+  valid(items) {
+    // GE1 on plain contents: a call turn's responses, one per call, open the user content right after it
+    let pending = 0;
+    for (const item of items) {
+      const responses = (item.parts as Dict[]).filter((part) => "functionResponse" in part).length;
+      if (item.role === "model") {
+        if (pending > 0) return false;
+        pending = geminiCalls(item).length;
+      } else {
+        if (responses !== pending) return false;
+        pending = 0;
+      }
+    }
+    return pending === 0;
+  },
+  renamedCalls: () => null,
+  renamedResult: () => null,
+  note: () => null,
+  syntheticResult(calls, k, finalId, isReadOnly) {
+    const call = geminiCalls(calls[0])[k] as Dict;
+    const name = call.name as string;
+    const text = syntheticText(name, readsOnly(isReadOnly, name));
+    const response: Dict = call.id ? { id: finalId, name, response: { error: text } } : { name, response: { error: text } };
+    return [{ functionResponse: response }];
+  },
+};
+
+const ADAPTERS: Record<ProviderName, Adapter> = {
+  anthropic,
+  openai_chat: openaiChat,
+  openai_responses: openaiResponses,
+  gemini,
+};
+
+export const PROVIDERS: readonly ProviderName[] = Object.keys(ADAPTERS) as ProviderName[];
+
+function adapterOf(provider: ProviderName): Adapter {
+  const adapter = ADAPTERS[provider];
+  if (adapter === undefined) throw new TypeError(`unknown provider ${JSON.stringify(provider)}; known: ${PROVIDERS.join(", ")}`);
+  return adapter;
+}
+
+/** True when every final id is a wire id as it is (1 to `idMaxLength` characters of `idAlphabet`). */
+function idsFit(adapter: Adapter, finalIds: readonly string[]): boolean {
+  const limit = adapter.idMaxLength;
+  return finalIds.every(
+    (id) => id.length > 0 && (limit === null || codePoints(id) <= limit) && (adapter.idAlphabet?.test(id) ?? true),
+  );
+}
+
+/**
+ * `body` (a request body of `provider`) repaired in its own format, changing only what repair must: the top-level
+ * fields stay as they are, and in the conversation list every item repair left alone is the input's own object.
+ * A body the provider takes comes back as it is.
+ */
+export function repairBody(provider: ProviderName, body: Record<string, unknown>, options: RepairBodyOptions = {}): BodyRepair {
+  const adapter = adapterOf(provider);
+  if (!isDict(body) || !Array.isArray(body[adapter.listKey])) {
+    throw new TypeError(`expected a ${provider} body with a '${adapter.listKey}' list`);
+  }
+  const items = body[adapter.listKey] as Item[];
+  const stubs = items.length > 0 ? adapter.stubs(items, body) : null;
+  if (stubs === null) throw new UnsupportedBodyError(provider, "items of shapes only the neutral route writes");
+  const plan = planSpans(stubs.kinds, stubs.refs, { nameNotes: adapter.namesResults });
+  if (!idsFit(adapter, plan.finalIds)) throw new UnsupportedBodyError(provider, "ids the provider would not take");
+  const report: BodyReport = {
+    interrupted: plan.interrupted,
+    moved: plan.moved.length,
+    notes: plan.notes.length,
+    renamed: plan.renamed.length,
+    dropped: plan.dropped.length,
+  };
+  const changed = report.interrupted.length + report.moved + report.notes + report.renamed + report.dropped > 0;
+  if (planUnchanged(plan)) return { body: { ...body }, changed, rewritten: [], report };
+  if (changed && !adapter.refused(report) && adapter.valid(items)) {
+    // valid as it is: repair changes only what the provider would refuse
+    return { body: { ...body }, changed: false, rewritten: [], report: emptyReport() };
+  }
+  const assembled = assemble(adapter, items, stubs, plan, options.isReadOnly);
+  if (assembled === null) throw new UnsupportedBodyError(provider, "a step only the neutral route writes");
+  const [newItems, written] = assembled;
+  // an item written anew that is the same JSON as the input's item at its place is kept as the input's own object
+  const rewritten = written.filter((k) => {
+    if (k >= items.length || k >= newItems.length || !sameJson(newItems[k], items[k])) return true;
+    newItems[k] = items[k];
+    return false;
+  });
+  return { body: { ...body, [adapter.listKey]: newItems }, changed, rewritten, report };
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return a === b || JSON.stringify(sortedJson(a as JsonValue)) === JSON.stringify(sortedJson(b as JsonValue));
+}
+
+function emptyReport(): BodyReport {
+  return { interrupted: [], moved: 0, notes: 0, renamed: 0, dropped: 0 };
+}
