@@ -374,11 +374,12 @@ class ClaudeCode(TranscriptFormat):
         try:
             [(message, _)] = read_turn("assistant", reply.blocks, self.tool_name)
         except ReadError as exc:  # at its block's place in the record it came from
-            at = _AT_BLOCK.match(exc.path or "")
+            path = exc.path or ""
+            at = _AT_BLOCK.match(path)
             if at is None:
                 raise
             k, b = reply.blocks_at[int(at.group(1))]
-            exc.path = f"content[{b}]{exc.path[at.end():]}"  # type: ignore[index]
+            exc.path = f"content[{b}]{path[at.end():]}"
             raise located(exc, self.records[k], _IN_RECORD) from None
         self.add_reply(message, reply.blocks_at)
         held, self._held = self._held, []
