@@ -99,8 +99,12 @@ def test_an_unanswered_call_gets_a_tool_result_record_the_next_record_hangs_off(
     session = read_text(text)
     assert session.format == "qwen_code" and [m.role for m in session.messages] == ["user", "assistant", "tool",
                                                                                       "user"]
-    result, out = _repaired(text)
+    session = read_text(text)
+    result, chunks = session.repaired(None)
+    out = [json.loads(line) for line in "".join(chunks).splitlines()]
     assert [c.id for c in result.interrupted] == ["c2"]
+    assert session.fixes == ["relinked 1 record (a new parentUuid, so Qwen Code's chain passes what repair added): "
+                             "line 4"]
     added = out[3]
     assert added["type"] == "tool_result" and added["parentUuid"] == w.records[2]["uuid"]
     assert added["uuid"] not in text and added["sessionId"] == "s1" and added["timestamp"] == w.records[1]["timestamp"]

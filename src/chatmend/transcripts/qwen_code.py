@@ -284,6 +284,7 @@ class QwenCode(TranscriptFormat):
         previous: str | None = None
         parent_of: dict[str, Any] = {}
         started = False
+        relinked: list[int] = []
         for i, (record, data) in enumerate(out):
             if record is not None and id(record) not in self.on_chain:
                 continue
@@ -295,9 +296,15 @@ class QwenCode(TranscriptFormat):
             if current.get("parentUuid") != wanted:
                 whole = current if data is not None or record is None else dict(record.whole())
                 out[i] = (record, {**whole, "parentUuid": wanted})
+                if record is not None:
+                    relinked.append(record.line)
             parent_of.setdefault(uid, wanted)
             started = True
             previous = uid
+        if relinked:
+            lines = ", ".join(str(n) for n in relinked)
+            self.fixes.append(f"relinked {len(relinked)} {'record' if len(relinked) == 1 else 'records'} (a new "
+                              f"parentUuid, so Qwen Code's chain passes what repair added): line {lines}")
 
     def _fresh_uuid(self, seed: str) -> str:
         """A new record uuid, the same for the same file, unused in it."""
