@@ -91,31 +91,41 @@ class _Assembly:
     # ---------------------------------------------------------------------------------------- the steps
 
     def run(self, plan: SpanPlan) -> tuple[list[Any], list[int]] | None:
-        adapter = self.adapter
+        adapter, items, out, rewritten = self.adapter, self.items, self.out, self.rewritten
+        blocks = self.key is not None  # new pieces are blocks of a user turn
+        by_index = self.starts is None  # message i is item i: a stretch of messages is a slice of items
+        synthetic, is_read_only = adapter._synthetic_result, self.is_read_only
         for step, index, argument in plan.steps:
             if step == KEEP:
-                self.keep(index, argument)
+                if by_index:
+                    out += items[index:argument]
+                else:
+                    self.keep(index, argument)
                 continue
-            if step == CALL:
+            if step == SYNTHETIC:
+                calls = items[index:index + 1] if by_index else self.items_of(index)
+                written = synthetic(calls, argument[0], argument[1], is_read_only)
+            elif step == CALL:
                 written = adapter._renamed_calls(self.items_of(index), argument)
                 if written is None:
                     return None
                 self.close()
-                self.rewritten += range(len(self.out), len(self.out) + len(written))
-                self.out += written
+                rewritten += range(len(out), len(out) + len(written))
+                out += written
                 continue
-            if step == ANSWER:
+            elif step == ANSWER:
                 written = adapter._renamed_result(self.piece_of(index), argument)
-            elif step == SYNTHETIC:
-                k, final_id = argument
-                written = adapter._synthetic_result(self.items_of(index), k, final_id, self.is_read_only)
             else:  # NOTE
                 written = adapter._note(self.piece_of(index), self.items_of(argument) if argument >= 0 else None)
             if written is None:
                 return None
-            self.add(written)
+            if blocks:
+                self.blocks += written
+            else:
+                rewritten += range(len(out), len(out) + len(written))
+                out += written
         self.close()
-        return self.out, self.rewritten
+        return out, rewritten
 
     def keep(self, start: int, end: int) -> None:
         """Messages `start` to `end` (excluded) as they were: whole items kept, the blocks of a turn kept in part
@@ -146,14 +156,6 @@ class _Assembly:
         if starts[last] < end:
             self.blocks += self.blocks_of(last, starts[last], end)
             self.in_turn = True
-
-    def add(self, written: list[Any]) -> None:
-        """New pieces: blocks of the new user turn (with `blocks_key`), else items of their own."""
-        if self.key is not None:
-            self.blocks += written
-            return
-        self.rewritten += range(len(self.out), len(self.out) + len(written))
-        self.out += written
 
     def close(self) -> None:
         """The gathered blocks as one new user turn (with `joins_turns`, one with a user turn kept just before)."""

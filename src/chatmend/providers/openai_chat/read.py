@@ -42,7 +42,7 @@ from chatmend.providers.openai_chat.wire import (
     with_raw_arguments,
 )
 from chatmend.providers.openai_chat.write import ChatWriting
-from chatmend.repair import IsReadOnly, orphan_note, reads_only, synthetic_result
+from chatmend.repair import IsReadOnly, orphan_note_text, reads_only, synthetic_result
 
 
 class ChatReading(ChatWriting, ChatChecking):
@@ -123,8 +123,11 @@ class ChatReading(ChatWriting, ChatChecking):
         return [self._write_result(result, deque([(final_id, self._wire_name(name))]), [])]
 
     def _note(self, piece: Any, caller: list[Any] | None) -> list[Any]:
-        """The user note the writer writes of a plain tool message, read as the reader reads it."""
-        note = orphan_note(self._read_items([piece], raw=True)[0])
+        """The user note the writer writes of a plain tool message (`orphan_note` of what the reader reads: its text,
+        its call id, the tool it names)."""
+        name = piece.get("name")
+        text = orphan_note_text(name if isinstance(name, str) else None, piece["tool_call_id"], False, piece["content"])
+        note = ChatMessage(role="user", content=(TextPart(text=text),))
         return self._write_messages([note], None, IdAssigner([]), within=True)
 
     def _list_valid(self, items: list[Any]) -> bool:
