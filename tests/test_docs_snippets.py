@@ -41,7 +41,8 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 BIN = Path(sys.executable).parent
 LANGUAGES = {"python", "sh", "json", "text"}
 CI_TEST_COMMAND = ("python3 -m venv .venv && .venv/bin/pip install -q -e '.[dev]' && .venv/bin/ruff check . "
-                   "&& .venv/bin/mypy && .venv/bin/pytest -q -n auto")
+                   "&& .venv/bin/mypy && .venv/bin/pytest -q -n auto "
+                   "&& (cd js && npm ci --no-audit --no-fund && npm test)")
 
 
 @dataclass
