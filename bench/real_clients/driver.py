@@ -527,8 +527,9 @@ def cell(phase: dict[str, Any] | None) -> str:
     if not phase:
         return "—"
     seen = phase["provider"]
+    text: str
     if seen["invalid"]:
-        text = "400: " + seen["invalid"][0]["violations"][0][:70]
+        text = "400: " + str(seen["invalid"][0]["violations"][0])[:70]
     elif not seen["requests"]:
         return f"no request (exit {phase['exit_code']})"
     else:
@@ -547,7 +548,8 @@ def report() -> str:
     for path in sorted((ROOT / "runs").glob("*/*/result.json")):
         r = json.loads(path.read_text())
         kill = ", ".join(s.split(" ", 1)[1] for s in r["interrupt"].get("signals") or []) or "none"
-        check = {0: "no problem", 1: "broken"}.get((r.get("check") or {}).get("rc"), "cannot read")
+        code = (r.get("check") or {}).get("rc")
+        check = {0: "no problem", 1: "broken"}.get(code, "cannot read") if isinstance(code, int) else "cannot read"
         repair = r.get("repair") or {}
         lines.append(f"| {r['client']} | {r['version']} | {r['case']} | {kill} | {check} | {cell(r.get('as_is'))} | "
                      f"exit {repair.get('rc', '—')} | {cell(r.get('after_repair'))} |")
