@@ -19,6 +19,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from chatmend import ChatMessage, HistoryError, TextPart
+from chatmend.cli import main
 from chatmend.doctor import doctor
 from chatmend.exceptions import InputError
 from chatmend.formats import read
@@ -245,3 +246,17 @@ def test_a_log_cut_mid_tool_gets_every_call_answered_at_its_end(history: list[Ch
     assert len(result.interrupted) == len(gone) == len(added)
     assert [e["parentId"] for e in added] == [log.events[-1]["id"], *(e["id"] for e in added[:-1])]
     assert not read_text(log.text() + "".join(json.dumps(e) + "\n" for e in added)).repaired(None)[0].changed
+
+
+def test_check_show_and_repair_in_place_on_the_sample(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sample = Path(__file__).resolve().parents[2] / "examples" / "sessions" / "copilot_cli_events.jsonl"
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(sample.read_bytes())
+    assert main(["check", str(path)]) == 1
+    assert "toolu_03 (bash) has no result (line 9)" in capsys.readouterr().out
+    assert main(["show", str(path)]) == 0
+    assert "repair answers it as interrupted" in capsys.readouterr().out
+    assert main(["repair", str(path), "--in-place"]) == 0
+    assert "appended 1 tool.execution_complete event" in capsys.readouterr().out
+    assert main(["check", str(path)]) == 0
+    assert path.read_bytes().startswith(sample.read_bytes())

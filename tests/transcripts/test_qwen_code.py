@@ -18,6 +18,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from chatmend import ChatMessage, TextPart
+from chatmend.cli import main
 from chatmend.doctor import doctor
 from chatmend.exceptions import InputError
 from chatmend.formats import read
@@ -284,3 +285,18 @@ def test_a_session_cut_mid_tool_gets_every_call_answered_and_keeps_every_line(hi
     kept = {json.loads(line)["uuid"]: json.loads(line) for line in out.splitlines()}
     for record in w.records:  # every record is still there, only its parent may be new
         assert {**kept[record["uuid"]], "parentUuid": record["parentUuid"]} == record
+
+
+def test_check_show_and_repair_in_place_on_the_sample(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sample = Path(__file__).resolve().parents[2] / "examples" / "sessions" / "qwen_code_session.jsonl"
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(sample.read_bytes())
+    assert main(["check", str(path)]) == 1
+    assert "call_a3 (run_shell_command) has no result (line 5)" in capsys.readouterr().out
+    assert main(["show", str(path)]) == 0
+    assert "repair answers it as interrupted" in capsys.readouterr().out
+    assert main(["repair", str(path), "--in-place"]) == 0
+    assert "answered 1 call as interrupted: call_a3" in capsys.readouterr().out
+    assert main(["check", str(path)]) == 0
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[:5] == sample.read_text(encoding="utf-8").splitlines()[:5] and len(lines) == 7
