@@ -11,6 +11,8 @@ The rest are hand-made, one per rule.
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -260,3 +262,31 @@ def test_check_show_and_repair_in_place_on_the_sample(tmp_path: Path, capsys: py
     assert "appended 1 tool.execution_complete event" in capsys.readouterr().out
     assert main(["check", str(path)]) == 0
     assert path.read_bytes().startswith(sample.read_bytes())
+
+
+def test_the_api_endpoint_of_the_last_model_call_names_the_provider() -> None:
+    log = Log()
+    log.user("go")
+    assert read_text(log.text()).provider == "openai_chat"
+    log.add("session.usage_record", usage={"model": "claude-sonnet-4.5", "apiEndpoint": "/v1/messages"})
+    log.reply(text="hi")
+    assert read_text(log.text()).provider == "anthropic"
+    log.add("session.usage_record", usage={"model": "gpt-5", "apiEndpoint": "/responses"})
+    assert read_text(log.text()).provider == "openai_responses"
+
+
+def test_doctor_finds_and_fixes_a_session_in_a_fake_home(tmp_path: Path) -> None:
+    log = Log()
+    log.user("go")
+    log.reply("c1")
+    folder = tmp_path / ".copilot" / "session-state" / "abc"
+    folder.mkdir(parents=True)
+    path = folder / "events.jsonl"
+    path.write_text(log.text(), encoding="utf-8")
+    os.utime(path, (time.time() - 3600, time.time() - 3600))
+    env = {"HOME": str(tmp_path)}
+    found = list(doctor(env=env, workers=1))
+    assert [(f.tool, f.format, f.session, f.status) for f in found] == [("Copilot CLI", "copilot_cli", "abc", "broken")]
+    assert [f.status for f in doctor(env=env, fix=True, workers=1)] == ["fixed"]
+    assert [f.status for f in doctor(env=env, workers=1, force=True)] == ["ok"]
+    assert path.read_text(encoding="utf-8").startswith(log.text())

@@ -10,6 +10,8 @@ its shell command runs, and resumes the repaired session in Qwen Code. The rest 
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -300,3 +302,21 @@ def test_check_show_and_repair_in_place_on_the_sample(tmp_path: Path, capsys: py
     assert main(["check", str(path)]) == 0
     lines = path.read_text(encoding="utf-8").splitlines()
     assert lines[:5] == sample.read_text(encoding="utf-8").splitlines()[:5] and len(lines) == 7
+
+
+def test_doctor_finds_and_fixes_a_session_in_a_fake_home(tmp_path: Path) -> None:
+    w = Writer()
+    w.user("go")
+    w.reply("c1")
+    chats = tmp_path / ".qwen" / "projects" / "-w" / "chats"
+    chats.mkdir(parents=True)
+    path = chats / "s1.jsonl"
+    path.write_text(w.text(), encoding="utf-8")
+    os.utime(path, (time.time() - 3600, time.time() - 3600))
+    env = {"HOME": str(tmp_path)}
+    found = list(doctor(env=env, workers=1))
+    assert [(f.tool, f.format, f.session, f.status) for f in found] == [("Qwen Code", "qwen_code", "s1", "broken")]
+    assert found[0].resume == "qwen --resume s1"
+    assert [f.status for f in doctor(env=env, fix=True, workers=1)] == ["fixed"]
+    assert [f.status for f in doctor(env=env, workers=1, force=True)] == ["ok"]
+    assert path.read_text(encoding="utf-8").startswith(w.text())

@@ -9,7 +9,9 @@ read from `user.message` (`transformedContent`, what the model is sent, else `co
 arrive in the order tools finish, after events of other turns, and Copilot CLI itself appends the results it
 makes up on resume at the end of the log. So results are read grouped by their call's turn, not by line. A
 successful `session.compaction_complete` replaces what came before with its `summaryContent`. Events of a
-sub-agent (`agentId`, `data.parentToolCallId`) and every other event (turns, usage, telemetry) are not read.
+sub-agent (`agentId`, `data.parentToolCallId`) and every other event (turns, telemetry) are not read; the last
+`session.usage_record` names the API the model was called through (`apiEndpoint`: `/chat/completions`,
+`/responses`, `/v1/messages`), whose provider's rules `check` applies (OpenAI Chat Completions when none does).
 
 Copilot CLI 1.0 heals a session cut mid-tool itself when it resumes: it appends a `tool.execution_complete`
 (`success: false`, `error.code: "interrupted"`) for each call without a result. A repair does the same, before
@@ -43,6 +45,10 @@ TOOL = "Copilot CLI"
 """The tool's name, as a person knows it."""
 _WHAT = "one Copilot CLI session event a line ({\"type\", \"data\", \"id\", \"parentId\"})"
 _READ = ("user.message", "assistant.message", "tool.execution_complete", "session.compaction_complete")
+_ENDPOINTS = {"/chat/completions": "openai_chat", "/responses": "openai_responses", "/v1/messages": "anthropic",
+              "/messages": "anthropic"}
+"""The API a model call went to (`session.usage_record`'s `apiEndpoint`) to the provider whose rules `check`
+applies."""
 _SUMMARY_PREFIX = "<conversation_summary>\n"
 _SUMMARY_SUFFIX = "\n</conversation_summary>"
 
@@ -116,6 +122,7 @@ class CopilotCli:
         self.warnings = warnings
         self.fixes: list[str] = []
         self.model: str | None = None
+        self.provider = "openai_chat"
         self.items: list[_Reply | tuple[ChatMessage, int]] = []
         """The conversation in order: replies (each with its results) and other messages with their record."""
         chunked: _Reply | None = None
@@ -123,6 +130,10 @@ class CopilotCli:
             data = record.data
             kind = data.get("type")
             event = data.get("data")
+            if kind == "session.usage_record" and isinstance(event, Mapping) and not data.get("agentId"):
+                usage = event.get("usage")
+                endpoint = usage.get("apiEndpoint") if isinstance(usage, Mapping) else None
+                self.provider = _ENDPOINTS.get(str(endpoint), self.provider)
             if kind not in _READ or not isinstance(event, Mapping) or data.get("agentId") \
                     or event.get("parentToolCallId"):
                 continue  # not the conversation, or a sub-agent's
@@ -220,7 +231,7 @@ class CopilotCli:
         if not self.messages:
             raise InputError(f"no conversation messages in this {NAME} session")
         return Session(format=NAME, messages=self.messages, where=self.where, write=self._write_unrepaired,
-                       provider="openai_chat", model=self.model, repair=self._repair, warnings=self.warnings,
+                       provider=self.provider, model=self.model, repair=self._repair, warnings=self.warnings,
                        fixes=self.fixes)
 
     def _write_unrepaired(self, messages: Iterable[ChatMessage]) -> Iterator[str]:
