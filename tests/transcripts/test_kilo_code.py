@@ -15,6 +15,7 @@ from chatmend.doctor import doctor
 from chatmend.transcripts._stores import open_store
 from chatmend.transcripts.kilo_code import KiloDatabase
 from chatmend.transcripts.opencode import OpencodeDatabase
+from tests.transcripts.opencode_db import STEP, assistant, make_db, part_data, tool, user
 from tests.transcripts.real_clients import driver, interrupted
 
 
@@ -63,3 +64,23 @@ def test_the_default_locations_honour_home_xdg_data_home_and_kilo_db(tmp_path: P
     assert KiloDatabase.default_paths({**env, "KILO_DB": "other.db"}) == [str(named)]
     assert KiloDatabase.default_paths({**env, "KILO_DB": str(home)}) == [str(home)]
     assert KiloDatabase.default_paths({**env, "KILO_DB": "missing.db"}) == []
+
+
+def test_doctor_finds_and_fixes_a_kilo_database_beside_an_opencode_one_in_a_fake_home(tmp_path: Path) -> None:
+    data = tmp_path / ".local" / "share"
+    kilo = data / "kilo" / "kilo.db"
+    kilo.parent.mkdir(parents=True)
+    make_db(kilo, {"ses_k": [user("go"), assistant(STEP, tool("call_k", "running"))]})
+    with sqlite3.connect(kilo) as connection:
+        connection.execute("CREATE TABLE kilo_board (id TEXT PRIMARY KEY)")
+    connection.close()
+    opencode = data / "opencode" / "opencode.db"
+    opencode.parent.mkdir(parents=True)
+    make_db(opencode, {"ses_o": [user("hi"), assistant(STEP, tool("call_o", "completed"))]})
+    env = {"HOME": str(tmp_path)}
+    found = {f.session: f for f in doctor(env=env, workers=1)}
+    assert {(f.tool, f.format, f.status) for f in found.values()} == {("Kilo Code", "kilo", "broken"),
+                                                                      ("opencode", "opencode", "ok")}
+    assert found["ses_k"].resume == "kilo --session ses_k" and found["ses_o"].resume == "opencode --session ses_o"
+    assert [f.status for f in doctor(env=env, fix=True, workers=1) if f.session == "ses_k"] == ["fixed"]
+    assert part_data(kilo, "prt_0000001001")["state"]["status"] == "error"
