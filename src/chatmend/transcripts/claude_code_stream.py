@@ -115,16 +115,31 @@ class Scan:
         return self.handle.read(1) == b"" and hashed.digest() == self.digest
 
     def check(self) -> list[str] | None:
-        """`check`'s problem lines (`check`), or None: read the file whole."""
-        return check(self)
+        """`check`'s problem lines for the transcript (the neutral rules' findings: the provider's own rules find
+        nothing in plain blocks), or None when some block is not plain (read whole: the provider's rules apply)."""
+        return self.findings()[0] if self.plain else None
 
     def findings(self) -> tuple[list[str], RepairSummary]:
-        """What the neutral rules find and repair would change (`findings`)."""
-        return findings(self)
+        """What the neutral rules find in the transcript (`check`'s lines but for the provider's own rules) and
+        what repair would change, each part repaired once and let go."""
+        problems: list[str] = []
+        summary = RepairSummary()
+        read = 0  # the messages read so far (problems are numbered in the input; the summary counts the output)
+        for step in _walk(self, None):
+            if step.part is None or step.result is None:
+                summary.messages += step.messages
+                read += step.messages
+                continue
+            where = step.part.where()
+            problems += problems_of(step.part.messages, where, step.result, read)
+            summary.add(RepairSummary.of(step.part.messages, where, step.result))
+            read += len(step.part.messages)
+        return problems, summary
 
     def repair(self, is_read_only: IsReadOnly | None) -> StreamedRepair:
-        """The repaired file, written part by part (`repair`)."""
-        return repair(self, is_read_only)
+        """The transcript repaired as `ClaudeCode`'s repair repairs it whole, a part at a time."""
+        summary = RepairSummary()
+        return StreamedRepair(summary, _repaired(self, is_read_only, summary))
 
     def part_bytes(self, a: int, b: int) -> tuple[int, int]:
         """Where the part of records [a, b) lies in the file: from its first line (the file's start for the first
@@ -375,33 +390,6 @@ def _parts(found: Scan) -> Iterator[tuple[int, int]]:
     return itertools.pairwise([*found.starts, len(found.lines)])
 
 
-# --- check ------------------------------------------------------------------------------------------------------
-
-
-def check(found: Scan) -> list[str] | None:
-    """`check`'s problem lines for the transcript (the neutral rules' findings: the provider's own rules find
-    nothing in plain blocks), or None when some block is not plain (read whole: the provider's rules apply)."""
-    return findings(found)[0] if found.plain else None
-
-
-def findings(found: Scan) -> tuple[list[str], RepairSummary]:
-    """What the neutral rules find in the transcript (`check`'s lines but for the provider's own rules) and
-    what repair would change, each part repaired once and let go."""
-    problems: list[str] = []
-    summary = RepairSummary()
-    read = 0  # the messages read so far (problems are numbered in the input; the summary counts the output)
-    for step in _walk(found, None):
-        if step.part is None or step.result is None:
-            summary.messages += step.messages
-            read += step.messages
-            continue
-        where = step.part.where()
-        problems += problems_of(step.part.messages, where, step.result, read)
-        summary.add(RepairSummary.of(step.part.messages, where, step.result))
-        read += len(step.part.messages)
-    return problems, summary
-
-
 class _Step(NamedTuple):
     """Records [a, b) of the transcript as `_walk` went over them: a run of parts repair leaves as they are
     (`part` None, their message count), or one part read again whole and its repair."""
@@ -436,12 +424,6 @@ def _walk(found: Scan, is_read_only: IsReadOnly | None) -> Iterator[_Step]:
 
 
 # --- repair -----------------------------------------------------------------------------------------------------
-
-
-def repair(found: Scan, is_read_only: IsReadOnly | None) -> StreamedRepair:
-    """The transcript repaired as `ClaudeCode`'s repair repairs it whole, a part at a time."""
-    summary = RepairSummary()
-    return StreamedRepair(summary, _repaired(found, is_read_only, summary))
 
 
 def _repaired(found: Scan, is_read_only: IsReadOnly | None, summary: RepairSummary,
