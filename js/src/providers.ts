@@ -9,7 +9,7 @@
  */
 
 import { assemble, type Item, type Writer } from "./assembly.js";
-import { isBlank, type JsonValue, sortedJson } from "./messages.js";
+import { isBlank } from "./messages.js";
 import { BLANK, CALLS, OTHER, planSpans, planUnchanged, type Ref, REPLY, RESULT, type Stubs } from "./planner.js";
 import { type IsReadOnly, orphanNoteText, readsOnly, syntheticText } from "./repair.js";
 
@@ -659,8 +659,17 @@ export function repairBody(provider: ProviderName, body: Record<string, unknown>
   return { body: { ...body, [adapter.listKey]: newItems }, changed, rewritten, report };
 }
 
+/** True when two JSON values are equal, keys in any order (the first difference ends the walk). */
 function sameJson(a: unknown, b: unknown): boolean {
-  return a === b || JSON.stringify(sortedJson(a as JsonValue)) === JSON.stringify(sortedJson(b as JsonValue));
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    return Array.isArray(b) && a.length === b.length && a.every((value, k) => sameJson(value, b[k]));
+  }
+  if (Array.isArray(b)) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((key) => Object.hasOwn(b, key) && sameJson((a as Dict)[key], (b as Dict)[key]));
 }
 
 function emptyReport(): BodyReport {
