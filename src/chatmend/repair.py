@@ -397,9 +397,13 @@ class _Repair:
     def run(self, history: list[ChatMessage], start: int = 0, *, mark_last: bool = False) -> _Mark | None:
         """Repair `history[start:]` (`start`: 0, or where the last run ended or its mark was taken). With
         `mark_last`, returns the mark taken just before the last span when the history ends inside it."""
-        kinds, refs = stub_history(history[start:] if start else history)
-        self.kinds[start:] = kinds
-        self.refs[start:] = refs
+        if start:
+            kinds, refs = stub_history(history[start:])
+            del self.kinds[start:], self.refs[start:]
+            self.kinds += kinds
+            self.refs += refs
+        else:
+            self.kinds, self.refs = stub_history(history)
         mark = None
         last = last_open_span(self.kinds, start) if mark_last else None
         if last is not None:
@@ -416,25 +420,26 @@ class _Repair:
 
     def _apply(self, history: list[ChatMessage]) -> None:
         """Apply the steps planned since the last call: the output messages, and where they come from."""
-        out, steps = self.out, self.plan.steps
+        out, steps, follows = self.out, self.plan.steps, self.follows
         for k in range(self.applied, len(steps)):
             step, index, argument = steps[k]
             if step == KEEP:
-                if index != self.follows:
+                if index != follows:
                     self._source(index)
                 out += history[index:argument]
-                self.follows = argument
+                follows = argument
             elif step in (CALL, ANSWER):
-                if index != self.follows:
+                if index != follows:
                     self._source(index)
                 message = history[index]
                 out.append(self._with_calls(message, argument) if step == CALL else self._answer(message, argument))
-                self.follows = index + 1
+                follows = index + 1
             else:
                 self._source(SYNTHETIC_SOURCE if step == SYNTHETIC else NOTE_SOURCE)
                 out.append(self._synthetic(history[index], *argument) if step == SYNTHETIC
                            else orphan_note(history[index]))
-                self.follows = -1
+                follows = -1
+        self.follows = follows
         self.applied = len(steps)
         self.stripped += (history[m].tool_calls[c] for m, c in self.plan.stripped_at[len(self.stripped):])
 
