@@ -159,7 +159,11 @@ def renamed_calls(item: dict[str, Any], finals: Sequence[str]) -> dict[str, Any]
 
 def synthetic_block(item: dict[str, Any], k: int, final_id: str, is_read_only: IsReadOnly | None) -> dict[str, Any]:
     """The tool_result block the writer writes for the synthetic result of call `k` of a plain assistant turn."""
-    name: str = [b for b in item["content"] if b["type"] == "tool_use"][k]["name"]
+    content = item["content"]
+    first = 0  # the turn's first call: the stubs take only text before the calls
+    while content[first]["type"] != "tool_use":
+        first += 1
+    name: str = content[first + k]["name"]
     return text_result_block(final_id, synthetic_text(name, read_only=reads_only(is_read_only, name)), is_error=True)
 
 

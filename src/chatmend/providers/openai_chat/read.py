@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -42,7 +41,7 @@ from chatmend.providers.openai_chat.wire import (
     with_raw_arguments,
 )
 from chatmend.providers.openai_chat.write import ChatWriting
-from chatmend.repair import IsReadOnly, orphan_note_text, reads_only, synthetic_result
+from chatmend.repair import IsReadOnly, orphan_note_text, reads_only, synthetic_text
 
 
 class ChatReading(ChatWriting, ChatChecking):
@@ -119,8 +118,8 @@ class ChatReading(ChatWriting, ChatChecking):
                           is_read_only: IsReadOnly | None) -> list[Any]:
         """The tool message the writer writes for call `k`'s synthetic result."""
         name = calls[0]["tool_calls"][k]["function"]["name"]
-        result = synthetic_result(final_id, name, read_only=reads_only(is_read_only, name))
-        return [self._write_result(result, deque([(final_id, self._wire_name(name))]), [])]
+        text = synthetic_text(name, read_only=reads_only(is_read_only, name))
+        return [self._text_result(final_id, self._wire_name(name), text, is_error=True)]
 
     def _note(self, piece: Any, caller: list[Any] | None) -> list[Any]:
         """The user note the writer writes of a plain tool message (`orphan_note` of what the reader reads: its text,

@@ -337,14 +337,7 @@ class ChatWriting(ChatWire):
         if pics:
             images.extend(self._labelled(f"tool result {call_id or wire_name}", pics))  # OC7
             text = text or NO_TEXT_FOR_IMAGES
-        if message.is_error:
-            text = ERROR_PREFIX + text  # no error flag in Chat Completions
-        if call_id == LEGACY_ID:
-            wire: WireMessage = {"role": "function", "name": wire_name, "content": text}
-        elif self.tool_message_name:
-            wire = {"role": "tool", "tool_call_id": call_id, "name": wire_name, "content": text}
-        else:
-            wire = {"role": "tool", "tool_call_id": call_id, "content": text}
+        wire = self._text_result(call_id, wire_name, text, is_error=message.is_error)
         if own is None and (plain or not (isinstance(content, tuple) and self._needs_list(content))):
             return wire
         form = form_of(own)
@@ -359,6 +352,17 @@ class ChatWriting(ChatWire):
         if own:
             wire.update(own_fields(own))
         return wire
+
+    def _text_result(self, call_id: str, wire_name: str, text: str, *, is_error: bool) -> WireMessage:
+        """A result of text answering `call_id`: a `role:"tool"` message (a legacy `function_call`'s is a
+        `role:"function"` message); an error's text after `ERROR_PREFIX` (no error flag in Chat Completions)."""
+        if is_error:
+            text = ERROR_PREFIX + text
+        if call_id == LEGACY_ID:
+            return {"role": "function", "name": wire_name, "content": text}
+        if self.tool_message_name:
+            return {"role": "tool", "tool_call_id": call_id, "name": wire_name, "content": text}
+        return {"role": "tool", "tool_call_id": call_id, "content": text}
 
     def _write_tool(self, name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
         """A function tool definition."""
