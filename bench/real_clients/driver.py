@@ -13,9 +13,11 @@ key and a scratch HOME. Cases (the prompt's `rc-case:`): `slow` (SIGINT to the c
 `parallel` (two 60 s calls in one reply, SIGINT), `round` (a completed `echo` round, then the 60 s call, SIGKILL).
 
 Phases of `run`: **interrupt** (the prompt; the kill once the command's process is among the client's
-descendants, after 2 s), **as is** (the client resumes the session with the prompt `rc-resume: continue`),
-**repair** (`chatmend check`, then `chatmend repair --in-place` of the session in its store, from the copy of HOME
-saved right after the interrupt), **after repair** (the client resumes again). For each resume the fake provider
+descendants, after 2 s), **as is** (the client resumes the session with the prompt `rc-resume: continue`), **healed**
+(`chatmend check` and `repair --in-place` of what the client left after that resume, then a resume again: a client
+that heals a session itself must not be harmed by chatmend), **repair** (`chatmend check`, then `chatmend repair
+--in-place` of the session in its store, from the copy of HOME saved right after the interrupt), **after repair**
+(the client resumes again). For each resume the fake provider
 says whether every body it got was valid by Chat Completions' rules, and which tool calls the first body carrying
 the resume prompt holds, each with its result or none. Results: `$RC_ROOT/runs/<client>/<case>/result.json`.
 
@@ -504,6 +506,13 @@ def run_case(name: str, case: str) -> dict[str, Any]:
     result["session_id"] = sid
     restore(client)
     result["as_is"] = resume(client, sid, "resume")
+    target = client.store(sid)
+    if target is not None:  # the session as the client left it after healing it itself: chatmend must not harm it
+        extra = client.repair_args(sid)
+        result["healed_check"] = chatmend(["check", str(target), *extra])
+        result["healed_repair"] = chatmend(["repair", str(target), *extra, "--in-place"])
+        if result["healed_repair"].get("rc") == 0:
+            result["healed_then_repaired"] = resume(client, sid, "resume-healed")
     restore(client)  # the repair works on the session as the kill left it
     target = client.store(sid)
     if target is not None:
@@ -542,9 +551,17 @@ def cell(phase: dict[str, Any] | None) -> str:
     return text
 
 
+def _healed(r: dict[str, Any]) -> str:
+    """The session the client healed itself on resume: what chatmend check says of it, and the next resume after
+    chatmend repair."""
+    check = (r.get("healed_check") or {}).get("rc")
+    said = {0: "no problem", 1: "broken"}.get(check, "cannot read") if isinstance(check, int) else "—"
+    return f"check: {said}; {cell(r.get('healed_then_repaired'))}"
+
+
 def report() -> str:
-    lines = ["| client | version | case | kill | chatmend check | as is | chatmend repair | after repair |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| client | version | case | kill | chatmend check | as is | chatmend repair | after repair | "
+             "as is, then repair, resume |", "|---|---|---|---|---|---|---|---|---|"]
     for path in sorted((ROOT / "runs").glob("*/*/result.json")):
         r = json.loads(path.read_text())
         kill = ", ".join(s.split(" ", 1)[1] for s in r["interrupt"].get("signals") or []) or "none"
@@ -552,7 +569,8 @@ def report() -> str:
         check = {0: "no problem", 1: "broken"}.get(code, "cannot read") if isinstance(code, int) else "cannot read"
         repair = r.get("repair") or {}
         lines.append(f"| {r['client']} | {r['version']} | {r['case']} | {kill} | {check} | {cell(r.get('as_is'))} | "
-                     f"exit {repair.get('rc', '—')} | {cell(r.get('after_repair'))} |")
+                     f"exit {repair.get('rc', '—')} | {cell(r.get('after_repair'))} | "
+                     f"{_healed(r)} |")
     return "\n".join(lines) + "\n"
 
 
