@@ -84,7 +84,7 @@ def read_provider(
         messages=messages,
         where=where,
         write=write,
-        repair=repair,
+        repair_and_write=repair,
         repair_in_format=repair_in_format,
         provider=fmt,
         body=body_for_check(fmt, value),

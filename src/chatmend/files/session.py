@@ -110,18 +110,18 @@ class Session:
     located (`line 4: payload.id: OR4: ...`): `check` reports them, `repair` fixes them (`fixes`)."""
     fixes: list[str] = field(default_factory=list)
     """What a session store's repair fixed beyond the history (a response stored twice), filled by `repair`."""
-    repair: Callable[[IsReadOnly | None], tuple[RepairResult, Iterator[str]]] | None = field(default=None)
-    """Repair and write back in one step, for formats whose writer needs the repair itself: transcripts trace each
-    message to its source records by its origin, provider bodies write through the Repairer that made it."""
+    repair_and_write: Callable[[IsReadOnly | None], tuple[RepairResult, Iterator[str]]] | None = field(default=None)
+    """What `repaired` returns, made by the format itself, for formats whose writer needs the repair: transcripts
+    trace each message to its source records by its origin, provider bodies write through the Repairer that made it."""
 
     repair_in_format: Callable[[IsReadOnly | None], InFormat] | None = field(default=None)
     """For a provider's body (or its list): the repair in its own format, which changes only what repair must
-    (`Provider.repair_body`); `repair` writes the whole list anew."""
+    (`Provider.repair_body`); `repair_and_write` writes the whole list anew."""
 
     def repaired(self, is_read_only: IsReadOnly | None) -> tuple[RepairResult, Iterator[str]]:
         """The repair result and the repaired file's text in this format."""
-        if self.repair is not None:
-            return self.repair(is_read_only)
+        if self.repair_and_write is not None:
+            return self.repair_and_write(is_read_only)
         result = repair_history(self.messages, is_read_only=is_read_only)
         return result, self.write(result.messages)
 

@@ -52,7 +52,7 @@ def read(lines: Iterable[str]) -> Session:
         result = repair_history(messages, is_read_only=is_read_only)
         return result, _kept_lines(result, messages, raw, after, "".join(before))
 
-    return Session(format=NAME, messages=messages, where=where, write=write, repair=repair)
+    return Session(format=NAME, messages=messages, where=where, write=write, repair_and_write=repair)
 
 
 def _kept_lines(result: RepairResult, messages: Sequence[ChatMessage], raw: Sequence[str], after: Sequence[str],

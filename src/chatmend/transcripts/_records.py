@@ -219,7 +219,7 @@ class TranscriptFormat(ABC):
         if not self.messages:
             raise InputError(f"no conversation messages in this {self.name} transcript")
         return Session(format=self.name, messages=self.messages, where=self.where(), write=self._write_unrepaired,
-                       provider=self.provider, model=self.model, repair=self._repair, warnings=list(warnings),
+                       provider=self.provider, model=self.model, repair_and_write=self._repair, warnings=list(warnings),
                        problems=self.problems, fixes=self.fixes)
 
     def where(self) -> list[str]:

@@ -231,7 +231,7 @@ class CopilotCli:
         if not self.messages:
             raise InputError(f"no conversation messages in this {NAME} session")
         return Session(format=NAME, messages=self.messages, where=self.where, write=self._write_unrepaired,
-                       provider=self.provider, model=self.model, repair=self._repair, warnings=self.warnings,
+                       provider=self.provider, model=self.model, repair_and_write=self._repair, warnings=self.warnings,
                        fixes=self.fixes)
 
     def _write_unrepaired(self, messages: Iterable[ChatMessage]) -> Iterator[str]:

@@ -120,7 +120,7 @@ def read_document(value: Any, text: str) -> Session:
         return done.result, done.chunks
 
     return Session(format=NAME, messages=session.messages, where=session.where, write=write, provider="gemini",
-                   body=session.body, model=session.model, repair=repair, repair_in_format=repair_in_format)
+                   body=session.body, model=session.model, repair_and_write=repair, repair_in_format=repair_in_format)
 
 
 def _proposes(content: object, tool_call: object) -> bool:

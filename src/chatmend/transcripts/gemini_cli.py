@@ -237,7 +237,7 @@ class GeminiCli:
         if not self.messages:
             raise InputError(f"no conversation messages in this {NAME} session")
         return Session(format=NAME, messages=self.messages, where=self.where, write=self._write_unrepaired,
-                       provider="gemini", model=self.model, repair=self._repair, warnings=self.warnings,
+                       provider="gemini", model=self.model, repair_and_write=self._repair, warnings=self.warnings,
                        fixes=self.fixes, problems=self.problems)
 
     def _write_unrepaired(self, messages: Iterable[ChatMessage]) -> Iterator[str]:
