@@ -6,9 +6,11 @@ import dataclasses
 from typing import Any
 
 import pytest
+from hypothesis import given
 
 from chatmend import ChatMessage, HistoryError, ImagePart, TextPart, ThinkingPart, Tool, ToolCall
 from chatmend.messages import coerce_message, replace_unchecked, type_adapter
+from tests.strategies import examples, messy_histories
 
 
 def test_messages_are_immutable() -> None:
@@ -122,3 +124,14 @@ def test_replace_unchecked_copies_the_fields_it_is_given_and_keeps_the_rest() ->
         copy.id = "c"  # type: ignore[misc]
     with pytest.raises(TypeError, match="no field 'ids'"):
         replace_unchecked(call, ids="b")
+
+
+@examples(200)
+@given(history=messy_histories())
+def test_every_message_goes_through_the_json_shape_and_its_fields_unchanged(history: list[ChatMessage]) -> None:
+    adapter = type_adapter(ChatMessage)
+    for message in history:
+        assert coerce_message(adapter.dump_python(message, mode="json")) == message
+        assert adapter.validate_json(adapter.dump_json(message)) == message
+        assert ChatMessage(**{f.name: getattr(message, f.name) for f in dataclasses.fields(message)}) == message
+        assert replace_unchecked(message) == message and replace_unchecked(message) is not message
