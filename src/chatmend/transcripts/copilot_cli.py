@@ -71,7 +71,7 @@ def is_session_file(path: str | os.PathLike[str]) -> bool:
         return False
     try:
         with open(file, "rb") as handle:
-            head = handle.read(8192).split(b"\n", 1)[0]
+            head = handle.readline(1 << 20)  # the first event, `session.start`, is a short one
     except OSError:
         return False
     try:

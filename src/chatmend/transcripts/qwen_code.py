@@ -43,6 +43,8 @@ _TYPES = ("user", "assistant", "tool_result", "system")
 _ARTIFACTS = ("session_artifact_event", "session_artifact_snapshot", "session_sources_snapshot",
               "managed_session_header_v1", "managed_session_event_v1", "managed_session_commit_v1")
 """System subtypes that are no part of the conversation's chain (Qwen Code's transcript records module)."""
+_HEAD_BYTES = 1 << 20
+"""How much of a file's first line is read to tell a session file (a first prompt may be a long paste)."""
 _PROVIDERS = {"openai": "openai_chat", "qwen-oauth": "openai_chat", "openai-responses": "openai_responses",
               "anthropic": "anthropic", "gemini": "gemini", "vertex-ai": "gemini"}
 """A Qwen Code auth type to the provider whose rules `check` applies."""
@@ -66,7 +68,7 @@ def is_session_file(path: str | os.PathLike[str]) -> bool:
         return False
     try:
         with open(file, "rb") as handle:
-            head = handle.read(8192).split(b"\n", 1)[0]
+            head = handle.readline(_HEAD_BYTES)
     except OSError:
         return False
     compact = head.replace(b" ", b"")
