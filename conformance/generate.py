@@ -447,6 +447,74 @@ WRITERS: dict[str, Callable[[list[tuple[str, Any]], random.Random], dict[str, An
 }
 
 
+def _chat_call(call_id: str, name: str = "search") -> dict[str, Any]:
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}
+
+
+def _use(call_id: str, name: str = "search") -> dict[str, Any]:
+    return {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+
+
+def _result(call_id: str, text: str = "ok") -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": call_id, "content": text}
+
+
+RULE_BODIES: dict[str, dict[str, dict[str, Any]]] = {
+    "openai_chat": {
+        "OC2 tool message first": {"messages": [{"role": "tool", "tool_call_id": "a", "content": "x"},
+                                                {"role": "user", "content": "hi"}]},
+        "OC4 a result twice": {"messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": None, "tool_calls": [_chat_call("a")]},
+            {"role": "tool", "tool_call_id": "a", "content": "1"},
+            {"role": "tool", "tool_call_id": "a", "content": "2"}]},
+        "OC5 id too long": {"messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": None, "tool_calls": [_chat_call("c" * 41)]},
+            {"role": "tool", "tool_call_id": "c" * 41, "content": "1"}]},
+        "blank reply among turns": {"messages": [
+            {"role": "user", "content": "hi"}, {"role": "assistant", "content": " "},
+            {"role": "user", "content": "x"}]},
+        "user text parts": {"messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]},
+    },
+    "anthropic": {
+        "AN3 words before a result": {"model": "m", "max_tokens": 5, "messages": [
+            {"role": "user", "content": "hi"}, {"role": "assistant", "content": [_use("a")]},
+            {"role": "user", "content": [{"type": "text", "text": "wait"}, _result("a")]}]},
+        "AN4 text after a call, merged": {"model": "m", "max_tokens": 5, "messages": [
+            {"role": "user", "content": "hi"}, {"role": "assistant", "content": [_use("a")]},
+            {"role": "assistant", "content": [{"type": "text", "text": "more"}]},
+            {"role": "user", "content": [_result("a")]}]},
+        "AN5 id pattern": {"model": "m", "max_tokens": 5, "messages": [
+            {"role": "user", "content": "hi"}, {"role": "assistant", "content": [_use("a.b")]},
+            {"role": "user", "content": [_result("a.b")]}]},
+        "AN9 blank reply": {"model": "m", "max_tokens": 5, "messages": [
+            {"role": "user", "content": "hi"}, {"role": "assistant", "content": ""},
+            {"role": "user", "content": "again"}, {"role": "assistant", "content": [{"type": "text", "text": " "}]},
+            {"role": "user", "content": "and"}]},
+        "AN8 tools and top level": {"max_tokens": -1, "system": [{"type": "image"}, {"type": "text", "text": ""}],
+                                    "tools": [{"name": "a b", "input_schema": {}}, {"name": "x", "input_schema": {}},
+                                              {"name": "x"}],
+                                    "messages": [{"role": "user", "content": "hi"}]},
+        "images in turns": {"model": "m", "max_tokens": 5, "messages": [
+            {"role": "user", "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/bmp",
+                                                                      "data": "AA"}},
+                                         {"type": "image", "source": {"type": "url", "url": ""}},
+                                         {"type": "image", "source": {"type": "other"}}]},
+            {"role": "assistant", "content": [_use("a")]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "is_error": True,
+                                          "cache_control": {"type": "ephemeral"},
+                                          "content": [{"type": "text", "text": "shot"}]}]}]},
+        "a result twice and a stranger": {"model": "m", "max_tokens": 5, "messages": [
+            {"role": "user", "content": "hi"}, {"role": "assistant", "content": [_use("a"), _use("b")]},
+            {"role": "user", "content": [_result("a"), _result("a", "again"), _result("z")]},
+            {"role": "user", "content": [_result("b")]}]},
+        "empty list": {"model": "m", "max_tokens": 5, "messages": []},
+    },
+}
+"""Bodies of every rule `check` judges on the plain shapes the stub route takes."""
+
+
 def body_case(provider: str, name: str, body: dict[str, Any], read_only: list[str] | None = None) -> dict[str, Any]:
     adapter = get(provider)
     is_read_only = set(read_only).__contains__ if read_only is not None else None
@@ -494,6 +562,7 @@ def body_cases(provider: str) -> list[dict[str, Any]]:
                                       ("results", [("a", "search", "1", False), ("a", "shell", "2", False)])]),
     ]
     cases = [body_case(provider, name, write(skeleton, r)) for name, skeleton in fixed]
+    cases += [body_case(provider, name, body) for name, body in RULE_BODIES.get(provider, {}).items()]
     cases.append(body_case(provider, "call cut off, read only", write(fixed[1][1], r), read_only=["read_file"]))
     cases += [body_case(provider, f"generated {k}", write(turns.skeleton(), r)) for k in range(GENERATED_BODIES)]
     return cases

@@ -20,3 +20,5 @@ export type { IsReadOnly, RepairOptions, RepairResult, Wording } from "./repair.
 export { orphanNote, repairHistory, syntheticText } from "./repair.js";
 export type { BodyRepair, BodyReport, ProviderName, RepairBodyOptions } from "./providers.js";
 export { PROVIDERS, repairBody, UnsupportedBodyError } from "./providers.js";
+export type { Problem } from "./check.js";
+export { check } from "./check.js";

@@ -611,6 +611,13 @@ function adapterOf(provider: ProviderName): Adapter {
   return adapter;
 }
 
+/** The adapter's stubs of `body`'s list (null: not of the plain shapes the stubs take). */
+export function stubsOf(provider: ProviderName, body: Record<string, unknown>): Stubs | null {
+  const adapter = adapterOf(provider);
+  const items = body[adapter.listKey];
+  return Array.isArray(items) ? adapter.stubs(items, body) : null;
+}
+
 /** True when every final id is a wire id as it is (1 to `idMaxLength` characters of `idAlphabet`). */
 function idsFit(adapter: Adapter, finalIds: readonly string[]): boolean {
   const limit = adapter.idMaxLength;

@@ -3,9 +3,10 @@
 // repairs through the neutral model is refused by name (UnsupportedBodyError).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { PROVIDERS, repairBody, UnsupportedBodyError } from "../dist/index.js";
+import { check, PROVIDERS, repairBody, UnsupportedBodyError } from "../dist/index.js";
 import { canonical, load, options } from "./support/vectors.mjs";
 
+const CHECKED = ["openai_chat", "anthropic"];
 const LIST_KEY = { anthropic: "messages", openai_chat: "messages", openai_responses: "input", gemini: "contents" };
 
 for (const provider of PROVIDERS) {
@@ -34,5 +35,29 @@ for (const provider of PROVIDERS) {
     }
     assert.ok(counts.stubs > 0);
     console.log(`${provider}: ${counts.stubs} cases byte for byte, ${counts.neutral} neutral-route cases refused`);
+  });
+}
+
+for (const provider of CHECKED) {
+  test(`conformance check bodies/${provider}`, () => {
+    let judged = 0;
+    for (const c of load(`bodies/${provider}.json.gz`)) {
+      let problems;
+      try {
+        problems = check(provider, c.input);
+      } catch (error) {
+        assert.ok(error instanceof UnsupportedBodyError, `${c.name}: ${error}`);
+        assert.equal(c.expected.route, "neutral", `${c.name}: check refuses a body the stubs take`);
+        continue;
+      }
+      judged += 1;
+      const got = problems.map(({ code, path, message }) => ({ code, path, message }));
+      assert.equal(canonical(got), canonical(c.expected.check), c.name);
+      if (c.expected.route === "stubs") {
+        const left = check(provider, repairBody(provider, c.input).body).map((problem) => problem.code);
+        assert.deepEqual(left, c.expected.check_repaired, `${c.name}: what is left after repair`);
+      }
+    }
+    assert.ok(judged > 0);
   });
 }

@@ -1,0 +1,358 @@
+/**
+ * `check(provider, body)`: the 400s the provider would answer a body with, predicted offline, in its own words (the
+ * port of the Python adapters' checkers, docs/rules.md). It judges the bodies whose conversation list the adapter's
+ * stubs take (the plain shapes `repairBody` repairs); any other body throws `UnsupportedBodyError`.
+ */
+
+import { type ProviderName, stubsOf, UnsupportedBodyError } from "./providers.js";
+
+export interface Problem {
+  /** The rule's id in docs/rules.md, e.g. `AN1`. */
+  code: string;
+  /** Where in the body, e.g. `messages[3].content[0]`. */
+  path: string;
+  /** The provider's own wording of the error. */
+  message: string;
+  provider: ProviderName;
+}
+
+type Dict = Record<string, unknown>;
+// biome-ignore lint/suspicious/noExplicitAny: wire items are any JSON the provider takes
+type Item = any;
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+function holdsLoneSurrogate(value: unknown): boolean {
+  if (typeof value === "string") return LONE_SURROGATE.test(value);
+  if (Array.isArray(value)) return value.some(holdsLoneSurrogate);
+  if (typeof value === "object" && value !== null) {
+    return Object.entries(value).some(([key, inner]) => LONE_SURROGATE.test(key) || holdsLoneSurrogate(inner));
+  }
+  return false;
+}
+
+/** The problems `provider` would answer `body` with (empty when none). */
+export function check(provider: ProviderName, body: Record<string, unknown>): Problem[] {
+  const checker = CHECKERS[provider];
+  if (checker === undefined) throw new TypeError(`check knows no provider ${JSON.stringify(provider)} yet`);
+  const key = provider === "openai_responses" ? "input" : provider === "gemini" ? "contents" : "messages";
+  const items = body?.[key];
+  if (!Array.isArray(items) || (items.length > 0 && stubsOf(provider, body) === null)) {
+    throw new UnsupportedBodyError(provider, "a body whose list the stubs do not take");
+  }
+  if (holdsLoneSurrogate(body)) throw new UnsupportedBodyError(provider, "a string holding a lone surrogate");
+  const problems = checker(body, items);
+  const empty = EMPTY_LIST[provider];
+  if (items.length === 0) {
+    if (empty === undefined) throw new UnsupportedBodyError(provider, "an empty list");
+    problems.unshift({ code: "EMPTY", path: key, message: empty, provider });
+  }
+  return problems;
+}
+
+const EMPTY_LIST: Partial<Record<ProviderName, string>> = {
+  openai_chat:
+    "Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.",
+  anthropic: "messages: messages must have at least one element",
+};
+
+type Checker = (body: Dict, items: Item[]) => Problem[];
+
+// ------------------------------------------------------------------------------------------- OpenAI Chat
+
+const OC = {
+  OC1: (ids: string) =>
+    "An assistant message with 'tool_calls' must be followed by tool messages responding to each " +
+    `'tool_call_id'. The following tool_call_ids did not have response messages: ${ids}`,
+  OC2: () => "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+  OC3: (id: string) => `Invalid parameter: 'tool_call_id' of '${id}' not found in 'tool_calls' of previous message.`,
+  OC4: (id: string, first: string, second: string) =>
+    `Invalid parameter: Duplicate value for 'tool_call_id' of '${id}', in ${first} and ${second}.`,
+  OC5: (where: string, limit: number, length: number) =>
+    `Invalid '${where}': string too long. Expected a string with maximum length ${limit}, but got a string with ` +
+    `length ${length} instead.`,
+};
+
+function codePoints(text: string): number {
+  let n = 0;
+  for (const _ of text) n += 1;
+  return n;
+}
+
+function checkChat(_body: Dict, messages: Item[]): Problem[] {
+  const out: Problem[] = [];
+  const say = (code: string, path: string, message: string) =>
+    out.push({ code, path, message, provider: "openai_chat" });
+  let pending = new Map<string, number>();
+  let answered = new Map<string, number>();
+  let callsAt = -1;
+  const unanswered = () => say("OC1", `messages[${callsAt}].role`, OC.OC1([...pending.keys()].join(", ")));
+  messages.forEach((message: Dict, i: number) => {
+    const path = `messages[${i}]`;
+    if (message.role === "tool") {
+      const callId = (message.tool_call_id ?? "") as string;
+      if (callsAt < 0) say("OC2", `${path}.role`, OC.OC2());
+      else if (answered.has(callId)) {
+        say("OC4", `${path}.tool_call_id`, OC.OC4(callId, `messages[${answered.get(callId)}]`, path));
+      } else if (!pending.has(callId)) say("OC3", `${path}.tool_call_id`, OC.OC3(callId));
+      else {
+        pending.delete(callId);
+        answered.set(callId, i);
+      }
+      return;
+    }
+    if (pending.size > 0) unanswered();
+    pending = new Map();
+    answered = new Map();
+    callsAt = -1;
+    const calls = message.tool_calls as Dict[] | undefined | null;
+    if (message.role === "assistant" && calls && calls.length > 0) {
+      callsAt = i;
+      calls.forEach((call, k) => {
+        const callId = (call.id ?? "") as string;
+        const here = `${path}.tool_calls[${k}]`;
+        if (pending.has(callId)) {
+          say("OC4", `${here}.id`, OC.OC4(callId, `${path}.tool_calls[${pending.get(callId)}]`, here));
+        }
+        if (!pending.has(callId)) pending.set(callId, k);
+        if (codePoints(callId) > 40) say("OC5", `${here}.id`, OC.OC5(`${here}.id`, 40, codePoints(callId)));
+      });
+    }
+  });
+  if (pending.size > 0) unanswered();
+  return out;
+}
+
+// ------------------------------------------------------------------------------------- Anthropic Messages
+
+const AN = {
+  AN1: (n: number, ids: string) =>
+    `messages.${n}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${ids}. ` +
+    "Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+  AN2: (n: number, m: number, id: string) =>
+    `messages.${n}.content.${m}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${id}. ` +
+    "Each `tool_result` block must have a corresponding `tool_use` block in the previous message.",
+  AN3: (n: number, count: number) =>
+    `messages.${n}: Did not find ${count} \`tool_result\` block(s) at the beginning of this message. ` +
+    "Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks.",
+  AN5: (n: number, m: number) => `messages.${n}.content.${m}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`,
+  AN6: (n: number, m: number) => `messages.${n}.content.${m}: \`tool_use\` ids must be unique`,
+  AN7: (n: number, m: number, id: string) =>
+    `messages.${n}.content.${m}: each tool_use must have a single result. Found multiple \`tool_result\` ` +
+    `blocks with id: ${id}`,
+  AN8: (n: number) => `tools.${n}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`,
+  AN8u: () => "tools: Tool names must be unique.",
+  AN9: (n: number) =>
+    `messages.${n}: all messages must have non-empty content except for the optional final assistant message`,
+  AN9e: () => "messages: text content blocks must be non-empty",
+  AN9w: () => "messages: text content blocks must contain non-whitespace text",
+};
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
+const MEDIA_TYPES: readonly unknown[] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
+/** Python's `str.isspace` (rule AN9w must agree with the Python checker). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: Python counts the separators \x1c-\x1f as whitespace
+const SPACE = /^[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/;
+
+interface Turn {
+  role: string;
+  first: number;
+  last: number;
+  /** [message index, block index or -1 for string content, block] */
+  blocks: [number, number, Dict][];
+}
+
+function isDict(value: unknown): value is Dict {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Python's `repr` of a short value, as the checker's `brief` shows it. */
+function brief(value: unknown): string {
+  if (Array.isArray(value)) return "<a list>";
+  if (isDict(value)) return "<an object>";
+  if (value === null || value === undefined) return "None";
+  if (typeof value === "string" && /^[\x20-\x26\x28-\x5b\x5d-\x7e]*$/.test(value) && value.length <= 78) {
+    return `'${value}'`;
+  }
+  throw new UnsupportedBodyError("anthropic", "a value whose Python repr this package does not write");
+}
+
+function where(n: number, m: number): string {
+  return m < 0 ? `messages[${n}].content` : `messages[${n}].content[${m}]`;
+}
+
+function checkAnthropic(body: Dict, messages: Item[]): Problem[] {
+  const out: Problem[] = [];
+  const add = (code: string, path: string, message: string) => out.push({ code, path, message, provider: "anthropic" });
+
+  const text = (block: Dict, path: string) => {
+    const value = block.text;
+    if (typeof value !== "string") add("SHAPE", path, `${path}.text: Input should be a valid string`);
+    else if (!value) add("AN9", path, AN.AN9e());
+    else if (SPACE.test(value)) add("AN9", path, AN.AN9w());
+  };
+  const image = (block: Dict, path: string) => {
+    const source = block.source;
+    const kind = isDict(source) ? source.type : undefined;
+    if (kind === "base64" && isDict(source)) {
+      if (typeof source.media_type !== "string" || !MEDIA_TYPES.includes(source.media_type)) {
+        add("SHAPE", `${path}.source.media_type`, `${path}.source.base64.media_type: Input should be 'image/jpeg', ` +
+          "'image/png', 'image/gif' or 'image/webp'");
+      }
+      if (typeof source.data !== "string") add("SHAPE", `${path}.source.data`, `${path}.source.base64.data: Field required`);
+    } else if (kind === "url" && isDict(source)) {
+      if (typeof source.url !== "string") add("SHAPE", `${path}.source.url`, `${path}.source.url.url: Field required`);
+      else if (!source.url) {
+        add("SHAPE", `${path}.source.url`, `${path}.source.url.url: Input should be a valid URL, input is empty`);
+      }
+    } else if (kind !== "file") {
+      add("SHAPE", `${path}.source`, `${path}.source: expected a base64, url or file image source`);
+    }
+  };
+
+  // model, max_tokens, system and tools
+  if (typeof body.model !== "string" && !("anthropic_version" in body)) add("SHAPE", "model", "model: Field required");
+  const maxTokens = body.max_tokens;
+  if (typeof maxTokens !== "number" || !Number.isInteger(maxTokens) || maxTokens < 0) {
+    add("SHAPE", "max_tokens", "max_tokens: Field required (a non-negative integer)");
+  }
+  const system = body.system;
+  if (Array.isArray(system)) {
+    system.forEach((block, j) => {
+      const path = `system[${j}]`;
+      if (!isDict(block) || block.type !== "text") {
+        const kind = isDict(block) ? block.type : Array.isArray(block) ? "list" : block === null ? "NoneType" : typeof block;
+        add("SHAPE", path, `system.${j}: the system prompt takes text blocks only, not ${brief(kind)}`);
+      } else {
+        text(block, path);
+      }
+    });
+  } else if (system !== undefined && system !== null && typeof system !== "string") {
+    add("SHAPE", "system", "system: Input should be a valid string or a list of text blocks");
+  }
+  const tools = body.tools;
+  if (tools !== undefined && tools !== null) {
+    if (!Array.isArray(tools)) add("SHAPE", "tools", "tools: Input should be a valid list");
+    else {
+      const names = new Set<string>();
+      tools.forEach((tool, k) => {
+        if (!isDict(tool)) {
+          add("SHAPE", `tools[${k}]`, `tools.${k}: Input should be a valid dictionary`);
+          return;
+        }
+        const custom = tool.type === undefined || tool.type === null || tool.type === "custom";
+        if ((tool.name === undefined || tool.name === null) && !custom) return; // a toolset names no tool
+        if (typeof tool.name !== "string" || !TOOL_NAME.test(tool.name)) add("AN8", `tools[${k}].name`, AN.AN8(k));
+        else if (names.has(tool.name)) add("AN8", `tools[${k}].name`, AN.AN8u());
+        else names.add(tool.name);
+        if (custom && !isDict(tool.input_schema)) {
+          add("SHAPE", `tools[${k}].input_schema`, `tools.${k}.custom.input_schema: Field required`);
+        }
+      });
+    }
+  }
+
+  // messages merged into turns (AN9 on the way)
+  const turns: Turn[] = [];
+  let lastAssistant = -1;
+  messages.forEach((m: Dict, n: number) => {
+    if (m.role === "assistant") lastAssistant = n;
+  });
+  messages.forEach((message: Dict, n: number) => {
+    const { role, content } = message as { role: string; content: string | Dict[] };
+    if (content.length === 0 && !(role === "assistant" && n === lastAssistant && n === messages.length - 1)) {
+      add("AN9", `messages[${n}]`, AN.AN9(n));
+    }
+    let turn = turns[turns.length - 1];
+    if (turn !== undefined && turn.role === role) turn.last = n;
+    else {
+      turn = { role, first: n, last: n, blocks: [] };
+      turns.push(turn);
+    }
+    if (typeof content === "string") {
+      if (content) turn.blocks.push([n, -1, { type: "text", text: content }]);
+      return;
+    }
+    content.forEach((block, m) => {
+      (turn as Turn).blocks.push([n, m, block]);
+    });
+  });
+
+  turns.forEach((turn, t) => {
+    if (turn.role === "assistant") {
+      // AN4, AN5, AN6 (within the merged turn only)
+      const seen = new Set<string>();
+      let afterUse = false;
+      for (const [n, m, block] of turn.blocks) {
+        const path = where(n, m);
+        if (block.type === "tool_use") {
+          afterUse = true;
+          const callId = block.id as string;
+          if (!TOOL_ID.test(callId)) add("AN5", `${path}.id`, AN.AN5(n, m));
+          else if (seen.has(callId)) add("AN6", path, AN.AN6(n, m));
+          else seen.add(callId);
+          continue;
+        }
+        if (afterUse) {
+          const ids = turn.blocks.filter(([, , b]) => b.type === "tool_use").map(([, , b]) => String(b.id));
+          add("AN4", path, AN.AN1(turn.last + 1, ids.join(", ")));
+        }
+        if (block.type === "text") text(block, path);
+      }
+      // AN1: every tool_use of the turn has its tool_result in the next turn
+      const uses = turn.blocks.filter(([, , b]) => b.type === "tool_use").map(([, , b]) => b.id as string);
+      if (uses.length > 0) {
+        const following = turns[t + 1];
+        const results = new Set<string>();
+        if (following !== undefined && following.role === "user") {
+          for (const [, , b] of following.blocks) if (b.type === "tool_result") results.add(b.tool_use_id as string);
+        }
+        const missing = uses.filter((u) => !results.has(u));
+        if (missing.length > 0) {
+          const n = following !== undefined ? following.first : turn.last;
+          add("AN1", `messages[${n}]`, AN.AN1(n, missing.join(", ")));
+        }
+      }
+      return;
+    }
+    // a user turn: AN2, AN3, AN7 and its blocks
+    const previous = t > 0 && turns[t - 1]?.role === "assistant" ? (turns[t - 1] as Turn) : null;
+    const uses = new Set<string>();
+    let count = 0;
+    for (const [, , b] of previous?.blocks ?? []) {
+      if (b.type === "tool_use") uses.add(b.id as string);
+    }
+    count = uses.size;
+    const answered = new Set<string>();
+    let leading = true;
+    for (const [n, m, block] of turn.blocks) {
+      const path = where(n, m);
+      if (block.type !== "tool_result") {
+        leading = false;
+        if (block.type === "text") text(block, path);
+        else if (block.type === "image") image(block, path);
+        continue;
+      }
+      const useId = block.tool_use_id as string;
+      if (!uses.has(useId)) add("AN2", path, AN.AN2(n, m, useId));
+      else if (answered.has(useId)) add("AN7", path, AN.AN7(n, m, useId));
+      else if (!leading) add("AN3", path, AN.AN3(turn.first, count));
+      answered.add(useId);
+      const content = block.content;
+      if (Array.isArray(content)) {
+        content.forEach((inner: Dict, k: number) => {
+          const at = `${path}.content[${k}]`;
+          if (inner.type === "text") text(inner, at);
+          else if (inner.type === "image") image(inner, at);
+        });
+      }
+    }
+  });
+  return out;
+}
+
+const CHECKERS: Partial<Record<ProviderName, Checker>> = {
+  openai_chat: checkChat,
+  anthropic: checkAnthropic,
+};
