@@ -9,6 +9,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
+from chatmend.messages import Part
 
 # Ids that collide with the spec's own renames (a_1, call_2_0), repeat like Kimi's and Gemini's, are
 # empty, overlong, or carry characters some providers reject.

@@ -60,23 +60,33 @@ def test_an_image_needs_exactly_one_source_and_inline_data_needs_a_media_type() 
 @pytest.mark.parametrize(
     ("build", "field"),
     [
-        (lambda: ToolCall(id="a", name=5), "name"),
+        (lambda: ToolCall(id="a", name=5), "name"),  # type: ignore[arg-type]
         (lambda: ToolCall(id="a", name=""), "name"),
-        (lambda: ToolCall(id=None, name="t"), "id"),
-        (lambda: ToolCall(id="a", name="t", arguments=[1]), "arguments"),
-        (lambda: TextPart(text=None), "text"),
-        (lambda: ChatMessage(role="robot"), "role"),
-        (lambda: ChatMessage(role="user", content=42), "content"),
-        (lambda: ChatMessage(role="user", content=("a",)), "content.0"),
-        (lambda: ChatMessage(role="tool", tool_call_id=3), "tool_call_id"),
-        (lambda: ChatMessage(role="user", provider_data=[]), "provider_data"),
-        (lambda: Tool(name="t", parameters="{}"), "parameters"),
+        (lambda: ToolCall(id=None, name="t"), "id"),  # type: ignore[arg-type]
+        (lambda: ToolCall(id="a", name="t", arguments=[1]), "arguments"),  # type: ignore[arg-type]
+        (lambda: TextPart(text=None), "text"),  # type: ignore[arg-type]
+        (lambda: ChatMessage(role="robot"), "role"),  # type: ignore[arg-type]
+        (lambda: ChatMessage(role="user", content=42), "content"),  # type: ignore[arg-type]
+        (lambda: ChatMessage(role="user", content=("a",)), "content.0"),  # type: ignore[arg-type]
+        (lambda: ChatMessage(role="tool", tool_call_id=3), "tool_call_id"),  # type: ignore[arg-type]
+        (lambda: ChatMessage(role="user", provider_data=[]), "provider_data"),  # type: ignore[arg-type]
+        (lambda: Tool(name="t", parameters="{}"), "parameters"),  # type: ignore[arg-type]
     ],
 )
 def test_a_value_that_does_not_fit_its_field_is_a_history_error_naming_it(build: Any, field: str) -> None:
     with pytest.raises(HistoryError) as info:
         build()
     assert info.value.field == field
+
+
+def test_calls_and_parts_given_as_mappings_of_the_json_shape_are_built() -> None:
+    message = ChatMessage(role="assistant", content=[{"type": "text", "text": "x"}],  # type: ignore[arg-type]
+                          tool_calls=[{"id": "t1", "name": "a", "arguments": '{"q": 1}'}])  # type: ignore[arg-type]
+    assert message.content == (TextPart(text="x"),)
+    assert message.tool_calls == (ToolCall(id="t1", name="a", arguments={"q": 1}),)
+    with pytest.raises(HistoryError) as info:
+        ChatMessage(role="assistant", tool_calls=[{"id": "t1", "colour": 1}])  # type: ignore[arg-type]
+    assert info.value.field == "tool_calls.0" and "colour" in info.value.reason
 
 
 def test_thinking_keeps_signature_and_opaque_data_byte_for_byte() -> None:

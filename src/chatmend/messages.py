@@ -55,15 +55,34 @@ def _expected(name: str, what: str, value: object) -> HistoryError:
 
 
 def _as_tuple(model: object, name: str, value: Sequence[Any], kinds: type | tuple[type, ...], what: str) -> None:
-    """Check that every item of a sequence field is one of `kinds`, and store a list given there as a tuple."""
+    """Store a sequence field as a tuple of `kinds`: a list becomes a tuple, and an item given as a mapping of the
+    JSON shape is built, as the constructor of a part or a call builds it."""
     if type(value) is not tuple:
         if not isinstance(value, (list, tuple)):
             raise HistoryError(f"expected a list of {what}, got {type(value).__name__}", field=name)
         value = tuple(value)
         object.__setattr__(model, name, value)  # a frozen dataclass sets its own fields this way
-    for i, item in enumerate(value):
+    for item in value:
         if not isinstance(item, kinds):
-            raise HistoryError(f"expected {what}, got {type(item).__name__}", field=f"{name}.{i}")
+            built = tuple(_built(x, f"{name}.{i}", kinds, what) for i, x in enumerate(value))
+            object.__setattr__(model, name, built)
+            return
+
+
+def _built(item: object, where: str, kinds: type | tuple[type, ...], what: str) -> Any:
+    """An item of a sequence field: itself when it is one of `kinds`, else built from a mapping of the JSON shape."""
+    if isinstance(item, kinds):
+        return item
+    if isinstance(item, Mapping):
+        kind = ToolCall if kinds is ToolCall else _PART_BY_TAG.get(item.get("type"))
+        if kind is not None:
+            try:
+                return kind(**item)
+            except HistoryError as exc:
+                raise HistoryError(exc.reason, field=f"{where}.{exc.field}" if exc.field else where) from None
+            except TypeError as exc:  # a field the class does not have, or one it needs
+                raise HistoryError(str(exc).split(".__init__() ")[-1], field=where) from None
+    raise HistoryError(f"expected {what}, got {type(item).__name__}", field=where)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -239,6 +258,8 @@ class _ByTag:
 
 
 _PARTS = (TextPart, ImagePart, ThinkingPart, FilePart, NativePart)
+_PART_BY_TAG: dict[object, type] = {"text": TextPart, "image": ImagePart, "thinking": ThinkingPart, "file": FilePart,
+                                    "native": NativePart}
 Part = Annotated[Union[TextPart, ImagePart, ThinkingPart, FilePart, NativePart], _ByTag()]  # noqa: UP007
 
 

@@ -20,6 +20,7 @@ from pydantic import TypeAdapter
 
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
 from chatmend.exceptions import ReadError, UnsupportedError
+from chatmend.messages import Part
 from chatmend.providers import anthropic as adapter
 from chatmend.providers.base import sanitizing_id_maker
 from chatmend.repair import MAY_HAVE_RUN_WORDING, is_placeholder
@@ -432,8 +433,8 @@ def thinking_histories(draw: st.DrawFn) -> list[ChatMessage]:
         elif kind == "blank":
             history.append(user(" "))
         elif kind == "system":
-            history.append(ChatMessage(role="system", content=draw(st.sampled_from(
-                ["rule", (TextPart(text="see"), ImagePart(url="https://x/y.png"))]))))
+            system: list[str | tuple[Part, ...]] = ["rule", (TextPart(text="see"), ImagePart(url="https://x/y.png"))]
+            history.append(ChatMessage(role="system", content=draw(st.sampled_from(system))))
         else:
             parts = tuple(draw(st.lists(_parts, max_size=4)))
             calls = (call(f"c{n}", "search"),) if kind == "calls" else ()

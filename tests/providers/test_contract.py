@@ -45,8 +45,8 @@ def test_editing_a_written_body_never_edits_the_history(name: str) -> None:
     # the frozen history, and a Repairer's cached messages with it)
     arguments = {"query": "weather", "where": {"city": "Paris", "days": [1, 2]}}
     history = [ChatMessage(role="user", content="hi"),
-               ChatMessage(role="assistant", content="", tool_calls=[
-                   ToolCall(id="call_1", name="search", arguments=arguments)]),
+               ChatMessage(role="assistant", content="", tool_calls=(
+                   ToolCall(id="call_1", name="search", arguments=arguments),)),
                ChatMessage(role="tool", tool_call_id="call_1", content="sunny")]
     before = [asdict(message) for message in history]
     _edit_everything(providers.get(name).to_request(history, model="m", on_unsupported=lambda dropped: None))

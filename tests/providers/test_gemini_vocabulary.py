@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatmend import ChatMessage, FilePart, ImagePart, NativePart, TextPart, ThinkingPart, providers
+from chatmend import ChatMessage, FilePart, ImagePart, NativePart, TextPart, ThinkingPart, ToolCall, providers
 from chatmend.providers.base import IdAssigner
 from chatmend.providers.gemini import PROVIDER as GEMINI
 from tests.strategies import PNG, examples
@@ -549,7 +549,7 @@ def test_result_media_moved_after_the_responses_are_read_back_into_their_result(
              ImagePart(media_type="image/png", data=PNG,
                        provider_data={"gemini": {"inlineData": {"displayName": "p"}}}))
     history = [ChatMessage(role="user", content="go"),
-               ChatMessage(role="assistant", tool_calls=({"id": "c1", "name": "scan"},)),
+               ChatMessage(role="assistant", tool_calls=(ToolCall(id="c1", name="scan"),)),
                ChatMessage(role="tool", tool_call_id="c1", tool_name="scan", content=media)]
     body = GEMINI.to_request(history, model="gemini-2.5-flash")  # before Gemini 3: media after the responses
     assert "parts" not in body["contents"][-1]["parts"][0]["functionResponse"]

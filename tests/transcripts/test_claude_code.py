@@ -10,7 +10,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from chatmend import ChatMessage, ImagePart, TextPart, repair_history
+from chatmend import ChatMessage, ImagePart, TextPart, ToolCall, repair_history
 from chatmend.answer_order import keep_answer_order
 from chatmend.transcripts.claude_code import Relinker
 from tests.strategies import PNG, examples, messy_histories
@@ -82,7 +82,7 @@ def _chain(lines: list[str]) -> list[str]:
 def test_moved_result_keeps_the_chain_walkable() -> None:
     history = [
         ChatMessage(role="user", content="go"),
-        ChatMessage(role="assistant", tool_calls=[{"id": "t1", "name": "a"}, {"id": "t2", "name": "b"}]),
+        ChatMessage(role="assistant", tool_calls=(ToolCall(id="t1", name="a"), ToolCall(id="t2", name="b"))),
         ChatMessage(role="tool", tool_call_id="t1", content="one"),
         ChatMessage(role="user", content="steer"),
         ChatMessage(role="tool", tool_call_id="t2", content="two"),
@@ -116,9 +116,9 @@ def test_orphan_screenshot_becomes_a_note_in_its_own_record() -> None:
 def test_repeated_ids_are_renamed_in_call_and_result() -> None:
     history = [
         ChatMessage(role="user", content="go"),
-        ChatMessage(role="assistant", tool_calls=[{"id": "toolu_1", "name": "a"}]),
+        ChatMessage(role="assistant", tool_calls=(ToolCall(id="toolu_1", name="a"),)),
         ChatMessage(role="tool", tool_call_id="toolu_1", content="one"),
-        ChatMessage(role="assistant", tool_calls=[{"id": "toolu_1", "name": "a"}]),
+        ChatMessage(role="assistant", tool_calls=(ToolCall(id="toolu_1", name="a"),)),
         ChatMessage(role="tool", tool_call_id="toolu_1", content="two"),
     ]
     out, _ = _repair_text("".join(lines_of(claude_code_records(history))))
@@ -187,7 +187,7 @@ def test_a_compaction_boundary_keeps_its_null_parent() -> None:
                     "logicalParentUuid": records[-1]["uuid"], "uuid": "boundary", "isSidechain": False})
     after = claude_code_records([
         ChatMessage(role="user", content="after"),
-        ChatMessage(role="assistant", tool_calls=[{"id": "toolu_9", "name": "Bash"}]),
+        ChatMessage(role="assistant", tool_calls=(ToolCall(id="toolu_9", name="Bash"),)),
         ChatMessage(role="user", content="[Request interrupted by user for tool use]"),
     ])[1:]
     for r in after:

@@ -87,7 +87,7 @@ def _fit(call_id: str | None) -> str | None:
 
 
 def _fitted(message: ChatMessage) -> ChatMessage:
-    calls = tuple(replace(c, id=_fit(c.id)) for c in message.tool_calls)
+    calls = tuple(replace(c, id=_fit(c.id) or c.id) for c in message.tool_calls)
     return replace(message, tool_calls=calls, tool_call_id=_fit(message.tool_call_id))
 
 
