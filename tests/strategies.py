@@ -79,7 +79,8 @@ def assistant_messages(draw: st.DrawFn) -> ChatMessage:
     """An assistant reply: text, calls, thinking, or a whitespace-only placeholder."""
     kind = draw(st.sampled_from(["text", "calls", "calls", "calls", "placeholder", "thinking"]))
     if kind == "placeholder":
-        return ChatMessage(role="assistant", content=draw(st.sampled_from(["", " ", "\n\t", ()])))
+        placeholders: list[str | tuple[Part, ...]] = ["", " ", "\n\t", ()]
+        return ChatMessage(role="assistant", content=draw(st.sampled_from(placeholders)))
     if kind == "text":
         return ChatMessage(role="assistant", content=draw(texts))
     tool_calls = tuple(draw(st.lists(calls, min_size=1, max_size=3)))
