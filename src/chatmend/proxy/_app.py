@@ -115,8 +115,8 @@ def _read_json(raw: bytes) -> tuple[Any, bool]:
 
 def _encoded(body: Any, finite: bool) -> bytes:
     """A repaired body as JSON, compact and unescaped as the SDKs write bodies (deterministic, so a prompt cache
-    keeps hitting): by orjson when installed (an order of magnitude faster than json, and the same text for the
-    values json.loads reads, numbers finite), else by json."""
+    keeps hitting): by orjson when installed (faster than json, and the same text for the values json.loads
+    reads, numbers finite), else by json."""
     if finite and _orjson is not None:
         try:
             return _orjson.dumps(body)
