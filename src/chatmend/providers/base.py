@@ -663,14 +663,6 @@ class Provider(ABC):
         worked out from on first use."""
         return None
 
-    def _ids_from(self, result: RepairResult, first_call: int) -> Callable[[], IdAssigner]:
-        """Fresh assigners of the result's wire ids, from call `first_call` of the history on."""
-        def assigner() -> IdAssigner:
-            ids = self._id_assigner(result.final_ids)
-            ids.skip(first_call)
-            return ids
-        return assigner
-
     def _write_list(self, messages: list[ChatMessage], ids: Callable[[], IdAssigner]) -> list[Any]:
         """The whole conversation list written anew from repaired messages (hook: default `_write_items` of them
         all; an adapter whose runs are written as they stand inside a body writes a whole body's list here)."""
