@@ -43,7 +43,6 @@ Role = Literal["system", "user", "assistant", "tool"]
 ProviderData = dict[str, Any]
 
 _ROLES = ("system", "user", "assistant", "tool")
-_PART_TAGS = ("text", "image", "thinking", "file", "native")
 _CONFIG: dict[str, Any] = {"extra": "forbid", "use_attribute_docstrings": True}
 """pydantic's config for every class (read from `__pydantic_config__`, its documented hook for dataclasses):
 unknown fields are errors, and field docs reach the JSON Schema."""
@@ -480,7 +479,7 @@ def _field_path(loc: tuple[int | str, ...]) -> list[str]:
     prev: int | str | None = None
     for item in loc:
         skip = isinstance(item, str) and (
-            item == "str" or "[" in item or (isinstance(prev, int) and item in _PART_TAGS)
+            item == "str" or "[" in item or (isinstance(prev, int) and item in _PART_BY_TAG)
         )
         if not skip:
             out.append(str(item))
