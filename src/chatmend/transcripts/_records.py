@@ -412,6 +412,13 @@ def _torn(raw: str) -> bool:
     return False
 
 
+def content_blocks(content: object) -> list[Any]:
+    """A message's content as a list of blocks: a string is one block of its own, anything else holds none."""
+    if isinstance(content, str):
+        return [content]
+    return list(content) if isinstance(content, list) else []
+
+
 def neutral_content(parts: tuple[Part, ...]) -> str | tuple[Part, ...]:
     """Parts as neutral content: one text (or none) as a plain string."""
     if all(isinstance(p, TextPart) for p in parts) and len(parts) <= 1:

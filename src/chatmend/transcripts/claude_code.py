@@ -34,6 +34,7 @@ from chatmend.transcripts._records import (
     BlockAt,
     Record,
     TranscriptFormat,
+    content_blocks,
     errors_at_line,
     located,
     parse_records,
@@ -233,15 +234,6 @@ def _strings(value: object) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-def _blocks(content: object) -> list[Any]:
-    """A message's content as blocks: a string is one block of its own."""
-    if isinstance(content, str):
-        return [content]
-    if isinstance(content, list):
-        return list(content)
-    return []
-
-
 _AT_BLOCK = re.compile(r"content\[(\d+)\]")
 
 
@@ -302,7 +294,7 @@ class ClaudeCode(TranscriptFormat):
             return  # not part of the conversation: kept as it is
         if strict_json.lone_surrogate(record.raw) is not None:
             message = self._mend(k, record, message)
-        record.blocks = _blocks(message.get("content"))
+        record.blocks = content_blocks(message.get("content"))
         if data["type"] == "assistant":
             if isinstance(message.get("model"), str) and message["model"] != "<synthetic>":
                 self.model = message["model"]

@@ -28,7 +28,15 @@ from chatmend.messages import Part
 from chatmend.providers.anthropic.read import read_turn
 from chatmend.providers.anthropic.write import text_result_block, user_blocks
 from chatmend.transcripts._document import DocumentFormat, item_records, list_text, read_json
-from chatmend.transcripts._records import BlockAt, Record, errors_at_line, expect, neutral_content, optional_text
+from chatmend.transcripts._records import (
+    BlockAt,
+    Record,
+    content_blocks,
+    errors_at_line,
+    expect,
+    neutral_content,
+    optional_text,
+)
 
 __all__ = [
     "FILE_NAME", "NAME", "ROO_NAME", "TOOL", "default_locations", "holds_session", "is_session_file", "read",
@@ -140,12 +148,6 @@ def _hidden(items: list[Any]) -> set[int]:
         m.get("condenseParent") in summaries or m.get("truncationParent") in markers)}
 
 
-def _blocks(content: object) -> list[Any]:
-    if isinstance(content, str):
-        return [content]
-    return list(content) if isinstance(content, list) else []
-
-
 def _data_url(url: str, media_type: object) -> ImagePart | None:
     if url.startswith("data:") and ";base64," in url:
         head, data = url[5:].split(";base64,", 1)
@@ -226,7 +228,7 @@ class TaskHistory(DocumentFormat):
         role = item.get("role")
         content = item.get("content")
         expect(record, "content", content, (str, list), "a string or a list of content blocks")
-        record.blocks = _blocks(content)
+        record.blocks = content_blocks(content)
         if not record.blocks and role == "assistant":
             # a reply of nothing (rule 1's placeholder): a stand-in block, so that repair's drop drops it
             record.blocks = [None]
@@ -239,16 +241,16 @@ class TaskHistory(DocumentFormat):
                 add = self.add_reply if role == "assistant" else self.add
                 add(message, [(k, b) for b in blocks])
         elif role == "assistant":
-            self._read_reply(k, record)
+            self._read_roo_reply(k, record)
         elif role in ("user", "tool"):
-            self._read_turn(k, record)
+            self._read_roo_turn(k, record)
         elif role == "system":
             self.add(ChatMessage(role="system", content=neutral_content(_parts(record.blocks))),
                      [(k, b) for b in range(len(record.blocks))])
         else:
             raise InputError(f"role: expected 'user' or 'assistant', got {json.dumps(role)[:40]}", line=record.line)
 
-    def _read_reply(self, k: int, record: Record) -> None:
+    def _read_roo_reply(self, k: int, record: Record) -> None:
         """A version-2 assistant message: text and `tool-call` parts (reasoning stays in the file, unread)."""
         parts: list[Part] = []
         calls: list[ToolCall] = []
@@ -274,7 +276,7 @@ class TaskHistory(DocumentFormat):
         self.add_reply(ChatMessage(role="assistant", content=neutral_content(tuple(parts)), tool_calls=tuple(calls)),
                        at)
 
-    def _read_turn(self, k: int, record: Record) -> None:
+    def _read_roo_turn(self, k: int, record: Record) -> None:
         """A version-2 user or tool message: each `tool-result` a tool message, other parts user messages."""
         group: list[int] = []
 

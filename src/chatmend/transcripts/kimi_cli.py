@@ -19,7 +19,15 @@ from typing import Any
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
 from chatmend.files.session import Session
 from chatmend.messages import Part
-from chatmend.transcripts._records import Record, TranscriptFormat, errors_at_line, expect, optional_text, parse_records
+from chatmend.transcripts._records import (
+    Record,
+    TranscriptFormat,
+    content_blocks,
+    errors_at_line,
+    expect,
+    optional_text,
+    parse_records,
+)
 
 __all__ = ["NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command"]
 
@@ -69,12 +77,6 @@ def is_record(value: Mapping[str, Any]) -> bool:
 # --- reading -------------------------------------------------------------------------------------------------
 
 
-def _parts(content: object) -> list[Any]:
-    if isinstance(content, str):
-        return [content]
-    return list(content) if isinstance(content, list) else []
-
-
 def _neutral(parts: list[Any], *, assistant: bool) -> str | tuple[Part, ...]:
     out: list[Part] = []
     for part in parts:
@@ -111,7 +113,7 @@ class KimiCli(TranscriptFormat):
         if role in _OWN or not data:
             return  # kimi-cli's own line, or a line that is not a record: kept as it is
         if role == "assistant":
-            content = _parts(data.get("content"))
+            content = content_blocks(data.get("content"))
             calls = data.get("tool_calls")
             calls = [] if calls is None else calls
             expect(record, "tool_calls", calls, (list,), "a list of tool calls")
@@ -136,10 +138,10 @@ class KimiCli(TranscriptFormat):
             record.blocks = [("result", data)]
             call_id = optional_text(record, "tool_call_id", data.get("tool_call_id"))
             self.add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=self.tool_name(call_id),
-                                 content=_neutral(_parts(data.get("content")), assistant=False)), [(k, 0)])
+                                 content=_neutral(content_blocks(data.get("content")), assistant=False)), [(k, 0)])
         elif role in ("user", "system"):
             record.blocks = [("message", data)]
-            self.add(ChatMessage(role=role, content=_neutral(_parts(data.get("content")), assistant=False)),
+            self.add(ChatMessage(role=role, content=_neutral(content_blocks(data.get("content")), assistant=False)),
                      [(k, 0)])
         else:
             expect(record, "role", role, (type(None),), "'user', 'assistant', 'tool' or one of kimi-cli's own "
