@@ -511,6 +511,37 @@ RULE_BODIES: dict[str, dict[str, dict[str, Any]]] = {
             {"role": "user", "content": [_result("b")]}]},
         "empty list": {"model": "m", "max_tokens": 5, "messages": []},
     },
+    "openai_responses": {
+        "OR0 and OR3 call ids, tools": {"tools": [{"type": "function"}, 5], "instructions": 3, "input": [
+            {"role": "user", "content": "hi"},
+            {"type": "function_call", "call_id": "", "name": "s", "arguments": "{}"},
+            {"type": "function_call", "call_id": "c" * 65, "name": "s", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "", "output": "x"},
+            {"type": "function_call_output", "call_id": "c" * 65, "output": "x"}]},
+        "OR10 a call and an output twice": {"model": "m", "input": [
+            {"role": "user", "content": "hi"},
+            {"type": "function_call", "call_id": "a", "name": "s", "arguments": "{}"},
+            {"type": "function_call", "call_id": "a", "name": "s", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "a", "output": "1"},
+            {"type": "function_call_output", "call_id": "a", "output": "2"}]},
+        "OR2 chained": {"model": "m", "previous_response_id": "resp_1", "input": [
+            {"type": "function_call_output", "call_id": "a", "output": "1"}, {"role": "user", "content": "hi"}]},
+        "OR11 a message between": {"model": "m", "input": [
+            {"role": "user", "content": "hi"},
+            {"type": "function_call", "call_id": "a", "name": "s", "arguments": "{}"},
+            {"role": "developer", "content": "steer"},
+            {"type": "function_call_output", "call_id": "a", "output": "1"}]},
+    },
+    "gemini": {
+        "GE1 ids that do not match": {"contents": [
+            {"role": "user", "parts": [{"text": "hi"}]},
+            {"role": "model", "parts": [{"functionCall": {"id": "a", "name": "s", "args": {}}},
+                                        {"functionCall": {"id": "b", "name": "s", "args": {}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"id": "a", "name": "s", "response": {"output": "1"}}},
+                                       {"functionResponse": {"id": "a", "name": "s", "response": {"output": "2"}}}]}]},
+        "GE6 empty system instruction": {"systemInstruction": {"parts": []}, "contents": [
+            {"role": "user", "parts": [{"text": "hi"}]}]},
+    },
 }
 """Bodies of every rule `check` judges on the plain shapes the stub route takes."""
 

@@ -352,7 +352,156 @@ function checkAnthropic(body: Dict, messages: Item[]): Problem[] {
   return out;
 }
 
+// ------------------------------------------------------------------------------------- OpenAI Responses
+
+/** A JSON value's type as OpenAI's errors name it. */
+function jsonType(value: unknown): string {
+  if (value === null) return "null";
+  if (typeof value === "boolean") return "a boolean";
+  if (typeof value === "string") return "a string";
+  if (typeof value === "number") return Number.isInteger(value) ? "an integer" : "a decimal";
+  return Array.isArray(value) ? "an array" : "an object";
+}
+
+function checkResponses(body: Dict, items: Item[]): Problem[] {
+  const out: Problem[] = [];
+  const add = (code: string, path: string, message: string) =>
+    out.push({ code, path, message, provider: "openai_responses" });
+  const missing = (path: string) => add("OR0", path, `Missing required parameter: '${path}'.`);
+  const wrongType = (path: string, expected: string, value: unknown) =>
+    add("OR0", path, `Invalid type for '${path}': expected ${expected}, but got ${jsonType(value)} instead.`);
+  if (!("model" in body)) missing("model");
+  const instructions = body.instructions;
+  if (instructions !== undefined && instructions !== null && typeof instructions !== "string") {
+    wrongType("instructions", "a string", instructions);
+  }
+  const tools = body.tools;
+  if (tools !== undefined && tools !== null) {
+    if (!Array.isArray(tools)) wrongType("tools", "an array", tools);
+    else {
+      tools.forEach((tool, k) => {
+        if (!isDict(tool)) wrongType(`tools[${k}]`, "an object", tool);
+        else if (tool.type === "function" && typeof tool.name !== "string") missing(`tools[${k}].name`);
+      });
+    }
+  }
+  items.forEach((item: Dict, i: number) => {
+    if (item.type !== "function_call" && item.type !== "function_call_output") return; // (plain messages)
+    const where = `input[${i}].call_id`;
+    const callId = item.call_id as string;
+    if (!callId) {
+      add("OR0", where, `Invalid '${where}': empty string. Expected a string with minimum length 1, but got an ` +
+        "empty string instead.");
+    } else if (codePoints(callId) > 64) {
+      add("OR3", where, `Invalid '${where}': string too long. Expected a string with maximum length 64, but got ` +
+        `a string with length ${codePoints(callId)} instead.`);
+    }
+  });
+  // OR1, OR2, OR10, OR11: every call and its output pair one to one by call_id, with no message between
+  const duplicate = (kind: string, callId: string, other: string) =>
+    `Duplicate ${kind} for call_id '${callId}'. Each ${kind === "function_call" ? kind : other} must have ` +
+    `exactly one matching ${kind === "function_call" ? other : kind}`;
+  const calls = new Map<string, number>();
+  const outputs = new Set<string>();
+  const chained = body.previous_response_id !== undefined && body.previous_response_id !== null;
+  let lastMessage = -1;
+  items.forEach((item: Dict, i: number) => {
+    const callId = item.call_id as string;
+    if (item.type === undefined) {
+      lastMessage = i; // (a plain message is never the assistant's)
+    } else if (item.type === "function_call") {
+      if (!callId) return;
+      if (calls.has(callId)) add("OR10", `input[${i}].call_id`, duplicate("function_call", callId, "function_call_output"));
+      else calls.set(callId, i);
+    } else {
+      if (!callId) return;
+      if (outputs.has(callId)) {
+        add("OR10", `input[${i}].call_id`, duplicate("function_call_output", callId, "function_call"));
+        return;
+      }
+      outputs.add(callId);
+      const at = calls.get(callId);
+      if (at === undefined) {
+        if (!chained) add("OR2", `input[${i}]`, `No tool call found for function call output with call_id ${callId}.`);
+      } else if (lastMessage > at) {
+        add("OR11", `input[${i}]`, `The function_call_output for call_id ${callId} is separated from its ` +
+          `function_call by the message at input[${lastMessage}].`);
+      }
+    }
+  });
+  for (const [callId, i] of calls) {
+    if (!outputs.has(callId)) add("OR1", `input[${i}]`, `No tool output found for function call ${callId}.`);
+  }
+  return out;
+}
+
+// ----------------------------------------------------------------------------------------------- Gemini
+
+const GE1 =
+  "Please ensure that the number of function response parts is equal to the number of function call parts " +
+  "of the function call turn.";
+
+interface GeminiTurn {
+  role: unknown;
+  calls: (string | null)[];
+  responses: (string | null)[];
+}
+
+function checkGemini(body: Dict, contents: Item[]): Problem[] {
+  const out: Problem[] = [];
+  const add = (code: string, path: string, message: string) => out.push({ code, path, message, provider: "gemini" });
+  if ("system_instruction" in body) throw new UnsupportedBodyError("gemini", "a snake_case system instruction");
+  const system = body.systemInstruction;
+  if (system !== undefined && system !== null) {
+    const parts = isDict(system) ? system.parts : undefined;
+    if (!Array.isArray(parts) || parts.length === 0) {
+      add("GE6", "systemInstruction.parts",
+        "* GenerateContentRequest.system_instruction.parts: contents.parts must not be empty.");
+    } else if (!parts.every((part) => isDict(part) && Object.keys(part).length === 1 && typeof part.text === "string")) {
+      throw new UnsupportedBodyError("gemini", "a system instruction of parts other than text");
+    }
+  }
+  const turns: GeminiTurn[] = contents.map((content: Dict) => {
+    const turn: GeminiTurn = { role: content.role, calls: [], responses: [] };
+    for (const part of content.parts as Dict[]) {
+      const call = part.functionCall as Dict | undefined;
+      const response = part.functionResponse as Dict | undefined;
+      if (call) turn.calls.push(typeof call.id === "string" && call.id ? call.id : null);
+      if (response) turn.responses.push(typeof response.id === "string" && response.id ? response.id : null);
+    }
+    return turn;
+  });
+  turns.forEach((turn, i) => {
+    const path = `contents[${i}]`;
+    const before = i > 0 ? (turns[i - 1] as GeminiTurn) : null;
+    if (turn.calls.length > 0) {
+      if (before === null || before.role !== "user") {
+        add("GE2", path, "Please ensure that function call turn comes immediately after a user turn or after a " +
+          "function response turn.");
+      }
+      const after = turns[i + 1];
+      if (after === undefined || after.responses.length === 0) add("GE1", after ? `contents[${i + 1}]` : path, GE1);
+    }
+    if (turn.responses.length > 0) {
+      if (before === null || before.calls.length === 0) {
+        add("GE3", path, "Please ensure that function response turn comes immediately after a function call turn.");
+      } else if (turn.responses.length !== before.calls.length) {
+        add("GE1", path, GE1);
+      } else if (before.calls.every(Boolean) && turn.responses.every(Boolean)) {
+        // ids pair calls and responses only when both sides carry them; otherwise order does
+        const ids = new Set(before.calls);
+        const answered = new Set(turn.responses);
+        const paired = ids.size === before.calls.length && ids.size === answered.size && [...ids].every((id) => answered.has(id));
+        if (!paired) add("GE1", path, `${GE1} Function response ids must match the function call ids of that turn.`);
+      }
+    }
+  });
+  return out;
+}
+
 const CHECKERS: Partial<Record<ProviderName, Checker>> = {
   openai_chat: checkChat,
   anthropic: checkAnthropic,
+  openai_responses: checkResponses,
+  gemini: checkGemini,
 };

@@ -9,6 +9,7 @@
  */
 
 import { assemble, type Item, type Writer } from "./assembly.js";
+import { check } from "./check.js";
 import { isBlank } from "./messages.js";
 import { BLANK, CALLS, OTHER, planSpans, planUnchanged, type Ref, REPLY, RESULT, type Stubs } from "./planner.js";
 import { type IsReadOnly, orphanNoteText, readsOnly, syntheticText } from "./repair.js";
@@ -58,8 +59,6 @@ interface Adapter extends Writer {
   stubs(items: Item[], body: Record<string, unknown>): Stubs | null;
   /** True when the repair shows the input is refused, so it need not be judged valid as it is. */
   refused(report: BodyReport): boolean;
-  /** True when the input list is one the provider takes as it is (repair then leaves it alone); false: unsure. */
-  valid(items: Item[]): boolean;
 }
 
 type Dict = Record<string, unknown>;
@@ -95,14 +94,6 @@ function textParts(content: unknown): boolean {
     Array.isArray(content) &&
     content.every((p) => isDict(p) && size(p) === 2 && p.type === "text" && typeof p.text === "string")
   );
-}
-
-function plainAssistant(item: Dict): boolean {
-  const content = item.content;
-  if (!("content" in item) || (content !== null && typeof content !== "string")) return false;
-  const calls = item.tool_calls;
-  if (calls === undefined || calls === null) return size(item) === 2;
-  return size(item) === 3 && Array.isArray(calls) && calls.every(plainChatCall);
 }
 
 const openaiChat: Adapter = {
@@ -150,38 +141,6 @@ const openaiChat: Adapter = {
       }
     }
     return { kinds, refs };
-  },
-  valid(items) {
-    // OpenAI's rules OC1-OC6 on plain messages: each call answered by the tool messages right after it, once
-    if (items.length === 0) return false;
-    const pending = new Set<string>();
-    let inRun = false;
-    for (const item of items) {
-      if (!isDict(item)) return false;
-      const role = item.role;
-      if (role === "tool") {
-        const callId = item.tool_call_id as string;
-        if (!inRun || size(item) !== 3 || typeof item.content !== "string" || !pending.has(callId)) return false;
-        pending.delete(callId);
-        continue;
-      }
-      if (pending.size > 0) return false; // OC1: a call of the run before is not answered
-      inRun = false;
-      if (role === "user" || role === "system") {
-        const content = item.content;
-        if (size(item) !== 2 || (typeof content !== "string" && !(role === "user" && textParts(content)))) return false;
-        continue;
-      }
-      if (role !== "assistant" || !plainAssistant(item)) return false;
-      const calls = item.tool_calls as Dict[] | undefined | null;
-      if (calls && calls.length > 0) {
-        const ids = calls.map((call) => call.id as string);
-        if (new Set(ids).size !== ids.length || Math.max(...ids.map(codePoints)) > 40) return false;
-        for (const id of ids) pending.add(id);
-        inRun = true;
-      }
-    }
-    return pending.size === 0;
   },
   renamedCalls(items, finalIds) {
     const item = items[0];
@@ -329,35 +288,6 @@ const anthropic: Adapter = {
     starts.push(kinds.length);
     return { kinds, refs, starts, offsets };
   },
-  valid(items) {
-    // AN1-AN5 on plain turns: each call answered once by the results that open the user turn right after it
-    let pending: string[] = [];
-    for (const item of items) {
-      const content = item.content;
-      if (item.role === "assistant") {
-        if (pending.length > 0) return false;
-        const [kind, ids] = anthropicAssistantStub(content);
-        if (kind === BLANK || new Set(ids).size !== (ids ?? []).length) return false; // AN9, AN4
-        pending = ids ?? [];
-        continue;
-      }
-      const blocks: Dict[] = typeof content === "string" ? [] : content;
-      const answered = new Set<string>();
-      let words = false;
-      for (const block of blocks) {
-        if (block.type !== "tool_result") {
-          words = true;
-          continue;
-        }
-        const id = block.tool_use_id as string;
-        if (words || !pending.includes(id) || answered.has(id)) return false;
-        answered.add(id);
-      }
-      if (answered.size !== pending.length) return false;
-      pending = [];
-    }
-    return pending.length === 0;
-  },
   renamedCalls(items, finalIds) {
     const item = items[0];
     let k = 0;
@@ -438,21 +368,6 @@ const openaiResponses: Adapter = {
     }
     starts.push(kinds.length);
     return { kinds, refs, starts };
-  },
-  valid(items) {
-    // OR1-OR2 on plain items: every call id once, answered once by an output after it
-    const open = new Set<string>();
-    const seen = new Set<string>();
-    for (const item of items) {
-      if (item.type === "function_call") {
-        if (seen.has(item.call_id)) return false;
-        seen.add(item.call_id);
-        open.add(item.call_id);
-      } else if (item.type === "function_call_output") {
-        if (!open.delete(item.call_id)) return false;
-      }
-    }
-    return open.size === 0;
   },
   renamedCalls: () => null,
   renamedResult: () => null,
@@ -569,21 +484,6 @@ const gemini: Adapter = {
     starts.push(kinds.length);
     return { kinds, refs, starts, offsets };
   },
-  valid(items) {
-    // GE1 on plain contents: a call turn's responses, one per call, open the user content right after it
-    let pending = 0;
-    for (const item of items) {
-      const responses = (item.parts as Dict[]).filter((part) => "functionResponse" in part).length;
-      if (item.role === "model") {
-        if (pending > 0) return false;
-        pending = geminiCalls(item).length;
-      } else {
-        if (responses !== pending) return false;
-        pending = 0;
-      }
-    }
-    return pending === 0;
-  },
   renamedCalls: () => null,
   renamedResult: () => null,
   note: () => null,
@@ -650,7 +550,7 @@ export function repairBody(provider: ProviderName, body: Record<string, unknown>
   };
   const changed = report.interrupted.length + report.moved + report.notes + report.renamed + report.dropped > 0;
   if (planUnchanged(plan)) return { body: { ...body }, changed, rewritten: [], report };
-  if (changed && !adapter.refused(report) && adapter.valid(items)) {
+  if (changed && !adapter.refused(report) && !listProblems(provider, body)) {
     // valid as it is: repair changes only what the provider would refuse
     return { body: { ...body }, changed: false, rewritten: [], report: emptyReport() };
   }
@@ -677,6 +577,14 @@ function sameJson(a: unknown, b: unknown): boolean {
   const keys = Object.keys(a);
   if (keys.length !== Object.keys(b).length) return false;
   return keys.every((key) => Object.hasOwn(b, key) && sameJson((a as Dict)[key], (b as Dict)[key]));
+}
+
+/** True when `check` finds a problem in the body's list (not in its other fields, the caller's). */
+function listProblems(provider: ProviderName, body: Record<string, unknown>): boolean {
+  const key = adapterOf(provider).listKey;
+  return check(provider, body).some(
+    (problem) => problem.path === key || problem.path.startsWith(`${key}[`) || problem.path.startsWith(`${key}.`),
+  );
 }
 
 function emptyReport(): BodyReport {

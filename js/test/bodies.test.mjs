@@ -6,7 +6,7 @@ import { test } from "node:test";
 import { check, PROVIDERS, repairBody, UnsupportedBodyError } from "../dist/index.js";
 import { canonical, load, options } from "./support/vectors.mjs";
 
-const CHECKED = ["openai_chat", "anthropic"];
+const CHECKED = PROVIDERS;
 const LIST_KEY = { anthropic: "messages", openai_chat: "messages", openai_responses: "input", gemini: "contents" };
 
 for (const provider of PROVIDERS) {
