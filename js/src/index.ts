@@ -22,3 +22,5 @@ export type { BodyRepair, BodyReport, ProviderName, RepairBodyOptions } from "./
 export { PROVIDERS, repairBody, UnsupportedBodyError } from "./providers.js";
 export type { Problem } from "./check.js";
 export { check } from "./check.js";
+export { normalizeToolId } from "./ids.js";
+export { FinalIds } from "./planner.js";
