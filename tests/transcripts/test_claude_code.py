@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pytest
 from hypothesis import example, given
-from hypothesis import strategies as st
 
 from chatmend import ChatMessage, ImagePart, TextPart, ToolCall, repair_history
 from chatmend.answer_order import keep_answer_order
-from chatmend.transcripts.claude_code import Relinker
 from tests.strategies import PNG, examples, messy_histories
 from tests.transcripts.helpers import PLACEHOLDER_BEFORE_RESULT, claude_code_records, lines_of, normal, read_text
 
@@ -325,41 +323,3 @@ def test_the_repair_report_names_a_line_that_is_not_a_record(
     # left out of the file (the agent's next record then starts a line of its own), kept in the backup
     assert f"  line 2: a torn last line (19 bytes) left out; kept in {path}.bak" in out
     assert path.read_text() == "".join(lines_of([good]))
-
-
-class _Stamped(NamedTuple):
-    uid: object
-    parent: object
-    kind: str | None
-    compact_boundary: bool
-    sidechain: bool
-    message_id: object
-    holds_results: bool
-    timestamp: object
-
-
-_STAMPED = st.builds(_Stamped, uid=st.sampled_from(["a", "b", "c", None, 3]), parent=st.sampled_from(["a", "b", None]),
-                     kind=st.just("user"), compact_boundary=st.just(False), sidechain=st.booleans(),
-                     message_id=st.none(), holds_results=st.just(False),
-                     timestamp=st.sampled_from(["2026-01-01T00:00:01Z", "2026-01-01T00:00:00Z", "", None, 5]))
-
-
-@examples(500)
-@given(st.lists(_STAMPED, max_size=8), st.sets(st.integers(0, 7)), st.booleans(), st.sampled_from([None, "a", "z"]),
-       st.sampled_from([None, "", "2026-01-01T00:00:00.5Z"]), st.data())
-def test_relinking_a_run_of_records_is_relinking_each_in_turn(
-        records: list[_Stamped], live: set[int], sidechain: bool, previous: str | None, stamp: str | None,
-        data: st.DataObject) -> None:
-    a = data.draw(st.integers(0, len(records)))
-    b = data.draw(st.integers(a, len(records)))
-    one, run = Relinker(sidechain), Relinker(sidechain)
-    for relinker in (one, run):
-        relinker.previous, relinker.stamp, relinker.started = previous, stamp, previous is not None
-    expected = []
-    for k in range(a, b):
-        r = records[k]
-        parent = one.relink(r.uid, r.parent, r.sidechain, r.timestamp, k in live)
-        if parent is not None:
-            expected.append((k, parent))
-    assert run.relink_records(records, live, a, b) == expected
-    assert (run.previous, run.stamp, run.started) == (one.previous, one.stamp, one.started)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import collections
 import re
 import uuid
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, NamedTuple
@@ -520,41 +520,16 @@ class Relinker:
         changes: dict[str, Any] = {}
         if new and isinstance(stamp, str) and self.stamp is not None and stamp <= self.stamp:
             stamp = changes["timestamp"] = _after(self.stamp)
-        parent = self.relink(uid, parent, sidechain, stamp, live)
-        if parent is not None:
-            changes["parentUuid"] = parent
-            self.moved += not new  # a record repair adds is reported as added
-        return changes
-
-    def relink(self, uid: object, parent: object, sidechain: bool, stamp: object, live: bool) -> str | None:
-        """The `parentUuid` a record written as read gets (None: it keeps its own), its `timestamp` seen."""
         if isinstance(stamp, str):
             self.stamp = max(self.stamp or stamp, stamp)
         if not live or not isinstance(uid, str) or sidechain is not self.sidechain:
-            return None
-        moved = self.previous if self.started and parent != self.previous else None
+            return changes
+        if self.started and parent != self.previous:
+            changes["parentUuid"] = self.previous
+            self.moved += not new  # a record repair adds is reported as added
         self.started = True
         self.previous = uid
-        return moved
-
-    def relink_records(self, records: Sequence[Line], live: Container[int], a: int, b: int,
-                       ) -> list[tuple[int, str]]:
-        """`relink` of records [a, b) in turn, all written as read (a large transcript's part that repair leaves
-        as it is): each whose `parentUuid` changes, with its new one. One loop, not a call a record."""
-        moved: list[tuple[int, str]] = []
-        stamp, previous, started, sidechain = self.stamp, self.previous, self.started, self.sidechain
-        for k in range(a, b):
-            record = records[k]
-            when, uid = record.timestamp, record.uid
-            if type(when) is str and (stamp is None or when > stamp):
-                stamp = when
-            if type(uid) is str and record.sidechain is sidechain and k in live:
-                if started and record.parent != previous:
-                    moved.append((k, previous))  # type: ignore[arg-type]  # started: previous is a uid
-                started, previous = True, uid
-        self.stamp, self.previous, self.started = stamp, previous, started
-        self.moved += len(moved)
-        return moved
+        return changes
 
 
 def relinked(count: int) -> str:

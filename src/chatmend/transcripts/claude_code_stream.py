@@ -492,11 +492,15 @@ class _Copier:
 def _relinked_as_read(found: Scan, a: int, b: int, relinker: Relinker, copier: _Copier,
                       ) -> Iterator[bytes | FileBytes]:
     """Records [a, b), which repair leaves as they are, as read but for the links relinking changes."""
-    for k, parent in relinker.relink_records(found.lines, found.live, a, b):
-        start, stop = found.places.line(k)
-        yield from copier.upto(start)
-        yield compact_json({**_record_at(found, start, stop), "parentUuid": parent}).encode("utf-8")
-        copier.skip_to(stop)
+    for k in range(a, b):
+        line = found.lines[k]
+        changes = relinker.visit(line.uid, line.parent, line.sidechain, line.timestamp, new=False,
+                                 live=k in found.live)
+        if changes:
+            start, stop = found.places.line(k)
+            yield from copier.upto(start)
+            yield compact_json({**_record_at(found, start, stop), **changes}).encode("utf-8")
+            copier.skip_to(stop)
 
 
 def _record_at(found: Scan, start: int, stop: int) -> dict[str, Any]:
