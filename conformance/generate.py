@@ -424,17 +424,20 @@ def responses_body(turns: list[tuple[str, Any]], r: random.Random) -> dict[str, 
 
 def gemini_body(turns: list[tuple[str, Any]], r: random.Random) -> dict[str, Any]:
     items: list[dict[str, Any]] = []
+    with_ids = r.random() < 0.7  # (a client sends ids on every call and response, or on none)
     for kind, value in turns:
         if kind == "user":
             items.append({"role": "user", "parts": [{"text": value or "x"}]})
         elif kind == "assistant":
             text, made = value
             parts: list[dict[str, Any]] = [{"text": text}] if text else []
-            parts += [{"functionCall": {"id": i, "name": n, "args": a}} if r.random() < 0.5 else
+            parts += [{"functionCall": {"id": i, "name": n, "args": a}} if with_ids else
                       {"functionCall": {"name": n, "args": a}} for i, n, a in made]
             items.append({"role": "model", "parts": parts or [{"text": "ok"}]})
         else:
             parts = [{"functionResponse": {"id": i, "name": n, "response": {"error": t} if err else {"output": t}}}
+                     if with_ids else {"functionResponse": {"name": n, "response": {"error": t} if err else
+                                                           {"output": t}}}
                      for i, n, t, err in value]
             if parts:
                 items.append({"role": "user", "parts": parts})

@@ -369,9 +369,16 @@ const openaiResponses: Adapter = {
     starts.push(kinds.length);
     return { kinds, refs, starts };
   },
-  renamedCalls: () => null,
-  renamedResult: () => null,
-  note: () => null,
+  renamedCalls(items, finalIds) {
+    return items.map((item, k) => ({ ...item, call_id: finalIds[k] }));
+  },
+  renamedResult(piece, finalId) {
+    return [{ ...piece, call_id: finalId }];
+  },
+  note(piece) {
+    const text = orphanNoteText(null, piece.call_id, false, piece.output);
+    return [{ role: "user", content: [{ type: "input_text", text }] }];
+  },
   syntheticResult(calls, k, finalId, isReadOnly) {
     const name = calls[k].name as string;
     const text = syntheticText(name, readsOnly(isReadOnly, name));
@@ -484,6 +491,8 @@ const gemini: Adapter = {
     starts.push(kinds.length);
     return { kinds, refs, starts, offsets };
   },
+  // (a renamed call, its result and a note take the neutral route in Python, whose writer keeps the user turns
+  // apart where the assembly would join them: refused here)
   renamedCalls: () => null,
   renamedResult: () => null,
   note: () => null,
