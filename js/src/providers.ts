@@ -320,6 +320,26 @@ const anthropic: Adapter = {
 
 const INPUT_ROLES: readonly unknown[] = ["user", "system", "developer"];
 
+/** An assistant message item of output text that says something, with no annotation, id or status. */
+function plainReply(item: Dict): boolean {
+  const content = item.content;
+  return (
+    size(item) === 3 &&
+    Array.isArray(content) &&
+    content.length > 0 &&
+    content.every(
+      (part) =>
+        isDict(part) &&
+        size(part) === 3 &&
+        part.type === "output_text" &&
+        typeof part.text === "string" &&
+        !isBlank(part.text) &&
+        Array.isArray(part.annotations) &&
+        part.annotations.length === 0,
+    )
+  );
+}
+
 const openaiResponses: Adapter = {
   name: "openai_responses",
   listKey: "input",
@@ -349,12 +369,19 @@ const openaiResponses: Adapter = {
         }
         starts.push(kinds.length - 1);
         calls.push(callId);
+        kinds[kinds.length - 1] = CALLS; // (a reply that said something first: its calls join its message)
         refs[refs.length - 1] = [...calls];
         continue;
       }
       calls = null;
       starts.push(kinds.length);
-      if (kind === "function_call_output") {
+      if (kind === "message" && item.role === "assistant") {
+        // the assistant's text opens its turn: the calls after it are the same message, as the reader folds them
+        if (!plainReply(item)) return null;
+        kinds.push(REPLY);
+        refs.push(null);
+        calls = [];
+      } else if (kind === "function_call_output") {
         if (size(item) !== 3 || typeof item.call_id !== "string" || typeof item.output !== "string") return null;
         kinds.push(RESULT);
         refs.push(item.call_id);
@@ -370,7 +397,8 @@ const openaiResponses: Adapter = {
     return { kinds, refs, starts };
   },
   renamedCalls(items, finalIds) {
-    return items.map((item, k) => ({ ...item, call_id: finalIds[k] }));
+    let k = 0;
+    return items.map((item) => (item.type === "function_call" ? { ...item, call_id: finalIds[k++] } : item));
   },
   renamedResult(piece, finalId) {
     return [{ ...piece, call_id: finalId }];
@@ -379,8 +407,8 @@ const openaiResponses: Adapter = {
     const text = orphanNoteText(null, piece.call_id, false, piece.output);
     return [{ role: "user", content: [{ type: "input_text", text }] }];
   },
-  syntheticResult(calls, k, finalId, isReadOnly) {
-    const name = calls[k].name as string;
+  syntheticResult(items, k, finalId, isReadOnly) {
+    const name = items.filter((item) => item.type === "function_call")[k].name as string;
     const text = syntheticText(name, readsOnly(isReadOnly, name));
     return [{ type: "function_call_output", call_id: finalId, output: `[error] ${text}` }];
   },
