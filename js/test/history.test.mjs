@@ -64,3 +64,20 @@ test("an exception of isReadOnly propagates", () => {
   const history = [{ role: "assistant", content: "", tool_calls: [{ id: "a", name: "s" }] }];
   assert.throws(() => repairHistory(history, { isReadOnly: () => { throw new Error("boom"); } }), /boom/);
 });
+
+test("prefix-stable: a history cut before a kept assistant message repairs to the first messages of the whole", () => {
+  let checked = 0;
+  for (const c of load("history/generated.json.gz")) {
+    if (c.error || c.options.leave_open_last) continue;
+    const whole = repairHistory(c.input, options(c.options)).messages.map((m) => canonical(canonicalMessage(m)));
+    c.input.forEach((message, i) => {
+      const content = message.content;
+      const blank = typeof content === "string" ? !content.trim() : content.every((p) => p.type === "text" && !p.text.trim());
+      if (message.role !== "assistant" || (blank && !(message.tool_calls ?? []).length)) return;
+      const prefix = repairHistory(c.input.slice(0, i), options(c.options)).messages.map((m) => canonical(canonicalMessage(m)));
+      assert.deepEqual(prefix, whole.slice(0, prefix.length), `${c.name} at ${i}`);
+      checked += 1;
+    });
+  }
+  assert.ok(checked > 1000);
+});
