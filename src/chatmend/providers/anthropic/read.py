@@ -302,7 +302,6 @@ def _read_document(block: Mapping[str, Any]) -> Part:
     return NativePart(provider=PROVIDER_NAME, data=dict(block))
 
 
-
 # --- an agent's transcript: its turns, handed over by the store that holds them ---------------------------------
 
 
