@@ -10,7 +10,15 @@ import pytest
 from hypothesis import given
 
 from chatmend import ChatMessage, ToolCall, dumps, providers, repair_history
-from chatmend.repair import MAY_HAVE_RUN_WORDING, Mark, RepairOptions, is_placeholder, repair_for_writers
+from chatmend.repair import (
+    MAY_HAVE_RUN_WORDING,
+    Mark,
+    RepairOptions,
+    Wording,
+    is_placeholder,
+    repair_for_writers,
+    synthetic_result,
+)
 from tests.providers.common import body_or_none, writable
 from tests.strategies import examples, messy_histories
 from tests.test_repair import with_final_ids
@@ -306,3 +314,12 @@ def test_the_writers_repair_with_options_is_repair_history_with_them(history: li
                 expected.interrupted_at)
             if assign_ids:
                 assert with_final_ids(got) == expected.messages and got.final_ids == expected.final_ids
+
+
+def test_a_body_repair_writes_the_synthetic_result_repair_history_writes_with_the_same_options() -> None:
+    history = [U, A("a"), ChatMessage(role="assistant", content="next")]
+    options: list[tuple[Wording | None, Mark]] = [(None, "error"), ({"search": "re-run"}, "none"),
+                                                  (lambda name: None, "error")]
+    for wording, mark in options:
+        written = repair_history(history, wording=wording, mark=mark).messages[2]
+        assert written == synthetic_result("a", "search", read_only=False, wording=wording, is_error=mark == "error")

@@ -5,7 +5,7 @@ The specification is `docs/rules.md`. Rules 1 to 5 are decided once, on stubs of
 (`stub_history`), and the plan is applied to them (`_Repair`), writing what rules 6 and 7 say:
 
 1. drop first ............. `is_placeholder` (a BLANK stub)
-6. synthetic result ....... `interrupted_result`, with the options `wording` (`_worded`) and `mark`
+6. synthetic result ....... `synthetic_result`, with the options `wording` and `mark`
 7. user note .............. `orphan_note`
 9. bad input .............. `chatmend.messages.coerce_history` (SDK objects first: `read_sdk_objects`)
 
@@ -262,10 +262,12 @@ def interrupted_result(call: ToolCall, *, read_only: bool) -> ChatMessage:
     return synthetic_result(call.id, call.name, read_only=read_only)
 
 
-def synthetic_result(call_id: str, name: str, *, read_only: bool) -> ChatMessage:
-    """Rule 6's result for the call `call_id` to tool `name` (a body's fast repair knows no ToolCall)."""
-    return ChatMessage(role="tool", tool_call_id=call_id, tool_name=name, is_error=True,
-                       content=_wording(name, read_only))
+def synthetic_result(call_id: str, name: str, *, read_only: bool, wording: Wording | None = None,
+                     is_error: bool = True) -> ChatMessage:
+    """Rule 6's result for the call `call_id` to tool `name` (a body's repair knows no ToolCall), with
+    `repair_history`'s options: its text from `wording`, `is_error=False` for `mark="none"`."""
+    return ChatMessage(role="tool", tool_call_id=call_id, tool_name=name, is_error=is_error,
+                       content=synthetic_text(name, read_only=read_only, wording=wording))
 
 
 def reads_only(is_read_only: IsReadOnly | None, name: str) -> bool:
@@ -273,8 +275,15 @@ def reads_only(is_read_only: IsReadOnly | None, name: str) -> bool:
     return is_read_only is not None and bool(is_read_only(name))
 
 
-def synthetic_text(name: str, *, read_only: bool) -> str:
-    """Rule 6's text for a call to tool `name`: what `synthetic_result` says (an error result)."""
+def synthetic_text(name: str, *, read_only: bool, wording: Wording | None = None) -> str:
+    """Rule 6's text for a call to tool `name`: the caller's text for it when `wording` has one, else the spec's."""
+    if wording is not None:
+        text = wording.get(name) if isinstance(wording, Mapping) else wording(name)
+        if text is not None:
+            if not isinstance(text, str):
+                raise TypeError(f"wording for {name!r} must be a str (or None for the default), got "
+                                f"{type(text).__name__}")
+            return text
     return _wording(name, read_only)
 
 
@@ -282,16 +291,6 @@ def synthetic_text(name: str, *, read_only: bool) -> str:
 def _wording(name: str, read_only: bool) -> str:
     """Rule 6's text for a tool (cached: a session calls a few tools many times)."""
     return (READ_ONLY_WORDING if read_only else MAY_HAVE_RUN_WORDING).format(name=name)
-
-
-def _worded(synthetic: ChatMessage, name: str, wording: Wording) -> ChatMessage:
-    """A synthetic result with the caller's text for `name`, when `wording` has one."""
-    text = wording.get(name) if isinstance(wording, Mapping) else wording(name)
-    if text is None:
-        return synthetic
-    if not isinstance(text, str):
-        raise TypeError(f"wording for {name!r} must be a str (or None for the default), got {type(text).__name__}")
-    return replace_unchecked(synthetic, content=text)
 
 
 def orphan_note(result: ChatMessage) -> ChatMessage:
@@ -478,12 +477,8 @@ class _Repair:
         if call.id != final:
             call = replace_unchecked(call, id=final)
         self.interrupted.append(call)
-        synthetic = interrupted_result(call, read_only=reads_only(self.is_read_only, call.name))
-        if self.wording is not None:
-            synthetic = _worded(synthetic, call.name, self.wording)
-        if self.unmarked:
-            synthetic = replace_unchecked(synthetic, is_error=False)
-        return synthetic
+        return synthetic_result(final, call.name, read_only=reads_only(self.is_read_only, call.name),
+                                wording=self.wording, is_error=not self.unmarked)
 
     def mark(self) -> _Mark:
         """Where the repair stands, to roll back to (taken between two runs of the planner)."""
