@@ -345,7 +345,7 @@ class Kilo(Client):
 
     name = "kilo"
     package = "@kilocode/cli"
-    version = "7.7.7"
+    version = "7.7.7"  # the newest whose Linux binary is published (7.8.1's @kilocode/cli-linux-x64 is not)
 
     def prepare(self, port: int) -> None:
         folder = self.home / ".config" / "kilo"
