@@ -161,6 +161,11 @@ def rule_cases() -> list[dict[str, Any]]:
         c("provider data kept", [{"role": "assistant", "content": "", "provider_data": {"x": {"b": 1, "a": 2}},
                                   "tool_calls": [{"id": "", "name": "s", "arguments": {},
                                                   "provider_data": {"gemini": {"thought_signature": "t"}}}]}]),
+        c("R9 lenient booleans read as the model reads them", [
+            user("hi"), result("a", is_error="yes"), result("b", is_error="no"), result("c", is_error=1),
+            {"role": "assistant", "content": [{"type": "thinking", "redacted": "yes", "data": "x"}]}]),
+        c("R9 defaults", [{"role": "user"}, {"role": "user", "content": "x", "provider_data": None, "tool_name": None,
+                                             "is_error": False}]),
         c("option wording mapping", [calls("a", "b", names=("search", "shell"))], {"wording": {"search": "gone"}}),
         c("option leave_open_last", [calls("a"), result("a"), calls("b", "c"), result("c")],
           {"leave_open_last": True}),
@@ -193,6 +198,40 @@ def error_cases() -> list[dict[str, Any]]:
         c("content of the wrong type", [user("hi"), {"role": "user", "content": 5}]),
         c("tool_calls on a user message", [{"role": "user", "content": "x", "tool_calls": [{"id": "a", "name": "s"}]}]),
         c("tool_call_id on a user message", [{"role": "user", "content": "x", "tool_call_id": "a"}]),
+        c("text part without text", [{"role": "user", "content": [{"type": "text"}]}]),
+        c("text part text not a string", [{"role": "user", "content": [{"type": "text", "text": 5}]}]),
+        c("unknown part type", [{"role": "user", "content": [{"type": "video"}]}]),
+        c("part type missing", [{"role": "user", "content": [{"text": "x"}]}]),
+        c("part not an object", [{"role": "user", "content": ["hi"]}]),
+        c("image without source", [{"role": "user", "content": [{"type": "image"}]}]),
+        c("image data without media type", [{"role": "user", "content": [{"type": "image", "data": "AA"}]}]),
+        c("image blank url", [{"role": "user", "content": [{"type": "image", "url": " "}]}]),
+        c("image unknown field", [{"role": "user", "content": [{"type": "image", "url": "u", "detail": "x"}]}]),
+        c("file with two sources", [{"role": "user", "content": [{"type": "file", "url": "u", "file_id": "f"}]}]),
+        c("native without provider", [{"role": "user", "content": [{"type": "native", "data": {}}]}]),
+        c("native data a list", [{"role": "user", "content": [{"type": "native", "provider": "p", "data": [1]}]}]),
+        c("thinking text not a string", [{"role": "assistant", "content": [{"type": "thinking", "text": 1}]}]),
+        c("arguments a list", [{"role": "assistant", "content": "", "tool_calls": [
+            {"id": "a", "name": "s", "arguments": [1]}]}]),
+        c("arguments null", [{"role": "assistant", "content": "", "tool_calls": [
+            {"id": "a", "name": "s", "arguments": None}]}]),
+        c("call id a number", [{"role": "assistant", "content": "", "tool_calls": [{"id": 1, "name": "s"}]}]),
+        c("call name null", [{"role": "assistant", "content": "", "tool_calls": [{"id": "a", "name": None}]}]),
+        c("call unknown field", [{"role": "assistant", "content": "", "tool_calls": [
+            {"id": "a", "name": "s", "colour": 1}]}]),
+        c("raw_arguments a number", [{"role": "assistant", "content": "", "tool_calls": [
+            {"id": "a", "name": "s", "raw_arguments": 1}]}]),
+        c("call not an object", [{"role": "assistant", "content": "", "tool_calls": ["a"]}]),
+        c("tool_calls not a list", [{"role": "assistant", "content": "", "tool_calls": {"id": "a"}}]),
+        c("tool_calls null", [{"role": "assistant", "content": "", "tool_calls": None}]),
+        c("is_error not a boolean", [{"role": "tool", "tool_call_id": "a", "content": "x", "is_error": 2}]),
+        c("is_error null", [{"role": "tool", "tool_call_id": "a", "content": "x", "is_error": None}]),
+        c("tool_call_id a number", [{"role": "tool", "tool_call_id": 5, "content": "x"}]),
+        c("tool_name a number", [{"role": "tool", "tool_call_id": "a", "content": "x", "tool_name": 3}]),
+        c("provider_data a list", [{"role": "user", "content": "x", "provider_data": [1]}]),
+        c("unknown field", [{"role": "user", "content": "x", "colour": "red"}]),
+        c("null content", [{"role": "user", "content": None}]),
+        c("role null", [{"role": None, "content": "x"}]),
     ]
 
 

@@ -79,13 +79,109 @@ export class HistoryError extends Error {
 }
 
 const ROLES: readonly string[] = ["system", "user", "assistant", "tool"];
-const PART_TYPES: readonly string[] = ["text", "image", "thinking", "file", "native"];
+const MESSAGE_KEYS = ["role", "content", "tool_calls", "tool_call_id", "tool_name", "is_error", "provider_data"];
+const CALL_KEYS = ["id", "name", "arguments", "raw_arguments", "provider_data"];
+/** Each part type's fields, and which of them are optional strings. */
+const PART_KEYS: Record<string, readonly string[]> = {
+  text: ["type", "text", "provider_data"],
+  image: ["type", "media_type", "data", "url", "provider_data"],
+  thinking: ["type", "text", "signature", "redacted", "data", "provider", "provider_data"],
+  file: ["type", "media_type", "data", "url", "file_id", "filename", "provider", "provider_data"],
+  native: ["type", "provider", "data"],
+};
+const OPTIONAL_STRINGS = new Set(["media_type", "data", "url", "signature", "provider", "file_id", "filename"]);
+const CONTENT = "content is a string or a list of text, image, thinking, file and native parts";
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Rule 9: throws a HistoryError naming message `index` and the field when `item` is not a message. */
+const TRUE_WORDS = new Set(["1", "on", "t", "true", "y", "yes"]);
+const FALSE_WORDS = new Set(["0", "off", "f", "false", "n", "no"]);
+
+/** A boolean as the Python model reads one (pydantic's lax mode: 0 and 1, "yes" and "no", ...); undefined when
+ * it is none. */
+export function laxBool(value: unknown): boolean | undefined {
+  if (typeof value === "boolean") return value;
+  if (value === 0 || value === 1) return value === 1;
+  if (typeof value === "string") {
+    const word = value.toLowerCase();
+    if (TRUE_WORDS.has(word)) return true;
+    if (FALSE_WORDS.has(word)) return false;
+  }
+  return undefined;
+}
+
+function checkPart(part: unknown, index: number, at: string): void {
+  if (!isObject(part)) throw new HistoryError(`expected a part object (${CONTENT})`, index, at);
+  const type = part.type;
+  const keys = typeof type === "string" ? PART_KEYS[type] : undefined;
+  if (keys === undefined) throw new HistoryError(`unknown part type ${JSON.stringify(type)} (${CONTENT})`, index, at);
+  for (const key of Object.keys(part)) {
+    if (!keys.includes(key)) throw new HistoryError("unknown field", index, `${at}.${key}`);
+  }
+  for (const key of keys) {
+    const value = part[key];
+    if (type !== "native" && OPTIONAL_STRINGS.has(key)) {
+      if (value !== undefined && value !== null && typeof value !== "string") {
+        throw new HistoryError("expected a string or null", index, `${at}.${key}`);
+      }
+    }
+  }
+  if (part.provider_data != null && !isObject(part.provider_data)) {
+    throw new HistoryError("expected an object or null", index, `${at}.provider_data`);
+  }
+  if (type === "text" && typeof part.text !== "string") throw new HistoryError("expected a string", index, `${at}.text`);
+  if (type === "thinking") {
+    if (part.text !== undefined && typeof part.text !== "string") {
+      throw new HistoryError("expected a string", index, `${at}.text`);
+    }
+    if (part.redacted !== undefined && laxBool(part.redacted) === undefined) {
+      throw new HistoryError("expected true or false", index, `${at}.redacted`);
+    }
+  }
+  if (type === "native") {
+    if (typeof part.provider !== "string") throw new HistoryError("expected a string", index, `${at}.provider`);
+    if (!isObject(part.data)) throw new HistoryError("expected an object", index, `${at}.data`);
+  }
+  if (type === "image" || type === "file") {
+    const sources = ["data", "url", ...(type === "file" ? ["file_id"] : [])].filter((key) => part[key] != null);
+    if (sources.length !== 1) {
+      throw new HistoryError(`a ${type} needs exactly one of 'data' (base64), 'url'${type === "file" ? " or 'file_id'" : ""}`,
+        index, at);
+    }
+    if (part.data != null && !part.media_type) {
+      throw new HistoryError(`a ${type} with 'data' needs its 'media_type'`, index, `${at}.media_type`);
+    }
+    if (type === "image" && typeof part.url === "string" && !part.url.trim()) {
+      throw new HistoryError("an image's 'url' is empty; expected an https URL or a data: URI", index, `${at}.url`);
+    }
+  }
+}
+
+function checkCall(call: unknown, index: number, at: string): void {
+  if (!isObject(call)) throw new HistoryError("expected a tool call object", index, at);
+  for (const key of Object.keys(call)) {
+    if (!CALL_KEYS.includes(key)) throw new HistoryError("unknown field", index, `${at}.${key}`);
+  }
+  if (call.id !== undefined && typeof call.id !== "string") throw new HistoryError("expected a string", index, `${at}.id`);
+  if (typeof call.name !== "string" || !call.name) {
+    throw new HistoryError("expected a name of at least 1 character", index, `${at}.name`);
+  }
+  const args = call.arguments;
+  if (args !== undefined && typeof args !== "string" && !isObject(args)) {
+    throw new HistoryError("expected an object or its JSON text", index, `${at}.arguments`);
+  }
+  if (call.raw_arguments != null && typeof call.raw_arguments !== "string") {
+    throw new HistoryError("expected a string or null", index, `${at}.raw_arguments`);
+  }
+  if (call.provider_data != null && !isObject(call.provider_data)) {
+    throw new HistoryError("expected an object or null", index, `${at}.provider_data`);
+  }
+}
+
+/** Rule 9: throws a HistoryError naming message `index` and the field when `item` is not a message of the model's
+ * JSON shape (the same index and field the Python library names). */
 export function checkMessage(item: unknown, index: number): asserts item is ChatMessage {
   if (!isObject(item)) {
     throw new HistoryError(`expected a message (a mapping with a 'role'), got ${typeName(item)}`, index);
@@ -95,58 +191,46 @@ export function checkMessage(item: unknown, index: number): asserts item is Chat
   if (typeof role !== "string" || !ROLES.includes(role)) {
     throw new HistoryError(`unknown role ${JSON.stringify(role)}; expected one of ${ROLES.join(", ")}`, index, "role");
   }
+  for (const key of Object.keys(item)) {
+    if (!MESSAGE_KEYS.includes(key)) throw new HistoryError("unknown field", index, key);
+  }
   const content = item.content;
   if (content !== undefined && typeof content !== "string") {
-    if (!Array.isArray(content)) {
-      throw new HistoryError("content is a string or a list of text, image, thinking, file and native parts", index,
-        "content");
-    }
+    if (!Array.isArray(content)) throw new HistoryError(CONTENT, index, "content");
     content.forEach((part, k) => {
-      if (!isObject(part) || typeof part.type !== "string" || !PART_TYPES.includes(part.type)) {
-        throw new HistoryError("expected a text, image, thinking, file or native part", index, `content.${k}`);
-      }
+      checkPart(part, index, `content.${k}`);
     });
   }
   const calls = item.tool_calls;
-  if (calls !== undefined && calls !== null) {
+  if (calls !== undefined) {
     if (!Array.isArray(calls)) throw new HistoryError("expected a list of tool calls", index, "tool_calls");
+    calls.forEach((call, k) => {
+      checkCall(call, index, `tool_calls.${k}`);
+    });
     if (calls.length > 0 && role !== "assistant") {
       throw new HistoryError(`only assistant messages carry 'tool_calls', not ${role} messages`, index);
     }
-    calls.forEach((call, k) => {
-      if (!isObject(call)) throw new HistoryError("expected a tool call", index, `tool_calls.${k}`);
-      if (typeof call.name !== "string" || !call.name) {
-        throw new HistoryError("expected a name of at least 1 character", index, `tool_calls.${k}.name`);
-      }
-      if (call.id !== undefined && typeof call.id !== "string") {
-        throw new HistoryError("expected a string", index, `tool_calls.${k}.id`);
-      }
-      const args = call.arguments;
-      if (args !== undefined && typeof args !== "string" && !isObject(args)) {
-        throw new HistoryError("expected an object or its JSON text", index, `tool_calls.${k}.arguments`);
-      }
-    });
+  }
+  if (item.tool_call_id != null && typeof item.tool_call_id !== "string") {
+    throw new HistoryError("expected a string", index, "tool_call_id");
+  }
+  if (item.tool_name != null && typeof item.tool_name !== "string") {
+    throw new HistoryError("expected a string or null", index, "tool_name");
+  }
+  const isError = item.is_error === undefined ? false : laxBool(item.is_error);
+  if (isError === undefined) throw new HistoryError("expected true or false", index, "is_error");
+  if (item.provider_data != null && !isObject(item.provider_data)) {
+    throw new HistoryError("expected an object or null", index, "provider_data");
   }
   if (role === "tool") {
-    if (item.tool_call_id === undefined || item.tool_call_id === null) {
+    if (item.tool_call_id == null) {
       throw new HistoryError("a tool message needs 'tool_call_id', the id of the call it answers", index);
-    }
-    if (typeof item.tool_call_id !== "string") throw new HistoryError("expected a string", index, "tool_call_id");
-    if (item.tool_name != null && typeof item.tool_name !== "string") {
-      throw new HistoryError("expected a string or null", index, "tool_name");
-    }
-    if (item.is_error !== undefined && typeof item.is_error !== "boolean") {
-      throw new HistoryError("expected true or false", index, "is_error");
     }
   } else {
     for (const name of ["tool_call_id", "tool_name"] as const) {
-      if (item[name] !== undefined && item[name] !== null) {
-        throw new HistoryError(`only tool messages carry '${name}', not ${role} messages`, index);
-      }
+      if (item[name] != null) throw new HistoryError(`only tool messages carry '${name}', not ${role} messages`, index);
     }
-    if (item.is_error !== undefined && item.is_error !== false) {
-      throw new HistoryError(`only tool messages carry 'is_error', not ${role} messages`, index);
-    }
+    if (isError) throw new HistoryError(`only tool messages carry 'is_error', not ${role} messages`, index);
   }
 }
 
@@ -178,7 +262,7 @@ export function canonicalMessage(message: ChatMessage): Record<string, JsonValue
   const out: Record<string, JsonValue> = { role: message.role };
   if (message.tool_call_id !== undefined && message.tool_call_id !== null) out.tool_call_id = message.tool_call_id;
   if (message.tool_name !== undefined && message.tool_name !== null) out.tool_name = message.tool_name;
-  if (message.is_error) out.is_error = true;
+  if (laxBool(message.is_error)) out.is_error = true;
   const content = message.content ?? "";
   out.content = typeof content === "string" ? content : content.map(canonicalPart);
   if (message.tool_calls && message.tool_calls.length > 0) out.tool_calls = message.tool_calls.map(canonicalCall);
@@ -190,9 +274,11 @@ function canonicalPart(part: Part): JsonValue {
   const out: Record<string, JsonValue> = {};
   for (const [key, value] of Object.entries(part)) {
     if (value === null || value === undefined) continue;
-    if (part.type === "thinking" && ((key === "text" && value === "") || (key === "redacted" && value === false))) {
-      continue; // (defaults left out)
+    if (part.type === "thinking" && key === "redacted") {
+      if (laxBool(value)) out.redacted = true; // (a boolean as the model reads it; false is the default, left out)
+      continue;
     }
+    if (part.type === "thinking" && key === "text" && value === "") continue; // (the default, left out)
     out[key] = sortedJson(value as JsonValue);
   }
   return out;

@@ -8,6 +8,7 @@ import {
   type ChatMessage,
   checkMessage,
   HistoryError,
+  laxBool,
   type Part,
   saysNothing,
   type ToolCall,
@@ -115,7 +116,8 @@ export function orphanNote(result: ChatMessage): ChatMessage {
     }
     text = texts.join("\n");
   }
-  const note = orphanNoteText(result.tool_name, result.tool_call_id, result.is_error === true, text, others.length > 0);
+  const isError = laxBool(result.is_error) === true;
+  const note = orphanNoteText(result.tool_name, result.tool_call_id, isError, text, others.length > 0);
   return { role: "user", content: [{ type: "text", text: note }, ...others] };
 }
 
