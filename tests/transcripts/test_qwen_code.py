@@ -320,3 +320,19 @@ def test_doctor_finds_and_fixes_a_session_in_a_fake_home(tmp_path: Path) -> None
     assert [f.status for f in doctor(env=env, fix=True, workers=1)] == ["fixed"]
     assert [f.status for f in doctor(env=env, workers=1, force=True)] == ["ok"]
     assert path.read_text(encoding="utf-8").startswith(w.text())
+
+
+def test_a_slash_command_answered_locally_is_taken_back_out_of_what_is_sent() -> None:
+    w = Writer()
+    w.user("go")
+    w.reply(text="hi")
+    w.user("/stats")
+    local = {"phase": "result", "rawCommand": "/stats", "outputHistoryItems": [{"type": "assistant", "text": "…"}]}
+    w.system("slash_command", **local)
+    w.user("next")
+    session = read_text(w.text())
+    assert [m.content for m in session.messages] == ["go", "hi", "next"]
+    result, chunks = session.repaired(None)
+    assert not result.changed and "".join(chunks) == w.text()
+    w.records[3]["systemPayload"]["sentToModel"] = True  # sent to the model: it stays
+    assert [m.content for m in read_text(w.text()).messages] == ["go", "hi", "/stats", "next"]

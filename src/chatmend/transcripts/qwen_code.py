@@ -6,7 +6,8 @@ part of the conversation (not an artifact record), walks `parentUuid` back to th
 one `uuid` (fragments) as one. Each record's `message` is a Gemini Content (`role` `user` or `model`, `parts`:
 text, `functionCall`, `functionResponse`), read here by the Gemini adapter's own reader; a `tool_result` record
 holds the `functionResponse` of a call. A `chat_compression` system record's `compressedHistory` replaces the
-history before it; a `mid_turn_user_message` joins the user turn before it; other system records (telemetry,
+history before it; a `mid_turn_user_message` joins the user turn before it; the `slash_command` result of a command
+answered locally takes the command's user turn back out; other system records (telemetry,
 titles, snapshots) are not sent. Qwen Code sends the Contents through the provider its auth type names
 (`session_model` records; OpenAI Chat Completions by default).
 
@@ -185,9 +186,14 @@ class QwenCode(TranscriptFormat):
 
     def _read_system(self, k: int, record: Record,
                      contents: list[tuple[dict[str, Any], list[tuple[int, int]], Record]]) -> None:
-        """A compression's stored history replaces the Contents before it; other system records are not sent."""
+        """A compression's stored history replaces the Contents before it; a local slash command's result takes the
+        command's own user turn back out of them; other system records are not sent."""
         data = record.data
         payload = data.get("systemPayload")
+        if data.get("subtype") == "slash_command" and isinstance(payload, Mapping) and contents:
+            if _local_command(payload, contents[-1][2].data):
+                contents.pop()  # as Qwen Code's history accumulator does: the model never saw it
+            return
         history = payload.get("compressedHistory") if isinstance(payload, Mapping) else None
         if data.get("subtype") != "chat_compression" or not history:
             return
@@ -316,6 +322,18 @@ class QwenCode(TranscriptFormat):
                 self.uuids.add(candidate)
                 return candidate
         raise InputError("no free uuid for a new Qwen Code record")  # pragma: no cover
+
+
+def _local_command(payload: Mapping[str, Any], before: Mapping[str, Any]) -> bool:
+    """True for the result of a slash command answered locally (not sent to the model) right after the user turn
+    that is only the command's text."""
+    items = payload.get("outputHistoryItems")
+    message = before.get("message")
+    parts = message.get("parts") if isinstance(message, Mapping) else None
+    return (payload.get("phase") == "result" and payload.get("sentToModel") is not True and isinstance(items, list)
+            and bool(items) and all(isinstance(i, Mapping) and i.get("type") == "assistant" for i in items)
+            and before.get("type") == "user" and before.get("subtype") is None and isinstance(parts, list)
+            and len(parts) == 1 and parts[0] == {"text": payload.get("rawCommand")})
 
 
 def _text(message: ChatMessage) -> str:
