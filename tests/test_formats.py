@@ -370,3 +370,10 @@ def test_neutral_json_lines_are_detected_as_neutral(history: list[ChatMessage]) 
     session = read_lines(lines(dumps(history)), "auto")
     assert session.format == "chatmend"
     assert session.messages == history
+
+
+def test_a_bad_message_in_a_neutral_json_list_is_located_at_its_item_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps([{"role": "user", "content": "go"}, {"role": "assistant", "tool_calls": [{"id": "a"}]}]))
+    with pytest.raises(InputError, match=r"\[1\]\.tool_calls\.0\.name: required field is missing"):
+        read(str(path), "chatmend")

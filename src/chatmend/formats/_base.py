@@ -359,10 +359,8 @@ def _read_neutral_list(value: object, *, indent: bool) -> Session:
         try:
             message = coerce_message(item) if isinstance(item, Mapping) else _not_message(item, i)
             messages.append(message)
-        except HistoryError as exc:
-            raise InputError(f"[{i}]: {exc.reason}") from None
-        except ValueError as exc:
-            raise InputError(f"[{i}]: not a neutral message: {str(exc).splitlines()[0]}") from None
+        except HistoryError as exc:  # located at the item and the field in it: `[3].tool_calls.0.name`
+            raise InputError(f"[{i}]{'.' + exc.field if exc.field else ''}: {exc.reason}") from None
     if not messages:
         raise InputError("an empty list; expected a list of messages")
 
