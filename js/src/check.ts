@@ -4,6 +4,7 @@
  * stubs take (the plain shapes `repairBody` repairs); any other body throws `UnsupportedBodyError`.
  */
 
+import { codePoints, isBlank, isDict } from "./messages.js";
 import { type ProviderName, stubsOf, UnsupportedBodyError } from "./providers.js";
 
 export interface Problem {
@@ -72,12 +73,6 @@ const OC = {
     `Invalid '${where}': string too long. Expected a string with maximum length ${limit}, but got a string with ` +
     `length ${length} instead.`,
 };
-
-function codePoints(text: string): number {
-  let n = 0;
-  for (const _ of text) n += 1;
-  return n;
-}
 
 function checkChat(_body: Dict, messages: Item[]): Problem[] {
   const out: Problem[] = [];
@@ -151,9 +146,6 @@ const AN = {
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
 const MEDIA_TYPES: readonly unknown[] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
-/** Python's `str.isspace` (rule AN9w must agree with the Python checker). */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: Python counts the separators \x1c-\x1f as whitespace
-const SPACE = /^[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/;
 
 interface Turn {
   role: string;
@@ -161,10 +153,6 @@ interface Turn {
   last: number;
   /** [message index, block index or -1 for string content, block] */
   blocks: [number, number, Dict][];
-}
-
-function isDict(value: unknown): value is Dict {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Python's `repr` of a short value, as the checker's `brief` shows it. */
@@ -190,7 +178,7 @@ function checkAnthropic(body: Dict, messages: Item[]): Problem[] {
     const value = block.text;
     if (typeof value !== "string") add("SHAPE", path, `${path}.text: Input should be a valid string`);
     else if (!value) add("AN9", path, AN.AN9e());
-    else if (SPACE.test(value)) add("AN9", path, AN.AN9w());
+    else if (isBlank(value)) add("AN9", path, AN.AN9w());
   };
   const image = (block: Dict, path: string) => {
     const source = block.source;

@@ -92,8 +92,16 @@ const PART_KEYS: Record<string, readonly string[]> = {
 const OPTIONAL_STRINGS = new Set(["media_type", "data", "url", "signature", "provider", "file_id", "filename"]);
 const CONTENT = "content is a string or a list of text, image, thinking, file and native parts";
 
-function isObject(value: unknown): value is Record<string, unknown> {
+/** True for a JSON object (not null, not an array). */
+export function isDict(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A string's length in code points, as Python counts it. */
+export function codePoints(text: string): number {
+  let n = 0;
+  for (const _ of text) n += 1;
+  return n;
 }
 
 const TRUE_WORDS = new Set(["1", "on", "t", "true", "y", "yes"]);
@@ -113,7 +121,7 @@ export function laxBool(value: unknown): boolean | undefined {
 }
 
 function checkPart(part: unknown, index: number, at: string): void {
-  if (!isObject(part)) throw new HistoryError(`expected a part object (${CONTENT})`, index, at);
+  if (!isDict(part)) throw new HistoryError(`expected a part object (${CONTENT})`, index, at);
   const type = part.type;
   const keys = typeof type === "string" ? PART_KEYS[type] : undefined;
   if (keys === undefined) throw new HistoryError(`unknown part type ${JSON.stringify(type)} (${CONTENT})`, index, at);
@@ -128,7 +136,7 @@ function checkPart(part: unknown, index: number, at: string): void {
       }
     }
   }
-  if (part.provider_data != null && !isObject(part.provider_data)) {
+  if (part.provider_data != null && !isDict(part.provider_data)) {
     throw new HistoryError("expected an object or null", index, `${at}.provider_data`);
   }
   if (type === "text" && typeof part.text !== "string") throw new HistoryError("expected a string", index, `${at}.text`);
@@ -142,7 +150,7 @@ function checkPart(part: unknown, index: number, at: string): void {
   }
   if (type === "native") {
     if (typeof part.provider !== "string") throw new HistoryError("expected a string", index, `${at}.provider`);
-    if (!isObject(part.data)) throw new HistoryError("expected an object", index, `${at}.data`);
+    if (!isDict(part.data)) throw new HistoryError("expected an object", index, `${at}.data`);
   }
   if (type === "image" || type === "file") {
     const sources = ["data", "url", ...(type === "file" ? ["file_id"] : [])].filter((key) => part[key] != null);
@@ -160,7 +168,7 @@ function checkPart(part: unknown, index: number, at: string): void {
 }
 
 function checkCall(call: unknown, index: number, at: string): void {
-  if (!isObject(call)) throw new HistoryError("expected a tool call object", index, at);
+  if (!isDict(call)) throw new HistoryError("expected a tool call object", index, at);
   for (const key of Object.keys(call)) {
     if (!CALL_KEYS.includes(key)) throw new HistoryError("unknown field", index, `${at}.${key}`);
   }
@@ -169,13 +177,13 @@ function checkCall(call: unknown, index: number, at: string): void {
     throw new HistoryError("expected a name of at least 1 character", index, `${at}.name`);
   }
   const args = call.arguments;
-  if (args !== undefined && typeof args !== "string" && !isObject(args)) {
+  if (args !== undefined && typeof args !== "string" && !isDict(args)) {
     throw new HistoryError("expected an object or its JSON text", index, `${at}.arguments`);
   }
   if (call.raw_arguments != null && typeof call.raw_arguments !== "string") {
     throw new HistoryError("expected a string or null", index, `${at}.raw_arguments`);
   }
-  if (call.provider_data != null && !isObject(call.provider_data)) {
+  if (call.provider_data != null && !isDict(call.provider_data)) {
     throw new HistoryError("expected an object or null", index, `${at}.provider_data`);
   }
 }
@@ -183,7 +191,7 @@ function checkCall(call: unknown, index: number, at: string): void {
 /** Rule 9: throws a HistoryError naming message `index` and the field when `item` is not a message of the model's
  * JSON shape (the same index and field the Python library names). */
 export function checkMessage(item: unknown, index: number): asserts item is ChatMessage {
-  if (!isObject(item)) {
+  if (!isDict(item)) {
     throw new HistoryError(`expected a message (a mapping with a 'role'), got ${typeName(item)}`, index);
   }
   const role = item.role;
@@ -219,7 +227,7 @@ export function checkMessage(item: unknown, index: number): asserts item is Chat
   }
   const isError = item.is_error === undefined ? false : laxBool(item.is_error);
   if (isError === undefined) throw new HistoryError("expected true or false", index, "is_error");
-  if (item.provider_data != null && !isObject(item.provider_data)) {
+  if (item.provider_data != null && !isDict(item.provider_data)) {
     throw new HistoryError("expected an object or null", index, "provider_data");
   }
   if (role === "tool") {
@@ -297,7 +305,7 @@ export function parsedArguments(args: ToolCall["arguments"]): JsonValue {
   if (typeof args !== "string") return args;
   try {
     const parsed: unknown = JSON.parse(args);
-    return isObject(parsed) ? (parsed as JsonValue) : args;
+    return isDict(parsed) ? (parsed as JsonValue) : args;
   } catch {
     return args;
   }

@@ -10,7 +10,7 @@
 
 import { assemble, type Item, type Writer } from "./assembly.js";
 import { check } from "./check.js";
-import { isBlank } from "./messages.js";
+import { codePoints, isBlank, isDict } from "./messages.js";
 import { BLANK, CALLS, OTHER, planSpans, planUnchanged, type Ref, REPLY, RESULT, type Stubs } from "./planner.js";
 import { type IsReadOnly, orphanNoteText, readsOnly, syntheticText } from "./repair.js";
 
@@ -63,18 +63,8 @@ interface Adapter extends Writer {
 
 type Dict = Record<string, unknown>;
 
-function isDict(value: unknown): value is Dict {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function size(value: Dict): number {
   return Object.keys(value).length;
-}
-
-function codePoints(text: string): number {
-  let n = 0;
-  for (const _ of text) n += 1;
-  return n;
 }
 
 const refusedWhenAnsweredOrNoted = (report: BodyReport): boolean =>
