@@ -148,3 +148,16 @@ export function chatmendPrepareStep<M extends SdkMessage>(
     return repaired.changed ? { messages: repaired.messages } : undefined;
   };
 }
+
+/** A language model middleware (`wrapLanguageModel({ model, middleware: chatmendMiddleware() })`) that repairs the
+ * prompt every call sends, whoever built it: the model's own prompt has the shapes of `ModelMessage[]`. */
+export function chatmendMiddleware(options: { isReadOnly?: IsReadOnly } = {}): {
+  transformParams: <P extends { prompt: SdkMessage[] }>(args: { params: P }) => Promise<P>;
+} {
+  return {
+    transformParams: async ({ params }) => {
+      const repaired = repairModelMessages(params.prompt, options);
+      return repaired.changed ? { ...params, prompt: repaired.messages } : params;
+    },
+  };
+}

@@ -2,9 +2,9 @@
 // with no result (which the SDK refuses with MissingToolResultsError), repaired by chatmendPrepareStep.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { generateText, MissingToolResultsError } from "ai";
+import { generateText, MissingToolResultsError, wrapLanguageModel } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { chatmendPrepareStep, repairModelMessages } from "../dist/ai-sdk.js";
+import { chatmendMiddleware, chatmendPrepareStep, repairModelMessages } from "../dist/ai-sdk.js";
 
 const history = [
   { role: "user", content: "list the files" },
@@ -72,4 +72,20 @@ test("repairModelMessages keeps what it leaves alone", () => {
   const orphan = repairModelMessages([history[0], history[2]]);
   assert.equal(orphan.messages[1].role, "user");
   assert.match(orphan.messages[1].content[0].text, /no matching tool call \(tool: rm, id: c2, error: no\)/);
+});
+
+test("chatmendMiddleware repairs the prompt a wrapped model is called with", async () => {
+  const seen = [];
+  const wrapped = wrapLanguageModel({ model: model(seen), middleware: chatmendMiddleware() });
+  const prompt = [
+    { role: "user", content: [{ type: "text", text: "list" }] },
+    { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "ls", input: "{}" }] },
+    { role: "user", content: [{ type: "text", text: "go on" }] },
+  ];
+  await wrapped.doGenerate({ prompt });
+  assert.deepEqual(
+    seen[0].map((message) => message.role),
+    ["user", "assistant", "tool", "user"],
+  );
+  assert.equal(seen[0][2].content[0].output.type, "error-text");
 });
