@@ -3,9 +3,11 @@
  * is assembled from the input's items and the adapter's writer (Python's `Provider.repair_body` stub route). Items
  * repair leaves alone are the input's own objects; only the others are written anew.
  *
- * The stubs take the plain shapes of an agent's traffic, exactly those the Python adapters stub. A body of any
- * other shape is repaired in Python through the neutral model (read, repair, write); this package does not carry
- * those readers and writers: `repairBody` throws `UnsupportedBodyError` for such a body, naming why.
+ * The stubs take the plain shapes of an agent's traffic: those the Python adapters stub, and for Responses an
+ * assistant message of plain output text too (with the hooks Python leaves to its neutral route: renamed calls and
+ * results, notes, written as its neutral writer writes them; the conformance suite holds the bytes equal). A body
+ * of any other shape is repaired in Python through the neutral model (read, repair, write); this package does not
+ * carry those readers and writers: `repairBody` throws `UnsupportedBodyError` for such a body, naming why.
  */
 
 import { assemble, type Item, type Writer } from "./assembly.js";
