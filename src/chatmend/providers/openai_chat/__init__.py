@@ -5,10 +5,10 @@ and subclass `OpenAIChat`: they set the class flags and override hooks (writing:
 of the base, and `_wire_name`, `_append_turn`, `_on_assistant`, `_finish`; checking: `_check_shape`,
 `_check_messages`, `_check_assistant`, and the rule codes `unanswered_code`, `image_code`).
 
-The class is built in layers, a module each: `wire` (the API's words, the fields the model names, the flags
-every layer reads: `ChatWire`), `write` (`ChatWriting`), `checker` (`ChatChecking`), and `read` (`ChatReading`,
-on both: `repair_body` writes with the writer's hooks and re-checks with the checker's); `spans` holds the stubs of
-`repair_body`'s route; `OpenAIChat` adds detection and sending.
+The class is one set of hooks per job, a module each, over `wire` (`ChatWire`: the API's words, the fields the
+model names, the flags and the few readings every job shares): `write` (`ChatWriting`), `read` (`ChatReading`),
+`checker` (`ChatChecking`), and `spans` (the stubs of `repair_body`'s route); `OpenAIChat` puts them together and
+adds detection, `repair_body`'s hooks and sending.
 
 Choices where the wire has no place for something:
 - a tool result's images go in a user message right after the run of tool messages (OC7), after a line
@@ -37,12 +37,18 @@ is how they stay in the content that repair sees.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
+from chatmend.messages import ChatMessage, TextPart
+from chatmend.planner import Stubs
 from chatmend.providers.base import SHAPE, IdAssigner, arguments_text, text_field
+from chatmend.providers.openai_chat import spans
+from chatmend.providers.openai_chat.checker import ChatChecking
 from chatmend.providers.openai_chat.read import ChatReading
 from chatmend.providers.openai_chat.wire import ERROR_PREFIX, FORM, OWN_FIELDS, OWN_PART_TYPES, TEXTS, WireMessage
+from chatmend.providers.openai_chat.write import ChatWriting
+from chatmend.repair import IsReadOnly, orphan_note_text, reads_only, synthetic_text
 
 __all__ = [
     "ERROR_PREFIX",
@@ -64,7 +70,7 @@ __all__ = [
 ]
 
 
-class OpenAIChat(ChatReading):
+class OpenAIChat(ChatReading, ChatWriting, ChatChecking):
     """Chat Completions bodies: `messages` with `tool_calls` on the assistant and `role:"tool"` results."""
 
     name: ClassVar[str] = "openai_chat"
@@ -94,6 +100,44 @@ class OpenAIChat(ChatReading):
         calls = item.get("tool_calls")
         return isinstance(calls, list) and bool(calls) and all(
             isinstance(c, Mapping) and ("function" in c or "custom" in c) for c in calls)
+
+    # -------------------------------------------------------------------------- repair_body's stub route
+
+    def _stubs(self, items: list[Any]) -> Stubs | None:
+        """Lists of plain messages (`spans.stubs`)."""
+        return spans.stubs(items, named=self.tool_message_name)
+
+    def _renamed_calls(self, items: list[Any], final_ids: Sequence[str]) -> list[Any] | None:
+        """A plain assistant message as a copy under its new ids, what the writer writes of it; None for a dialect
+        that writes reasoning on every message with calls (the writer's, not a copy's)."""
+        if self.reasoning_provider is not None:
+            return None
+        item = items[0]
+        return [{**item, "tool_calls": [{**call, "id": final} for call, final in zip(item["tool_calls"], final_ids)]}]
+
+    def _renamed_result(self, piece: Any, final_id: str) -> list[Any]:
+        """A plain tool message as a copy under its call's new id."""
+        return [{**piece, "tool_call_id": final_id}]
+
+    def _synthetic_result(self, calls: list[Any], k: int, final_id: str,
+                          is_read_only: IsReadOnly | None) -> list[Any]:
+        """The tool message the writer writes for call `k`'s synthetic result."""
+        name = calls[0]["tool_calls"][k]["function"]["name"]
+        text = synthetic_text(name, read_only=reads_only(is_read_only, name))
+        return [self._text_result(final_id, self._wire_name(name), text, is_error=True)]
+
+    def _note(self, piece: Any, caller: list[Any] | None) -> list[Any]:
+        """The user note the writer writes of a plain tool message (`orphan_note` of what the reader reads: its text,
+        its call id, the tool it names)."""
+        name = piece.get("name")
+        text = orphan_note_text(name if isinstance(name, str) else None, piece["tool_call_id"], False, piece["content"])
+        note = ChatMessage(role="user", content=(TextPart(text=text),))
+        return self._write_messages([note], None, IdAssigner([]), within=True)
+
+    def _list_valid(self, items: list[Any]) -> bool:
+        """A list of plain messages judged in one pass (`spans.list_valid`), for a dialect whose rules are OpenAI's
+        (`plain_lists_valid`)."""
+        return self.plain_lists_valid and spans.list_valid(items, self.id_max_length)
 
     # ------------------------------------------------------------------------------------------ send
 

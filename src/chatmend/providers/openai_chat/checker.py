@@ -8,7 +8,7 @@ from typing import Any
 from chatmend._json import brief
 from chatmend.exceptions import Problem
 from chatmend.providers.base import SHAPE, CheckContext
-from chatmend.providers.openai_chat.wire import EMPTY_IMAGE_URL, ChatWire, call_kind, call_problem, json_type
+from chatmend.providers.openai_chat.wire import ChatWire, call_kind, call_problem, json_type
 
 
 class ChatChecking(ChatWire):
@@ -73,26 +73,6 @@ class ChatChecking(ChatWire):
                                      "'function_call' is an object with a non-empty 'name' and string 'arguments', "
                                      "on assistant messages"))
         return out
-
-    def _part_problem(self, part: Any) -> tuple[str, str] | None:
-        """What is malformed in one content part (the field's path below the part, and why), or None. A part
-        of a type not known here is left to the provider (it is read and written back verbatim)."""
-        if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
-            return "", "expected a content part object"
-        kind = part["type"]
-        if not kind or (self.part_types is not None and kind not in self.part_types):
-            return ".type", self.unknown_part_text.format(kind=repr(kind))
-        if kind in ("text", "refusal") and not isinstance(part.get(kind), str):
-            return f".{kind}", f"a {kind!r} part needs a string {kind!r}"
-        if kind == "image_url":
-            image = part.get("image_url")
-            if isinstance(image, str) and self.image_url_as_string:
-                return (".image_url", EMPTY_IMAGE_URL) if not image else None
-            if not isinstance(image, Mapping) or not isinstance(image.get("url"), str):
-                return ".image_url", "an 'image_url' part needs an 'image_url' object with a string 'url'"
-            if not image["url"]:
-                return ".image_url.url", EMPTY_IMAGE_URL
-        return None
 
     def _check_messages(self, messages: list[Any], body: Mapping[str, Any]) -> list[Problem]:
         """OC1-OC7 over a well-shaped message list (hook: Mistral has its own rules)."""

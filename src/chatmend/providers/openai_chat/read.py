@@ -1,4 +1,4 @@
-"""Reading Chat Completions messages back, and the hooks of `repair_body`'s stub route over plain messages."""
+"""Reading Chat Completions messages back."""
 
 from __future__ import annotations
 
@@ -19,10 +19,7 @@ from chatmend.messages import (
     ThinkingPart,
     ToolCall,
 )
-from chatmend.planner import Stubs
-from chatmend.providers.base import IdAssigner, arguments_text, image_data_url, parse_data_url, to_plain
-from chatmend.providers.openai_chat import spans
-from chatmend.providers.openai_chat.checker import ChatChecking
+from chatmend.providers.base import arguments_text, image_data_url, parse_data_url, to_plain
 from chatmend.providers.openai_chat.wire import (
     ASSISTANT_FIELDS,
     AUDIO_FORMAT,
@@ -31,6 +28,7 @@ from chatmend.providers.openai_chat.wire import (
     CONTENT_FIELDS,
     FORM,
     PLAIN_ASSISTANT,
+    ChatWire,
     call_kind,
     chunks_text,
     file_media_type,
@@ -40,12 +38,10 @@ from chatmend.providers.openai_chat.wire import (
     unnamed_fields,
     with_raw_arguments,
 )
-from chatmend.providers.openai_chat.write import ChatWriting
-from chatmend.repair import IsReadOnly, orphan_note_text, reads_only, synthetic_text
 
 
-class ChatReading(ChatWriting, ChatChecking):
-    """The reading hooks; `repair_body` writes with the writer's hooks and re-checks with the checker's."""
+class ChatReading(ChatWire):
+    """The reading hooks (a dialect overrides only what it reads otherwise)."""
 
     def from_request(self, data: Mapping[str, Any] | Sequence[Any]) -> list[ChatMessage]:
         """The history of a saved body (or its `messages` list); the body's `tools` are not history."""
@@ -97,42 +93,6 @@ class ChatReading(ChatWriting, ChatChecking):
                         message = self._named_result(message, item, calls)
                 history.append(message)
         return history
-
-    def _stubs(self, items: list[Any]) -> Stubs | None:
-        """Lists of plain messages (`spans.stubs`)."""
-        return spans.stubs(items, named=self.tool_message_name)
-
-    def _renamed_calls(self, items: list[Any], final_ids: Sequence[str]) -> list[Any] | None:
-        """A plain assistant message as a copy under its new ids, what the writer writes of it; None for a dialect
-        that writes reasoning on every message with calls (the writer's, not a copy's)."""
-        if self.reasoning_provider is not None:
-            return None
-        item = items[0]
-        return [{**item, "tool_calls": [{**call, "id": final} for call, final in zip(item["tool_calls"], final_ids)]}]
-
-    def _renamed_result(self, piece: Any, final_id: str) -> list[Any]:
-        """A plain tool message as a copy under its call's new id."""
-        return [{**piece, "tool_call_id": final_id}]
-
-    def _synthetic_result(self, calls: list[Any], k: int, final_id: str,
-                          is_read_only: IsReadOnly | None) -> list[Any]:
-        """The tool message the writer writes for call `k`'s synthetic result."""
-        name = calls[0]["tool_calls"][k]["function"]["name"]
-        text = synthetic_text(name, read_only=reads_only(is_read_only, name))
-        return [self._text_result(final_id, self._wire_name(name), text, is_error=True)]
-
-    def _note(self, piece: Any, caller: list[Any] | None) -> list[Any]:
-        """The user note the writer writes of a plain tool message (`orphan_note` of what the reader reads: its text,
-        its call id, the tool it names)."""
-        name = piece.get("name")
-        text = orphan_note_text(name if isinstance(name, str) else None, piece["tool_call_id"], False, piece["content"])
-        note = ChatMessage(role="user", content=(TextPart(text=text),))
-        return self._write_messages([note], None, IdAssigner([]), within=True)
-
-    def _list_valid(self, items: list[Any]) -> bool:
-        """A list of plain messages judged in one pass (`spans.list_valid`), for a dialect whose rules are OpenAI's
-        (`plain_lists_valid`)."""
-        return self.plain_lists_valid and spans.list_valid(items, self.id_max_length)
 
     def from_response(self, response: Any) -> ChatMessage:
         """The reply's first choice as an assistant message: text, calls (arguments parsed), thinking."""

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar
 
-from chatmend.messages import ChatMessage, FilePart, ImagePart, Part, ThinkingPart
+from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.base import Provider, image_data_url
 
 Body = dict[str, Any]
@@ -205,3 +205,69 @@ class ChatWire(Provider):
     provider, as new ones come every month: only an empty type is reported)."""
     unknown_part_text: ClassVar[str] = UNKNOWN_PART
     """The provider's words for a part of a type it does not know (`{kind}`: the type, quoted)."""
+
+    # ------------------------------------------------------------ what the writer, reader and checker share
+
+    def _wire_name(self, name: str) -> str:
+        """A tool name as the provider accepts it (hook: Mistral restricts names)."""
+        return name
+
+    def _own(self, provider_data: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        """This provider's entry of a `provider_data` (None when it has none)."""
+        if provider_data is None:
+            return None
+        own = provider_data.get(self.name)
+        return own if isinstance(own, dict) else None
+
+    def _is_field(self, part: Part) -> bool:
+        """True for a text part that is the assistant's `refusal` field, not a part of its content."""
+        return type(part) is TextPart and form_of(self._own(part.provider_data)).get("field") == "refusal"
+
+    def _text_and_moved(self, content: Sequence[Part]) -> tuple[str, list[ImagePart | FilePart]]:
+        """A content's text parts joined by newlines (the refusal field aside), and its images and files."""
+        texts = [p.text for p in content if isinstance(p, TextPart) and not self._is_field(p)]
+        return "\n".join(texts), [p for p in content if isinstance(p, (ImagePart, FilePart))]
+
+    def _is_chunk(self, part: ThinkingPart) -> bool:
+        """True when a thinking part is one of this provider's `thinking` content parts (Mistral's chunks)."""
+        if not self.thinking_parts or part.provider != self.name:
+            return False
+        return form_of(self._own(part.provider_data)).get("field") != "reasoning_content"
+
+    def _needs_list(self, content: Sequence[Part]) -> bool:
+        """True when a system, assistant or tool content cannot be written as a string without losing a part:
+        a refusal part, a text part with fields of its own, a part kept verbatim, a thinking chunk."""
+        for p in content:
+            if isinstance(p, NativePart):
+                if "type" in p.data:
+                    return True
+            elif isinstance(p, TextPart):
+                if p.provider_data is not None and self._own(p.provider_data) is not None and not self._is_field(p):
+                    return True
+            elif isinstance(p, ThinkingPart) and self._is_chunk(p):
+                return True
+        return False
+
+    def _is_legacy(self, call: ToolCall) -> bool:
+        """True for the call of an assistant message's legacy `function_call` field."""
+        return form_of(self._own(call.provider_data)).get("field") == "function_call"
+
+    def _part_problem(self, part: Any) -> tuple[str, str] | None:
+        """What is malformed in one content part (the field's path below the part, and why), or None. A part
+        of a type not known here is left to the provider (it is read and written back verbatim)."""
+        if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
+            return "", "expected a content part object"
+        kind = part["type"]
+        if not kind or (self.part_types is not None and kind not in self.part_types):
+            return ".type", self.unknown_part_text.format(kind=repr(kind))
+        if kind in ("text", "refusal") and not isinstance(part.get(kind), str):
+            return f".{kind}", f"a {kind!r} part needs a string {kind!r}"
+        if kind == "image_url":
+            image = part.get("image_url")
+            if isinstance(image, str) and self.image_url_as_string:
+                return (".image_url", EMPTY_IMAGE_URL) if not image else None
+            if not isinstance(image, Mapping) or not isinstance(image.get("url"), str):
+                return ".image_url", "an 'image_url' part needs an 'image_url' object with a string 'url'"
+            if not image["url"]:
+                return ".image_url.url", EMPTY_IMAGE_URL
+        return None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, Tool, ToolCall
@@ -190,10 +190,6 @@ class ChatWriting(ChatWire):
             return [{"type": "text", "text": content}] if content else []
         return parts(content)
 
-    def _wire_name(self, name: str) -> str:
-        """A tool name as the provider accepts it (hook: Mistral restricts names)."""
-        return name
-
     def _append_turn(self, out: list[WireMessage], message: WireMessage) -> None:
         """Append a user or system message to `out` (hook: Mistral inserts turns where its role order needs them,
         and sends a later system message as user text)."""
@@ -374,13 +370,6 @@ class ChatWriting(ChatWire):
 
     # ------------------------------------------------------------------------------- write: parts and forms
 
-    def _own(self, provider_data: Mapping[str, Any] | None) -> dict[str, Any] | None:
-        """This provider's entry of a `provider_data` (None when it has none)."""
-        if provider_data is None:
-            return None
-        own = provider_data.get(self.name)
-        return own if isinstance(own, dict) else None
-
     def _split_plain(self, content: Sequence[Part]) -> tuple[str, list[ImagePart]] | None:
         """The text parts joined by newlines and the images of a content of text, images and others' thinking with
         nothing kept for this provider (what the writer writes as it always did, in one pass), or None for any other
@@ -403,39 +392,10 @@ class ChatWriting(ChatWire):
                 return None  # a file, a part kept verbatim, this provider's own reasoning
         return "\n".join(texts), pics
 
-    def _is_field(self, part: Part) -> bool:
-        """True for a text part that is the assistant's `refusal` field, not a part of its content."""
-        return type(part) is TextPart and form_of(self._own(part.provider_data)).get("field") == "refusal"
-
-    def _text_and_moved(self, content: Sequence[Part]) -> tuple[str, list[ImagePart | FilePart]]:
-        """A content's text parts joined by newlines (the refusal field aside), and its images and files."""
-        texts = [p.text for p in content if isinstance(p, TextPart) and not self._is_field(p)]
-        return "\n".join(texts), [p for p in content if isinstance(p, (ImagePart, FilePart))]
-
-    def _is_chunk(self, part: ThinkingPart) -> bool:
-        """True when a thinking part is one of this provider's `thinking` content parts (Mistral's chunks)."""
-        if not self.thinking_parts or part.provider != self.name:
-            return False
-        return form_of(self._own(part.provider_data)).get("field") != "reasoning_content"
-
     def _own_reasoning(self, content: Sequence[Part]) -> str:
         """This provider's own `reasoning_content` text in a content (DeepSeek-style), joined."""
         return "\n".join(p.text for p in content if isinstance(p, ThinkingPart) and p.provider == self.name
                          and p.text and not self._is_chunk(p))
-
-    def _needs_list(self, content: Sequence[Part]) -> bool:
-        """True when a system, assistant or tool content cannot be written as a string without losing a part:
-        a refusal part, a text part with fields of its own, a part kept verbatim, a thinking chunk."""
-        for p in content:
-            if isinstance(p, NativePart):
-                if "type" in p.data:
-                    return True
-            elif isinstance(p, TextPart):
-                if p.provider_data is not None and self._own(p.provider_data) is not None and not self._is_field(p):
-                    return True
-            elif isinstance(p, ThinkingPart) and self._is_chunk(p):
-                return True
-        return False
 
     def _content_fields(self, content: Sequence[Part]) -> dict[str, Any]:
         """The message fields a content holds: the assistant's `refusal` text, and fields kept verbatim (`audio`)."""
@@ -510,6 +470,3 @@ class ChatWriting(ChatWire):
         wire.update(own_fields(own, ("thinking",)))
         return wire
 
-    def _is_legacy(self, call: ToolCall) -> bool:
-        """True for the call of an assistant message's legacy `function_call` field."""
-        return form_of(self._own(call.provider_data)).get("field") == "function_call"
