@@ -163,7 +163,9 @@ CHAT_DIALECTS = ("openai_chat", "together", "deepseek", "groq", "xai", "openrout
 
 def without_stubs(adapter: Provider) -> Provider:
     """The adapter with the stub route off: every body goes the neutral route."""
-    return type(f"Neutral{type(adapter).__name__}", (type(adapter),), {"_stubs": lambda self, items: None})()
+    neutral: Provider = type(f"Neutral{type(adapter).__name__}", (type(adapter),),
+                             {"_stubs": lambda self, items: None})()
+    return neutral
 
 
 def test_every_chat_dialect_takes_the_stub_route() -> None:
