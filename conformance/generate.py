@@ -158,6 +158,9 @@ def rule_cases() -> list[dict[str, Any]]:
             {"id": "a", "name": "s", "arguments": '{"q": "cut'}]}]),
         c("R9 arguments as JSON text parsed", [{"role": "assistant", "content": "", "tool_calls": [
             {"id": "a", "name": "s", "arguments": '{"q": 1}'}]}, result("a")]),
+        c("R9 arguments strict JSON refuses kept verbatim", [{"role": "assistant", "content": "", "tool_calls": [
+            {"id": "a", "name": "s", "arguments": '{"n": 1e999}'},
+            {"id": "b", "name": "s", "arguments": '{"q": "\\ud800"}'}]}]),
         c("provider data kept", [{"role": "assistant", "content": "", "provider_data": {"x": {"b": 1, "a": 2}},
                                   "tool_calls": [{"id": "", "name": "s", "arguments": {},
                                                   "provider_data": {"gemini": {"thought_signature": "t"}}}]}]),

@@ -305,10 +305,21 @@ export function parsedArguments(args: ToolCall["arguments"]): JsonValue {
   if (typeof args !== "string") return args;
   try {
     const parsed: unknown = JSON.parse(args);
-    return isDict(parsed) ? (parsed as JsonValue) : args;
+    return isDict(parsed) && strictJson(parsed) ? (parsed as JsonValue) : args;
   } catch {
     return args;
   }
+}
+
+const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** True for JSON Python's strict reader takes too: every number finite (`1e999` is not), no lone surrogate. */
+function strictJson(value: unknown): boolean {
+  if (typeof value === "number") return Number.isFinite(value);
+  if (typeof value === "string") return !LONE.test(value);
+  if (Array.isArray(value)) return value.every(strictJson);
+  if (isDict(value)) return Object.entries(value).every(([key, inner]) => !LONE.test(key) && strictJson(inner));
+  return true;
 }
 
 /** A JSON value with every object's keys sorted (equal values give equal `JSON.stringify` bytes). */
