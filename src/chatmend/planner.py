@@ -151,6 +151,8 @@ class Planner:
         """False: rule 5 is left out, every call keeps its id (a writer that mints ids by position)."""
         self.renames = renames
         """False: renamed calls are not listed in `plan.renamed` (a writer reads every final id anyway)."""
+        self.ids_first = assign_ids and not strip
+        """Rule 5 before pairing (with `strip`, which calls keep an id is known only after it)."""
         self.ids = FinalIds() if ids is None else ids
         """The final ids so far (given: those of a part of the history already repaired, which these calls join)."""
         self.plan = SpanPlan(final_ids=self.ids.in_order)
@@ -215,7 +217,7 @@ class Planner:
             for call_id in calls:
                 self.caller[call_id] = start
         finals: list[str | None] | None = None
-        if self.assign_ids and not self.strip:  # (with `strip`, which calls keep an id is known after pairing)
+        if self.ids_first:
             used, in_order = self.ids.used, self.ids.in_order
             for ci, call_id in enumerate(calls):  # rule 5, FinalIds.allocate's common case inlined: a new id
                 if not call_id or call_id in used:
