@@ -9,6 +9,7 @@ and the client is killed (SIGKILL) while it runs, so the session is the one the 
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import subprocess
 import sys
@@ -37,6 +38,8 @@ def driver() -> ModuleType:
 
 def installed(name: str) -> Path:
     """The npm folder of the client called `name`, at its pinned version (installed on first use)."""
+    if os.environ.get("CHATMEND_REAL_CLIENTS") != "1":
+        pytest.skip("the real-client runs are long (npm installs, a client killed mid-tool): CHATMEND_REAL_CLIENTS=1")
     if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.skip("node and npm are needed to run the real client")
     client = driver().CLIENTS[name]
