@@ -76,6 +76,19 @@ def test_final_ids_take_the_smallest_free_k_in_linear_time() -> None:
     assert "functions.search:0_99999" in many.used
 
 
+@given(st.lists(st.lists(st.sampled_from(["a", "a_1", "", "b", "call_0_1"]), max_size=4), max_size=8))
+def test_taking_a_messages_new_ids_then_allocating_the_rest_is_allocating_each(messages: list[list[str]]) -> None:
+    taking, allocating = FinalIds(), FinalIds()
+    for m, raw_ids in enumerate(messages):
+        taken = taking.take(raw_ids)
+        assert taken == len(raw_ids) or not raw_ids[taken] or raw_ids[taken] in taking.used  # stops there
+        for c in range(taken, len(raw_ids)):
+            taking.allocate(raw_ids[c], m, c)
+        for c, raw in enumerate(raw_ids):
+            allocating.allocate(raw, m, c)
+        assert taking.in_order == allocating.in_order and taking.used == allocating.used
+
+
 @given(st.lists(st.tuples(st.lists(st.sampled_from(["a", "a_1", "", "b", "a_2"]), max_size=4), st.booleans()),
                 max_size=12))
 def test_final_ids_stay_one_list_of_distinct_ids_through_marks_and_rollbacks(

@@ -55,6 +55,17 @@ class FinalIds:
         self._next_k: dict[str, int] = {}
         self._journal: list[tuple[str, int | None]] | None = None
 
+    def take(self, raw_ids: Sequence[str]) -> int:
+        """Rule 5's common case for the calls of one message: each id in turn is its own final id while it is
+        new and not empty. Returns how many were taken (`allocate` gives the others theirs)."""
+        used, in_order = self.used, self.in_order
+        for taken, raw_id in enumerate(raw_ids):
+            if not raw_id or raw_id in used:
+                return taken
+            used.add(raw_id)
+            in_order.append(raw_id)
+        return len(raw_ids)
+
     def allocate(self, raw_id: str, message_index: int, call_index: int) -> str:
         """The final id of the next call in history order, and mark it used."""
         used = self.used

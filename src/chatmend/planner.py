@@ -12,7 +12,7 @@ The rules of the spec (docs/rules.md, Part 2), and where each is decided:
 2. spans .................. `Planner.run`
 3. pairing ................ `Planner._span` (results already in place), `Planner._pair_results` (the rest)
 4. span output ............ `Planner._span`
-5. final ids .............. `Planner._span` (its common case), `Planner._final_ids`, `chatmend.ids.FinalIds`
+5. final ids .............. `Planner._span`, `Planner._final_ids`, `chatmend.ids.FinalIds` (`take`, `allocate`)
 
 Rules 6 and 7 (the text of a synthetic result, of a note) are written by whoever applies the plan. The options
 that change the plan are `leave_open_last` and `strip` (`repair_history`'s `on_missing="strip"`); `wording`,
@@ -217,14 +217,8 @@ class Planner:
             for call_id in calls:
                 self.caller[call_id] = start
         finals: list[str | None] | None = None
-        if self.ids_first:
-            used, in_order = self.ids.used, self.ids.in_order
-            for ci, call_id in enumerate(calls):  # rule 5, FinalIds.allocate's common case inlined: a new id
-                if not call_id or call_id in used:
-                    finals = self._final_ids(start, calls, ci)
-                    break
-                used.add(call_id)
-                in_order.append(call_id)
+        if self.ids_first and (taken := self.ids.take(calls)) < len(calls):
+            finals = self._final_ids(start, calls, taken)  # rule 5 for a call whose id is empty or used
         index = first = start + 1
         for call_id in calls:  # rule 3's common case: the results right after the calls, in call order
             if index == n or refs[index] != call_id:  # (only a RESULT's ref is a string)

@@ -425,7 +425,10 @@ class _Repair:
             if step == KEEP:
                 if index != follows:
                     self._source(index)
-                out += history[index:argument]
+                if argument == index + 1:
+                    out.append(history[index])  # (a result moved, most often: no slice for one message)
+                else:
+                    out += history[index:argument]
                 follows = argument
             elif step in (CALL, ANSWER):
                 if index != follows:
