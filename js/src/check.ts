@@ -5,7 +5,7 @@
  */
 
 import { codePoints, isBlank, isDict } from "./messages.js";
-import { type ProviderName, stubsOf, UnsupportedBodyError } from "./providers.js";
+import { type ProviderName, readable, UnsupportedBodyError } from "./providers.js";
 
 export interface Problem {
   /** The rule's id in docs/rules.md, e.g. `AN1`. */
@@ -38,7 +38,7 @@ export function check(provider: ProviderName, body: Record<string, unknown>): Pr
   if (checker === undefined) throw new TypeError(`check knows no provider ${JSON.stringify(provider)} yet`);
   const key = provider === "openai_responses" ? "input" : provider === "gemini" ? "contents" : "messages";
   const items = body?.[key];
-  if (!Array.isArray(items) || (items.length > 0 && stubsOf(provider, body) === null)) {
+  if (!Array.isArray(items) || (items.length > 0 && !readable(provider, body))) {
     throw new UnsupportedBodyError(provider, "a body whose list the stubs do not take");
   }
   if (holdsLoneSurrogate(body)) throw new UnsupportedBodyError(provider, "a string holding a lone surrogate");

@@ -14,7 +14,8 @@ import { assemble, type Item, type Writer } from "./assembly.js";
 import { check } from "./check.js";
 import { codePoints, isBlank, isDict } from "./messages.js";
 import { BLANK, CALLS, OTHER, planSpans, planUnchanged, type Ref, REPLY, RESULT, type Stubs } from "./planner.js";
-import { type IsReadOnly, orphanNoteText, readsOnly, syntheticText } from "./repair.js";
+import { readGroups, rewriteContents, writeRun } from "./gemini.js";
+import { type IsReadOnly, orphanNoteText, readsOnly, repairHistory, syntheticText } from "./repair.js";
 
 export type ProviderName = "anthropic" | "openai_chat" | "openai_responses" | "gemini";
 
@@ -58,7 +59,9 @@ interface Adapter extends Writer {
   readonly idMaxLength: number | null;
   readonly idAlphabet: RegExp | null;
   readonly namesResults: boolean;
-  stubs(items: Item[], body: Record<string, unknown>): Stubs | null;
+  stubs(items: Item[]): Stubs | null;
+  /** False for a body whose rules depend on more than the stubs say (the neutral route's). */
+  takesStubs(body: Record<string, unknown>): boolean;
   /** True when the repair shows the input is refused, so it need not be judged valid as it is. */
   refused(report: BodyReport): boolean;
 }
@@ -97,6 +100,7 @@ const openaiChat: Adapter = {
   blocksKey: null,
   joinsTurns: false,
   refused: refusedWhenAnsweredOrNoted,
+  takesStubs: () => true,
   stubs(items) {
     const kinds: number[] = [];
     const refs: Ref[] = [];
@@ -228,8 +232,8 @@ const anthropic: Adapter = {
   blocksKey: "content",
   joinsTurns: false,
   refused: refusedWhenAnsweredOrNoted,
-  stubs(items, body) {
-    if (thinkingEnabled(body)) return null; // AT1 judges the last turn: the neutral route
+  takesStubs: (body) => !thinkingEnabled(body), // AT1 judges the last turn: the neutral route
+  stubs(items) {
     const kinds: number[] = [];
     const refs: Ref[] = [];
     const starts: number[] = [];
@@ -342,6 +346,7 @@ const openaiResponses: Adapter = {
   joinsTurns: false,
   refused: (report) =>
     report.interrupted.length > 0 && !(report.moved || report.notes || report.renamed || report.dropped),
+  takesStubs: () => true,
   stubs(items) {
     const kinds: number[] = [];
     const refs: Ref[] = [];
@@ -453,8 +458,8 @@ const gemini: Adapter = {
   blocksKey: "parts",
   joinsTurns: true,
   refused: refusedWhenAnsweredOrNoted,
-  stubs(items, body) {
-    if ("model" in body) return null; // a model's own rules are check's to judge: the neutral route
+  takesStubs: (body) => !("model" in body), // a model's own rules are check's to judge: the neutral route
+  stubs(items) {
     const kinds: number[] = [];
     const refs: Ref[] = [];
     const starts: number[] = [];
@@ -540,11 +545,14 @@ function adapterOf(provider: ProviderName): Adapter {
   return adapter;
 }
 
-/** The adapter's stubs of `body`'s list (null: not of the plain shapes the stubs take). */
-export function stubsOf(provider: ProviderName, body: Record<string, unknown>): Stubs | null {
+/** True when `body`'s list is of the shapes this package reads: those the adapter's stubs take, or for Gemini
+ * those its neutral reader takes. */
+export function readable(provider: ProviderName, body: Record<string, unknown>): boolean {
   const adapter = adapterOf(provider);
   const items = body[adapter.listKey];
-  return Array.isArray(items) ? adapter.stubs(items, body) : null;
+  if (!Array.isArray(items)) return false;
+  if (provider === "gemini") return !("model" in body) && readGroups(items) !== null; // GE4: a model's own rules
+  return adapter.takesStubs(body) && adapter.stubs(items) !== null;
 }
 
 /** True when every final id is a wire id as it is (1 to `idMaxLength` characters of `idAlphabet`). */
@@ -566,10 +574,32 @@ export function repairBody(provider: ProviderName, body: Record<string, unknown>
     throw new TypeError(`expected a ${provider} body with a '${adapter.listKey}' list`);
   }
   const items = body[adapter.listKey] as Item[];
-  const stubs = items.length > 0 ? adapter.stubs(items, body) : null;
-  if (stubs === null) throw new UnsupportedBodyError(provider, "items of shapes only the neutral route writes");
+  const stubs = items.length > 0 && adapter.takesStubs(body) ? adapter.stubs(items) : null;
+  const stubbed = stubs === null ? null : stubRepair(adapter, body, items, stubs, options.isReadOnly);
+  const repaired = stubbed ?? neutralRepair(adapter, body, items, options.isReadOnly);
+  if (repaired.changed && !adapter.refused(repaired.report) && !listProblems(provider, body)) {
+    // valid as it is: repair changes only what the provider would refuse
+    return { body: { ...body }, changed: false, rewritten: [], report: emptyReport() };
+  }
+  return repaired;
+}
+
+function reportChanged(report: BodyReport): boolean {
+  return report.interrupted.length + report.moved + report.notes + report.renamed + report.dropped > 0;
+}
+
+/** The stub route: the adapter stubs its items, the planner plans, the plan is assembled from the input's items
+ * and the adapter's writer; null for what it cannot write (an id the provider would not take, a step the adapter
+ * has no hook for): the neutral route's. */
+function stubRepair(
+  adapter: Adapter,
+  body: Record<string, unknown>,
+  items: Item[],
+  stubs: Stubs,
+  isReadOnly: IsReadOnly | undefined,
+): BodyRepair | null {
   const plan = planSpans(stubs.kinds, stubs.refs, { nameNotes: adapter.namesResults });
-  if (!idsFit(adapter, plan.finalIds)) throw new UnsupportedBodyError(provider, "ids the provider would not take");
+  if (!idsFit(adapter, plan.finalIds)) return null;
   const report: BodyReport = {
     interrupted: plan.interrupted,
     moved: plan.moved.length,
@@ -577,22 +607,65 @@ export function repairBody(provider: ProviderName, body: Record<string, unknown>
     renamed: plan.renamed.length,
     dropped: plan.dropped.length,
   };
-  const changed = report.interrupted.length + report.moved + report.notes + report.renamed + report.dropped > 0;
+  const changed = reportChanged(report);
   if (planUnchanged(plan)) return { body: { ...body }, changed, rewritten: [], report };
-  if (changed && !adapter.refused(report) && !listProblems(provider, body)) {
-    // valid as it is: repair changes only what the provider would refuse
-    return { body: { ...body }, changed: false, rewritten: [], report: emptyReport() };
+  const assembled = assemble(adapter, items, stubs, plan, isReadOnly);
+  if (assembled === null) return null;
+  return originalsKept(body, adapter.listKey, items, assembled[0], assembled[1], changed, report);
+}
+
+/** The neutral route: the list read into neutral messages, repaired by `repairHistory`, the runs repair changed
+ * written anew by the adapter's writer (Gemini's; any other adapter's body of this kind is refused). */
+function neutralRepair(
+  adapter: Adapter,
+  body: Record<string, unknown>,
+  items: Item[],
+  isReadOnly: IsReadOnly | undefined,
+): BodyRepair {
+  if (adapter.name !== "gemini") {
+    throw new UnsupportedBodyError(adapter.name, "a body only the neutral route repairs (shapes or ids the stubs do not take)");
   }
-  const assembled = assemble(adapter, items, stubs, plan, options.isReadOnly);
-  if (assembled === null) throw new UnsupportedBodyError(provider, "a step only the neutral route writes");
-  const [newItems, written] = assembled;
-  // an item written anew that is the same JSON as the input's item at its place is kept as the input's own object
+  const groups = readGroups(items);
+  if (groups === null) throw new UnsupportedBodyError(adapter.name, "parts of kinds this package does not read");
+  const flat = groups.flat();
+  const result = repairHistory(flat, isReadOnly === undefined ? {} : { isReadOnly });
+  const report: BodyReport = {
+    interrupted: result.interrupted.map((call) => call.id),
+    moved: result.moved.length,
+    notes: result.notes.length,
+    renamed: result.renamed.length,
+    dropped: result.dropped.length + result.stripped.length,
+  };
+  const changed = reportChanged(report);
+  let [newItems, rewritten]: [readonly unknown[], number[]] =
+    !changed && result.messages.length === flat.length ? [items, []] : rewriteContents(items, groups, flat.length, result);
+  const key = adapter.listKey;
+  if (listProblems(adapter.name, { ...body, [key]: newItems })) {
+    // the list breaks a rule of the wire beyond pairing: the writer knows them, so the whole list is written anew
+    newItems = writeRun(result.messages, 0);
+    rewritten = newItems.map((_, k) => k);
+  }
+  if (newItems === items) return { body: { ...body }, changed, rewritten: [], report };
+  return originalsKept(body, key, items, [...newItems], rewritten, changed, report);
+}
+
+/** The repair of a list written as `newItems`: an item written anew that is the same JSON as the input's item at
+ * its place is kept as the input's own object, and not counted as rewritten. */
+function originalsKept(
+  body: Record<string, unknown>,
+  key: string,
+  items: readonly unknown[],
+  newItems: unknown[],
+  written: readonly number[],
+  changed: boolean,
+  report: BodyReport,
+): BodyRepair {
   const rewritten = written.filter((k) => {
     if (k >= items.length || k >= newItems.length || !sameJson(newItems[k], items[k])) return true;
     newItems[k] = items[k];
     return false;
   });
-  return { body: { ...body, [adapter.listKey]: newItems }, changed, rewritten, report };
+  return { body: { ...body, [key]: newItems }, changed: changed || rewritten.length > 0, rewritten, report };
 }
 
 /** True when two JSON values are equal, keys in any order (the first difference ends the walk). */

@@ -1,0 +1,118 @@
+/**
+ * `repairBody`'s neutral route (the port of Python's `Provider._neutral_repair_body` and `providers.body`): the
+ * list is read into neutral messages, one group per item, `repairHistory` repairs them, and only the runs of
+ * messages repair changed are written anew by the adapter's writer; an item whose messages all come out as they
+ * went in, in place, is kept as the input's own object.
+ */
+
+import type { ChatMessage } from "./messages.js";
+
+/** Output messages `start` to `end` are written anew; those from `lead` to `start` are kept items the writer
+ * writes first, for context only (the calls the run's results answer), and does not return. */
+export interface Run {
+  lead: number;
+  start: number;
+  end: number;
+}
+
+/** For each output message, the index of the input item it is kept as (null: written anew): every message of a
+ * kept item comes out in place, the same object, consecutive, in the item's order. */
+export function keptItems(groups: readonly (readonly ChatMessage[])[], out: readonly ChatMessage[]): (number | null)[] {
+  const position = new Map<ChatMessage, number>();
+  out.forEach((message, p) => {
+    position.set(message, p);
+  });
+  const kept: (number | null)[] = out.map(() => null);
+  groups.forEach((group, r) => {
+    if (group.length === 0) return;
+    const start = position.get(group[0] as ChatMessage);
+    if (start === undefined || start + group.length > out.length) return;
+    if (group.every((message, k) => out[start + k] === message)) {
+      for (let k = 0; k < group.length; k++) kept[start + k] = r;
+    }
+  });
+  return kept;
+}
+
+/** The runs of output messages to write anew: a new call's message with its results, a kept item kept whole or
+ * written whole, and a new result whose call stands in a kept item with that item as its run's lead. */
+export function planRewrite(messages: readonly ChatMessage[], kept: readonly (number | null)[]): Run[] {
+  const caller = new Map<string, number>();
+  const answers = new Map<string, number>();
+  messages.forEach((m, p) => {
+    for (const call of m.tool_calls ?? []) caller.set(call.id, p);
+    if (m.tool_call_id != null) answers.set(m.tool_call_id, p);
+  });
+  const members = new Map<number, number[]>();
+  kept.forEach((r, p) => {
+    if (r === null) return;
+    const list = members.get(r);
+    if (list === undefined) members.set(r, [p]);
+    else list.push(p);
+  });
+  const fresh = kept.map((r) => r === null);
+  const todo: number[] = [];
+  fresh.forEach((isNew, p) => {
+    if (isNew) todo.push(p);
+  });
+  while (todo.length > 0) {
+    const p = todo.pop() as number;
+    const m = messages[p] as ChatMessage;
+    const linked = (m.tool_calls ?? []).map((call) => answers.get(call.id) ?? p);
+    const r = kept[p];
+    if (r !== null && r !== undefined) linked.push(...(members.get(r) as number[]));
+    for (const q of linked) {
+      for (let i = Math.min(p, q); i <= Math.max(p, q); i++) {
+        if (!fresh[i]) {
+          fresh[i] = true;
+          todo.push(i);
+        }
+      }
+    }
+  }
+  const runs: Run[] = [];
+  let p = 0;
+  while (p < messages.length) {
+    if (!fresh[p]) {
+      p += 1;
+      continue;
+    }
+    let start = p;
+    while (p < messages.length && fresh[p]) p += 1;
+    let lead = start;
+    for (const m of messages.slice(start, p)) {
+      const q = m.tool_call_id != null ? (caller.get(m.tool_call_id) ?? start) : start;
+      lead = Math.min(lead, q);
+    }
+    if (lead < start) {
+      // from the first message of the item holding the call
+      const r = kept[lead];
+      lead = Math.min(lead, r !== null && r !== undefined ? ((members.get(r) as number[])[0] as number) : lead);
+      while (runs.length > 0 && lead < (runs[runs.length - 1] as Run).end) {
+        // the call stands before the end of the previous run: one run, so the writer sees the call first
+        const previous = runs.pop() as Run;
+        start = previous.start;
+        lead = Math.min(lead, previous.lead);
+      }
+    }
+    runs.push({ lead, start, end: p });
+  }
+  return runs;
+}
+
+/** True when the kept items come out in their input order (a moved result is kept, but elsewhere). */
+export function inOrder(kept: readonly (number | null)[]): boolean {
+  let last = -1;
+  for (const r of kept) {
+    if (r === null) continue;
+    if (r < last) return false;
+    last = r;
+  }
+  return true;
+}
+
+/** True when every input item is kept (items holding no message count as kept). */
+export function everyItemKept(kept: readonly (number | null)[], groups: readonly (readonly ChatMessage[])[]): boolean {
+  const held = new Set(kept);
+  return groups.every((group, r) => held.has(r) || group.length === 0);
+}
