@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatmend import ChatMessage, ToolCall, repair_history
+from chatmend import ChatMessage, TextPart, ThinkingPart, ToolCall, repair_history
 from chatmend.ids import FinalIds
 from chatmend.planner import (
     ANSWER,
@@ -320,6 +320,11 @@ def test_the_neutral_stubs_say_each_messages_kind_and_ids() -> None:
                ChatMessage(role="assistant", content="\n"), ChatMessage(role="assistant", content="done")]
     assert stub_history(history) == ([OTHER, OTHER, BLANK_CALLS, CALLS, RESULT, BLANK, REPLY],
                                      [None, None, ("a", ""), ("a",), "a", None, None])
+    # parts: blank only when every part is text of whitespace (rule 1); a thinking part says something
+    parts = [ChatMessage(role="assistant", content=(TextPart(text=" "), TextPart(text=""))),
+             ChatMessage(role="assistant", content=(ThinkingPart(text="hm"),)),
+             ChatMessage(role="assistant", content=(TextPart(text="\t"),), tool_calls=(call,))]
+    assert stub_history(parts)[0] == [BLANK, REPLY, BLANK_CALLS]
 
 
 @pytest.mark.parametrize("strip", [False, True])
