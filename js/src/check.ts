@@ -44,10 +44,7 @@ export function check(provider: ProviderName, body: Record<string, unknown>): Pr
   if (holdsLoneSurrogate(body)) throw new UnsupportedBodyError(provider, "a string holding a lone surrogate");
   const problems = checker(body, items);
   const empty = EMPTY_LIST[provider];
-  if (items.length === 0) {
-    if (empty === undefined) throw new UnsupportedBodyError(provider, "an empty list");
-    problems.unshift({ code: "EMPTY", path: key, message: empty, provider });
-  }
+  if (items.length === 0 && empty !== undefined) problems.unshift({ code: "EMPTY", path: key, message: empty, provider });
   return problems;
 }
 
@@ -449,6 +446,7 @@ function checkGemini(body: Dict, contents: Item[]): Problem[] {
       throw new UnsupportedBodyError("gemini", "a system instruction of parts other than text");
     }
   }
+  if (contents.length === 0) add("GE6", "contents", "* GenerateContentRequest.contents: contents is not specified");
   const turns: GeminiTurn[] = contents.map((content: Dict) => {
     const turn: GeminiTurn = { role: content.role, calls: [], responses: [] };
     for (const part of content.parts as Dict[]) {

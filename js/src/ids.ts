@@ -90,3 +90,50 @@ export function normalizeToolId(toolId: string, maxLength = 64): string {
   const stem = [...toolId.replace(UNSAFE_CHAR, "_")].slice(0, maxLength - HASH_LEN - 1).join("");
   return `${stem}_${digest(toolId)}`;
 }
+
+/** Proposes the wire id of a final id (`attempt` > 0: after the earlier proposals were taken). */
+export type IdMaker = (finalId: string, attempt: number) => string;
+
+function firstChars(text: string, n: number): string {
+  return Array.from(text).slice(0, Math.max(n, 0)).join("");
+}
+
+/** Any character may stand in an id, at most `maxLength` of them: a longer or empty id becomes its first
+ * characters, `_` and a stable digest of the whole id (salted with the attempt on a retry). */
+export function shorteningIdMaker(maxLength: number): IdMaker {
+  const keep = maxLength - HASH_LEN - 1; // room for "_" and the digest
+  return (finalId, attempt) => {
+    if (attempt === 0 && finalId.length > 0 && codePointCount(finalId) <= maxLength) return finalId;
+    return `${firstChars(finalId, keep)}_${digest(attempt === 0 ? finalId : `${finalId}#${attempt}`)}`;
+  };
+}
+
+/** Only the characters `unsafe` does not match may stand in an id: each other one becomes `_`, the id is cut to
+ * `maxLength`; on a retry a digest of the id tells them apart. */
+export function sanitizingIdMaker(maxLength: number | null, unsafe: RegExp): IdMaker {
+  const limit = maxLength ?? Number.MAX_SAFE_INTEGER;
+  const keep = limit - HASH_LEN - 1;
+  return (finalId, attempt) => {
+    const safe = finalId.replace(unsafe, "_");
+    if (attempt === 0) return firstChars(safe, limit) || "call";
+    return `${firstChars(safe, keep) || "call"}_${digest(`${finalId}#${attempt}`)}`;
+  };
+}
+
+function codePointCount(text: string): number {
+  return Array.from(text).length;
+}
+
+/** The wire id of every call, from the final ids in history order, collision-free: each proposal taken by an
+ * earlier call is asked again (each wire id depends only on the ids before it: prefix stability). */
+export function wireIds(make: IdMaker, finalIds: readonly string[]): string[] {
+  const proposals = finalIds.map((id) => make(id, 0));
+  if (new Set(proposals).size === proposals.length) return proposals;
+  const taken = new Set<string>();
+  return finalIds.map((id, k) => {
+    let proposal = proposals[k] as string;
+    for (let attempt = 1; taken.has(proposal); attempt++) proposal = make(id, attempt);
+    taken.add(proposal);
+    return proposal;
+  });
+}

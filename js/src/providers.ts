@@ -13,7 +13,25 @@
 import { assemble, type Item, type Writer } from "./assembly.js";
 import { check } from "./check.js";
 import { codePoints, isBlank, isDict } from "./messages.js";
-import { BLANK, CALLS, OTHER, planSpans, planUnchanged, type Ref, REPLY, RESULT, type Stubs } from "./planner.js";
+import { sanitizingIdMaker, shorteningIdMaker, wireIds } from "./ids.js";
+import {
+  ANSWER,
+  BLANK,
+  CALL,
+  CALLS,
+  KEEP,
+  NOTE,
+  OTHER,
+  planSpans,
+  planUnchanged,
+  type Ref,
+  REPLY,
+  RESULT,
+  type SpanPlan,
+  type Step,
+  type Stubs,
+  SYNTHETIC,
+} from "./planner.js";
 import { readGroups, rewriteContents, writeRun } from "./gemini.js";
 import { type IsReadOnly, orphanNoteText, readsOnly, repairHistory, syntheticText } from "./repair.js";
 
@@ -555,6 +573,8 @@ export function readable(provider: ProviderName, body: Record<string, unknown>):
   return adapter.takesStubs(body) && adapter.stubs(items) !== null;
 }
 
+const UNSAFE_ID_CHAR = /[^a-zA-Z0-9_-]/gu;
+
 /** True when every final id is a wire id as it is (1 to `idMaxLength` characters of `idAlphabet`). */
 function idsFit(adapter: Adapter, finalIds: readonly string[]): boolean {
   const limit = adapter.idMaxLength;
@@ -599,7 +619,6 @@ function stubRepair(
   isReadOnly: IsReadOnly | undefined,
 ): BodyRepair | null {
   const plan = planSpans(stubs.kinds, stubs.refs, { nameNotes: adapter.namesResults });
-  if (!idsFit(adapter, plan.finalIds)) return null;
   const report: BodyReport = {
     interrupted: plan.interrupted,
     moved: plan.moved.length,
@@ -608,10 +627,50 @@ function stubRepair(
     dropped: plan.dropped.length,
   };
   const changed = reportChanged(report);
-  if (planUnchanged(plan)) return { body: { ...body }, changed, rewritten: [], report };
-  const assembled = assemble(adapter, items, stubs, plan, isReadOnly);
+  const fits = idsFit(adapter, plan.finalIds);
+  if (fits && planUnchanged(plan)) return { body: { ...body }, changed, rewritten: [], report };
+  const assembled = assemble(adapter, items, stubs, fits ? plan : underWireIds(adapter, plan, stubs), isReadOnly);
   if (assembled === null) return null;
   return originalsKept(body, adapter.listKey, items, assembled[0], assembled[1], changed, report);
+}
+
+/** `plan` with every call under its wire id (ids the provider would not take as they are mapped, as Python's
+ * writers map them): a kept call message whose wire ids differ from its own is renamed, and so are its results. */
+function underWireIds(adapter: Adapter, plan: SpanPlan, stubs: Stubs): SpanPlan {
+  const limit = adapter.idMaxLength as number;
+  const make = adapter.idAlphabet === null ? shorteningIdMaker(limit) : sanitizingIdMaker(limit, UNSAFE_ID_CHAR);
+  const wire = wireIds(make, plan.finalIds);
+  const wireOf = new Map(plan.finalIds.map((id, k) => [id, wire[k] as string]));
+  const mapped = (id: string): string => wireOf.get(id) ?? id;
+  const steps: Step[] = [];
+  const keep = (from: number, to: number) => {
+    if (from < to) steps.push([KEEP, from, to]);
+  };
+  for (const step of plan.steps) {
+    if (step[0] === CALL) steps.push([CALL, step[1], step[2].map((id) => (id === null ? null : mapped(id)))]);
+    else if (step[0] === ANSWER) steps.push([ANSWER, step[1], mapped(step[2])]);
+    else if (step[0] === SYNTHETIC) steps.push([SYNTHETIC, step[1], [step[2][0], mapped(step[2][1])]]);
+    else if (step[0] === NOTE) steps.push(step);
+    else {
+      let from = step[1];
+      for (let m = step[1]; m < step[2]; m++) {
+        const ref = stubs.refs[m];
+        if (ref === null || ref === undefined) continue;
+        if (typeof ref === "string") {
+          if (mapped(ref) === ref) continue;
+          keep(from, m);
+          steps.push([ANSWER, m, mapped(ref)]);
+        } else {
+          if (ref.every((id) => mapped(id) === id)) continue;
+          keep(from, m);
+          steps.push([CALL, m, ref.map(mapped)]);
+        }
+        from = m + 1;
+      }
+      keep(from, step[2]);
+    }
+  }
+  return { ...plan, steps, finalIds: wire };
 }
 
 /** The neutral route: the list read into neutral messages, repaired by `repairHistory`, the runs repair changed
@@ -622,6 +681,9 @@ function neutralRepair(
   items: Item[],
   isReadOnly: IsReadOnly | undefined,
 ): BodyRepair {
+  if (items.length === 0 && adapter.name !== "gemini") {
+    return { body: { ...body }, changed: false, rewritten: [], report: emptyReport() }; // the writer writes none
+  }
   if (adapter.name !== "gemini") {
     throw new UnsupportedBodyError(adapter.name, "a body only the neutral route repairs (shapes or ids the stubs do not take)");
   }
