@@ -354,6 +354,14 @@ function plainReply(item: Dict): boolean {
   );
 }
 
+function inputTexts(content: unknown): boolean {
+  return (
+    Array.isArray(content) &&
+    content.length > 0 &&
+    content.every((p) => isDict(p) && size(p) === 2 && p.type === "input_text" && typeof p.text === "string" && p.text)
+  );
+}
+
 const openaiResponses: Adapter = {
   name: "openai_responses",
   listKey: "input",
@@ -401,7 +409,8 @@ const openaiResponses: Adapter = {
         kinds.push(RESULT);
         refs.push(item.call_id);
       } else if (kind === undefined && size(item) === 2 && INPUT_ROLES.includes(item.role)) {
-        if (typeof item.content !== "string" || !item.content) return null;
+        // words, or input text parts (as the writer writes a note)
+        if (typeof item.content === "string" ? !item.content : !inputTexts(item.content)) return null;
         kinds.push(OTHER);
         refs.push(null);
       } else {
@@ -646,6 +655,7 @@ function underWireIds(adapter: Adapter, plan: SpanPlan, stubs: Stubs): SpanPlan 
   const keep = (from: number, to: number) => {
     if (from < to) steps.push([KEEP, from, to]);
   };
+  let renamed = new Set<string>(); // the calls of the message last renamed: its results are answered anew
   for (const step of plan.steps) {
     if (step[0] === CALL) steps.push([CALL, step[1], step[2].map((id) => (id === null ? null : mapped(id)))]);
     else if (step[0] === ANSWER) steps.push([ANSWER, step[1], mapped(step[2])]);
@@ -655,22 +665,57 @@ function underWireIds(adapter: Adapter, plan: SpanPlan, stubs: Stubs): SpanPlan 
       let from = step[1];
       for (let m = step[1]; m < step[2]; m++) {
         const ref = stubs.refs[m];
-        if (ref === null || ref === undefined) continue;
-        if (typeof ref === "string") {
-          if (mapped(ref) === ref) continue;
+        if (typeof ref === "string" && (renamed.has(ref) || mapped(ref) !== ref)) {
           keep(from, m);
           steps.push([ANSWER, m, mapped(ref)]);
-        } else {
-          if (ref.every((id) => mapped(id) === id)) continue;
-          keep(from, m);
-          steps.push([CALL, m, ref.map(mapped)]);
+          from = m + 1;
+          continue;
         }
+        if (typeof ref === "string") continue;
+        renamed = new Set();
+        if (ref === null || ref === undefined || ref.every((id) => mapped(id) === id)) continue;
+        keep(from, m);
+        steps.push([CALL, m, ref.map(mapped)]);
+        renamed = new Set(ref);
         from = m + 1;
       }
       keep(from, step[2]);
     }
   }
-  return { ...plan, steps, finalIds: wire };
+  return { ...plan, steps: answeredBetween(steps, stubs, mapped), finalIds: wire };
+}
+
+/** `steps` with the kept results that stand between two new results of one call message answered anew too: the
+ * neutral route writes such results in one run with those around them. */
+function answeredBetween(steps: Step[], stubs: Stubs, mapped: (id: string) => string): Step[] {
+  const callOf = new Map<string, number>(); // wire id -> the message of its call
+  const leads = steps.map((step): number | null => {
+    if (step[0] === CALL) {
+      for (const id of step[2]) if (id !== null) callOf.set(id, step[1]);
+    } else if (step[0] === KEEP) {
+      for (let m = step[1]; m < step[2]; m++) {
+        const ref = stubs.refs[m];
+        if (Array.isArray(ref)) for (const id of ref) callOf.set(mapped(id), m);
+      }
+    }
+    if (step[0] === SYNTHETIC) return step[1];
+    return step[0] === ANSWER ? (callOf.get(step[2]) ?? null) : null;
+  });
+  const out: Step[] = [];
+  steps.forEach((step, i) => {
+    const before = leads[i - 1];
+    const between = step[0] === KEEP && before != null && before === leads[i + 1];
+    if (!between || !range(step[1], step[2]).every((m) => typeof stubs.refs[m] === "string")) {
+      out.push(step);
+      return;
+    }
+    for (let m = step[1]; m < step[2]; m++) out.push([ANSWER, m, mapped(stubs.refs[m] as string)]);
+  });
+  return out;
+}
+
+function range(from: number, to: number): number[] {
+  return Array.from({ length: Math.max(to - from, 0) }, (_, k) => from + k);
 }
 
 /** The neutral route: the list read into neutral messages, repaired by `repairHistory`, the runs repair changed
