@@ -36,6 +36,12 @@ HERE = Path(__file__).resolve().parent
 GENERATED_HISTORIES = 2400
 GENERATED_BODIES = 400
 """Generated bodies per provider."""
+GENERATED_ID_BODIES = 60
+"""Generated bodies per provider whose call ids the provider may not take as they are (mapped to wire ids)."""
+AWKWARD_IDS = ["a.b", "a_b", "a b", "a/b", "a-b", "é", "x" * 41, "x" * 40, "y" * 65, "y" * 64, "", "call_1",
+               "z" * 53 + "_b30855e510", "🙂" * 30]
+"""Ids too long for Chat (40) or Responses and Anthropic (64), of characters Anthropic refuses, empty, and ids
+their mapping could make (so that a wire id collides with another call's)."""
 PROVIDERS = ("anthropic", "openai_chat", "openai_responses", "gemini")
 
 
@@ -375,13 +381,16 @@ class Turns:
     def __init__(self, r: random.Random) -> None:
         self.r = r
 
-    def skeleton(self) -> list[tuple[str, Any]]:
+    def skeleton(self, awkward: bool = False) -> list[tuple[str, Any]]:
         r = self.r
         turns: list[tuple[str, Any]] = [("user", r.choice(TEXTS[:6]))]
         for _ in range(r.randint(0, 5)):
-            ids = [r.choice(["a", "b", "c", "call_1", "toolu_1", "call_1"]) for _ in range(r.randint(1, 3))]
-            if r.random() < 0.7:  # mostly unique ids in one reply
-                ids = [f"{i}{k}" for k, i in enumerate(ids)]
+            if awkward:
+                ids = [r.choice(AWKWARD_IDS) for _ in range(r.randint(1, 3))]
+            else:
+                ids = [r.choice(["a", "b", "c", "call_1", "toolu_1", "call_1"]) for _ in range(r.randint(1, 3))]
+                if r.random() < 0.7:  # mostly unique ids in one reply
+                    ids = [f"{i}{k}" for k, i in enumerate(ids)]
             made = [(i, r.choice(NAMES), {"q": r.choice(TEXTS[:6])}) for i in ids]
             turns.append(("assistant", (r.choice(["", "working"]), made)))
             answers = [(i, name, r.choice(TEXTS[:6]), r.random() < 0.2) for i, name, _ in made if r.random() < 0.85]
@@ -641,6 +650,9 @@ def body_cases(provider: str) -> list[dict[str, Any]]:
     cases += [body_case(provider, name, body) for name, body in RULE_BODIES.get(provider, {}).items()]
     cases.append(body_case(provider, "call cut off, read only", write(fixed[1][1], r), read_only=["read_file"]))
     cases += [body_case(provider, f"generated {k}", write(turns.skeleton(), r)) for k in range(GENERATED_BODIES)]
+    awkward = Turns(random.Random(f"awkward ids {provider}"))
+    cases += [body_case(provider, f"awkward ids {k}", write(awkward.skeleton(awkward=True), awkward.r))
+              for k in range(GENERATED_ID_BODIES)]
     return cases
 
 
