@@ -1,7 +1,8 @@
 /**
  * `check(provider, body)`: the 400s the provider would answer a body with, predicted offline, in its own words (the
  * port of the Python adapters' checkers, docs/rules.md). It judges the bodies whose conversation list the adapter's
- * stubs take (the plain shapes `repairBody` repairs); any other body throws `UnsupportedBodyError`.
+ * stubs take, or Gemini's neutral reader (the plain shapes `repairBody` repairs); any other body throws
+ * `UnsupportedBodyError`.
  */
 
 import { codePoints, isBlank, isDict } from "./messages.js";

@@ -4,10 +4,13 @@
  * repair leaves alone are the input's own objects; only the others are written anew.
  *
  * The stubs take the plain shapes of an agent's traffic: those the Python adapters stub, and for Responses an
- * assistant message of plain output text too (with the hooks Python leaves to its neutral route: renamed calls and
- * results, notes, written as its neutral writer writes them; the conformance suite holds the bytes equal). A body
- * of any other shape is repaired in Python through the neutral model (read, repair, write); this package does not
- * carry those readers and writers: `repairBody` throws `UnsupportedBodyError` for such a body, naming why.
+ * assistant message of plain output text and a user message of input text parts too (with the hooks Python leaves
+ * to its neutral route: renamed calls and results, notes, written as its neutral writer writes them; the
+ * conformance suite holds the bytes equal). Ids the provider would not take are mapped to wire ids as Python's
+ * writers map them (`underWireIds`). Gemini's other bodies of plain parts take the neutral route, as in Python
+ * (`gemini.ts`: read, `repairHistory`, write the runs repair changed). A body of any other shape (thinking blocks,
+ * media, hosted tools) is repaired in Python through readers and writers this package does not carry:
+ * `repairBody` throws `UnsupportedBodyError` for it, naming why.
  */
 
 import { assemble, type Item, type Writer } from "./assembly.js";
@@ -543,8 +546,8 @@ const gemini: Adapter = {
     starts.push(kinds.length);
     return { kinds, refs, starts, offsets };
   },
-  // (a renamed call, its result and a note take the neutral route in Python, whose writer keeps the user turns
-  // apart where the assembly would join them: refused here)
+  // (a renamed call, its result and a note take the neutral route, as in Python: its writer keeps the user turns
+  // apart where the assembly would join them)
   renamedCalls: () => null,
   renamedResult: () => null,
   note: () => null,
