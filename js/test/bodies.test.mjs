@@ -3,7 +3,7 @@
 // after repair.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { check, PROVIDERS, repairBody } from "../dist/index.js";
+import { check, PROVIDERS, repairBody, UnsupportedBodyError } from "../dist/index.js";
 import { canonical, load, options } from "./support/vectors.mjs";
 
 const CHECKED = PROVIDERS;
@@ -50,3 +50,44 @@ for (const provider of CHECKED) {
     assert.ok(judged > 0);
   });
 }
+
+test("repairBody never changes its input", () => {
+  for (const provider of PROVIDERS) {
+    for (const c of load(`bodies/${provider}.json.gz`)) {
+      const before = canonical(c.input);
+      repairBody(provider, c.input, options(c.options));
+      assert.equal(canonical(c.input), before, c.name);
+    }
+  }
+});
+
+test("a body of parts the package does not read is refused by name, by repairBody and check alike", () => {
+  const refused = [
+    ["gemini", { contents: [{ role: "user", parts: [{ text: "hi" }] }, { role: "model", parts: [{ text: "x", thoughtSignature: "c2ln" }] }] }],
+    ["gemini", { contents: [{ role: "user", parts: [{ inlineData: { mimeType: "image/png", data: "AA==" } }] }] }],
+    ["gemini", { model: "gemini-3-pro", contents: [{ role: "user", parts: [{ text: "hi" }] }] }],
+    ["anthropic", { model: "m", max_tokens: 5, messages: [{ role: "user", content: "hi" }, { role: "assistant", content: [{ type: "thinking", thinking: "t", signature: "s" }] }] }],
+  ];
+  for (const [provider, body] of refused) {
+    assert.throws(() => repairBody(provider, body), UnsupportedBodyError, provider);
+    assert.throws(() => check(provider, body), UnsupportedBodyError, provider);
+  }
+});
+
+test("a Gemini response without an id answering out of position is answered as Python answers it", () => {
+  const contents = [
+    { role: "user", parts: [{ text: "hi" }] },
+    { role: "model", parts: [{ functionCall: { name: "a", args: {} } }, { functionCall: { name: "b", args: {} } }] },
+    { role: "user", parts: [{ functionResponse: { name: "b", response: { output: "2" } } }] },
+    { role: "user", parts: [{ text: "go on" }] },
+  ];
+  const repaired = repairBody("gemini", { contents });
+  // the response reads as the first call's (GE1: by position), so the second is answered as interrupted
+  assert.deepEqual(repaired.report.interrupted, ["~gemini:1.1"]);
+  assert.equal(repaired.body.contents[0], contents[0]);
+  assert.equal(repaired.body.contents[1], contents[1]);
+  assert.equal(repaired.body.contents.at(-1), contents[3]);
+  const answers = repaired.body.contents[2].parts.map((part) => part.functionResponse);
+  assert.deepEqual(answers.map((r) => [r.name, "id" in r, Object.keys(r.response)[0]]), [["a", false, "output"], ["b", false, "error"]]);
+  assert.deepEqual(check("gemini", repaired.body), []);
+});
