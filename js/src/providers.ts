@@ -83,6 +83,9 @@ interface Adapter extends Writer {
   stubs(items: Item[]): Stubs | null;
   /** False for a body whose rules depend on more than the stubs say (the neutral route's). */
   takesStubs(body: Record<string, unknown>): boolean;
+  /** True when Python's twin repairs this list through its neutral route (items its stubs do not take, a step its
+   * hooks do not write), whose runs rewrite a kept result between two new results of one call too. */
+  neutralInPython(items: Item[], plan: SpanPlan): boolean;
   /** True when the repair shows the input is refused, so it need not be judged valid as it is. */
   refused(report: BodyReport): boolean;
 }
@@ -121,6 +124,7 @@ const openaiChat: Adapter = {
   blocksKey: null,
   joinsTurns: false,
   refused: refusedWhenAnsweredOrNoted,
+  neutralInPython: () => false,
   takesStubs: () => true,
   stubs(items) {
     const kinds: number[] = [];
@@ -253,6 +257,7 @@ const anthropic: Adapter = {
   blocksKey: "content",
   joinsTurns: false,
   refused: refusedWhenAnsweredOrNoted,
+  neutralInPython: () => false,
   takesStubs: (body) => !thinkingEnabled(body), // AT1 judges the last turn: the neutral route
   stubs(items) {
     const kinds: number[] = [];
@@ -376,6 +381,11 @@ const openaiResponses: Adapter = {
   refused: (report) =>
     report.interrupted.length > 0 && !(report.moved || report.notes || report.renamed || report.dropped),
   takesStubs: () => true,
+  // (Python's stubs take no message item of the assistant's and no input text parts; its hooks write no renamed
+  // call or result and no note)
+  neutralInPython: (items, plan) =>
+    plan.steps.some((step) => step[0] === CALL || step[0] === ANSWER || step[0] === NOTE) ||
+    items.some((item) => item.type === "message" || Array.isArray(item.content)),
   stubs(items) {
     const kinds: number[] = [];
     const refs: Ref[] = [];
@@ -488,6 +498,7 @@ const gemini: Adapter = {
   blocksKey: "parts",
   joinsTurns: true,
   refused: refusedWhenAnsweredOrNoted,
+  neutralInPython: () => false,
   takesStubs: (body) => !("model" in body), // a model's own rules are check's to judge: the neutral route
   stubs(items) {
     const kinds: number[] = [];
@@ -641,7 +652,11 @@ function stubRepair(
   const changed = reportChanged(report);
   const fits = idsFit(adapter, plan.finalIds);
   if (fits && planUnchanged(plan)) return { body: { ...body }, changed, rewritten: [], report };
-  const assembled = assemble(adapter, items, stubs, fits ? plan : underWireIds(adapter, plan, stubs), isReadOnly);
+  let planned = fits ? plan : underWireIds(adapter, plan, stubs);
+  if (fits && adapter.neutralInPython(items, plan)) {
+    planned = { ...plan, steps: answeredBetween(plan.steps, stubs, (id) => id) };
+  }
+  const assembled = assemble(adapter, items, stubs, planned, isReadOnly);
   if (assembled === null) return null;
   return originalsKept(body, adapter.listKey, items, assembled[0], assembled[1], changed, report);
 }
