@@ -133,7 +133,7 @@ export function readGroups(items: readonly unknown[]): ChatMessage[][] | null {
   for (let i = 0; i < items.length; i++) {
     const content = items[i];
     if (!isDict(content) || !onlyKeys(content, ["role", "parts"]) || !Array.isArray(content.parts)) return null;
-    const role = content.role ?? "user";
+    const role = content.role; // (a content without one: check's reading of it is not ported)
     if (role === "model") {
       const message = readModel(content.parts, i);
       if (message === null) return null;
