@@ -751,7 +751,11 @@ function neutralRepair(
     throw new UnsupportedBodyError(adapter.name, "a body only the neutral route repairs (shapes or ids the stubs do not take)");
   }
   const groups = readGroups(items);
-  if (groups === null) throw new UnsupportedBodyError(adapter.name, "contents of shapes this package does not read (parts other than text, functionCall and functionResponse, or no role)");
+  if (groups === null) {
+    const why = "contents of shapes this package does not read (parts other than text, functionCall and " +
+      "functionResponse, or no role)";
+    throw new UnsupportedBodyError(adapter.name, why);
+  }
   const flat = groups.flat();
   const result = repairHistory(flat, isReadOnly === undefined ? {} : { isReadOnly });
   const report: BodyReport = {
