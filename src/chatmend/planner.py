@@ -144,13 +144,17 @@ class Planner:
     """
 
     def __init__(self, *, name_notes: bool = False, leave_open_last: bool = False, strip: bool = False,
-                 ids: FinalIds | None = None, assign_ids: bool = True, renames: bool = True) -> None:
+                 ids: FinalIds | None = None, assign_ids: bool = True, renames: bool = True,
+                 rewrites_ids: bool = True) -> None:
         self.leave_open_last = leave_open_last
         self.strip = strip
         self.assign_ids = assign_ids
         """False: rule 5 is left out, every call keeps its id (a writer that mints ids by position)."""
         self.renames = renames
         """False: renamed calls are not listed in `plan.renamed` (a writer reads every final id anyway)."""
+        self.rewrites_ids = rewrites_ids
+        """False: a call under a new id leaves its message and its results as they are (a writer takes every id
+        from `plan.final_ids`), so a span that only rule 5 changes is kept: CALL steps only for stripped calls."""
         self.ids_first = assign_ids and not strip
         """Rule 5 before pairing (with `strip`, which calls keep an id is known only after it)."""
         self.ids = FinalIds() if ids is None else ids
@@ -225,7 +229,8 @@ class Planner:
                 break
             index += 1
         in_place, n_calls = index - first, len(calls)
-        if in_place == n_calls and finals is None and not self.strip:
+        rewritten = finals is not None and self.rewrites_ids  # (else only the final ids say the new ids)
+        if in_place == n_calls and not rewritten and not self.strip:
             self.kept_to = index  # the open stretch (it reaches `start`) goes on over the span
             return index
         results = [*range(first, index), *[-1] * (n_calls - in_place)]
@@ -237,16 +242,19 @@ class Planner:
         leave_open = self.leave_open_last and index == n  # the history ends in this span
         if self.strip:
             finals = self._strip_unanswered(start, calls, results, leave_open)
-        if finals is None:
+            rewritten = finals is not None
+        if finals is not None and rewritten:
+            self._renamed_span(start, finals, results, leave_open)
+        else:
+            # the calls' final ids: their own, or the last ones allocated (rule 5 renamed some, not rewritten)
+            named: Sequence[str] = calls if finals is None else self.plan.final_ids[-n_calls:]
             self.kept_to = first + in_place  # the open stretch goes on over the results in place
             for ci in range(in_place, n_calls):
                 at = results[ci]
                 if at >= 0:
                     self._keep(at)
                 elif not leave_open:
-                    self._synthetic(start, ci, calls[ci])
-        else:
-            self._renamed_span(start, finals, results, leave_open)
+                    self._synthetic(start, ci, named[ci])
         for at in rest:
             if at < 0:
                 self._say(NOTE, -1 - at, self._caller_of(-1 - at))
@@ -282,15 +290,16 @@ class Planner:
     def _final_ids(self, start: int, calls: tuple[str, ...], ci: int) -> list[str | None]:
         """Rule 5 for the calls of the assistant message at `start`, from call `ci` on, the first that cannot keep
         its id (empty, or used before): every call's final id."""
+        allocate = self._allocate
         finals: list[str | None] = list(calls[:ci])
         for cj in range(ci, len(calls)):
-            finals.append(self._allocate(start, cj, calls[cj]))
+            finals.append(allocate(start, cj, calls[cj]))
         return finals
 
     def _allocate(self, start: int, ci: int, call_id: str) -> str:
         """Rule 5 for call `ci` of the assistant message at `start`: its final id (listed in `renamed` if new)."""
         final = self.ids.allocate(call_id, start, ci)
-        if final != call_id and self.renames:
+        if self.renames and final != call_id:
             self.plan.renamed.append(RenamedId(start, ci, call_id, final))
         return final
 
@@ -298,7 +307,7 @@ class Planner:
                           leave_open: bool) -> list[str | None] | None:
         """`strip`: the span's calls with no result go (listed in `stripped_at`; with `leave_open` none does, the
         last reply's calls stay open); rule 5 for the others alone, so that a stripped call takes no id. None
-        when every call stays, under its own id."""
+        when every call stays, under its own id (or under any id, when the messages keep theirs: `rewrites_ids`)."""
         finals: list[str | None] = []
         for ci, (call_id, at) in enumerate(zip(calls, results)):
             if at < 0 and not leave_open:
@@ -306,7 +315,9 @@ class Planner:
                 finals.append(None)
             else:
                 finals.append(self._allocate(start, ci, call_id) if self.assign_ids else call_id)
-        return None if finals == list(calls) else finals
+        if None in finals or (self.rewrites_ids and finals != list(calls)):
+            return finals
+        return None
 
     def _pair_results(self, calls: tuple[str, ...], index: int, results: list[int],
                       first_open: int) -> tuple[int, list[int]]:

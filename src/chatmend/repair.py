@@ -367,7 +367,7 @@ class _Repair:
                  copies: bool = True, assign_ids: bool = True, renames: bool = True, ids: FinalIds | None = None,
                  ) -> None:
         self.planner = Planner(leave_open_last=options.leave_open_last, strip=options.on_missing == "strip",
-                               ids=ids, assign_ids=assign_ids, renames=renames)
+                               ids=ids, assign_ids=assign_ids, renames=renames, rewrites_ids=copies)
         self.plan = self.planner.plan
         self.is_read_only = is_read_only
         self.wording = options.wording
@@ -456,15 +456,13 @@ class _Repair:
 
     def _with_calls(self, assistant: ChatMessage, finals: list[str | None]) -> ChatMessage:
         """A CALL step: the assistant message with its calls under their final ids, without those stripped (None).
-        Without copies the calls keep their ids."""
+        Without copies the calls keep their ids (the plan then has a CALL step only where calls were stripped)."""
         calls = assistant.tool_calls
         if self.copies:
             kept = tuple(call if final == call.id else replace_unchecked(call, id=final)
                          for call, final in zip(calls, finals) if final is not None)
-        elif None in finals:
-            kept = tuple(call for call, final in zip(calls, finals) if final is not None)
         else:
-            return assistant
+            kept = tuple(call for call, final in zip(calls, finals) if final is not None)
         return replace_unchecked(assistant, tool_calls=kept)
 
     def _answer(self, result: ChatMessage, final: str) -> ChatMessage:
