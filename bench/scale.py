@@ -2,6 +2,7 @@
 
     python bench/scale.py              # the targets, then scaling at 10k and 100k messages (about 2 minutes)
     python bench/scale.py --million    # scaling at 1M messages too (building that history takes a minute or two)
+    python bench/scale.py --orders     # only issue #48's figure: 1.'s messy history, in call order and reversed
 
 1. pydantic-ai's public `repair_messages` on the same 20,000-message history with unique ids, built in
    both models. Target: chatmend at least 4 times faster on the messy history; already valid, without target.
@@ -14,6 +15,10 @@
    timed in the same round of the same process; the median of those ratios over `--processes` processes.
 4. Memory, without target: repairing an already valid 100,000-message history allocates no new message
    (tracemalloc) and returns the input's own objects.
+
+With `--orders`, only issue #48's figure: `repair_history` against `repair_messages` on 1.'s messy history,
+timed with chatmend called first in every round, then with pydantic-ai first (no rotation), each order in its own
+fresh process. Target: at least 2 times faster in both orders.
 
 Times are CPU time of this process (`--clock wall` for elapsed time). What is compared is timed in
 `--runs` interleaved rounds; figures are medians, ratios the median of per-round ratios with the middle
@@ -46,6 +51,8 @@ PYDANTIC_AI_TARGET = 4.0
 """chatmend at least this many times faster than pydantic-ai on the messy history."""
 INCREMENTAL_TARGET = 100
 """A Repairer step at most 1/this of a full repair."""
+ORDERS_TARGET = 2.0
+"""Issue #48: chatmend at least this many times faster than pydantic-ai, in call order and reversed."""
 
 Clock = Callable[[], float]
 
@@ -120,6 +127,30 @@ def versus_pydantic_ai(runs: int, clock: Clock) -> None:
         bridge = paired_ratio(times["pydantic-ai"], times["bridge"])
         print(f"   {'':36} the bridge on pydantic-ai's messages {median(times['bridge']) * 1e3:5.1f} ms: "
               f"{bridge}x faster than repair_messages", flush=True)
+
+
+def versus_pydantic_ai_in_order(runs: int, clock: Clock, reverse: bool) -> None:
+    """`--orders`: 1.'s messy history, every round calling chatmend then pydantic-ai (`reverse`: the other way)."""
+    from pydantic_ai.messages import repair_messages
+
+    history = unique_messy(20_000)
+    theirs = [to_pydantic_ai(m) for m in history]
+    calls: list[tuple[str, Callable[[], object]]] = [("chatmend", partial(repair_history, history)),
+                                                     ("pydantic-ai", partial(repair_messages, theirs))]
+    if reverse:
+        calls.reverse()
+    times: dict[str, list[float]] = {name: [] for name, _ in calls}
+    for _ in range(runs):
+        for name, call in calls:  # the same order in every round (`interleaved` rotates it)
+            start = clock()
+            result = call()
+            times[name].append(clock() - start)
+            del result  # freed outside the clock
+    faster = paired_ratio(times["pydantic-ai"], times["chatmend"])
+    verdict = "met" if faster.median >= ORDERS_TARGET else "MISSED"
+    order = " then ".join(name for name, _ in calls)
+    print(f"   {order:24} chatmend {median(times['chatmend']) * 1e3:5.1f} ms, pydantic-ai "
+          f"{median(times['pydantic-ai']) * 1e3:5.1f} ms: {faster}x faster, {verdict}", flush=True)
 
 
 def to_pydantic_ai(message: ChatMessage) -> Any:
@@ -223,7 +254,9 @@ def main() -> int:
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="process")
     parser.add_argument("--million", action="store_true", help="scale to a 1M-message history too")
     parser.add_argument("--processes", type=int, default=3, help="fresh processes pooled for figures 2 and 3")
-    parser.add_argument("--cell", type=int, choices=range(1, 5), help=argparse.SUPPRESS)
+    parser.add_argument("--orders", action="store_true",
+                        help="only issue #48's figure: vs pydantic-ai in call order and reversed")
+    parser.add_argument("--cell", type=int, choices=range(1, 7), help=argparse.SUPPRESS)
     args = parser.parse_args()
     clock = CLOCKS[args.clock]
     sizes = (10_000, 100_000, 1_000_000) if args.million else (10_000, 100_000)
@@ -233,7 +266,9 @@ def main() -> int:
     if args.cell == 3:
         print(json.dumps(scaling_times(args.runs, clock, sizes)))
         return 0
-    sections: dict[int, Callable[[], None]] = {1: partial(versus_pydantic_ai, args.runs, clock), 4: memory}
+    sections: dict[int, Callable[[], None]] = {1: partial(versus_pydantic_ai, args.runs, clock), 4: memory,
+                                               5: partial(versus_pydantic_ai_in_order, args.runs, clock, False),
+                                               6: partial(versus_pydantic_ai_in_order, args.runs, clock, True)}
     if args.cell:
         with contextlib.redirect_stdout(io.StringIO()) as printed:
             sections[args.cell]()
@@ -242,6 +277,12 @@ def main() -> int:
     print(f"{interpreter()}; {args.runs} interleaved rounds; clock: {args.clock}; each figure in a fresh process "
           f"(figures 2 and 3 in {args.processes})")
     flags = [f"--runs={args.runs}", f"--clock={args.clock}", *(["--million"] if args.million else [])]
+    if args.orders:
+        print(f"vs pydantic-ai repair_messages, 20,000 messages with unique ids, messy, in call order and reversed "
+              f"(issue #48's target: >= {ORDERS_TARGET:.0f}x faster in both)")
+        for cell in ("5", "6"):
+            print(in_fresh_process(__file__, cell, *flags), end="", flush=True)
+        return 0
     print(in_fresh_process(__file__, "1", *flags), end="", flush=True)
     incremental([in_fresh_process(__file__, "2", *flags) for _ in range(args.processes)])
     scaling([in_fresh_process(__file__, "3", *flags) for _ in range(args.processes)])
