@@ -12,7 +12,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 try:  # orjson reads a record in a third of the time of `json.loads`; not every interpreter has a wheel (PyPy)
@@ -55,7 +55,7 @@ def json_kind(value: object) -> str:
     """A JSON value's type, in words (what an error says it got)."""
     if isinstance(value, list):
         return "a list"
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return "an object"
     return {str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
 

@@ -13,9 +13,10 @@ import os
 import secrets
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, NamedTuple
 
+from chatmend._json import json_kind
 from chatmend.exceptions import InputError
 
 __all__ = [
@@ -29,15 +30,6 @@ MAX_JSON_SIZE = 64 * 2**20
 request limit), so that a stream with no line end (`/dev/zero`, a binary file) is refused, not held whole."""
 _PIECE = 2**20
 """How much of a long line is read at a time (each piece checked for NUL as it arrives)."""
-
-
-def json_kind(value: object) -> str:
-    """A JSON value's type, in words (what an InputError says it got)."""
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "an object"
-    return {str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
 
 
 class Progress:
