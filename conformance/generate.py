@@ -600,6 +600,176 @@ RULE_BODIES: dict[str, dict[str, dict[str, Any]]] = {
 """Bodies of every rule `check` judges on the plain shapes the stub route takes."""
 
 
+SIG = "EqQBCkgIARABGAIiQL2b0Qf8xXkq9sV5aXQzZWZ0aGlua2luZw=="
+"""A signature as the providers send them (opaque base64: the same bytes must go back)."""
+CACHE = {"cache_control": {"type": "ephemeral"}}
+
+
+def _thinking(text: str = "I should look it up.") -> dict[str, Any]:
+    return {"type": "thinking", "thinking": text, "signature": SIG}
+
+
+def _anthropic_vocabulary() -> dict[str, list[Any]]:
+    """Anthropic turns of what clients send beyond text and tools (Claude Code, pydantic-ai): thinking and redacted
+    thinking first in a turn, a server tool's call and result beside a client call, images and documents, results
+    holding images, cache breakpoints on any block, and fields chatmend does not model."""
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}
+    document = {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "notes"},
+                "title": "notes.txt", "citations": {"enabled": True}}
+    server = {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {"query": "duration"}}
+    searched = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01", "content": [
+        {"type": "web_search_result", "url": "https://example.com", "title": "Duration",
+         "encrypted_content": "Eo8B", "page_age": None}]}
+    return {
+        "user": [{"role": "user", "content": [{"type": "text", "text": "Read these.", **CACHE}, image, document]}],
+        "calls": [{"role": "assistant", "content": [
+            _thinking(), {"type": "redacted_thinking", "data": "EmwKAhgB"},
+            {"type": "text", "text": "Searching."}, server, searched,
+            {**_use("toolu_01", "read_file"), **CACHE}, _use("toolu_02", "add")]}],
+        "results": [{"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_01", "content": [
+                {"type": "text", "text": "a picture"}, image]},
+            {"type": "tool_result", "tool_use_id": "toolu_02", "content": [{"type": "text", "text": "4"}],
+             "is_error": False, **CACHE}]}],
+        "reply": [{"role": "assistant", "content": [_thinking("Done."), {"type": "text", "text": "4.",
+                                                                         "citations": None}]}],
+    }
+
+
+def _responses_vocabulary() -> dict[str, list[Any]]:
+    """Responses items of what clients replay (pydantic-ai, Codex): reasoning items with encrypted content, output
+    messages with ids, status and annotations, calls with item ids, hosted tools' calls (web search, file search,
+    computer use with its output, tool search), images and files in input messages."""
+    return {
+        "user": [{"role": "user", "content": [
+            {"type": "input_text", "text": "Look at this."},
+            {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}", "detail": "auto"},
+            {"type": "input_file", "filename": "notes.txt", "file_data": "data:text/plain;base64,bm90ZXM="}]}],
+        "calls": [
+            {"type": "reasoning", "id": "rs_01", "summary": [{"type": "summary_text", "text": "Search first."}],
+             "encrypted_content": "gAAAAB"},
+            {"type": "web_search_call", "id": "ws_01", "status": "completed",
+             "action": {"type": "search", "query": "duration"}},
+            {"type": "file_search_call", "id": "fs_01", "status": "completed", "queries": ["notes"],
+             "results": None},
+            {"type": "tool_search_call", "id": "ts_01", "status": "completed", "arguments": {"query": "add"},
+             "execution": "server", "call_id": None},
+            {"type": "message", "id": "msg_01", "role": "assistant", "status": "completed", "content": [
+                {"type": "output_text", "text": "Searching.", "annotations": [
+                    {"type": "url_citation", "url": "https://example.com", "title": "Duration",
+                     "start_index": 0, "end_index": 9}], "logprobs": []}]},
+            {"type": "function_call", "id": "fc_01", "call_id": "call_01", "name": "read_file",
+             "arguments": "{}", "status": "completed"},
+            {"type": "function_call", "id": "fc_02", "call_id": "call_02", "name": "add",
+             "arguments": "{\"a\":2,\"b\":2}", "status": "completed"}],
+        "results": [
+            {"type": "function_call_output", "call_id": "call_01", "output": [
+                {"type": "input_text", "text": "a picture"},
+                {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}"}]},
+            {"type": "function_call_output", "call_id": "call_02", "output": "4", "id": "fco_02",
+             "status": "completed"}],
+        "reply": [
+            {"type": "computer_call", "id": "cu_01", "call_id": "call_cu1", "status": "completed",
+             "action": {"type": "screenshot"}, "pending_safety_checks": []},
+            {"type": "computer_call_output", "call_id": "call_cu1", "output": {
+                "type": "computer_screenshot", "image_url": f"data:image/png;base64,{PNG}"}},
+            {"type": "message", "id": "msg_02", "role": "assistant", "status": "completed", "content": [
+                {"type": "output_text", "text": "4.", "annotations": []}]}],
+    }
+
+
+def _gemini_vocabulary() -> dict[str, list[Any]]:
+    """Gemini contents of what clients send (Gemini CLI, pydantic-ai): thoughts and thought signatures on the first
+    call of a step, inline and file data, executable code and its result, a content without a role (read as a user
+    turn), and fields chatmend does not model."""
+    return {
+        "user": [{"parts": [{"text": "Look at this."},
+                            {"inlineData": {"mimeType": "image/png", "data": PNG}},
+                            {"fileData": {"mimeType": "application/pdf", "fileUri": "gs://b/notes.pdf"}}]}],
+        "calls": [{"role": "model", "parts": [
+            {"text": "Search first.", "thought": True},
+            {"executableCode": {"language": "PYTHON", "code": "print(2 + 2)"}},
+            {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "4"}},
+            {"functionCall": {"id": "g1", "name": "read_file", "args": {"path": "a"}}, "thoughtSignature": SIG},
+            {"functionCall": {"id": "g2", "name": "add", "args": {"a": 2, "b": 2}}}]}],
+        "results": [{"role": "user", "parts": [
+            {"functionResponse": {"id": "g1", "name": "read_file", "response": {"output": "a picture"},
+                                  "parts": [{"inlineData": {"mimeType": "image/png", "data": PNG}}]}},
+            {"functionResponse": {"id": "g2", "name": "add", "response": {"result": 4}}}]}],
+        "reply": [{"role": "model", "parts": [{"text": "4.", "thoughtSignature": SIG}]}],
+    }
+
+
+def _chat_vocabulary() -> dict[str, list[Any]]:
+    """Chat messages of what clients send: image and audio parts, a name, reasoning content (DeepSeek, Kimi), a
+    refusal, cache breakpoints (OpenRouter), results of text parts."""
+    return {
+        "user": [{"role": "user", "name": "ann", "content": [
+            {"type": "text", "text": "Look at this.", **CACHE},
+            {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}", "detail": "low"}},
+            {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}]}],
+        "calls": [{"role": "assistant", "content": "Searching.", "reasoning_content": "Search first.",
+                   "refusal": None, "tool_calls": [
+                       {**_chat_call("call_01", "read_file"), "index": 0},
+                       _chat_call("call_02", "add")]}],
+        "results": [{"role": "tool", "tool_call_id": "call_01", "content": [{"type": "text", "text": "a picture"}]},
+                    {"role": "tool", "tool_call_id": "call_02", "content": "4", "name": "add"}],
+        "reply": [{"role": "assistant", "content": "4.", "reasoning_content": "Done.", "annotations": []}],
+    }
+
+
+VOCABULARY = {"anthropic": _anthropic_vocabulary, "openai_chat": _chat_vocabulary,
+              "openai_responses": _responses_vocabulary, "gemini": _gemini_vocabulary}
+LIST_KEYS = {"anthropic": "messages", "openai_chat": "messages", "openai_responses": "input", "gemini": "contents"}
+TOP_LEVEL: dict[str, dict[str, Any]] = {"anthropic": {"model": "claude-sonnet-4-5", "max_tokens": 4096}, "openai_chat": {"model": "m"},
+             "openai_responses": {"model": "m", "store": False, "include": ["reasoning.encrypted_content"]},
+             "gemini": {}}
+
+
+def _without_result(turn: list[Any], provider: str, k: int) -> list[Any]:
+    """The results turn of a vocabulary with its k-th result left out (an answer lost)."""
+    if provider in ("openai_chat", "openai_responses"):
+        return [item for j, item in enumerate(turn) if j != k]
+    key = "parts" if provider == "gemini" else "content"
+    return [{**turn[0], key: [block for j, block in enumerate(turn[0][key]) if j != k]}]
+
+
+def _reversed_results(turn: list[Any], provider: str) -> list[Any]:
+    if provider in ("openai_chat", "openai_responses"):
+        return turn[::-1]
+    key = "parts" if provider == "gemini" else "content"
+    return [{**turn[0], key: turn[0][key][::-1]}]
+
+
+def vocabulary_bodies(provider: str) -> list[tuple[str, dict[str, Any]]]:
+    """Bodies holding the provider's whole vocabulary, valid and broken (a call cut off, an answer lost, results out
+    of order, a result whose call is gone, the same call ids in a later turn)."""
+    v = VOCABULARY[provider]()
+    user, calls, results, reply = v["user"], v["calls"], v["results"], v["reply"]
+    later = VOCABULARY[provider]()  # (equal, not the same objects)
+    again = user[:1] if provider != "gemini" else [{"role": "user", "parts": [{"text": "Again."}]}]
+    shapes: list[tuple[str, list[Any]]] = [
+        ("valid", user + calls + results + reply),
+        ("call cut off", user + calls),
+        ("first answer lost", user + calls + _without_result(results, provider, 0) + reply),
+        ("second answer lost", user + calls + _without_result(results, provider, 1) + reply),
+        ("results out of order", user + calls + _reversed_results(results, provider) + reply),
+        ("call gone, results kept", user + results + reply),
+        ("same ids in a later turn", user + calls + results + reply + again + later["calls"] + later["results"]),
+        ("cut off after a reply", user + calls + results + reply + again + later["calls"]),
+    ]
+    top = TOP_LEVEL[provider]
+    bodies = [(f"vocabulary: {name}", {**top, LIST_KEYS[provider]: items}) for name, items in shapes]
+    if provider == "anthropic":
+        thinking = {"type": "enabled", "budget_tokens": 2048}
+        bodies += [(f"vocabulary, thinking on: {name}", {**top, "thinking": thinking, "messages": items})
+                   for name, items in shapes[:3]]
+    if provider == "gemini":
+        bodies += [(f"vocabulary, a model named: {name}", {"model": "gemini-3-pro-preview", "contents": items})
+                   for name, items in shapes[:3]]
+    return bodies
+
+
 def body_case(provider: str, name: str, body: dict[str, Any], read_only: list[str] | None = None) -> dict[str, Any]:
     adapter = get(provider)
     is_read_only = set(read_only).__contains__ if read_only is not None else None
@@ -648,6 +818,7 @@ def body_cases(provider: str) -> list[dict[str, Any]]:
     ]
     cases = [body_case(provider, name, write(skeleton, r)) for name, skeleton in fixed]
     cases += [body_case(provider, name, body) for name, body in RULE_BODIES.get(provider, {}).items()]
+    cases += [body_case(provider, name, body) for name, body in vocabulary_bodies(provider)]
     cases.append(body_case(provider, "call cut off, read only", write(fixed[1][1], r), read_only=["read_file"]))
     cases += [body_case(provider, f"generated {k}", write(turns.skeleton(), r)) for k in range(GENERATED_BODIES)]
     awkward = Turns(random.Random(f"awkward ids {provider}"))
