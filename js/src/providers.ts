@@ -101,18 +101,25 @@ const refusedWhenAnsweredOrNoted = (report: BodyReport): boolean =>
 
 // ------------------------------------------------------------------------------------------- OpenAI Chat
 
+/** A function call with a name and string arguments (fields beside them, such as a stream's `index`, ride along). */
 function plainChatCall(call: unknown): boolean {
-  if (!isDict(call) || size(call) !== 3 || call.type !== "function") return false;
+  if (!isDict(call) || call.type !== "function") return false;
   const fn = call.function;
-  if (typeof call.id !== "string" || !isDict(fn) || size(fn) !== 2) return false;
+  if (typeof call.id !== "string" || !isDict(fn)) return false;
   return typeof fn.name === "string" && fn.name.length > 0 && typeof fn.arguments === "string";
 }
 
 function textParts(content: unknown): boolean {
   return (
     Array.isArray(content) &&
-    content.every((p) => isDict(p) && size(p) === 2 && p.type === "text" && typeof p.text === "string")
+    content.length > 0 &&
+    content.every((p) => isDict(p) && p.type === "text" && typeof p.text === "string")
   );
+}
+
+/** A tool message's output as the note of an orphan says it: its text, or its text parts' texts. */
+function chatOutput(content: unknown): string {
+  return typeof content === "string" ? content : (content as Dict[]).map((part) => part.text).join("\n");
 }
 
 const openaiChat: Adapter = {
@@ -126,6 +133,8 @@ const openaiChat: Adapter = {
   refused: refusedWhenAnsweredOrNoted,
   neutralInPython: () => false,
   takesStubs: () => true,
+  // Fields chatmend does not model (a name, reasoning content, a refusal, media parts) ride along in their message:
+  // only the ids repair pairs by matter here.
   stubs(items) {
     const kinds: number[] = [];
     const refs: Ref[] = [];
@@ -133,28 +142,26 @@ const openaiChat: Adapter = {
       if (!isDict(item)) return null;
       const { role, content } = item;
       if (content === "") return null; // a spelling the reader records: not plain
-      const n = size(item);
       if (role === "tool") {
-        if (n !== 3 || typeof content !== "string" || typeof item.tool_call_id !== "string") return null;
+        if (typeof item.tool_call_id !== "string" || (typeof content !== "string" && !textParts(content))) return null;
+        if ("name" in item && typeof item.name !== "string") return null;
         kinds.push(RESULT);
         refs.push(item.tool_call_id);
       } else if (role === "assistant") {
         if (!("content" in item) || (content !== null && typeof content !== "string")) return null;
         const calls = item.tool_calls;
         if (calls === undefined || calls === null) {
-          if (n !== 2) return null;
           kinds.push(typeof content === "string" && !isBlank(content) ? REPLY : BLANK);
           refs.push(null);
           continue;
         }
-        if (n !== 3 || !Array.isArray(calls) || calls.length === 0 || !calls.every(plainChatCall)) return null;
+        if (!Array.isArray(calls) || calls.length === 0 || !calls.every(plainChatCall)) return null;
         kinds.push(CALLS);
         refs.push(calls.map((call) => call.id as string));
-      } else if (role === "user" || role === "system") {
+      } else if (role === "user" || role === "system" || role === "developer") {
         const textual =
-          typeof content === "string" ||
-          (role === "user" && Array.isArray(content) && content.length > 0 && textParts(content));
-        if (n !== 2 || !textual) return null;
+          typeof content === "string" || (role === "user" && Array.isArray(content) && content.length > 0);
+        if (!textual) return null;
         kinds.push(OTHER);
         refs.push(null);
       } else {
@@ -176,7 +183,8 @@ const openaiChat: Adapter = {
     return [{ role: "tool", tool_call_id: finalId, content: `Error: ${text}` }]; // no error flag in Chat
   },
   note(piece) {
-    const text = orphanNoteText(null, piece.tool_call_id, false, piece.content);
+    const name = typeof piece.name === "string" ? piece.name : null;
+    const text = orphanNoteText(name, piece.tool_call_id, false, chatOutput(piece.content));
     return [{ role: "user", content: [{ type: "text", text }] }];
   },
 };
