@@ -138,11 +138,27 @@ const AN = {
   AN9: (n: number) =>
     `messages.${n}: all messages must have non-empty content except for the optional final assistant message`,
   AN9e: () => "messages: text content blocks must be non-empty",
+  AT1: (n: number, found: string) =>
+    `messages.${n}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${found}\`. ` +
+    "When `thinking` is enabled, a final `assistant` message must start with a thinking block " +
+    "(preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include " +
+    "thinking blocks from previous turns. To avoid this requirement, disable `thinking`. Please " +
+    "consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking",
+  AT2: (n: number, found: string) =>
+    `messages.${n}.content.0: If an assistant message contains any thinking blocks, the first block ` +
+    `must be thinking or redacted_thinking. Found ${found}.`,
+  AT4: (n: number, m: number) => `messages.${n}.content.${m}.thinking.signature: Field required`,
+  AT6: (n: number) =>
+    `messages.${n}.content.0: When thinking is disabled, an \`assistant\` message in the final position ` +
+    "cannot contain `thinking`. To use thinking blocks, enable `thinking` in your request.",
+  AT7: (n: number, kind: string) => `messages.${n}: The final block in an assistant message cannot be \`${kind}\`.`,
   AN9w: () => "messages: text content blocks must contain non-whitespace text",
 };
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
+const THINKING: readonly unknown[] = ["thinking", "redacted_thinking"];
+const IN_USER_ONLY: readonly unknown[] = ["image", "document", "tool_result", "search_result"];
 const MEDIA_TYPES: readonly unknown[] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
 
 interface Turn {
@@ -270,6 +286,7 @@ function checkAnthropic(body: Dict, messages: Item[]): Problem[] {
       // AN4, AN5, AN6 (within the merged turn only)
       const seen = new Set<string>();
       let afterUse = false;
+      let hasThinking = false;
       for (const [n, m, block] of turn.blocks) {
         const path = where(n, m);
         if (block.type === "tool_use") {
@@ -285,6 +302,28 @@ function checkAnthropic(body: Dict, messages: Item[]): Problem[] {
           add("AN4", path, AN.AN1(turn.last + 1, ids.join(", ")));
         }
         if (block.type === "text") text(block, path);
+        else if (block.type === "thinking") {
+          hasThinking = true;
+          if (typeof block.signature !== "string") add("AT4", path, AN.AT4(n, m));
+          if (typeof block.thinking !== "string") {
+            add("SHAPE", path, `messages.${n}.content.${m}.thinking.thinking: Field required`);
+          }
+        } else if (block.type === "redacted_thinking") {
+          hasThinking = true;
+          if (typeof block.data !== "string") {
+            add("SHAPE", path, `messages.${n}.content.${m}.redacted_thinking.data: Field required`);
+          }
+        } else if (IN_USER_ONLY.includes(block.type)) {
+          add("SHAPE", path, `messages.${n}.content.${m}: \`${block.type}\` blocks are not allowed in an \`assistant\` message`);
+        }
+      }
+      const first = turn.blocks[0];
+      const last = turn.blocks[turn.blocks.length - 1];
+      if (hasThinking && first !== undefined && !THINKING.includes(first[2].type)) {
+        add("AT2", where(turn.first, 0), AN.AT2(turn.first, first[2].type as string));
+      }
+      if (last !== undefined && THINKING.includes(last[2].type)) {
+        add("AT7", where(last[0], last[1]), AN.AT7(last[0], last[2].type as string));
       }
       // AN1: every tool_use of the turn has its tool_result in the next turn
       const uses = turn.blocks.filter(([, , b]) => b.type === "tool_use").map(([, , b]) => b.id as string);
@@ -318,6 +357,9 @@ function checkAnthropic(body: Dict, messages: Item[]): Problem[] {
         leading = false;
         if (block.type === "text") text(block, path);
         else if (block.type === "image") image(block, path);
+        else if (block.type === "tool_use" || THINKING.includes(block.type)) {
+          add("SHAPE", path, `messages.${n}.content.${m}: \`${block.type}\` blocks are not allowed in a \`user\` message`);
+        }
         continue;
       }
       const useId = block.tool_use_id as string;
@@ -335,6 +377,20 @@ function checkAnthropic(body: Dict, messages: Item[]): Problem[] {
       }
     }
   });
+  // AT1 (thinking on: the last tool-use turn opens with thinking) and AT6 (off: no final thinking)
+  const assistants = turns.filter((turn) => turn.role === "assistant" && turn.blocks.length > 0);
+  const last = assistants[assistants.length - 1];
+  if (last !== undefined) {
+    const firstKind = (last.blocks[0] as [number, number, Dict])[2].type as string;
+    const thinking = body.thinking;
+    if (isDict(thinking) && (thinking.type === "enabled" || thinking.type === "adaptive")) {
+      if (last.blocks.some(([, , b]) => b.type === "tool_use") && !THINKING.includes(firstKind)) {
+        add("AT1", `${where(last.first, 0)}.type`, AN.AT1(last.first, firstKind));
+      }
+    } else if (turns[turns.length - 1] === last && last.blocks.some(([, , b]) => THINKING.includes(b.type))) {
+      add("AT6", where(last.first, 0), AN.AT6(last.first));
+    }
+  }
   return out;
 }
 

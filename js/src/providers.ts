@@ -191,36 +191,33 @@ const openaiChat: Adapter = {
 
 // ------------------------------------------------------------------------------------- Anthropic Messages
 
-const CACHED = "cache_control";
-
-function sizeUncached(block: Dict): number {
-  return size(block) - (CACHED in block ? 1 : 0);
-}
-
+/** A user block other than a result: text that says something, or any block of another type (an image, a
+ * document: it rides along as it is). */
 function plainUserBlock(kind: unknown, block: Dict): boolean {
-  const n = sizeUncached(block);
-  if (kind === "text") return n === 2 && typeof block.text === "string" && !isBlank(block.text);
-  return kind === "image" && n === 2 && isDict(block.source);
+  if (kind === "text") return typeof block.text === "string" && !isBlank(block.text);
+  return typeof kind === "string" && kind !== "tool_result" && kind !== "tool_use";
 }
 
+/** The call id of a tool_result whose content says something (text, or blocks of which one at least is text, images
+ * and documents beside them); null for any other tool_result. */
 function anthropicResultId(block: Dict): string | null {
   const callId = block.tool_use_id;
   const content = block.content;
   if (typeof callId !== "string") return null;
-  if (size(block) === 3 && typeof content === "string" && !isBlank(content)) return callId;
-  const n = size(block) - (CACHED in block ? 1 : 0) - ("is_error" in block ? 1 : 0);
-  if (n !== 3 || ("is_error" in block && typeof block.is_error !== "boolean")) return null;
+  if ("is_error" in block && typeof block.is_error !== "boolean") return null;
   const plain =
     typeof content === "string"
       ? !isBlank(content)
       : Array.isArray(content) &&
-        content.length > 0 &&
-        content.every((part) => isDict(part) && part.type === "text" && plainUserBlock("text", part));
+        content.some((part) => isDict(part) && part.type === "text") &&
+        content.every((part) => isDict(part) && plainUserBlock(part.type, part));
   return plain ? callId : null;
 }
 
 const NOT_PLAIN: [number, null] = [-1, null];
 
+/** An assistant turn's kind and call ids (-1: not plain). Blocks chatmend does not model (thinking, redacted
+ * thinking, a server tool's call and result) ride along in the turn; they must stand before its calls. */
 function anthropicAssistantStub(content: unknown): [number, string[] | null] {
   if (typeof content === "string") return [isBlank(content) ? BLANK : REPLY, null];
   if (!Array.isArray(content)) return NOT_PLAIN;
@@ -228,18 +225,19 @@ function anthropicAssistantStub(content: unknown): [number, string[] | null] {
   let blank = false;
   let said = false;
   for (const block of content) {
-    if (!isDict(block)) return NOT_PLAIN;
-    const n = sizeUncached(block);
+    if (!isDict(block) || typeof block.type !== "string") return NOT_PLAIN;
     if (block.type === "tool_use") {
       const { id, name, input } = block;
-      if (n !== 4 || typeof id !== "string" || typeof name !== "string" || !name || !isDict(input)) return NOT_PLAIN;
+      if (typeof id !== "string" || typeof name !== "string" || !name || !isDict(input)) return NOT_PLAIN;
       ids.push(id);
+    } else if (ids.length > 0) {
+      return NOT_PLAIN; // (a block after a call: the writer puts the calls last)
     } else if (block.type === "text") {
-      if (n !== 2 || typeof block.text !== "string" || ids.length > 0) return NOT_PLAIN;
+      if (typeof block.text !== "string") return NOT_PLAIN;
       if (isBlank(block.text)) blank = true;
       else said = true;
-    } else {
-      return NOT_PLAIN; // thinking too: where it may stand is the writer's to judge
+    } else if (block.type === "tool_result") {
+      return NOT_PLAIN;
     }
   }
   if (ids.length > 0) return blank ? NOT_PLAIN : [CALLS, ids];
@@ -273,7 +271,7 @@ const anthropic: Adapter = {
     const starts: number[] = [];
     const offsets: number[] = [];
     for (const item of items) {
-      if (!isDict(item) || size(item) !== 2) return null;
+      if (!isDict(item) || !("content" in item)) return null;
       starts.push(kinds.length);
       const { role, content } = item;
       if (role === "assistant") {
@@ -341,8 +339,11 @@ const anthropic: Adapter = {
     const names = caller === null ? [] : toolUses(caller[0]).filter((b) => b.id === callId).map((b) => b.name);
     const name = names.length > 0 ? (names[names.length - 1] as string) : null;
     const content = piece.content;
-    const output = typeof content === "string" ? content : content.map((part: Dict) => part.text).join("\n");
-    return [{ type: "text", text: orphanNoteText(name, callId, piece.is_error === true, output) }];
+    const texts = typeof content === "string" ? [] : (content as Dict[]).filter((part) => part.type === "text");
+    const output = typeof content === "string" ? content : texts.map((part) => part.text).join("\n");
+    const note = { type: "text", text: orphanNoteText(name, callId, piece.is_error === true, output) };
+    // the result's images and documents follow its note, as the writer writes a user message's parts
+    return typeof content === "string" ? [note] : [note, ...(content as Dict[]).filter((part) => part.type !== "text")];
   },
 };
 
