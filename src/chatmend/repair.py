@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
 from typing import Any, Literal, NamedTuple
 
 from chatmend.ids import FinalIds
@@ -336,11 +337,14 @@ def stub_history(messages: Sequence[ChatMessage]) -> tuple[list[int], list[Any]]
         blank = (not content or content.isspace()) if type(content) is str else _says_nothing(content)
         if calls := message.tool_calls:
             kind(BLANK_CALLS if blank else CALLS)
-            ref(tuple([call.id for call in calls]))
+            ref(tuple(map(_call_id, calls)))
         else:
             kind(BLANK if blank else REPLY)
             ref(None)
     return kinds, refs
+
+
+_call_id = attrgetter("id")
 
 
 class _Mark(NamedTuple):
@@ -459,10 +463,10 @@ class _Repair:
         Without copies the calls keep their ids (the plan then has a CALL step only where calls were stripped)."""
         calls = assistant.tool_calls
         if self.copies:
-            kept = tuple(call if final == call.id else replace_unchecked(call, id=final)
-                         for call, final in zip(calls, finals) if final is not None)
+            kept = tuple([call if final == call.id else replace_unchecked(call, id=final)
+                          for call, final in zip(calls, finals) if final is not None])
         else:
-            kept = tuple(call for call, final in zip(calls, finals) if final is not None)
+            kept = tuple([call for call, final in zip(calls, finals) if final is not None])
         return replace_unchecked(assistant, tool_calls=kept)
 
     def _answer(self, result: ChatMessage, final: str) -> ChatMessage:
