@@ -85,7 +85,11 @@ interface Adapter extends Writer {
   takesStubs(body: Record<string, unknown>): boolean;
   /** True when Python's twin repairs this list through its neutral route (items its stubs do not take, a step its
    * hooks do not write), whose runs rewrite a kept result between two new results of one call too. */
-  neutralInPython(items: Item[], plan: SpanPlan): boolean;
+  neutralInPython(items: Item[], plan: SpanPlan, body: Record<string, unknown>): boolean;
+  /** The list as the writer writes it whole, when the neutral route finds the repaired list breaks a rule of the
+   * wire beyond pairing (Anthropic's: consecutive turns of one role merged); absent where the package does not
+   * port it. */
+  wholeList?(items: Item[]): Item[];
   /** True when the repair shows the input is refused, so it need not be judged valid as it is. */
   refused(report: BodyReport): boolean;
 }
@@ -245,6 +249,40 @@ function anthropicAssistantStub(content: unknown): [number, string[] | null] {
   return [said ? REPLY : BLANK, null];
 }
 
+/** True for a turn Python's Anthropic stubs take: no field beside role and content; text, tool_use, images and
+ * tool_results of text, with no other field than a cache breakpoint (and a result's error flag). */
+function strictlyPlainTurn(item: Item): boolean {
+  if (size(item) !== 2) return false;
+  const content = item.content;
+  if (typeof content === "string") return true;
+  const bare = (block: Dict, ...more: string[]) =>
+    Object.keys(block).every((key) => key === "type" || key === "cache_control" || more.includes(key));
+  return (content as Dict[]).every((block) => {
+    if (block.type === "text") return bare(block, "text");
+    if (block.type === "tool_use") return bare(block, "id", "name", "input");
+    if (block.type === "image") return item.role === "user" && bare(block, "source");
+    if (block.type !== "tool_result" || !bare(block, "tool_use_id", "content", "is_error")) return false;
+    return typeof block.content === "string" || (block.content as Dict[]).every((part) => part.type === "text" && bare(part, "text"));
+  });
+}
+
+/** The list as Anthropic's writer writes it whole: consecutive turns of one role merged into one (a string content
+ * as its text block). */
+function mergedTurns(items: Item[]): Item[] {
+  const out: Item[] = [];
+  const blocks = (content: unknown): unknown[] =>
+    typeof content === "string" ? [{ type: "text", text: content }] : (content as unknown[]);
+  for (const item of items) {
+    const last = out[out.length - 1];
+    if (last !== undefined && last.role === item.role) {
+      out[out.length - 1] = { role: item.role, content: [...blocks(last.content), ...blocks(item.content)] };
+    } else {
+      out.push(item);
+    }
+  }
+  return out;
+}
+
 function thinkingEnabled(body: Dict): boolean {
   const thinking = body.thinking;
   return isDict(thinking) && (thinking.type === "enabled" || thinking.type === "adaptive");
@@ -263,8 +301,11 @@ const anthropic: Adapter = {
   blocksKey: "content",
   joinsTurns: false,
   refused: refusedWhenAnsweredOrNoted,
-  neutralInPython: () => false,
-  takesStubs: (body) => !thinkingEnabled(body), // AT1 judges the last turn: the neutral route
+  // Python's stubs take only the plain turns (and no body with thinking on, whose AT1 judges the last turn): for any
+  // other body its neutral route writes the list whole when the repaired list still breaks a rule (AT6, say)
+  neutralInPython: (items, _plan, body) => thinkingEnabled(body) || !items.every(strictlyPlainTurn),
+  takesStubs: () => true,
+  wholeList: mergedTurns,
   stubs(items) {
     const kinds: number[] = [];
     const refs: Ref[] = [];
@@ -660,14 +701,22 @@ function stubRepair(
   };
   const changed = reportChanged(report);
   const fits = idsFit(adapter, plan.finalIds);
-  if (fits && planUnchanged(plan)) return { body: { ...body }, changed, rewritten: [], report };
-  let planned = fits ? plan : underWireIds(adapter, plan, stubs);
-  if (fits && adapter.neutralInPython(items, plan)) {
-    planned = { ...plan, steps: answeredBetween(plan.steps, stubs, (id) => id) };
+  const neutral = adapter.neutralInPython(items, plan, body);
+  let assembled: [Item[], number[]] | null = [items, []];
+  if (!fits || !planUnchanged(plan)) {
+    let planned = fits ? plan : underWireIds(adapter, plan, stubs);
+    if (fits && neutral) planned = { ...plan, steps: answeredBetween(plan.steps, stubs, (id) => id) };
+    assembled = assemble(adapter, items, stubs, planned, isReadOnly);
+    if (assembled === null) return null;
   }
-  const assembled = assemble(adapter, items, stubs, planned, isReadOnly);
-  if (assembled === null) return null;
-  return originalsKept(body, adapter.listKey, items, assembled[0], assembled[1], changed, report);
+  const key = adapter.listKey;
+  if (neutral && adapter.wholeList !== undefined && listProblems(adapter.name, { ...body, [key]: assembled[0] })) {
+    // the list breaks a rule of the wire beyond pairing: Python's neutral route writes it whole
+    const whole = adapter.wholeList(assembled[0]);
+    assembled = [whole, whole.map((_, k) => k)];
+  }
+  if (assembled[0] === items) return { body: { ...body }, changed, rewritten: [], report };
+  return originalsKept(body, key, items, [...assembled[0]], assembled[1], changed, report);
 }
 
 /** `plan` with every call under its wire id (ids the provider would not take as they are mapped, as Python's
