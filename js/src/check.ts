@@ -6,7 +6,17 @@
  */
 
 import { codePoints, isBlank, isDict } from "./messages.js";
-import { type ProviderName, readable, UnsupportedBodyError } from "./providers.js";
+import {
+  answeredId,
+  CALL_OUTPUTS,
+  INPUT_SIDE,
+  isClientCall,
+  isClientOutput,
+  OUTPUT_CALLS,
+  type ProviderName,
+  readable,
+  UnsupportedBodyError,
+} from "./providers.js";
 
 export interface Problem {
   /** The rule's id in docs/rules.md, e.g. `AN1`. */
@@ -427,54 +437,193 @@ function checkResponses(body: Dict, items: Item[]): Problem[] {
       });
     }
   }
-  items.forEach((item: Dict, i: number) => {
-    if (item.type !== "function_call" && item.type !== "function_call_output") return; // (plain messages)
-    const where = `input[${i}].call_id`;
-    const callId = item.call_id as string;
-    if (!callId) {
+  const callIdOf = (item: Dict, path: string) => {
+    const where = `${path}.call_id`;
+    const callId = item.call_id;
+    if (callId === undefined || callId === null) missing(where);
+    else if (typeof callId !== "string") wrongType(where, "a string", callId);
+    else if (!callId) {
       add("OR0", where, `Invalid '${where}': empty string. Expected a string with minimum length 1, but got an ` +
         "empty string instead.");
     } else if (codePoints(callId) > 64) {
       add("OR3", where, `Invalid '${where}': string too long. Expected a string with maximum length 64, but got ` +
         `a string with length ${codePoints(callId)} instead.`);
     }
+  };
+  const parts = (list: unknown[], path: string, allowed: readonly string[]) => {
+    const supported = listed(allowed);
+    list.forEach((part, j) => {
+      const where = `${path}[${j}]`;
+      if (!isDict(part)) {
+        wrongType(where, "an object", part);
+        return;
+      }
+      const kind = part.type;
+      if (typeof kind === "string" && !KNOWN_PART_TYPES.includes(kind)) return; // the API's to judge
+      if (!allowed.includes(kind as string)) add("OR0", `${where}.type`, `Invalid value: '${pyStr(kind)}'. Supported values are: ${supported}.`);
+      else if ((kind === "input_text" || kind === "output_text") && typeof part.text !== "string") missing(`${where}.text`);
+      else if (kind === "input_image" && typeof (part.image_url || part.file_id) !== "string") missing(`${where}.image_url`);
+    });
+  };
+  const store = body.store;
+  // the shape of each item
+  items.forEach((item: Dict, i: number) => {
+    const path = `input[${i}]`;
+    const kind = item.type ?? "message";
+    if (kind === "message") {
+      const role = item.role;
+      if (!ROLES.includes(role)) {
+        add("OR0", `${path}.role`, `Invalid value: '${pyStr(role)}'. Supported values are: 'assistant', 'system', ` +
+          "'developer', and 'user'.");
+      } else if (!("content" in item)) missing(`${path}.content`);
+      else if (Array.isArray(item.content)) {
+        parts(item.content, `${path}.content`, role === "assistant" ? ASSISTANT_PART_TYPES : OUTPUT_PART_TYPES);
+      } else if (typeof item.content !== "string") {
+        wrongType(`${path}.content`, "one of a string or an array of content parts", item.content);
+      }
+    } else if (kind === "function_call") {
+      callIdOf(item, path);
+      if (typeof item.name !== "string") missing(`${path}.name`);
+      if (!("arguments" in item)) missing(`${path}.arguments`);
+      else if (typeof item.arguments !== "string") wrongType(`${path}.arguments`, "a string", item.arguments);
+    } else if (kind === "function_call_output" || kind === "custom_tool_call_output") {
+      callIdOf(item, path);
+      if (!("output" in item)) missing(`${path}.output`);
+      else if (Array.isArray(item.output)) parts(item.output, `${path}.output`, OUTPUT_PART_TYPES);
+      else if (typeof item.output !== "string") {
+        wrongType(`${path}.output`, "one of a string or an array of output content parts", item.output);
+      }
+    } else if (isClientCall(item) || (isClientOutput(item) && kind !== "local_shell_call_output")) {
+      callIdOf(item, path);
+    } else if (kind === "reasoning") {
+      if (!("id" in item)) missing(`${path}.id`);
+      if (!Array.isArray(item.summary)) missing(`${path}.summary`);
+      if (store === false && typeof item.encrypted_content !== "string") add("OR9", path, notPersisted(item.id));
+    } else if (kind === "item_reference" && store === false) {
+      add("OR9", path, notPersisted(item.id));
+    } else if (typeof kind !== "string") {
+      wrongType(`${path}.type`, "a string", kind);
+    }
   });
-  // OR1, OR2, OR10, OR11: every call and its output pair one to one by call_id, with no message between
-  const duplicate = (kind: string, callId: string, other: string) =>
-    `Duplicate ${kind} for call_id '${callId}'. Each ${kind === "function_call" ? kind : other} must have ` +
-    `exactly one matching ${kind === "function_call" ? other : kind}`;
-  const calls = new Map<string, number>();
+  // item ids: the type's prefix (OR4), their charset (OR5), no two alike (OR6)
+  const seen = new Set<string>();
+  items.forEach((item: Dict, i: number) => {
+    if (!("id" in item)) return;
+    const kind = item.type ?? "message";
+    const itemId = item.id;
+    const where = `input[${i}].id`;
+    if (itemId === null && kind !== "item_reference") return; // null is the same as leaving it out
+    if (typeof itemId !== "string") {
+      wrongType(where, "a string", itemId);
+      return;
+    }
+    const prefix = ID_PREFIX[kind as string];
+    if (!ITEM_ID.test(itemId)) {
+      add("OR5", where, `Invalid '${where}': '${pyStr(itemId)}'. Expected an ID that contains letters, numbers, ` +
+        "underscores, or dashes, but this value contained additional characters.");
+    } else if (prefix !== undefined && !itemId.startsWith(prefix)) {
+      add("OR4", where, `Invalid '${where}': '${pyStr(itemId)}'. Expected an ID that begins with '${prefix}'.`);
+    }
+    if (kind === "item_reference" || kind === "local_shell_call_output") return;
+    if (seen.has(itemId)) {
+      add("OR6", where, `Duplicate item found with id ${itemId}. Remove duplicate items from your input and try again.`);
+    }
+    seen.add(itemId);
+  });
+  // OR1, OR2, OR10, OR11: every client call and its own output pair one to one by call_id, with no message between
+  const duplicate = (kind: string, callId: string, each: string, matching: string) =>
+    `Duplicate ${kind} for call_id '${callId}'. Each ${each} must have exactly one matching ${matching}`;
+  const calls = new Map<string, [number, string]>();
   const outputs = new Set<string>();
-  const chained = body.previous_response_id !== undefined && body.previous_response_id !== null;
+  const chained =
+    (body.previous_response_id !== undefined && body.previous_response_id !== null) ||
+    items.some((item: Dict) => item.type === "item_reference");
   let lastMessage = -1;
   items.forEach((item: Dict, i: number) => {
-    const callId = item.call_id as string;
-    if (item.type === undefined) {
-      lastMessage = i; // (a plain message is never the assistant's)
-    } else if (item.type === "function_call") {
+    const kind = (item.type ?? "message") as string;
+    if (kind === "message" && item.role !== "assistant") lastMessage = i;
+    if (isClientCall(item)) {
+      const callId = item.call_id as string;
       if (!callId) return;
-      if (calls.has(callId)) add("OR10", `input[${i}].call_id`, duplicate("function_call", callId, "function_call_output"));
-      else calls.set(callId, i);
-    } else {
-      if (!callId) return;
+      if (calls.has(callId)) add("OR10", `input[${i}].call_id`, duplicate(kind, callId, kind, CALL_OUTPUTS[kind] as string));
+      else calls.set(callId, [i, kind]);
+    } else if (isClientOutput(item)) {
+      const callId = answeredId(item);
+      if (typeof callId !== "string" || !callId) return;
+      const callKind = OUTPUT_CALLS[kind] as string;
       if (outputs.has(callId)) {
-        add("OR10", `input[${i}].call_id`, duplicate("function_call_output", callId, "function_call"));
+        add("OR10", `input[${i}].call_id`, duplicate(kind, callId, callKind, kind));
         return;
       }
       outputs.add(callId);
-      const at = calls.get(callId);
-      if (at === undefined) {
-        if (!chained) add("OR2", `input[${i}]`, `No tool call found for function call output with call_id ${callId}.`);
-      } else if (lastMessage > at) {
-        add("OR11", `input[${i}]`, `The function_call_output for call_id ${callId} is separated from its ` +
-          `function_call by the message at input[${lastMessage}].`);
+      const call = calls.get(callId);
+      if (call === undefined) {
+        if (!chained) add("OR2", `input[${i}]`, `No tool call found for ${words(callKind)} output with call_id ${callId}.`);
+      } else if (call[1] !== callKind && !(call[1] === "tool_search_call" && kind === "function_call_output")) {
+        add("OR2", `input[${i}]`, `The ${kind} for call_id ${callId} answers a ${call[1]}, whose output is a ` +
+          `${CALL_OUTPUTS[call[1]]}.`);
+      } else if (lastMessage > call[0]) {
+        add("OR11", `input[${i}]`, `The ${kind} for call_id ${callId} is separated from its ${callKind} by the ` +
+          `message at input[${lastMessage}].`);
       }
     }
   });
-  for (const [callId, i] of calls) {
-    if (!outputs.has(callId)) add("OR1", `input[${i}]`, `No tool output found for function call ${callId}.`);
+  for (const [callId, [i, kind]] of calls) {
+    if (!outputs.has(callId)) add("OR1", `input[${i}]`, `No tool output found for ${words(kind)} ${callId}.`);
   }
+  // OR7: a reasoning item is followed by the item it produced
+  const unfollowed: Problem[] = [];
+  let following: Dict | undefined;
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i] as Dict;
+    if (item.type === "reasoning" && !(following !== undefined && isOutputItem(following) && typeof following.id === "string")) {
+      unfollowed.push({ code: "OR7", path: `input[${i}]`, provider: "openai_responses",
+        message: `Item '${pyStr(item.id)}' of type 'reasoning' was provided without its required following item.` });
+    }
+    following = item;
+  }
+  out.push(...unfollowed.reverse());
   return out;
+}
+
+const ROLES: readonly unknown[] = ["user", "assistant", "system", "developer"];
+const OUTPUT_PART_TYPES: readonly string[] = ["input_text", "input_image", "input_file"];
+const ASSISTANT_PART_TYPES: readonly string[] = ["output_text", "refusal"];
+const KNOWN_PART_TYPES: readonly string[] = [...OUTPUT_PART_TYPES, ...ASSISTANT_PART_TYPES];
+const ID_PREFIX: Readonly<Record<string, string>> = { function_call: "fc", custom_tool_call: "ctc", reasoning: "rs", message: "msg" };
+const ITEM_ID = /^[A-Za-z0-9_-]+$/;
+
+function notPersisted(itemId: unknown): string {
+  return `Item with id '${pyStr(itemId)}' not found. Items are not persisted when \`store\` is set to false. ` +
+    "Try again with `store` set to true, or remove this item from your input.";
+}
+
+/** A call type as OpenAI's errors say it: `function_call` -> "function call". */
+function words(kind: string): string {
+  return kind.replaceAll("_", " ");
+}
+
+/** Values listed as OpenAI's errors do: 'a' and 'b'; 'a', 'b', and 'c'. */
+function listed(values: readonly string[]): string {
+  const quoted = values.map((v) => `'${v}'`);
+  if (quoted.length < 3) return quoted.join(" and ");
+  return `${quoted.slice(0, -1).join(", ")}, and ${quoted[quoted.length - 1]}`;
+}
+
+/** Whether an item is something the model produced (reasoning, an assistant message, a tool call). */
+function isOutputItem(item: Dict): boolean {
+  const kind = item.type ?? "message";
+  if (kind === "message") return item.role === "assistant";
+  if (typeof kind !== "string") return false;
+  return !(kind.endsWith("_output") || INPUT_SIDE.includes(kind));
+}
+
+/** A value as Python's f-string writes it, for the strings and None this package writes; other values are
+ * refused (their Python form is not ported). */
+function pyStr(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value === null || value === undefined) return "None";
+  throw new UnsupportedBodyError("openai_responses", "a value whose Python form this package does not write");
 }
 
 // ----------------------------------------------------------------------------------------------- Gemini

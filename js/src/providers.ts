@@ -392,32 +392,52 @@ const anthropic: Adapter = {
 
 const INPUT_ROLES: readonly unknown[] = ["user", "system", "developer"];
 
-/** An assistant message item of output text that says something, with no annotation, id or status. */
-function plainReply(item: Dict): boolean {
-  const content = item.content;
-  return (
-    size(item) === 3 &&
-    Array.isArray(content) &&
-    content.length > 0 &&
-    content.every(
-      (part) =>
-        isDict(part) &&
-        size(part) === 3 &&
-        part.type === "output_text" &&
-        typeof part.text === "string" &&
-        !isBlank(part.text) &&
-        Array.isArray(part.annotations) &&
-        part.annotations.length === 0,
-    )
-  );
+/** The client-side calls (the caller runs them and answers by `call_id`), each with the type of its output. */
+export const CALL_OUTPUTS: Readonly<Record<string, string>> = {
+  function_call: "function_call_output",
+  custom_tool_call: "custom_tool_call_output",
+  local_shell_call: "local_shell_call_output",
+  shell_call: "shell_call_output",
+  apply_patch_call: "apply_patch_call_output",
+  computer_call: "computer_call_output",
+  tool_search_call: "tool_search_output",
+};
+export const OUTPUT_CALLS: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(CALL_OUTPUTS).map(([call, output]) => [output, call]),
+);
+/** Item types the caller writes (read as a user message holding the item). */
+export const INPUT_SIDE: readonly unknown[] = [
+  "item_reference",
+  "mcp_approval_response",
+  "compaction_trigger",
+  "additional_tools",
+  "configuration_update",
+];
+
+/** True for a call the caller answers by `call_id` (a tool search only when the client runs it). */
+export function isClientCall(item: Dict): boolean {
+  const kind = item.type;
+  if (typeof kind !== "string" || !Object.hasOwn(CALL_OUTPUTS, kind) || typeof item.call_id !== "string") return false;
+  return kind !== "tool_search_call" || item.execution === "client";
 }
 
-function inputTexts(content: unknown): boolean {
-  return (
-    Array.isArray(content) &&
-    content.length > 0 &&
-    content.every((p) => isDict(p) && size(p) === 2 && p.type === "input_text" && typeof p.text === "string" && p.text)
-  );
+/** True for the output of a client-side call. */
+export function isClientOutput(item: Dict): boolean {
+  const kind = item.type;
+  if (typeof kind !== "string" || !Object.hasOwn(OUTPUT_CALLS, kind)) return false;
+  return kind !== "tool_search_output" || item.execution === "client";
+}
+
+/** The call id an output answers (a local shell output names it `id`). */
+export function answeredId(item: Dict): unknown {
+  return item.call_id === undefined && item.type === "local_shell_call_output" ? item.id : item.call_id;
+}
+
+/** True for an item Python's Responses stubs take: a call, an output of text, or words, with no other field. */
+function strictlyPlainItem(item: Item): boolean {
+  if (item.type === "function_call") return size(item) === 4;
+  if (item.type === "function_call_output") return size(item) === 3 && typeof item.output === "string";
+  return item.type === undefined && size(item) === 2 && typeof item.content === "string";
 }
 
 const openaiResponses: Adapter = {
@@ -435,7 +455,10 @@ const openaiResponses: Adapter = {
   // call or result and no note)
   neutralInPython: (items, plan) =>
     plan.steps.some((step) => step[0] === CALL || step[0] === ANSWER || step[0] === NOTE) ||
-    items.some((item) => item.type === "message" || Array.isArray(item.content)),
+    !items.every(strictlyPlainItem),
+  // Items chatmend does not model (reasoning, hosted tools' calls, computer calls and their outputs, an output
+  // message's id, status and annotations, images and files) ride along in the assistant turn they stand in, or open
+  // one: only the ids repair pairs by matter here.
   stubs(items) {
     const kinds: number[] = [];
     const refs: Ref[] = [];
@@ -444,58 +467,96 @@ const openaiResponses: Adapter = {
     for (const item of items) {
       if (!isDict(item)) return null;
       const kind = item.type;
-      if (kind === "function_call") {
+      if (isClientCall(item)) {
         const { call_id: callId, name } = item;
-        if (size(item) !== 4 || typeof callId !== "string" || typeof name !== "string" || !name) return null;
-        if (typeof item.arguments !== "string") return null;
+        if (kind === "function_call" && (typeof name !== "string" || !name || typeof item.arguments !== "string")) {
+          return null;
+        }
         if (calls === null) {
           calls = [];
           kinds.push(CALLS);
           refs.push(null);
         }
         starts.push(kinds.length - 1);
-        calls.push(callId);
+        calls.push(callId as string);
         kinds[kinds.length - 1] = CALLS; // (a reply that said something first: its calls join its message)
         refs[refs.length - 1] = [...calls];
         continue;
       }
-      calls = null;
-      starts.push(kinds.length);
-      if (kind === "message" && item.role === "assistant") {
-        // the assistant's text opens its turn: the calls after it are the same message, as the reader folds them
-        if (!plainReply(item)) return null;
+      if (isClientOutput(item)) {
+        calls = null;
+        starts.push(kinds.length);
+        const answered = answeredId(item);
+        if (typeof answered !== "string") return null;
+        if (kind === "function_call_output" && typeof item.output !== "string" && !Array.isArray(item.output)) {
+          return null;
+        }
+        kinds.push(RESULT);
+        refs.push(answered);
+        continue;
+      }
+      if (INPUT_SIDE.includes(kind)) {
+        // an item the caller writes: read as a user message holding it
+        calls = null;
+        starts.push(kinds.length);
+        kinds.push(OTHER);
+        refs.push(null);
+        continue;
+      }
+      if ((kind === undefined || kind === "message") && INPUT_ROLES.includes(item.role)) {
+        // words, or input parts (as the writer writes a note)
+        calls = null;
+        starts.push(kinds.length);
+        const content = item.content;
+        if (typeof content === "string" ? !content : !Array.isArray(content) || content.length === 0) return null;
+        kinds.push(OTHER);
+        refs.push(null);
+        continue;
+      }
+      const reply = kind === "message" && item.role === "assistant";
+      if (reply ? !Array.isArray(item.content) : typeof kind !== "string" || "role" in item) return null;
+      if (reply || calls === null) {
+        // the assistant's message (or an item of its turn) opens the turn: the calls after it join it
+        starts.push(kinds.length);
         kinds.push(REPLY);
         refs.push(null);
         calls = [];
-      } else if (kind === "function_call_output") {
-        if (size(item) !== 3 || typeof item.call_id !== "string" || typeof item.output !== "string") return null;
-        kinds.push(RESULT);
-        refs.push(item.call_id);
-      } else if (kind === undefined && size(item) === 2 && INPUT_ROLES.includes(item.role)) {
-        // words, or input text parts (as the writer writes a note)
-        if (typeof item.content === "string" ? !item.content : !inputTexts(item.content)) return null;
-        kinds.push(OTHER);
-        refs.push(null);
       } else {
-        return null;
+        starts.push(kinds.length - 1); // (an item of the turn being read)
       }
     }
     starts.push(kinds.length);
     return { kinds, refs, starts };
   },
+  // (the hooks write function calls and their outputs; another client call's steps are refused, as the package
+  // does not port how Python's writer writes them)
   renamedCalls(items, finalIds) {
+    if (items.some((item) => isClientCall(item) && item.type !== "function_call")) return null;
     let k = 0;
     return items.map((item) => (item.type === "function_call" ? { ...item, call_id: finalIds[k++] } : item));
   },
   renamedResult(piece, finalId) {
-    return [{ ...piece, call_id: finalId }];
+    return piece.type === "function_call_output" ? [{ ...piece, call_id: finalId }] : null;
   },
   note(piece) {
-    const text = orphanNoteText(null, piece.call_id, false, piece.output);
-    return [{ role: "user", content: [{ type: "input_text", text }] }];
+    if (piece.type !== "function_call_output") return null;
+    const output = piece.output;
+    if (typeof output === "string") {
+      return [{ role: "user", content: [{ type: "input_text", text: orphanNoteText(null, piece.call_id, false, output) }] }];
+    }
+    const texts = (output as Dict[]).filter((part) => part.type === "input_text").map((part) => part.text);
+    const note = { type: "input_text", text: orphanNoteText(null, piece.call_id, false, texts.join("\n")) };
+    // the output's images and files follow its note, as the writer writes a user message's parts (an image's
+    // detail "auto" when it named none)
+    const rest = (output as Dict[])
+      .filter((part) => part.type !== "input_text")
+      .map((part) => (part.type === "input_image" ? { ...part, detail: part.detail ?? "auto" } : part));
+    return [{ role: "user", content: [note, ...rest] }];
   },
   syntheticResult(items, k, finalId, isReadOnly) {
-    const name = items.filter((item) => item.type === "function_call")[k].name as string;
+    const call = items.filter(isClientCall)[k] as Dict;
+    if (call.type !== "function_call") return null;
+    const name = call.name as string;
     const text = syntheticText(name, readsOnly(isReadOnly, name));
     return [{ type: "function_call_output", call_id: finalId, output: `[error] ${text}` }];
   },
