@@ -17,7 +17,8 @@ export type Item = any;
 export interface Writer {
   readonly blocksKey: string | null;
   readonly joinsTurns: boolean;
-  renamedCalls(items: Item[], finalIds: readonly (string | null)[]): Item[] | null;
+  /** (`before`: the items written before them, whose item ids the provider takes once only) */
+  renamedCalls(items: Item[], finalIds: readonly (string | null)[], before: readonly Item[]): Item[] | null;
   renamedResult(piece: Item, finalId: string): Item[] | null;
   syntheticResult(calls: Item[], k: number, finalId: string, isReadOnly: IsReadOnly | undefined): Item[] | null;
   note(piece: Item, caller: Item[] | null): Item[] | null;
@@ -114,7 +115,7 @@ class Assembly {
           this.keep(index, step[2]);
           continue;
         case CALL:
-          written = writer.renamedCalls(this.itemsOf(index), step[2]);
+          written = writer.renamedCalls(this.itemsOf(index), step[2], this.out);
           if (written === null) return null;
           this.close();
           for (let k = 0; k < written.length; k++) this.rewritten.push(this.out.length + k);

@@ -433,6 +433,15 @@ export function answeredId(item: Dict): unknown {
   return item.call_id === undefined && item.type === "local_shell_call_output" ? item.id : item.call_id;
 }
 
+const PHASES: readonly unknown[] = ["commentary", "final_answer"];
+
+/** The item id an item carries as its own (an output's `id` may be its call's; a reference names another's). */
+function itemIds(item: Item): string[] {
+  const kind = item.type;
+  const own = typeof item.id === "string" && kind !== "item_reference";
+  return own && !(typeof kind === "string" && kind.endsWith("_output")) ? [item.id] : [];
+}
+
 /** True for an item Python's Responses stubs take: a call, an output of text, or words, with no other field. */
 function strictlyPlainItem(item: Item): boolean {
   if (item.type === "function_call") return size(item) === 4;
@@ -464,6 +473,7 @@ const openaiResponses: Adapter = {
     const refs: Ref[] = [];
     const starts: number[] = [];
     let calls: string[] | null = null; // the call ids of the turn being read
+    let said = false; // the turn being read holds the assistant's message
     for (const item of items) {
       if (!isDict(item)) return null;
       const kind = item.type;
@@ -513,27 +523,46 @@ const openaiResponses: Adapter = {
         refs.push(null);
         continue;
       }
-      const reply = kind === "message" && item.role === "assistant";
-      if (reply ? !Array.isArray(item.content) : typeof kind !== "string" || "role" in item) return null;
-      if (reply || calls === null) {
+      const reply = (kind === "message" || kind === undefined) && item.role === "assistant";
+      if (reply ? typeof item.content !== "string" && !Array.isArray(item.content) : typeof kind !== "string" || "role" in item) {
+        return null;
+      }
+      if (calls === null || calls.length > 0 || (reply && said)) {
         // the assistant's message (or an item of its turn) opens the turn: the calls after it join it
         starts.push(kinds.length);
         kinds.push(REPLY);
         refs.push(null);
         calls = [];
+        said = false;
       } else {
-        starts.push(kinds.length - 1); // (an item of the turn being read)
+        starts.push(kinds.length - 1); // (an item of the turn being read: its reasoning, hosted tools, message)
       }
+      said ||= reply;
     }
     starts.push(kinds.length);
     return { kinds, refs, starts };
   },
   // (the hooks write function calls and their outputs; another client call's steps are refused, as the package
   // does not port how Python's writer writes them)
-  renamedCalls(items, finalIds) {
+  renamedCalls(items, finalIds, before) {
     if (items.some((item) => isClientCall(item) && item.type !== "function_call")) return null;
     let k = 0;
-    return items.map((item) => (item.type === "function_call" ? { ...item, call_id: finalIds[k++] } : item));
+    const sent = new Set(before.flatMap(itemIds));
+    if (!items.flatMap(itemIds).some((id) => sent.has(id))) {
+      return items.map((item) => (item.type === "function_call" ? { ...item, call_id: finalIds[k++] } : item));
+    }
+    // OR6: an item id already sent. The writer's plain shape: the text as one message, the hosted items as they
+    // are, the calls without ids; reasoning, which travels only with its items' ids (OR8), is left out
+    const texts = items
+      .filter((item) => item.type === "message")
+      .flatMap((item) => (item.content as Dict[]).filter((part) => part.type === "output_text").map((part) => part.text));
+    const phase = items.find((item) => item.type === "message" && PHASES.includes(item.phase))?.phase;
+    const message = phase === undefined ? { role: "assistant", content: texts.join("\n") } : { role: "assistant", content: texts.join("\n"), phase };
+    const hosted = items.filter((item) => item.type !== "message" && item.type !== "reasoning" && !isClientCall(item));
+    const calls = items
+      .filter((item) => item.type === "function_call")
+      .map((item) => ({ type: "function_call", call_id: finalIds[k++], name: item.name, arguments: item.arguments }));
+    return [...(texts.length > 0 ? [message] : []), ...hosted, ...calls];
   },
   renamedResult(piece, finalId) {
     return piece.type === "function_call_output" ? [{ ...piece, call_id: finalId }] : null;
