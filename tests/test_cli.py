@@ -239,6 +239,9 @@ FIRST_PROBLEM = {
     "pydantic_ai_history.json": "messages[1].tool_calls[1]: R6: the call call_R0m3 (get_weather) has no result "
     "(line 1 [1])",
     "kimi_cli_context.jsonl": "messages[1].tool_calls[1]: R6: the call Shell:1 (Shell) has no result (line 4)",
+    "copilot_cli_events.jsonl": "messages[3].tool_calls[1]: R6: the call toolu_03 (bash) has no result (line 9)",
+    "qwen_code_session.jsonl": "messages[3].tool_calls[1]: R6: the call call_a3 (run_shell_command) has no result "
+    "(line 5)",
     "pi_session.jsonl": "messages[1].tool_calls[1]: R6: the call toolu_02 (bash) has no result (line 5)",
     "kimi_code_wire.jsonl": "messages[1].tool_calls[1]: R6: the call Bash_1 (Bash) has no result (line 7)",
     "claude_code.jsonl": "messages[1].tool_calls[1]: R6: the call toolu_01VwP4sLm8GzR2tXq9nB6cYe (Bash) has no "
