@@ -135,7 +135,7 @@ class ImagePart:
             raise HistoryError("an image with 'data' needs its 'media_type', e.g. 'image/png'", field="media_type")
         if self.url is not None and not self.url.strip():
             # every provider rejects an image without an address; a body written with one would fail its check
-            raise HistoryError("an image's 'url' is empty; expected an https URL or a data: URI", field="url")
+            raise HistoryError("an image's 'url' is empty; expected an https URL or a data: URI")  # names its field
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
