@@ -1,8 +1,8 @@
 /**
  * `check(provider, body)`: the 400s the provider would answer a body with, predicted offline, in its own words (the
  * port of the Python adapters' checkers, docs/rules.md). It judges the bodies whose conversation list the adapter's
- * stubs take, or Gemini's neutral reader (the plain shapes `repairBody` repairs); any other body throws
- * `UnsupportedBodyError`.
+ * stubs take (each provider's whole vocabulary), or Gemini's neutral reader; any other body throws
+ * `UnsupportedBodyError`. Not ported: Gemini's GE0 shapes of data parts (base64, MIME types), GE5, GE7-GE10.
  */
 
 import { codePoints, isBlank, isDict } from "./messages.js";
@@ -635,7 +635,12 @@ const GE1 =
 interface GeminiTurn {
   role: unknown;
   calls: (string | null)[];
+  /** each call's name, and whether its part carries a thought signature */
+  names: string[];
+  signed: boolean[];
   responses: (string | null)[];
+  /** true when the turn has a part other than a function response */
+  standard: boolean;
 }
 
 function checkGemini(body: Dict, contents: Item[]): Problem[] {
@@ -654,12 +659,18 @@ function checkGemini(body: Dict, contents: Item[]): Problem[] {
   }
   if (contents.length === 0) add("GE6", "contents", "* GenerateContentRequest.contents: contents is not specified");
   const turns: GeminiTurn[] = contents.map((content: Dict) => {
-    const turn: GeminiTurn = { role: content.role, calls: [], responses: [] };
+    // (the Developer API defaults a missing role to user)
+    const turn: GeminiTurn = { role: content.role ?? "user", calls: [], names: [], signed: [], responses: [], standard: false };
     for (const part of content.parts as Dict[]) {
       const call = part.functionCall as Dict | undefined;
       const response = part.functionResponse as Dict | undefined;
-      if (call) turn.calls.push(typeof call.id === "string" && call.id ? call.id : null);
+      if (call) {
+        turn.calls.push(typeof call.id === "string" && call.id ? call.id : null);
+        turn.names.push(String(call.name || ""));
+        turn.signed.push(part.thoughtSignature !== undefined && part.thoughtSignature !== null);
+      }
       if (response) turn.responses.push(typeof response.id === "string" && response.id ? response.id : null);
+      else turn.standard = true;
     }
     return turn;
   });
@@ -688,8 +699,31 @@ function checkGemini(body: Dict, contents: Item[]): Problem[] {
       }
     }
   });
+  if (isGemini3(body.model)) {
+    // GE4: the first call of each step of the current turn (since the last user turn of words) carries its signature
+    let start = 0;
+    turns.forEach((turn, i) => {
+      if (turn.role === "user" && turn.standard) start = i;
+    });
+    for (let i = start; i < turns.length; i++) {
+      const turn = turns[i] as GeminiTurn;
+      if (turn.role === "model" && turn.calls.length > 0 && !turn.signed[0]) add("GE4", `contents[${i}]`, GE4(turn.names[0] as string, i));
+    }
+  }
   return out;
 }
+
+/** True for Gemini 3 and later, which enforce thought signatures (GE4). */
+function isGemini3(model: unknown): boolean {
+  const found = /^gemini-(\d+)/.exec(String(model ?? "").split("/").pop() as string);
+  return found !== null && Number(found[1]) >= 3;
+}
+
+const GE4 = (name: string, position: number): string =>
+  "Function call is missing a thought_signature in functionCall parts. This is required for tools to work " +
+  "correctly, and missing thought_signature may lead to degraded model performance. Additional data, " +
+  `function call \`default_api:${name}\` , position ${position}. Please refer to ` +
+  "https://ai.google.dev/gemini-api/docs/thought-signatures for more details.";
 
 const CHECKERS: Partial<Record<ProviderName, Checker>> = {
   openai_chat: checkChat,

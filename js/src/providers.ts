@@ -3,14 +3,15 @@
  * is assembled from the input's items and the adapter's writer (Python's `Provider.repair_body` stub route). Items
  * repair leaves alone are the input's own objects; only the others are written anew.
  *
- * The stubs take the plain shapes of an agent's traffic: those the Python adapters stub, and for Responses an
- * assistant message of plain output text and a user message of input text parts too (with the hooks Python leaves
- * to its neutral route: renamed calls and results, notes, written as its neutral writer writes them; the
- * conformance suite holds the bytes equal). Ids the provider would not take are mapped to wire ids as Python's
- * writers map them (`underWireIds`). Gemini's other bodies of plain parts take the neutral route, as in Python
- * (`gemini.ts`: read, `repairHistory`, write the runs repair changed). A body of any other shape (thinking blocks,
- * media, hosted tools) is repaired in Python through readers and writers this package does not carry:
- * `repairBody` throws `UnsupportedBodyError` for it, naming why.
+ * The stubs take each provider's whole vocabulary: what chatmend does not model (thinking and redacted thinking,
+ * server and hosted tools' items, reasoning, media, thoughts and thought signatures, unknown fields) rides along in
+ * its message, and only the ids repair pairs by matter. Where Python rewrites an item holding such parts, the hooks
+ * write it as Python's writer does (the conformance suite holds the bytes equal); Anthropic's list that still breaks
+ * a rule after repair is written whole, as Python's neutral route writes it. Ids the provider would not take are
+ * mapped to wire ids as Python's writers map them (`underWireIds`). Gemini's bodies of plain parts the stubs do not
+ * take go the neutral route, as in Python (`gemini.ts`). What is still refused with `UnsupportedBodyError`: a step
+ * of a Responses client call other than a function (its synthetic output, its renaming, a note of its output),
+ * a Gemini call without an id renamed, and shapes none of these readers take (an item that is not an object).
  */
 
 import { assemble, type Item, type Writer } from "./assembly.js";
@@ -595,12 +596,25 @@ const openaiResponses: Adapter = {
 
 const MINTED = "~gemini:";
 
+/** A part's one kind of data (its other fields, such as a thought signature, ride along). */
+const PART_DATA = ["text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode",
+  "codeExecutionResult"];
+
+function dataOf(part: Dict): string | null {
+  const kinds = PART_DATA.filter((key) => part[key] !== undefined && part[key] !== null);
+  return kinds.length === 1 ? (kinds[0] as string) : null;
+}
+
+/** The call ids of a model content's parts (text, thoughts, code and its results before its calls; a thought
+ * signature riding along), minted for a call without one; null for any other content. */
 function geminiModelIds(parts: unknown[], index: number): string[] | null {
   const ids: string[] = [];
   for (const part of parts) {
-    if (!isDict(part) || size(part) !== 1) return null;
-    if (typeof part.text === "string") {
-      if (isBlank(part.text) || ids.length > 0) return null;
+    if (!isDict(part)) return null;
+    const kind = dataOf(part);
+    if (kind === null || kind === "functionResponse") return null;
+    if (kind !== "functionCall") {
+      if (ids.length > 0 || (kind === "text" && (typeof part.text !== "string" || isBlank(part.text)))) return null;
       continue;
     }
     const call = part.functionCall;
@@ -614,19 +628,36 @@ function geminiModelIds(parts: unknown[], index: number): string[] | null {
   return ids;
 }
 
+/** A functionResponse's own id ("" for none), or null for one this package does not take (no name, a response
+ * that is not an object). Its other fields (media `parts`) ride along. */
 function geminiResponseId(response: unknown): string | null {
   if (!isDict(response)) return null;
-  const keys = Object.keys(response).sort().join(",");
-  if (keys !== "name,response" && keys !== "id,name,response") return null;
   const { name, response: value } = response;
   const own = response.id ?? "";
-  if (typeof name !== "string" || !name || typeof own !== "string" || !isDict(value) || size(value) !== 1) return null;
-  const text = "output" in value ? value.output : value.error;
-  return typeof text === "string" ? own : null;
+  if (typeof name !== "string" || !name || typeof own !== "string" || !isDict(value)) return null;
+  return own;
 }
 
 function geminiCalls(content: Item): Dict[] {
   return (content.parts as Dict[]).filter((part) => "functionCall" in part).map((part) => part.functionCall as Dict);
+}
+
+/** Python's `json.dumps(value, ensure_ascii=False)` of a JSON value (integers only among numbers). */
+function pythonJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(pythonJson).join(", ")}]`;
+  if (isDict(value)) return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${pythonJson(v)}`).join(", ")}}`;
+  if (typeof value === "number" && !Number.isInteger(value)) {
+    throw new UnsupportedBodyError("gemini", "a response number whose Python form this package does not write");
+  }
+  return JSON.stringify(value);
+}
+
+/** A functionResponse's `response` as a tool result's text and whether it is an error (`wire.response_text`). */
+function geminiResponseText(response: Dict): [string, boolean] {
+  const keys = Object.keys(response);
+  const isError = keys.length === 1 && keys[0] === "error";
+  const value = keys.length === 1 && (keys[0] === "output" || isError) ? response[keys[0] as string] : response;
+  return [typeof value === "string" ? value : pythonJson(value), isError];
 }
 
 const gemini: Adapter = {
@@ -639,7 +670,9 @@ const gemini: Adapter = {
   joinsTurns: true,
   refused: refusedWhenAnsweredOrNoted,
   neutralInPython: () => false,
-  takesStubs: (body) => !("model" in body), // a model's own rules are check's to judge: the neutral route
+  takesStubs: () => true,
+  // Parts chatmend does not model (thoughts, thought signatures, inline and file data, code and its results, a
+  // response's media and fields) ride along in their content; a content without a role is a user turn.
   stubs(items) {
     const kinds: number[] = [];
     const refs: Ref[] = [];
@@ -649,8 +682,9 @@ const gemini: Adapter = {
     let afterModel = true; // a call turn needs a user turn before it (GE2)
     for (let i = 0; i < items.length; i++) {
       const item = items[i];
-      if (!isDict(item) || size(item) !== 2) return null;
-      const { role, parts } = item;
+      if (!isDict(item) || !onlyKeys(item, ["role", "parts"])) return null;
+      const { parts } = item;
+      const role = item.role ?? "user";
       if (!Array.isArray(parts) || parts.length === 0) return null;
       starts.push(kinds.length);
       if (role === "model") {
@@ -668,9 +702,11 @@ const gemini: Adapter = {
       let k = 0;
       for (let at = 0; at < parts.length; at++) {
         const part = parts[at];
-        if (!isDict(part) || size(part) !== 1) return null;
-        if (typeof part.text === "string") {
-          if (isBlank(part.text)) return null;
+        if (!isDict(part)) return null;
+        const kind = dataOf(part);
+        if (kind === null || kind === "functionCall") return null;
+        if (kind !== "functionResponse") {
+          if (kind === "text" && (typeof part.text !== "string" || isBlank(part.text))) return null;
           if (!said) {
             kinds.push(OTHER);
             refs.push(null);
@@ -683,6 +719,13 @@ const gemini: Adapter = {
         if (own === null || said) return null;
         const callId = own || (k < calls.length ? (calls[k] as string) : "");
         const position = calls.indexOf(callId);
+        if (position < 0 && own) {
+          // a response to no call of the turn before: an orphan, the planner's to place or note
+          kinds.push(RESULT);
+          refs.push(callId);
+          offsets.push(at);
+          continue;
+        }
         if (position < 0 || geminiCalls(items[i - 1])[position]?.name !== (part.functionResponse as Dict).name) {
           return null; // the writer writes a response under its call's name, in its call's turn
         }
@@ -697,11 +740,33 @@ const gemini: Adapter = {
     starts.push(kinds.length);
     return { kinds, refs, starts, offsets };
   },
-  // (a renamed call, its result and a note take the neutral route, as in Python: its writer keeps the user turns
-  // apart where the assembly would join them)
-  renamedCalls: () => null,
-  renamedResult: () => null,
-  note: () => null,
+  // (a renamed call, its result and a note of plain parts take the neutral route, as in Python: its writer keeps
+  // the user turns apart where the assembly would join them; those holding parts it does not read are written here
+  // as Python's writer writes them)
+  renamedCalls(items, finalIds) {
+    const item = items[0];
+    if (readsPlain(item) || geminiCalls(item).some((call) => !call.id)) return null;
+    let k = 0;
+    const parts = item.parts.map((part: Dict) =>
+      "functionCall" in part ? { ...part, functionCall: { ...(part.functionCall as Dict), id: finalIds[k++] } } : part,
+    );
+    return [{ ...item, parts }];
+  },
+  renamedResult(piece, finalId) {
+    const response = piece.functionResponse as Dict;
+    if (!response.id || plainResponsePart(piece)) return null;
+    return [{ ...piece, functionResponse: { ...response, id: finalId } }];
+  },
+  note(piece, caller) {
+    if (plainResponsePart(piece)) return null;
+    const response = piece.functionResponse as Dict;
+    const callId = (response.id as string) || null;
+    if (callId === null || caller !== null) return null;
+    const [output, isError] = geminiResponseText(response.response as Dict);
+    const media = Array.isArray(response.parts) ? (response.parts as Dict[]) : [];
+    const text = orphanNoteText(response.name as string, callId, isError, output, media.length > 0);
+    return [{ text }, ...media];
+  },
   syntheticResult(calls, k, finalId, isReadOnly) {
     const call = geminiCalls(calls[0])[k] as Dict;
     const name = call.name as string;
@@ -710,6 +775,34 @@ const gemini: Adapter = {
     return [{ functionResponse: response }];
   },
 };
+
+function onlyKeys(value: Dict, allowed: readonly string[]): boolean {
+  return Object.keys(value).every((key) => allowed.includes(key));
+}
+
+/** True for a functionResponse part the neutral reader takes (`{"output"|"error": text}`, nothing beside). */
+function plainResponsePart(part: Dict): boolean {
+  const response = part.functionResponse as Dict;
+  const value = response.response as Dict;
+  const keys = Object.keys(value);
+  return (
+    size(part) === 1 &&
+    onlyKeys(response, ["id", "name", "response"]) &&
+    keys.length === 1 &&
+    (keys[0] === "output" || keys[0] === "error") &&
+    typeof value[keys[0] as string] === "string"
+  );
+}
+
+/** True for a content the neutral reader takes (a role, one-key parts of text, calls and responses). */
+function readsPlain(item: Item): boolean {
+  return (
+    item.role !== undefined &&
+    (item.parts as Dict[]).every(
+      (part) => size(part) === 1 && ("text" in part || "functionCall" in part || ("functionResponse" in part && plainResponsePart(part))),
+    )
+  );
+}
 
 const ADAPTERS: Record<ProviderName, Adapter> = {
   anthropic,
@@ -732,7 +825,7 @@ export function readable(provider: ProviderName, body: Record<string, unknown>):
   const adapter = adapterOf(provider);
   const items = body[adapter.listKey];
   if (!Array.isArray(items)) return false;
-  if (provider === "gemini") return !("model" in body) && readGroups(items) !== null; // GE4: a model's own rules
+  if (provider === "gemini") return adapter.stubs(items) !== null || readGroups(items) !== null;
   return adapter.takesStubs(body) && adapter.stubs(items) !== null;
 }
 
