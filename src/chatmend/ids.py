@@ -59,9 +59,10 @@ class FinalIds:
         """Rule 5's common case for the calls of one message: each id in turn is its own final id while it is
         new and not empty. Returns how many were taken (`allocate` gives the others theirs)."""
         used, in_order = self.used, self.in_order
-        for taken, raw_id in enumerate(raw_ids):
+        before = len(in_order)
+        for raw_id in raw_ids:
             if not raw_id or raw_id in used:
-                return taken
+                return len(in_order) - before
             used.add(raw_id)
             in_order.append(raw_id)
         return len(raw_ids)

@@ -47,6 +47,9 @@ BLANK_CALLS = 5
 """CALLS whose message says nothing else but whitespace: when `strip` removes all its calls, rule 1 drops it
 (a CALLS stub is kept then, without calls)."""
 
+KEPT_IN_PLACE = (OTHER, REPLY)
+"""The kinds a walk goes on over: never changed, never the start of a span."""
+
 # The steps of a plan, each `(step, index, argument)`; indices are positions of stubs (messages).
 KEEP = 0
 """Messages `index` to `argument` (excluded) kept as they are, in order."""
@@ -174,7 +177,7 @@ class Planner:
         i, stop = start, len(kinds) if end is None else end
         while i < stop:
             kind = kinds[i]
-            if kind in (OTHER, REPLY):
+            if kind in KEPT_IN_PLACE:
                 i += 1  # kept where it stands: the open stretch goes on over it
                 continue
             self.kept_to = i  # (the open stretch reaches this message)
