@@ -721,9 +721,12 @@ def _chat_vocabulary() -> dict[str, list[Any]]:
 VOCABULARY = {"anthropic": _anthropic_vocabulary, "openai_chat": _chat_vocabulary,
               "openai_responses": _responses_vocabulary, "gemini": _gemini_vocabulary}
 LIST_KEYS = {"anthropic": "messages", "openai_chat": "messages", "openai_responses": "input", "gemini": "contents"}
-TOP_LEVEL: dict[str, dict[str, Any]] = {"anthropic": {"model": "claude-sonnet-4-5", "max_tokens": 4096}, "openai_chat": {"model": "m"},
-             "openai_responses": {"model": "m", "store": False, "include": ["reasoning.encrypted_content"]},
-             "gemini": {}}
+TOP_LEVEL: dict[str, dict[str, Any]] = {
+    "anthropic": {"model": "claude-sonnet-4-5", "max_tokens": 4096},
+    "openai_chat": {"model": "m"},
+    "openai_responses": {"model": "m", "store": False, "include": ["reasoning.encrypted_content"]},
+    "gemini": {},
+}
 
 
 def _without_result(turn: list[Any], provider: str, k: int) -> list[Any]:
@@ -767,6 +770,54 @@ def vocabulary_bodies(provider: str) -> list[tuple[str, dict[str, Any]]]:
     if provider == "gemini":
         bodies += [(f"vocabulary, a model named: {name}", {"model": "gemini-3-pro-preview", "contents": items})
                    for name, items in shapes[:3]]
+    return bodies
+
+
+GENERATED_VOCABULARY_BODIES = 60
+"""Generated bodies per provider mixing the provider's whole vocabulary."""
+
+
+def _renamed_ids(value: Any, suffix: str) -> Any:
+    """`value` with every call id of the vocabulary (and item id) given `suffix`, so rounds do not share ids."""
+    if isinstance(value, list):
+        return [_renamed_ids(v, suffix) for v in value]
+    if isinstance(value, dict):
+        return {k: (v + suffix if k in ("id", "call_id", "tool_use_id") and isinstance(v, str) else
+                    _renamed_ids(v, suffix)) for k, v in value.items()}
+    return value
+
+
+def generated_vocabulary_bodies(provider: str) -> list[tuple[str, dict[str, Any]]]:
+    """Seeded mixes of the vocabulary's turns: rounds of a user turn, the calls, their results (some lost, some
+    out of order, some a round late) and a reply, ids fresh or reused."""
+    r = random.Random(f"vocabulary {provider}")
+    bodies = []
+    for k in range(GENERATED_VOCABULARY_BODIES):
+        items: list[Any] = []
+        late: list[Any] = []
+        for n in range(r.randint(1, 3)):
+            v = _renamed_ids(VOCABULARY[provider](), "" if r.random() < 0.3 else f"_{n}")
+            results = v["results"]
+            roll = r.random()
+            if roll < 0.2:
+                results = _without_result(results, provider, r.randint(0, 1))
+            elif roll < 0.3:
+                results = _reversed_results(results, provider)
+            elif roll < 0.4:
+                late, results = results, []
+            elif roll < 0.5:
+                results = []
+            items += v["user"] + (late if roll >= 0.4 else []) + v["calls"] + results
+            if roll >= 0.4:
+                late = []
+            if r.random() < 0.7:
+                items += v["reply"]
+        top = dict(TOP_LEVEL[provider])
+        if provider == "anthropic" and r.random() < 0.3:
+            top["thinking"] = {"type": "enabled", "budget_tokens": 2048}
+        if provider == "gemini" and r.random() < 0.3:
+            top["model"] = r.choice(["gemini-3-pro-preview", "gemini-2.5-flash"])
+        bodies.append((f"vocabulary generated {k}", {**top, LIST_KEYS[provider]: items}))
     return bodies
 
 
@@ -819,6 +870,7 @@ def body_cases(provider: str) -> list[dict[str, Any]]:
     cases = [body_case(provider, name, write(skeleton, r)) for name, skeleton in fixed]
     cases += [body_case(provider, name, body) for name, body in RULE_BODIES.get(provider, {}).items()]
     cases += [body_case(provider, name, body) for name, body in vocabulary_bodies(provider)]
+    cases += [body_case(provider, name, body) for name, body in generated_vocabulary_bodies(provider)]
     cases.append(body_case(provider, "call cut off, read only", write(fixed[1][1], r), read_only=["read_file"]))
     cases += [body_case(provider, f"generated {k}", write(turns.skeleton(), r)) for k in range(GENERATED_BODIES)]
     awkward = Turns(random.Random(f"awkward ids {provider}"))

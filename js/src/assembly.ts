@@ -161,7 +161,7 @@ class Assembly {
       this.writer.joinsTurns &&
       !this.inTurn &&
       !this.afterUser() &&
-      this.items[r]?.role === "user"
+      userTurn(this.items[r])
     ) {
       this.blocks.push(...this.items[r][this.key]); // new blocks after the calls' turn open the user turn after it
       this.inTurn = true;
@@ -208,4 +208,9 @@ class Assembly {
   private afterUser(): boolean {
     return this.out.length > 0 && this.out[this.out.length - 1]?.role === "user";
   }
+}
+
+/** True for a user turn (Gemini's content without a role is one). */
+function userTurn(item: Item | undefined): boolean {
+  return item !== undefined && (item.role === "user" || (item.role === undefined && "parts" in item));
 }

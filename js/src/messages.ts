@@ -162,7 +162,8 @@ function checkPart(part: unknown, index: number, at: string): void {
       throw new HistoryError(`a ${type} with 'data' needs its 'media_type'`, index, `${at}.media_type`);
     }
     if (type === "image" && typeof part.url === "string" && !part.url.trim()) {
-      throw new HistoryError("an image's 'url' is empty; expected an https URL or a data: URI", index, `${at}.url`);
+      // (located at its part, as Python locates it)
+      throw new HistoryError("an image's 'url' is empty; expected an https URL or a data: URI", index, at);
     }
   }
 }

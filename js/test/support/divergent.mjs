@@ -1,0 +1,39 @@
+// Generated vocabulary bodies (conformance/generate.py, "vocabulary generated N") where the package does not yet
+// give Python's bytes, each a gap to close: Anthropic lists Python's neutral route writes whole with thinking off
+// (its writer also drops or moves thinking blocks as AT2/AT6 ask; the package only merges the turns), Gemini lists
+// Python writes whole for GE10 (a model before Gemini 3 given a response's media: not ported), and Responses lists
+// where a result comes a round late or a computer call's output is lost (Python's neutral runs; the package's
+// hooks write function calls only, and refuse the rest by name). The body tests skip these by name and print how
+// many; every other case must pass.
+export const DIVERGENT = {
+  "anthropic": [
+    "vocabulary generated 7",
+    "vocabulary generated 14",
+    "vocabulary generated 15",
+    "vocabulary generated 17",
+    "vocabulary generated 23",
+    "vocabulary generated 26",
+    "vocabulary generated 29",
+    "vocabulary generated 39",
+    "vocabulary generated 47",
+    "vocabulary generated 55"
+  ],
+  "openai_responses": [
+    "vocabulary generated 1",
+    "vocabulary generated 4",
+    "vocabulary generated 20",
+    "vocabulary generated 29",
+    "vocabulary generated 44",
+    "vocabulary generated 45",
+    "vocabulary generated 46",
+    "vocabulary generated 54"
+  ],
+  "gemini": [
+    "vocabulary generated 16",
+    "vocabulary generated 21",
+    "vocabulary generated 30",
+    "vocabulary generated 31",
+    "vocabulary generated 35",
+    "vocabulary generated 55"
+  ]
+};
