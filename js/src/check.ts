@@ -34,11 +34,20 @@ type Item = any;
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+/** Throws `UnsupportedBodyError` for a body holding a string with a lone surrogate (Python mends them first). */
+export function refuseLoneSurrogates(provider: ProviderName, body: unknown): void {
+  if (holdsLoneSurrogate(body)) throw new UnsupportedBodyError(provider, "a string holding a lone surrogate");
+}
+
 function holdsLoneSurrogate(value: unknown): boolean {
   if (typeof value === "string") return LONE_SURROGATE.test(value);
-  if (Array.isArray(value)) return value.some(holdsLoneSurrogate);
-  if (typeof value === "object" && value !== null) {
-    return Object.entries(value).some(([key, inner]) => LONE_SURROGATE.test(key) || holdsLoneSurrogate(inner));
+  if (typeof value !== "object" || value === null) return false;
+  if (Array.isArray(value)) {
+    for (const inner of value) if (holdsLoneSurrogate(inner)) return true;
+    return false;
+  }
+  for (const key in value) {
+    if (LONE_SURROGATE.test(key) || holdsLoneSurrogate((value as Dict)[key])) return true;
   }
   return false;
 }
@@ -52,8 +61,16 @@ export function check(provider: ProviderName, body: Record<string, unknown>): Pr
   if (!Array.isArray(items) || (items.length > 0 && !readable(provider, body))) {
     throw new UnsupportedBodyError(provider, "a body whose list the stubs do not take");
   }
-  if (holdsLoneSurrogate(body)) throw new UnsupportedBodyError(provider, "a string holding a lone surrogate");
-  const problems = checker(body, items);
+  refuseLoneSurrogates(provider, body);
+  return listedProblems(provider, body);
+}
+
+/** `body`'s problems, for a body whose list the package reads and whose strings all encode (`repairBody`'s own
+ * lists: it refuses the others first). */
+export function listedProblems(provider: ProviderName, body: Record<string, unknown>): Problem[] {
+  const key = provider === "openai_responses" ? "input" : provider === "gemini" ? "contents" : "messages";
+  const items = body[key] as Item[];
+  const problems = (CHECKERS[provider] as Checker)(body, items);
   const empty = EMPTY_LIST[provider];
   if (items.length === 0 && empty !== undefined) problems.unshift({ code: "EMPTY", path: key, message: empty, provider });
   return problems;

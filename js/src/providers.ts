@@ -15,7 +15,7 @@
  */
 
 import { assemble, type Item, type Writer } from "./assembly.js";
-import { check } from "./check.js";
+import { listedProblems, refuseLoneSurrogates } from "./check.js";
 import { codePoints, isBlank, isDict } from "./messages.js";
 import { sanitizingIdMaker, shorteningIdMaker, wireIds } from "./ids.js";
 import {
@@ -548,8 +548,8 @@ const openaiResponses: Adapter = {
   renamedCalls(items, finalIds, before) {
     if (items.some((item) => isClientCall(item) && item.type !== "function_call")) return null;
     let k = 0;
-    const sent = new Set(before.flatMap(itemIds));
-    if (!items.flatMap(itemIds).some((id) => sent.has(id))) {
+    const own = items.flatMap(itemIds); // (none in an agent's plain traffic: then no walk of the items before)
+    if (own.length === 0 || !before.some((item) => itemIds(item).some((id) => own.includes(id)))) {
       return items.map((item) => (item.type === "function_call" ? { ...item, call_id: finalIds[k++] } : item));
     }
     // OR6: an item id already sent. The writer's plain shape: the text as one message, the hosted items as they
@@ -601,8 +601,13 @@ const PART_DATA = ["text", "inlineData", "fileData", "functionCall", "functionRe
   "codeExecutionResult"];
 
 function dataOf(part: Dict): string | null {
-  const kinds = PART_DATA.filter((key) => part[key] !== undefined && part[key] !== null);
-  return kinds.length === 1 ? (kinds[0] as string) : null;
+  let kind: string | null = null;
+  for (const key in part) {
+    if (!PART_DATA.includes(key) || part[key] === null) continue;
+    if (kind !== null) return null;
+    kind = key;
+  }
+  return kind;
 }
 
 /** The call ids of a model content's parts (text, thoughts, code and its results before its calls; a thought
@@ -618,9 +623,7 @@ function geminiModelIds(parts: unknown[], index: number): string[] | null {
       continue;
     }
     const call = part.functionCall;
-    if (!isDict(call)) return null;
-    const keys = Object.keys(call).sort().join(",");
-    if (keys !== "args,name" && keys !== "args,id,name") return null;
+    if (!isDict(call) || size(call) !== ("id" in call ? 3 : 2) || !("args" in call && "name" in call)) return null;
     const callId = call.id ?? "";
     if (typeof call.name !== "string" || !call.name || !isDict(call.args) || typeof callId !== "string") return null;
     ids.push(callId || `${MINTED}${index}.${ids.length}`);
@@ -849,6 +852,7 @@ export function repairBody(provider: ProviderName, body: Record<string, unknown>
   if (!isDict(body) || !Array.isArray(body[adapter.listKey])) {
     throw new TypeError(`expected a ${provider} body with a '${adapter.listKey}' list`);
   }
+  refuseLoneSurrogates(provider, body);
   const items = body[adapter.listKey] as Item[];
   const stubs = items.length > 0 && adapter.takesStubs(body) ? adapter.stubs(items) : null;
   const stubbed = stubs === null ? null : stubRepair(adapter, body, items, stubs, options.isReadOnly);
@@ -1054,7 +1058,7 @@ function sameJson(a: unknown, b: unknown): boolean {
 /** True when `check` finds a problem in the body's list (not in its other fields, the caller's). */
 function listProblems(provider: ProviderName, body: Record<string, unknown>): boolean {
   const key = adapterOf(provider).listKey;
-  return check(provider, body).some(
+  return listedProblems(provider, body).some(
     (problem) => problem.path === key || problem.path.startsWith(`${key}[`) || problem.path.startsWith(`${key}.`),
   );
 }
