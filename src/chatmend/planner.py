@@ -16,7 +16,8 @@ The rules of the spec (docs/rules.md, Part 2), and where each is decided:
 
 Rules 6 and 7 (the text of a synthetic result, of a note) are written by whoever applies the plan. The options
 that change the plan are `leave_open_last` and `strip` (`repair_history`'s `on_missing="strip"`); `wording`,
-`mark` and `is_read_only` only change how a synthetic result is written.
+`mark` and `is_read_only` only change how a synthetic result is written. A writer that takes every id from the
+final ids plans with `rewrites_ids=False`: a span that only rule 5 changes is then kept as it is.
 """
 
 from __future__ import annotations
