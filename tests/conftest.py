@@ -1,4 +1,5 @@
-"""Test settings: hypothesis runs deterministically, with a profile for long fuzzing."""
+"""Test settings: hypothesis runs deterministically; CI's profile runs a share of each property's examples
+(`tests.strategies.examples`), `thorough` all of them, `fuzz` many more with random seeds."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import os
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
-    "default", deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+    "default", max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "thorough", deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile(
     "fuzz",
