@@ -34,6 +34,7 @@ __all__ = [
     "ToolCall",
     "coerce_history",
     "coerce_message",
+    "plainest_content",
     "replace_unchecked",
     "text_of",
     "type_adapter",
@@ -416,6 +417,15 @@ def text_of(content: str | Sequence[TextPart | ImagePart | ThinkingPart | FilePa
     if isinstance(content, str):
         return content
     return "\n".join(p.text for p in content if isinstance(p, TextPart))
+
+
+def plainest_content(parts: Sequence[Part]) -> str | tuple[Part, ...]:
+    """Parts as a content the way readers give it most simply: one plain text part (or none) as a string."""
+    if not parts:
+        return ""
+    if len(parts) == 1 and type(parts[0]) is TextPart and parts[0].provider_data is None:
+        return parts[0].text
+    return tuple(parts)
 
 
 def coerce_message(item: object, index: int | None = None) -> ChatMessage:

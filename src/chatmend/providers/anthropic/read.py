@@ -16,7 +16,17 @@ from typing import Any
 
 from chatmend._json import brief, json_kind
 from chatmend.exceptions import HistoryError, ReadError, error_context, validation_reason
-from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, ToolCall
+from chatmend.messages import (
+    ChatMessage,
+    FilePart,
+    ImagePart,
+    NativePart,
+    Part,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    plainest_content,
+)
 from chatmend.providers.anthropic.wire import (
     DOCUMENT_MEDIA_TYPES,
     IN_MESSAGES,
@@ -118,7 +128,7 @@ def read_message(item: Any, names: dict[str, str]) -> list[ChatMessage]:
 def _user_group(parts: list[Part], *, stored: bool = False) -> ChatMessage:
     """User blocks as a user message, or as the system message they were written from (`stored`: a transcript's,
     its content as plain as it goes)."""
-    shape = _plainest if stored else tuple
+    shape = plainest_content if stored else tuple
     first = parts[0] if parts else None
     if isinstance(first, TextPart) and first.provider_data is None:
         inner = _unwrap(first.text, SYSTEM_OPEN, SYSTEM_CLOSE)
@@ -144,7 +154,7 @@ def _read_result(block: Mapping[str, Any], name_of: Callable[[str], str | None],
     elif isinstance(raw, str):
         content = raw
     elif isinstance(raw, list):
-        content = _plainest(_stored_parts(raw, range(len(raw)))) if stored else _read_parts(raw)
+        content = plainest_content(_stored_parts(raw, range(len(raw)))) if stored else _read_parts(raw)
     else:
         raise ReadError("tool_result content must be a string or a list of blocks", path="content")
     is_error = block.get("is_error")
@@ -328,7 +338,7 @@ def read_turn(role: str, blocks: Sequence[Any], name_of: Callable[[str], str | N
         except ValueError:  # a ReadError, or a value the neutral model refuses: at its block
             with error_context(path=f"content[{j}]"):
                 raise
-        content = tuple(parts) if any(isinstance(p, ThinkingPart) for p in parts) else _plainest(parts)
+        content = tuple(parts) if any(isinstance(p, ThinkingPart) for p in parts) else plainest_content(parts)
         return [(_message(role="assistant", content=content, tool_calls=tuple(calls)), list(range(len(blocks))))]
     out: list[tuple[ChatMessage, list[int]]] = []
     group: list[int] = []
@@ -408,15 +418,6 @@ def _expect(block: Mapping[str, Any], key: str, types: tuple[type, ...], expecte
     value = block.get(key)
     if not isinstance(value, types):
         raise ReadError(f"expected {expected}, got {json_kind(value)}", path=key)
-
-
-def _plainest(parts: Sequence[Part]) -> str | tuple[Part, ...]:
-    """Parts as the neutral model writes them plainest: one plain text (or none) as a string."""
-    if not parts:
-        return ""
-    if len(parts) == 1 and type(parts[0]) is TextPart and parts[0].provider_data is None:
-        return parts[0].text
-    return tuple(parts)
 
 
 # --- blocks a reader of a large transcript need not read: their keys ---------------------------------------------

@@ -45,7 +45,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem, ReadError, error_context, model_rejections_at
-from chatmend.messages import ChatMessage, Tool, ToolCall
+from chatmend.messages import ChatMessage, Tool, ToolCall, plainest_content
 from chatmend.planner import Stubs
 from chatmend.providers.base import CheckContext, IdAssigner, Provider
 from chatmend.providers.body import Run, plan_rewrite
@@ -53,7 +53,6 @@ from chatmend.providers.gemini import checker, spans
 from chatmend.providers.gemini.read import (
     as_list,
     as_mapping,
-    neutral,
     plain,
     read_content,
     read_model,
@@ -221,7 +220,7 @@ class Gemini(Provider):
                         )
                         if item is not None:
                             with model_rejections_at(f"systemInstruction.parts[{j}]"):
-                                out.append(ChatMessage(role="system", content=neutral([item])))
+                                out.append(ChatMessage(role="system", content=plainest_content([item])))
                 contents = as_list(data["contents"], "contents")
             else:
                 contents = as_list(data, "contents")

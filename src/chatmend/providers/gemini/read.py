@@ -21,6 +21,7 @@ from chatmend.messages import (
     TextPart,
     ThinkingPart,
     ToolCall,
+    plainest_content,
 )
 from chatmend.providers.gemini.wire import (
     BRIDGE_TEXT,
@@ -170,15 +171,6 @@ def _read_image(part: Mapping[str, Any], path: str) -> ImagePart | FilePart | No
     return None
 
 
-def neutral(parts: list[Part]) -> str | tuple[Part, ...]:
-    """Content as the neutral model writes it most simply: one plain text (or nothing) is a string."""
-    if not parts:
-        return ""
-    if len(parts) == 1 and type(parts[0]) is TextPart and parts[0].provider_data is None:
-        return parts[0].text
-    return tuple(parts)
-
-
 def _text_part(part: Mapping[str, Any], path: str, modelled: frozenset[str],
                keep_empty: bool = False) -> TextPart | None:
     """A text part, its other fields in `provider_data`; None for an empty text carrying nothing else, unless
@@ -284,7 +276,7 @@ def read_model(parts: list[Any], path: str, mint: MintId | None = None) -> ChatM
             content.append(ThinkingPart(signature=signature, provider=NAME))
         if item is not None:
             content.append(item)
-    return ChatMessage(role="assistant", content=neutral(content), tool_calls=tuple(calls))
+    return ChatMessage(role="assistant", content=plainest_content(content), tool_calls=tuple(calls))
 
 
 def _result_content(response: Any, media: list[Part]) -> tuple[str | tuple[Part, ...], bool]:
@@ -374,7 +366,7 @@ def _read_user(parts: list[Any], path: str, calls: Sequence[ToolCall], keep_empt
             )
         )
     if rest:
-        out.append(ChatMessage(role="user", content=neutral(rest)))
+        out.append(ChatMessage(role="user", content=plainest_content(rest)))
     return out
 
 
