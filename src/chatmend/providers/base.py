@@ -83,6 +83,7 @@ __all__ = [
     "arguments_text",
     "coerce_tools",
     "image_data_url",
+    "messages_of",
     "parse_data_url",
     "plain_sdk",
     "repaired",
@@ -879,6 +880,18 @@ def _every_item_kept(kept: list[int | None], n_items: int, groups: list[list[Cha
     """True when every input item is kept (items holding no message, like an empty one, count as kept)."""
     held = {r for r in kept if r is not None}
     return all(r in held or not groups[r] for r in range(n_items))
+
+
+def messages_of(data: Mapping[str, Any] | Sequence[Any]) -> list[Any]:
+    """The `messages` list of a saved request body, or the message list itself; a ReadError for anything else."""
+    if isinstance(data, Mapping):
+        items = data.get("messages")
+        if not isinstance(items, list):
+            raise ReadError("a request body needs a 'messages' list", path="messages")
+        return items
+    if isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
+        return list(data)
+    raise ReadError(f"expected a request body or a message list, got {type(data).__name__}")
 
 
 def text_field(mapping: Mapping[str, Any], key: str = "type") -> str | None:

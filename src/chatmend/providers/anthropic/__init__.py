@@ -70,6 +70,7 @@ from chatmend.providers.base import (
     Dropped,
     IdAssigner,
     Provider,
+    messages_of,
     text_field,
     to_plain,
 )
@@ -208,16 +209,10 @@ class Anthropic(Provider):
         data = self._plain_request(data)  # SDK objects (a `Message`, content blocks) as their dicts
         with error_context(provider=self.name):
             history: list[ChatMessage] = []
+            items = messages_of(data)
             if isinstance(data, Mapping):
-                items = data.get("messages")
-                if not isinstance(items, list):
-                    raise ReadError("a request body needs a 'messages' list", path="messages")
                 with error_context(path="system"):
                     history.extend(read_system(data.get("system")))
-            elif isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
-                items = list(data)
-            else:
-                raise ReadError(f"expected a request body or a message list, got {type(data).__name__}")
             names: dict[str, str] = {}
             for i, item in enumerate(items):
                 with error_context(path=f"messages[{i}]"):

@@ -54,6 +54,7 @@ from chatmend.providers.base import (
     IdAssigner,
     Provider,
     coerce_tools,
+    messages_of,
     to_plain,
 )
 from chatmend.providers.bedrock import checker, spans
@@ -270,16 +271,10 @@ class Bedrock(Provider):
         """The history of a saved request (top-level `system` first) or of its `messages` list."""
         with error_context(provider=self.name):
             history: list[ChatMessage] = []
+            items = messages_of(data)
             if isinstance(data, Mapping):
-                items = data.get("messages")
-                if not isinstance(items, list):
-                    raise ReadError("a request needs a 'messages' list", path="messages")
                 with error_context(path="system"):
                     history.extend(read_system(data.get("system")))
-            elif isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
-                items = list(data)
-            else:
-                raise ReadError(f"expected a request body or a message list, got {type(data).__name__}")
             for i, item in enumerate(items):
                 with error_context(path=f"messages[{i}]"):
                     history.extend(read_message(item))

@@ -19,7 +19,7 @@ from chatmend.messages import (
     ThinkingPart,
     ToolCall,
 )
-from chatmend.providers.base import arguments_text, image_data_url, parse_data_url, to_plain
+from chatmend.providers.base import arguments_text, image_data_url, messages_of, parse_data_url, to_plain
 from chatmend.providers.openai_chat.wire import (
     ASSISTANT_FIELDS,
     AUDIO_FORMAT,
@@ -47,15 +47,7 @@ class ChatReading(ChatWire):
         """The history of a saved body (or its `messages` list); the body's `tools` are not history."""
         data = self._plain_request(data)  # SDK objects (a `ChatCompletionMessage`) as their dicts
         with error_context(provider=self.name):
-            if isinstance(data, Mapping):
-                items = data.get("messages")
-                if not isinstance(items, list):
-                    raise ReadError("a request body needs a 'messages' list", path="messages")
-            elif isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
-                items = list(data)
-            else:
-                raise ReadError(f"expected a request body or a message list, got {type(data).__name__}")
-            return self._read_items(items, raw=False)
+            return self._read_items(messages_of(data), raw=False)
 
     def _sdk_item(self, item: Any) -> Any:
         """An SDK message's dict as the wire has it: its `content=None` is the wire's null, which `model_dump`
