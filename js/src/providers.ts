@@ -284,6 +284,10 @@ function mergedTurns(items: Item[]): Item[] {
   return out;
 }
 
+function anthropicNeutralInPython(items: readonly Item[], body: Dict): boolean {
+  return thinkingEnabled(body) || !items.every(strictlyPlainTurn);
+}
+
 function thinkingEnabled(body: Dict): boolean {
   const thinking = body.thinking;
   return isDict(thinking) && (thinking.type === "enabled" || thinking.type === "adaptive");
@@ -304,7 +308,7 @@ const anthropic: Adapter = {
   refused: refusedWhenAnsweredOrNoted,
   // Python's stubs take only the plain turns (and no body with thinking on, whose AT1 judges the last turn): for any
   // other body its neutral route writes the list whole when the repaired list still breaks a rule (AT6, say)
-  neutralInPython: (items, _plan, body) => thinkingEnabled(body) || !items.every(strictlyPlainTurn),
+  neutralInPython: (items, _plan, body) => anthropicNeutralInPython(items, body),
   takesStubs: () => true,
   wholeList: mergedTurns,
   stubs(items) {
@@ -861,7 +865,58 @@ export function repairBody(provider: ProviderName, body: Record<string, unknown>
     // valid as it is: repair changes only what the provider would refuse
     return { body: { ...body }, changed: false, rewritten: [], report: emptyReport() };
   }
+  if (provider === "anthropic" && repaired.changed && anthropicNeutralInPython(items, body)) {
+    return droppingThinking(items, repaired); // Python's neutral route applies its default thinking policy
+  }
   return repaired;
+}
+
+const SIGNED_THINKING = new Set(["thinking", "redacted_thinking"]);
+
+/** Anthropic's thinking policy "drop" (Python's default): the signed thinking of every assistant turn after the
+ * first item repair changed, but the last assistant turn's, left out; the repair as it was when that would break
+ * a rule `check` knows. */
+function droppingThinking(before: readonly unknown[], repaired: BodyRepair): BodyRepair {
+  const items = repaired.body.messages as unknown[];
+  const first = items.findIndex((item, q) => q >= before.length || item !== before[q]);
+  if (first < 0) return repaired;
+  const protectedAt = lastAssistantTurn(items);
+  const newItems = [...items];
+  const dropped: number[] = [];
+  for (let q = first + 1; q < protectedAt; q++) {
+    const item = items[q];
+    if (!signedThinkingAt(item)) continue;
+    const content = (item as Dict).content as unknown[];
+    const kept = content.filter((b) => !(isDict(b) && SIGNED_THINKING.has(b.type as string)));
+    if (kept.length === 0) continue; // thinking alone (AT7 breaks it anyway): nothing would be left to send
+    newItems[q] = { ...(item as Dict), content: kept };
+    dropped.push(q);
+  }
+  if (dropped.length === 0) return repaired;
+  const body = { ...repaired.body, messages: newItems };
+  if (listProblems("anthropic", body)) return repaired; // a rule the drop would break
+  const rewritten = [...new Set([...repaired.rewritten, ...dropped])].sort((a, b) => a - b);
+  return { ...repaired, body, rewritten };
+}
+
+/** True for an assistant wire message holding a thinking or redacted_thinking block. */
+function signedThinkingAt(item: unknown): boolean {
+  if (!isDict(item) || item.role !== "assistant" || !Array.isArray(item.content)) return false;
+  return item.content.some((b) => isDict(b) && SIGNED_THINKING.has(b.type as string));
+}
+
+/** The first wire message of the last run of assistant messages (the list's length when there is none). */
+function lastAssistantTurn(items: readonly unknown[]): number {
+  const assistant = (k: number) => {
+    const item = items[k];
+    return isDict(item) && item.role === "assistant";
+  };
+  let k = items.length;
+  while (k > 0 && !assistant(k - 1)) k -= 1;
+  if (k === 0) return items.length;
+  k -= 1;
+  while (k > 0 && assistant(k - 1)) k -= 1;
+  return k;
 }
 
 function reportChanged(report: BodyReport): boolean {

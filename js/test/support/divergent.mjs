@@ -1,23 +1,10 @@
 // Generated vocabulary bodies (conformance/generate.py, "vocabulary generated N") where the package does not yet
-// give Python's bytes, each a gap to close: Anthropic lists Python's neutral route writes whole with thinking off
-// (its writer also drops or moves thinking blocks as AT2/AT6 ask; the package only merges the turns), Gemini lists
+// give Python's bytes, each a gap to close: Gemini lists
 // Python writes whole for GE10 (a model before Gemini 3 given a response's media: not ported), and Responses lists
 // where a result comes a round late or a computer call's output is lost (Python's neutral runs; the package's
 // hooks write function calls only, and refuse the rest by name). The body tests skip these by name and print how
 // many; every other case must pass.
 export const DIVERGENT = {
-  "anthropic": [
-    "vocabulary generated 7",
-    "vocabulary generated 14",
-    "vocabulary generated 15",
-    "vocabulary generated 17",
-    "vocabulary generated 23",
-    "vocabulary generated 26",
-    "vocabulary generated 29",
-    "vocabulary generated 39",
-    "vocabulary generated 47",
-    "vocabulary generated 55"
-  ],
   "openai_responses": [
     "vocabulary generated 1",
     "vocabulary generated 4",
