@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from chatmend import HistoryError
+from chatmend import ChatMessage, ToolCall
 from chatmend.cli import main
 from chatmend.doctor import doctor
 from chatmend.transcripts._stores import Store, open_store
-from chatmend.transcripts.openclaw import OpenclawDatabase
+from chatmend.transcripts.openclaw import OpenclawDatabase, as_sent
 
 SCHEMA = """
 CREATE TABLE schema_meta (meta_key TEXT NOT NULL PRIMARY KEY, role TEXT NOT NULL, schema_version INTEGER NOT NULL,
@@ -107,20 +107,42 @@ def test_a_session_is_read_from_its_events_as_pi_reads_them(tmp_path: Path) -> N
     assert not stored.repair(None)[0].changed
 
 
-def test_a_call_killed_while_it_ran_is_reported_and_never_written(
+def test_a_call_killed_while_it_ran_is_read_as_openclaw_sends_it_and_never_written(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """OpenClaw answers the call itself before every request (the real client resumes such a session as is), so
+    the session is not broken: the answer is told, nothing is written."""
     db = tmp_path / "openclaw-agent.sqlite"
     make_db(db, _entries(calls_answered=False))
     before = db.read_bytes()
-    assert main(["check", str(db)]) == 1
-    assert "R6: the call call_1 (exec) has no result" in capsys.readouterr().out
-    assert main(["repair", str(db), "--in-place"]) == 2
-    assert "OpenClaw answers a call left without a result itself" in capsys.readouterr().err
+    assert main(["check", str(db)]) == 0
+    capsys.readouterr()
+    with _open(db) as store:
+        [stored] = store.sessions()
+        result, write_back = stored.repair(None)
+    assert not result.changed and not write_back.changes
+    assert [(m.role, m.tool_call_id) for m in stored.session.messages] == [
+        ("user", None), ("assistant", None), ("tool", "call_1")]
+    assert stored.session.where[-1] == "event seq 3 (OpenClaw's answer)"
+    assert stored.session.warnings == [
+        "event seq 3: the call call_1 (exec) has no result; OpenClaw answers it itself when it sends"]
+    assert main(["repair", str(db), "--in-place"]) == 0
     assert db.read_bytes() == before and not Path(f"{db}.bak").exists()
-    with _open(db) as store, pytest.raises(HistoryError, match="does not write into OpenClaw's SQLite store"):
-        store.sessions()[0].repair(None)
-    assert main(["repair", str(db), "--to", "chatmend"]) == 0  # the repaired history, written out
+    assert main(["repair", str(db), "--to", "chatmend"]) == 0  # the history as sent, written out
     assert '"tool_call_id":"call_1"' in capsys.readouterr().out.replace(" ", "")
+
+
+def test_as_sent_answers_open_calls_and_leaves_out_results_whose_call_is_gone() -> None:
+    history = [ChatMessage(role="user", content="go"),
+               ChatMessage(role="tool", tool_call_id="gone", content="orphan"),
+               ChatMessage(role="assistant", tool_calls=(ToolCall(id="c1", name="exec", arguments={}),)),
+               ChatMessage(role="user", content="next")]
+    messages, where, said = as_sent(history, ["seq 1", "seq 2", "seq 3", "seq 4"])
+    assert [(m.role, m.tool_call_id) for m in messages] == [
+        ("user", None), ("assistant", None), ("tool", "c1"), ("user", None)]
+    assert where == ["seq 1", "seq 3", "seq 3 (OpenClaw's answer)", "seq 4"]
+    assert said == ["seq 2: a result whose call is gone; OpenClaw leaves it out when it sends",
+                    "seq 3: the call c1 (exec) has no result; OpenClaw answers it itself when it sends"]
+    assert as_sent(messages, where) == (messages, where, [])
 
 
 def test_compressed_events_are_read(tmp_path: Path) -> None:
@@ -139,8 +161,7 @@ def test_doctor_lists_openclaw_agents_in_their_state_folder(tmp_path: Path) -> N
         if path.exists():
             os.utime(path, (T0 / 1000, T0 / 1000))
     [found] = [f for f in doctor(env={"HOME": str(home)}, fix=True, workers=1) if f.tool == "OpenClaw"]
-    assert (found.status, found.session) == ("broken", "s1")
-    assert "does not write into OpenClaw's SQLite store" in found.problems[0]
+    assert (found.status, found.session, found.problems) == ("ok", "s1", [])  # OpenClaw answers the call itself
     elsewhere = tmp_path / "state"
     make_db(elsewhere / "agents" / "ops" / "agent" / "openclaw-agent.sqlite", _entries(calls_answered=True))
     assert [f.tool for f in doctor(env={"HOME": str(tmp_path / "none"), "OPENCLAW_STATE_DIR": str(elsewhere)},

@@ -12,10 +12,13 @@ entries with an `id` and a `parentId`, exactly the lines of the pi session file 
 OpenClaw heals what it sends by itself: before every request its transport runs `repairToolUseResultPairing`
 (`dist/session-transcript-repair-*.mjs`), which answers a call left without a result ("missing tool result in
 session history; inserted synthetic error result"), drops a result whose call is gone and puts results after their
-call. The store keeps the history as it was (a call killed while its tool ran stays unanswered), so `check` and
-`doctor` report it; chatmend does not write into this store (its transcript is also projected into
-`transcript_event_identities`, `session_transcript_active_events` and a full-text index under write fences of
-OpenClaw's own): a repair is refused, naming why, and `--to chatmend` or a provider writes the repaired history out.
+call. The store keeps the history as it was (a call killed while its tool ran stays unanswered), but what OpenClaw
+sends is valid, so a session is read as OpenClaw sends it (`as_sent`): each call it answers itself, each result it
+leaves out, told in a warning, and nothing reported as a problem (the real OpenClaw 2026.9.6 killed mid-tool resumes
+as is: bench/real_clients/openclaw.py). chatmend does not write into this store (its transcript is also projected
+into `transcript_event_identities`, `session_transcript_active_events` and a full-text index under write fences of
+OpenClaw's own): a repair that would change it is refused, naming why; `--to chatmend` or a provider writes the
+history out.
 """
 
 from __future__ import annotations
@@ -25,20 +28,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from chatmend import HistoryError, RepairResult, repair_history
+from chatmend import ChatMessage, HistoryError, RepairResult, repair_history
 from chatmend.files.io import InputError
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts import pi
 from chatmend.transcripts._sqlite import SqliteStore, checked
 from chatmend.transcripts._stores import StoredSession, WriteBack, register, store_session
 
-__all__ = ["NAME", "OpenclawDatabase"]
+__all__ = ["NAME", "OpenclawDatabase", "as_sent"]
 
 NAME = "openclaw"
 _LINE = re.compile(r"\bline (\d+)")
-_REFUSED = ("OpenClaw answers a call left without a result itself before every request (its transport's "
-            "repairToolUseResultPairing), and chatmend does not write into OpenClaw's SQLite store; write the "
-            "repaired history with --to chatmend or a provider")
+_REFUSED = ("chatmend does not write into OpenClaw's SQLite store (OpenClaw pairs calls and results itself before "
+            "every request); write the repaired history with --to chatmend or a provider")
 
 
 def _decompress(blob: bytes, where: str) -> str:
@@ -95,10 +97,9 @@ class OpenclawDatabase(SqliteStore):
                 read = pi.read(lines)
             except InputError as exc:
                 raise InputError(f"session {session_id}: {_located(str(exc), events)}") from None
-            located = [_located(w, events) for w in read.where]
-            session = store_session(NAME, read.provider or "openai_chat", list(read.messages), located,
-                                    model=read.model, warnings=[_located(w, events) for w in read.warnings])
-            messages = list(read.messages)
+            messages, located, healed = as_sent(list(read.messages), [_located(w, events) for w in read.where])
+            session = store_session(NAME, read.provider or "openai_chat", messages, located, model=read.model,
+                                    warnings=[*(_located(w, events) for w in read.warnings), *healed])
 
             def repair(is_read_only: IsReadOnly | None,
                        messages: list[Any] = messages) -> tuple[RepairResult, WriteBack]:
@@ -113,6 +114,31 @@ class OpenclawDatabase(SqliteStore):
                 session=session, repair=checked(repair, [as_read]),
                 resume=f"openclaw agent --agent {agent} --session-id {session_id}"))
         return out
+
+
+def as_sent(messages: list[ChatMessage], where: list[str]) -> tuple[list[ChatMessage], list[str], list[str]]:
+    """The history as OpenClaw's transport sends it, where each message stands, and what it changed, in words: a
+    call left without a result answered (here in chatmend's words), a result whose call is gone left out, results
+    put after their call (the pairs `repair_history` makes; its notes are results OpenClaw drops)."""
+    result = repair_history(messages)
+    if not result.changed:
+        return messages, where, []
+    kept: list[ChatMessage] = []
+    placed: list[str] = []
+    said: list[str] = []
+    for message, origin in zip(result.messages, result.origins()):
+        at = where[origin.message_index]
+        if origin.kind == "note":
+            said.append(f"{at}: a result whose call is gone; OpenClaw leaves it out when it sends")
+            continue
+        if origin.kind == "synthetic":
+            call = messages[origin.message_index].tool_calls[origin.call_index or 0]
+            said.append(f"{at}: the call {call.id} ({call.name}) has no result; OpenClaw answers it itself when it "
+                        "sends")
+            at = f"{at} (OpenClaw's answer)"
+        kept.append(message)
+        placed.append(at)
+    return kept, placed, said
 
 
 def _located(text: str, events: list[tuple[Any, ...]]) -> str:
