@@ -675,10 +675,11 @@ function checkGemini(body: Dict, contents: Item[]): Problem[] {
     }
   }
   if (contents.length === 0) add("GE6", "contents", "* GenerateContentRequest.contents: contents is not specified");
-  const turns: GeminiTurn[] = contents.map((content: Dict) => {
+  const model = typeof body.model === "string" && body.model ? body.model : null;
+  const turns: GeminiTurn[] = contents.map((content: Dict, i) => {
     // (the Developer API defaults a missing role to user)
     const turn: GeminiTurn = { role: content.role ?? "user", calls: [], names: [], signed: [], responses: [], standard: false };
-    for (const part of content.parts as Dict[]) {
+    (content.parts as Dict[]).forEach((part, j) => {
       const call = part.functionCall as Dict | undefined;
       const response = part.functionResponse as Dict | undefined;
       if (call) {
@@ -686,9 +687,16 @@ function checkGemini(body: Dict, contents: Item[]): Problem[] {
         turn.names.push(String(call.name || ""));
         turn.signed.push(part.thoughtSignature !== undefined && part.thoughtSignature !== null);
       }
-      if (response) turn.responses.push(typeof response.id === "string" && response.id ? response.id : null);
-      else turn.standard = true;
-    }
+      if (response) {
+        const inner = response.parts;
+        if (Array.isArray(inner) && inner.length > 0 && model !== null && !isGemini3(model)) {
+          // GE10: media in a function response only from Gemini 3 on
+          add("GE10", `contents[${i}].parts[${j}].functionResponse.parts`,
+            `Multimodal function response parts are not supported by model ${model}.`);
+        }
+        turn.responses.push(typeof response.id === "string" && response.id ? response.id : null);
+      } else turn.standard = true;
+    });
     return turn;
   });
   turns.forEach((turn, i) => {

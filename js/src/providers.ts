@@ -36,7 +36,7 @@ import {
   type Stubs,
   SYNTHETIC,
 } from "./planner.js";
-import { readGroups, rewriteContents, writeRun } from "./gemini.js";
+import { BRIDGE_TEXT, readGroups, rewriteContents, writeRun } from "./gemini.js";
 import { type IsReadOnly, orphanNoteText, readsOnly, repairHistory, syntheticText } from "./repair.js";
 
 export type ProviderName = "anthropic" | "openai_chat" | "openai_responses" | "gemini";
@@ -90,7 +90,7 @@ interface Adapter extends Writer {
   /** The list as the writer writes it whole, when the neutral route finds the repaired list breaks a rule of the
    * wire beyond pairing (Anthropic's: consecutive turns of one role merged); absent where the package does not
    * port it. */
-  wholeList?(items: Item[]): Item[];
+  wholeList?(items: Item[], input: readonly Item[]): Item[];
   /** True when the repair shows the input is refused, so it need not be judged valid as it is. */
   refused(report: BodyReport): boolean;
 }
@@ -678,6 +678,7 @@ const gemini: Adapter = {
   refused: refusedWhenAnsweredOrNoted,
   neutralInPython: () => false,
   takesStubs: () => true,
+  wholeList: geminiWholeList,
   // Parts chatmend does not model (thoughts, thought signatures, inline and file data, code and its results, a
   // response's media and fields) ride along in their content; a content without a role is a user turn.
   stubs(items) {
@@ -782,6 +783,37 @@ const gemini: Adapter = {
     return [{ functionResponse: response }];
   },
 };
+
+/** The contents as Python's writer writes the whole list (`write._contents`): every content with its role, a user
+ * content joining the user turn open before it unless it followed a user content in the input (a turn of its own,
+ * as the reader marks it), and a bridge turn before a model turn opening the list or a call turn after a model one. */
+function geminiWholeList(assembled: Item[], input: readonly Item[]): Item[] {
+  const out: Item[] = [];
+  let openUser = false; // the last content is a user turn still taking messages
+  for (const item of assembled) {
+    if (item.role === "model") {
+      const calls = (item.parts as Dict[]).some((part) => "functionCall" in part);
+      if (out.length === 0 || (calls && out.at(-1).role !== "user")) out.push(geminiBridge());
+      out.push(item);
+      openUser = false;
+      continue;
+    }
+    const at = input.indexOf(item);
+    const ownTurn = at > 0 && isDict(input[at - 1]) && input[at - 1].role !== "model";
+    if (openUser && !ownTurn) {
+      const last = out.at(-1);
+      out[out.length - 1] = { ...last, parts: [...last.parts, ...item.parts] };
+      continue;
+    }
+    out.push(item.role === undefined ? { role: "user", ...item } : item);
+    openUser = true;
+  }
+  return out;
+}
+
+function geminiBridge(): Dict {
+  return { role: "user", parts: [{ text: BRIDGE_TEXT }] };
+}
 
 function onlyKeys(value: Dict, allowed: readonly string[]): boolean {
   return Object.keys(value).every((key) => allowed.includes(key));
@@ -952,9 +984,10 @@ function stubRepair(
     if (assembled === null) return null;
   }
   const key = adapter.listKey;
-  if (neutral && adapter.wholeList !== undefined && listProblems(adapter.name, { ...body, [key]: assembled[0] })) {
+  const wholeInPython = neutral || adapter.name === "gemini"; // (Gemini: the rules the neutral route judges, GE10)
+  if (wholeInPython && adapter.wholeList !== undefined && listProblems(adapter.name, { ...body, [key]: assembled[0] })) {
     // the list breaks a rule of the wire beyond pairing: Python's neutral route writes it whole
-    const whole = adapter.wholeList(assembled[0]);
+    const whole = adapter.wholeList(assembled[0], items);
     assembled = [whole, whole.map((_, k) => k)];
   }
   if (assembled[0] === items) return { body: { ...body }, changed, rewritten: [], report };
