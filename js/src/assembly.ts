@@ -161,7 +161,8 @@ class Assembly {
       this.writer.joinsTurns &&
       !this.inTurn &&
       !this.afterUser() &&
-      userTurn(this.items[r])
+      userTurn(this.items[r]) &&
+      !ownTurn(this.items, r)
     ) {
       this.blocks.push(...this.items[r][this.key]); // new blocks after the calls' turn open the user turn after it
       this.inTurn = true;
@@ -208,6 +209,13 @@ class Assembly {
   private afterUser(): boolean {
     return this.out.length > 0 && this.out[this.out.length - 1]?.role === "user";
   }
+}
+
+/** True for a Gemini content without a role right after another user turn: only Python's neutral route reads it
+ * (its stubs take no such content), and its reader marks it a turn of its own, which its writer never joins. */
+function ownTurn(items: Item[], r: number): boolean {
+  const item = items[r];
+  return item.role === undefined && "parts" in item && userTurn(items[r - 1]);
 }
 
 /** True for a user turn (Gemini's content without a role is one). */

@@ -1,8 +1,6 @@
 // Generated vocabulary bodies (conformance/generate.py, "vocabulary generated N") where the package does not yet
-// give Python's bytes, each a gap to close: a Gemini list where Python's neutral route keeps a user content that
-// followed another one as its own turn after a run it writes anew (the package's assembly joins it to the run's
-// responses), and Responses lists where a result comes a round late or a computer call's output is lost (Python's neutral runs; the package's
-// hooks write function calls only, and refuse the rest by name). The body tests skip these by name and print how
+// give Python's bytes, each a gap to close: Responses lists where a result comes a round late or a computer call's
+// output is lost (Python's neutral runs; the package's hooks write function calls only, and refuse the rest by name). The body tests skip these by name and print how
 // many; every other case must pass.
 export const DIVERGENT = {
   "openai_responses": [
@@ -14,8 +12,5 @@ export const DIVERGENT = {
     "vocabulary generated 45",
     "vocabulary generated 46",
     "vocabulary generated 54"
-  ],
-  "gemini": [
-    "vocabulary generated 30"
   ]
 };
