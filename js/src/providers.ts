@@ -470,6 +470,9 @@ const openaiResponses: Adapter = {
   neutralInPython: (items, plan) =>
     plan.steps.some((step) => step[0] === CALL || step[0] === ANSWER || step[0] === NOTE) ||
     !items.every(strictlyPlainItem),
+  // (a list still breaking a rule after repair, Python's neutral route writes whole: the writer gives back the items
+  // the assembly has, only more of them count as rewritten)
+  wholeList: (items) => [...items],
   // Items chatmend does not model (reasoning, hosted tools' calls, computer calls and their outputs, an output
   // message's id, status and annotations, images and files) ride along in the assistant turn they stand in, or open
   // one: only the ids repair pairs by matter here.
