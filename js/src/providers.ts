@@ -454,12 +454,30 @@ function strictlyPlainItem(item: Item): boolean {
   return item.type === undefined && size(item) === 2 && typeof item.content === "string";
 }
 
+/** The tool a call named: `name`, or for a built-in tool's call without one, the tool it calls (`wire.TOOL_NAMES`). */
+const RESPONSES_TOOL_NAMES: Record<string, string> = {
+  local_shell_call: "local_shell",
+  shell_call: "shell",
+  apply_patch_call: "apply_patch",
+  computer_call: "computer",
+  tool_search_call: "tool_search",
+};
+
+/** The name of the tool `callId` called in `caller` (the items of the last assistant message calling it), as
+ * Python's reader names a result after its call; null when no call of it came before. */
+function responsesToolName(caller: Item[] | null, callId: unknown): string | null {
+  const calls = (caller ?? []).filter((item: Item) => isClientCall(item) && item.call_id === callId);
+  const call = calls.at(-1);
+  if (call === undefined) return null;
+  return typeof call.name === "string" && call.name ? call.name : (RESPONSES_TOOL_NAMES[call.type] ?? String(call.type));
+}
+
 const openaiResponses: Adapter = {
   name: "openai_responses",
   listKey: "input",
   idMaxLength: 64,
   idAlphabet: null,
-  namesResults: false,
+  namesResults: true, // (Python writes its notes by its neutral route, whose reader names a result after its call)
   blocksKey: null,
   joinsTurns: false,
   refused: (report) =>
@@ -575,14 +593,15 @@ const openaiResponses: Adapter = {
   renamedResult(piece, finalId) {
     return piece.type === "function_call_output" ? [{ ...piece, call_id: finalId }] : null;
   },
-  note(piece) {
+  note(piece, caller) {
     if (piece.type !== "function_call_output") return null;
     const output = piece.output;
+    const tool = responsesToolName(caller, piece.call_id);
     if (typeof output === "string") {
-      return [{ role: "user", content: [{ type: "input_text", text: orphanNoteText(null, piece.call_id, false, output) }] }];
+      return [{ role: "user", content: [{ type: "input_text", text: orphanNoteText(tool, piece.call_id, false, output) }] }];
     }
     const texts = (output as Dict[]).filter((part) => part.type === "input_text").map((part) => part.text);
-    const note = { type: "input_text", text: orphanNoteText(null, piece.call_id, false, texts.join("\n")) };
+    const note = { type: "input_text", text: orphanNoteText(tool, piece.call_id, false, texts.join("\n")) };
     // the output's images and files follow its note, as the writer writes a user message's parts (an image's
     // detail "auto" when it named none)
     const rest = (output as Dict[])
