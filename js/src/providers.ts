@@ -472,6 +472,45 @@ function responsesToolName(caller: Item[] | null, callId: unknown): string | nul
   return typeof call.name === "string" && call.name ? call.name : (RESPONSES_TOOL_NAMES[call.type] ?? String(call.type));
 }
 
+/** The output texts of a turn's assistant messages. */
+function outputTexts(items: Item[]): unknown[] {
+  return items
+    .filter((item) => item.type === "message")
+    .flatMap((item) => (item.content as Dict[]).filter((part) => part.type === "output_text").map((part) => part.text));
+}
+
+/** A turn's words in the writer's plain shape: one assistant message without item ids (OR6, OR8). */
+function plainAssistantMessage(items: Item[], texts: unknown[]): Dict {
+  const phase = items.find((item) => item.type === "message" && PHASES.includes(item.phase))?.phase;
+  const message: Dict = { role: "assistant", content: texts.join("\n") };
+  if (phase !== undefined) message.phase = phase;
+  return message;
+}
+
+/** True for an item that ends an assistant turn before it and opens none: a client call's output, or the words
+ * of the user, the system or the developer. */
+function outsideTurn(item: Item | undefined): boolean {
+  if (item === undefined) return true;
+  return isClientOutput(item) || ((item.type ?? "message") === "message" && item.role !== "assistant");
+}
+
+/** The list as Python's writer writes it whole: the items the assembly has, but an output message that is a turn
+ * of its own and whose item id was already sent, written in the plain shape (OR6: an item id is sent once). */
+function responsesWholeList(items: Item[]): Item[] {
+  const sent = new Set<string>();
+  return items.map((item, k) => {
+    const ids = itemIds(item);
+    const alone = item.type === "message" && item.role === "assistant" && outsideTurn(items[k - 1]) && outsideTurn(items[k + 1]);
+    const resent = alone && ids.some((id) => sent.has(id));
+    for (const id of ids) sent.add(id);
+    return resent ? plainAssistantMessage([item], outputTexts([item])) : item;
+  });
+}
+
+/** The client calls the Responses hooks rename: a computer call is written back as it was read (every field its
+ * own or its payload), under its new call id. */
+const RENAMED_CALL_TYPES: unknown[] = ["function_call", "computer_call"];
+
 const openaiResponses: Adapter = {
   name: "openai_responses",
   listKey: "input",
@@ -489,8 +528,8 @@ const openaiResponses: Adapter = {
     plan.steps.some((step) => step[0] === CALL || step[0] === ANSWER || step[0] === NOTE) ||
     !items.every(strictlyPlainItem),
   // (a list still breaking a rule after repair, Python's neutral route writes whole: the writer gives back the items
-  // the assembly has, only more of them count as rewritten)
-  wholeList: (items) => [...items],
+  // the assembly has, but an assistant message standing alone whose item id was already sent, in its plain shape)
+  wholeList: responsesWholeList,
   // Items chatmend does not model (reasoning, hosted tools' calls, computer calls and their outputs, an output
   // message's id, status and annotations, images and files) ride along in the assistant turn they stand in, or open
   // one: only the ids repair pairs by matter here.
@@ -571,27 +610,30 @@ const openaiResponses: Adapter = {
   // (the hooks write function calls and their outputs; another client call's steps are refused, as the package
   // does not port how Python's writer writes them)
   renamedCalls(items, finalIds, before) {
-    if (items.some((item) => isClientCall(item) && item.type !== "function_call")) return null;
+    if (items.some((item) => isClientCall(item) && !RENAMED_CALL_TYPES.includes(item.type))) return null;
     let k = 0;
     const own = items.flatMap(itemIds); // (none in an agent's plain traffic: then no walk of the items before)
     if (own.length === 0 || !before.some((item) => itemIds(item).some((id) => own.includes(id)))) {
-      return items.map((item) => (item.type === "function_call" ? { ...item, call_id: finalIds[k++] } : item));
+      return items.map((item) => (isClientCall(item) ? { ...item, call_id: finalIds[k++] } : item));
     }
     // OR6: an item id already sent. The writer's plain shape: the text as one message, the hosted items as they
     // are, the calls without ids; reasoning, which travels only with its items' ids (OR8), is left out
-    const texts = items
-      .filter((item) => item.type === "message")
-      .flatMap((item) => (item.content as Dict[]).filter((part) => part.type === "output_text").map((part) => part.text));
-    const phase = items.find((item) => item.type === "message" && PHASES.includes(item.phase))?.phase;
-    const message = phase === undefined ? { role: "assistant", content: texts.join("\n") } : { role: "assistant", content: texts.join("\n"), phase };
+    const texts = outputTexts(items);
+    const message = plainAssistantMessage(items, texts);
     const hosted = items.filter((item) => item.type !== "message" && item.type !== "reasoning" && !isClientCall(item));
+    // (a computer call keeps its own item id: the writer's `call_item` writes it from the call it read)
     const calls = items
-      .filter((item) => item.type === "function_call")
-      .map((item) => ({ type: "function_call", call_id: finalIds[k++], name: item.name, arguments: item.arguments }));
+      .filter(isClientCall)
+      .map((item) =>
+        item.type === "function_call"
+          ? { type: "function_call", call_id: finalIds[k++], name: item.name, arguments: item.arguments }
+          : { ...item, call_id: finalIds[k++] },
+      );
     return [...(texts.length > 0 ? [message] : []), ...hosted, ...calls];
   },
   renamedResult(piece, finalId) {
-    return piece.type === "function_call_output" ? [{ ...piece, call_id: finalId }] : null;
+    const renamed = piece.type === "function_call_output" || piece.type === "computer_call_output";
+    return renamed ? [{ ...piece, call_id: finalId }] : null;
   },
   note(piece, caller) {
     if (piece.type !== "function_call_output") return null;
