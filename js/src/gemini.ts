@@ -55,16 +55,6 @@ function neutral(parts: TextPart[]): string | Part[] {
   return parts.length === 1 && first.provider_data === undefined ? first.text : parts;
 }
 
-function copyJson(value: unknown): JsonValue {
-  if (Array.isArray(value)) return value.map(copyJson);
-  if (isDict(value)) {
-    const out: { [key: string]: JsonValue } = {};
-    for (const [key, inner] of Object.entries(value)) out[key] = copyJson(inner);
-    return out;
-  }
-  return value as JsonValue;
-}
-
 function readModel(parts: unknown[], index: number): ChatMessage | null {
   const texts: TextPart[] = [];
   const calls: ToolCall[] = [];
@@ -183,14 +173,14 @@ function opensTurn(message: ChatMessage): boolean {
 
 function addCallParts(parts: Dict[], calls: readonly ToolCall[]): void {
   for (const call of calls) {
-    const args = copyJson(call.arguments);
+    const args = call.arguments; // the input's own object: written as it was read
     parts.push({ functionCall: kept(call)?.noId ? { name: call.name, args } : { id: call.id, name: call.name, args } });
   }
 }
 
-function addResponses(parts: Dict[], calls: readonly ToolCall[], results: readonly ChatMessage[]): void {
+function addResponses(parts: Dict[], calls: readonly ToolCall[], messages: readonly ChatMessage[], first: number): void {
   calls.forEach((call, k) => {
-    const result = results[k] as ChatMessage;
+    const result = messages[first + k] as ChatMessage;
     const content = result.content ?? "";
     const text =
       typeof content === "string"
@@ -248,7 +238,7 @@ function contentsOf(messages: readonly ChatMessage[], boundary: number | null, o
     contents.push({ role: "model", parts });
     origins.push(i - 1);
     openUser = [];
-    addResponses(openUser, calls, messages.slice(i, i + calls.length));
+    addResponses(openUser, calls, messages, i);
     i += calls.length;
     contents.push({ role: "user", parts: openUser });
     origins.push(i - calls.length);
@@ -272,6 +262,7 @@ function wholeResponseTurns(out: readonly ChatMessage[], kept: (number | null)[]
   const dropped = new Set<number>();
   out.forEach((message, p) => {
     const n = message.tool_calls?.length ?? 0;
+    if (n === 0) return;
     const answers = kept.slice(p + 1, p + 1 + n);
     if (!answers.includes(null)) return;
     const held = answers.filter((r) => r !== null) as number[];
@@ -326,7 +317,7 @@ export function rewriteContents(
 ): [readonly unknown[], number[]] {
   const out = result.messages;
   const kept = keptItems(groups, out);
-  if (planRewrite(out, kept).length === 0 && out.length === flatLength && everyItemKept(kept, groups) && inOrder(kept)) {
+  if (out.length === flatLength && everyItemKept(kept, groups) && inOrder(kept) && planRewrite(out, kept).length === 0) {
     return [items, []];
   }
   return rebuild(items, out, kept);

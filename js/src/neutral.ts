@@ -80,8 +80,9 @@ export function planRewrite(messages: readonly ChatMessage[], kept: readonly (nu
     let start = p;
     while (p < messages.length && fresh[p]) p += 1;
     let lead = start;
-    for (const m of messages.slice(start, p)) {
-      const q = m.tool_call_id != null ? (caller.get(m.tool_call_id) ?? start) : start;
+    for (let k = start; k < p; k++) {
+      const id = (messages[k] as ChatMessage).tool_call_id;
+      const q = id != null ? (caller.get(id) ?? start) : start;
       lead = Math.min(lead, q);
     }
     if (lead < start) {
