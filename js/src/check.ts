@@ -32,22 +32,20 @@ type Dict = Record<string, unknown>;
 // biome-ignore lint/suspicious/noExplicitAny: wire items are any JSON the provider takes
 type Item = any;
 
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
 /** Throws `UnsupportedBodyError` for a body holding a string with a lone surrogate (Python mends them first). */
 export function refuseLoneSurrogates(provider: ProviderName, body: unknown): void {
   if (holdsLoneSurrogate(body)) throw new UnsupportedBodyError(provider, "a string holding a lone surrogate");
 }
 
 function holdsLoneSurrogate(value: unknown): boolean {
-  if (typeof value === "string") return LONE_SURROGATE.test(value);
+  if (typeof value === "string") return !value.isWellFormed();
   if (typeof value !== "object" || value === null) return false;
   if (Array.isArray(value)) {
     for (const inner of value) if (holdsLoneSurrogate(inner)) return true;
     return false;
   }
   for (const key in value) {
-    if (LONE_SURROGATE.test(key) || holdsLoneSurrogate((value as Dict)[key])) return true;
+    if (!key.isWellFormed() || holdsLoneSurrogate((value as Dict)[key])) return true;
   }
   return false;
 }
