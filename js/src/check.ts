@@ -698,27 +698,26 @@ function checkGemini(body: Dict, contents: Item[]): Problem[] {
     return turn;
   });
   turns.forEach((turn, i) => {
-    const path = `contents[${i}]`;
     const before = i > 0 ? (turns[i - 1] as GeminiTurn) : null;
     if (turn.calls.length > 0) {
       if (before === null || before.role !== "user") {
-        add("GE2", path, "Please ensure that function call turn comes immediately after a user turn or after a " +
+        add("GE2", `contents[${i}]`, "Please ensure that function call turn comes immediately after a user turn or after a " +
           "function response turn.");
       }
       const after = turns[i + 1];
-      if (after === undefined || after.responses.length === 0) add("GE1", after ? `contents[${i + 1}]` : path, GE1);
+      if (after === undefined || after.responses.length === 0) add("GE1", after ? `contents[${i + 1}]` : `contents[${i}]`, GE1);
     }
     if (turn.responses.length > 0) {
       if (before === null || before.calls.length === 0) {
-        add("GE3", path, "Please ensure that function response turn comes immediately after a function call turn.");
+        add("GE3", `contents[${i}]`, "Please ensure that function response turn comes immediately after a function call turn.");
       } else if (turn.responses.length !== before.calls.length) {
-        add("GE1", path, GE1);
+        add("GE1", `contents[${i}]`, GE1);
       } else if (before.calls.every(Boolean) && turn.responses.every(Boolean)) {
         // ids pair calls and responses only when both sides carry them; otherwise order does
         const ids = new Set(before.calls);
         const answered = new Set(turn.responses);
         const paired = ids.size === before.calls.length && ids.size === answered.size && [...ids].every((id) => answered.has(id));
-        if (!paired) add("GE1", path, `${GE1} Function response ids must match the function call ids of that turn.`);
+        if (!paired) add("GE1", `contents[${i}]`, `${GE1} Function response ids must match the function call ids of that turn.`);
       }
     }
   });

@@ -43,12 +43,13 @@ export function planRewrite(messages: readonly ChatMessage[], kept: readonly (nu
     for (const call of m.tool_calls ?? []) caller.set(call.id, p);
     if (m.tool_call_id != null) answers.set(m.tool_call_id, p);
   });
-  const members = new Map<number, number[]>();
+  // the first and last output message of each kept item
+  const first = new Map<number, number>();
+  const last = new Map<number, number>();
   kept.forEach((r, p) => {
     if (r === null) return;
-    const list = members.get(r);
-    if (list === undefined) members.set(r, [p]);
-    else list.push(p);
+    if (!first.has(r)) first.set(r, p);
+    last.set(r, p);
   });
   const fresh = kept.map((r) => r === null);
   const todo: number[] = [];
@@ -58,15 +59,23 @@ export function planRewrite(messages: readonly ChatMessage[], kept: readonly (nu
   while (todo.length > 0) {
     const p = todo.pop() as number;
     const m = messages[p] as ChatMessage;
-    const linked = (m.tool_calls ?? []).map((call) => answers.get(call.id) ?? p);
+    // every message from p to its calls' results and its item's other messages is written with it
+    let from = p;
+    let to = p;
+    for (const call of m.tool_calls ?? []) {
+      const q = answers.get(call.id) ?? p;
+      from = Math.min(from, q);
+      to = Math.max(to, q);
+    }
     const r = kept[p];
-    if (r !== null && r !== undefined) linked.push(...(members.get(r) as number[]));
-    for (const q of linked) {
-      for (let i = Math.min(p, q); i <= Math.max(p, q); i++) {
-        if (!fresh[i]) {
-          fresh[i] = true;
-          todo.push(i);
-        }
+    if (r !== null && r !== undefined) {
+      from = Math.min(from, first.get(r) as number);
+      to = Math.max(to, last.get(r) as number);
+    }
+    for (let i = from; i <= to; i++) {
+      if (!fresh[i]) {
+        fresh[i] = true;
+        todo.push(i);
       }
     }
   }
@@ -88,7 +97,7 @@ export function planRewrite(messages: readonly ChatMessage[], kept: readonly (nu
     if (lead < start) {
       // from the first message of the item holding the call
       const r = kept[lead];
-      lead = Math.min(lead, r !== null && r !== undefined ? ((members.get(r) as number[])[0] as number) : lead);
+      lead = Math.min(lead, r !== null && r !== undefined ? (first.get(r) as number) : lead);
       while (runs.length > 0 && lead < (runs[runs.length - 1] as Run).end) {
         // the call stands before the end of the previous run: one run, so the writer sees the call first
         const previous = runs.pop() as Run;
