@@ -452,9 +452,12 @@ function checkResponses(body: Dict, items: Item[]): Problem[] {
       });
     }
   }
-  const callIdOf = (item: Dict, path: string) => {
-    const where = `${path}.call_id`;
+  // (paths and messages are built only for a problem found)
+  const at = (i: number) => `input[${i}]`;
+  const callIdOf = (item: Dict, i: number) => {
     const callId = item.call_id;
+    if (typeof callId === "string" && callId && callId.length <= 64) return; // 1 to 64 characters: nothing to say
+    const where = `${at(i)}.call_id`;
     if (callId === undefined || callId === null) missing(where);
     else if (typeof callId !== "string") wrongType(where, "a string", callId);
     else if (!callId) {
@@ -465,59 +468,60 @@ function checkResponses(body: Dict, items: Item[]): Problem[] {
         `a string with length ${codePoints(callId)} instead.`);
     }
   };
-  const parts = (list: unknown[], path: string, allowed: readonly string[]) => {
-    const supported = listed(allowed);
+  const parts = (list: unknown[], i: number, field: string, allowed: readonly string[]) => {
     list.forEach((part, j) => {
-      const where = `${path}[${j}]`;
       if (!isDict(part)) {
-        wrongType(where, "an object", part);
+        wrongType(`${at(i)}.${field}[${j}]`, "an object", part);
         return;
       }
       const kind = part.type;
       if (typeof kind === "string" && !KNOWN_PART_TYPES.includes(kind)) return; // the API's to judge
-      if (!allowed.includes(kind as string)) add("OR0", `${where}.type`, `Invalid value: '${pyStr(kind)}'. Supported values are: ${supported}.`);
-      else if ((kind === "input_text" || kind === "output_text") && typeof part.text !== "string") missing(`${where}.text`);
-      else if (kind === "input_image" && typeof (part.image_url || part.file_id) !== "string") missing(`${where}.image_url`);
+      if (!allowed.includes(kind as string)) {
+        add("OR0", `${at(i)}.${field}[${j}].type`, `Invalid value: '${pyStr(kind)}'. Supported values are: ${listed(allowed)}.`);
+      } else if ((kind === "input_text" || kind === "output_text") && typeof part.text !== "string") {
+        missing(`${at(i)}.${field}[${j}].text`);
+      } else if (kind === "input_image" && typeof (part.image_url || part.file_id) !== "string") {
+        missing(`${at(i)}.${field}[${j}].image_url`);
+      }
     });
   };
   const store = body.store;
   // the shape of each item
   items.forEach((item: Dict, i: number) => {
-    const path = `input[${i}]`;
     const kind = item.type ?? "message";
     if (kind === "message") {
       const role = item.role;
       if (!ROLES.includes(role)) {
-        add("OR0", `${path}.role`, `Invalid value: '${pyStr(role)}'. Supported values are: 'assistant', 'system', ` +
+        add("OR0", `${at(i)}.role`, `Invalid value: '${pyStr(role)}'. Supported values are: 'assistant', 'system', ` +
           "'developer', and 'user'.");
-      } else if (!("content" in item)) missing(`${path}.content`);
+      } else if (!("content" in item)) missing(`${at(i)}.content`);
       else if (Array.isArray(item.content)) {
-        parts(item.content, `${path}.content`, role === "assistant" ? ASSISTANT_PART_TYPES : OUTPUT_PART_TYPES);
+        parts(item.content, i, "content", role === "assistant" ? ASSISTANT_PART_TYPES : OUTPUT_PART_TYPES);
       } else if (typeof item.content !== "string") {
-        wrongType(`${path}.content`, "one of a string or an array of content parts", item.content);
+        wrongType(`${at(i)}.content`, "one of a string or an array of content parts", item.content);
       }
     } else if (kind === "function_call") {
-      callIdOf(item, path);
-      if (typeof item.name !== "string") missing(`${path}.name`);
-      if (!("arguments" in item)) missing(`${path}.arguments`);
-      else if (typeof item.arguments !== "string") wrongType(`${path}.arguments`, "a string", item.arguments);
+      callIdOf(item, i);
+      if (typeof item.name !== "string") missing(`${at(i)}.name`);
+      if (!("arguments" in item)) missing(`${at(i)}.arguments`);
+      else if (typeof item.arguments !== "string") wrongType(`${at(i)}.arguments`, "a string", item.arguments);
     } else if (kind === "function_call_output" || kind === "custom_tool_call_output") {
-      callIdOf(item, path);
-      if (!("output" in item)) missing(`${path}.output`);
-      else if (Array.isArray(item.output)) parts(item.output, `${path}.output`, OUTPUT_PART_TYPES);
+      callIdOf(item, i);
+      if (!("output" in item)) missing(`${at(i)}.output`);
+      else if (Array.isArray(item.output)) parts(item.output, i, "output", OUTPUT_PART_TYPES);
       else if (typeof item.output !== "string") {
-        wrongType(`${path}.output`, "one of a string or an array of output content parts", item.output);
+        wrongType(`${at(i)}.output`, "one of a string or an array of output content parts", item.output);
       }
     } else if (isClientCall(item) || (isClientOutput(item) && kind !== "local_shell_call_output")) {
-      callIdOf(item, path);
+      callIdOf(item, i);
     } else if (kind === "reasoning") {
-      if (!("id" in item)) missing(`${path}.id`);
-      if (!Array.isArray(item.summary)) missing(`${path}.summary`);
-      if (store === false && typeof item.encrypted_content !== "string") add("OR9", path, notPersisted(item.id));
+      if (!("id" in item)) missing(`${at(i)}.id`);
+      if (!Array.isArray(item.summary)) missing(`${at(i)}.summary`);
+      if (store === false && typeof item.encrypted_content !== "string") add("OR9", at(i), notPersisted(item.id));
     } else if (kind === "item_reference" && store === false) {
-      add("OR9", path, notPersisted(item.id));
+      add("OR9", at(i), notPersisted(item.id));
     } else if (typeof kind !== "string") {
-      wrongType(`${path}.type`, "a string", kind);
+      wrongType(`${at(i)}.type`, "a string", kind);
     }
   });
   // item ids: the type's prefix (OR4), their charset (OR5), no two alike (OR6)
@@ -526,8 +530,8 @@ function checkResponses(body: Dict, items: Item[]): Problem[] {
     if (!("id" in item)) return;
     const kind = item.type ?? "message";
     const itemId = item.id;
-    const where = `input[${i}].id`;
     if (itemId === null && kind !== "item_reference") return; // null is the same as leaving it out
+    const where = `input[${i}].id`;
     if (typeof itemId !== "string") {
       wrongType(where, "a string", itemId);
       return;
