@@ -49,14 +49,16 @@ function responseText(response: unknown): [string, boolean] | null {
   return typeof value === "string" ? [value, isError] : null;
 }
 
-function neutral(parts: TextPart[]): string | Part[] {
-  if (parts.length === 0) return "";
-  const first = parts[0] as TextPart;
-  return parts.length === 1 && first.provider_data === undefined ? first.text : parts;
+/** A content's texts as neutral content: one text as a string, more as parts (an empty text is kept, marked, to
+ * be written back as it was). */
+function neutral(texts: readonly string[]): string | Part[] {
+  if (texts.length === 0) return "";
+  if (texts.length === 1 && texts[0]) return texts[0];
+  return texts.map((text) => (text ? { type: "text", text } : { type: "text", text: "", provider_data: { [NAME]: {} } }));
 }
 
 function readModel(parts: unknown[], index: number): ChatMessage | null {
-  const texts: TextPart[] = [];
+  const texts: string[] = [];
   const calls: ToolCall[] = [];
   for (const raw of parts) {
     const part = partOf(raw);
@@ -64,7 +66,7 @@ function readModel(parts: unknown[], index: number): ChatMessage | null {
     const [kind, value] = part;
     if (kind === "text") {
       if (typeof value !== "string") return null;
-      if (value) texts.push({ type: "text", text: value });
+      if (value) texts.push(value);
       continue;
     }
     if (!isDict(value) || !onlyKeys(value, ["id", "name", "args"])) return null;
@@ -86,15 +88,14 @@ function readModel(parts: unknown[], index: number): ChatMessage | null {
 
 function readUser(parts: unknown[], calls: readonly ToolCall[]): ChatMessage[] | null {
   const out: ChatMessage[] = [];
-  const rest: TextPart[] = [];
+  const rest: string[] = [];
   for (const raw of parts) {
     const part = partOf(raw);
     if (part === null || part[0] === "functionCall") return null;
     const [kind, value] = part;
     if (kind === "text") {
       if (typeof value !== "string") return null;
-      // an empty text is kept, to be written back as it was
-      rest.push(value ? { type: "text", text: value } : { type: "text", text: "", provider_data: { [NAME]: {} } });
+      rest.push(value);
       continue;
     }
     if (!isDict(value) || !onlyKeys(value, ["id", "name", "response"])) return null;

@@ -27,9 +27,9 @@ export function keptItems(groups: readonly (readonly ChatMessage[])[], out: read
     if (group.length === 0) return;
     const start = position.get(group[0] as ChatMessage);
     if (start === undefined || start + group.length > out.length) return;
-    if (group.every((message, k) => out[start + k] === message)) {
-      for (let k = 0; k < group.length; k++) kept[start + k] = r;
-    }
+    let inPlace = true;
+    for (let k = 0; k < group.length && inPlace; k++) inPlace = out[start + k] === group[k];
+    if (inPlace) for (let k = 0; k < group.length; k++) kept[start + k] = r;
   });
   return kept;
 }
