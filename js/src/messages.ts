@@ -120,72 +120,76 @@ export function laxBool(value: unknown): boolean | undefined {
   return undefined;
 }
 
-function checkPart(part: unknown, index: number, at: string): void {
-  if (!isDict(part)) throw new HistoryError(`expected a part object (${CONTENT})`, index, at);
+// (a part's and a call's place, written only for an error)
+const partAt = (k: number): string => `content.${k}`;
+const callAt = (k: number): string => `tool_calls.${k}`;
+
+function checkPart(part: unknown, index: number, k: number): void {
+  if (!isDict(part)) throw new HistoryError(`expected a part object (${CONTENT})`, index, partAt(k));
   const type = part.type;
   const keys = typeof type === "string" ? PART_KEYS[type] : undefined;
-  if (keys === undefined) throw new HistoryError(`unknown part type ${JSON.stringify(type)} (${CONTENT})`, index, at);
+  if (keys === undefined) throw new HistoryError(`unknown part type ${JSON.stringify(type)} (${CONTENT})`, index, partAt(k));
   for (const key of Object.keys(part)) {
-    if (!keys.includes(key)) throw new HistoryError("unknown field", index, `${at}.${key}`);
+    if (!keys.includes(key)) throw new HistoryError("unknown field", index, `${partAt(k)}.${key}`);
   }
   for (const key of keys) {
     const value = part[key];
     if (type !== "native" && OPTIONAL_STRINGS.has(key)) {
       if (value !== undefined && value !== null && typeof value !== "string") {
-        throw new HistoryError("expected a string or null", index, `${at}.${key}`);
+        throw new HistoryError("expected a string or null", index, `${partAt(k)}.${key}`);
       }
     }
   }
   if (part.provider_data != null && !isDict(part.provider_data)) {
-    throw new HistoryError("expected an object or null", index, `${at}.provider_data`);
+    throw new HistoryError("expected an object or null", index, `${partAt(k)}.provider_data`);
   }
-  if (type === "text" && typeof part.text !== "string") throw new HistoryError("expected a string", index, `${at}.text`);
+  if (type === "text" && typeof part.text !== "string") throw new HistoryError("expected a string", index, `${partAt(k)}.text`);
   if (type === "thinking") {
     if (part.text !== undefined && typeof part.text !== "string") {
-      throw new HistoryError("expected a string", index, `${at}.text`);
+      throw new HistoryError("expected a string", index, `${partAt(k)}.text`);
     }
     if (part.redacted !== undefined && laxBool(part.redacted) === undefined) {
-      throw new HistoryError("expected true or false", index, `${at}.redacted`);
+      throw new HistoryError("expected true or false", index, `${partAt(k)}.redacted`);
     }
   }
   if (type === "native") {
-    if (typeof part.provider !== "string") throw new HistoryError("expected a string", index, `${at}.provider`);
-    if (!isDict(part.data)) throw new HistoryError("expected an object", index, `${at}.data`);
+    if (typeof part.provider !== "string") throw new HistoryError("expected a string", index, `${partAt(k)}.provider`);
+    if (!isDict(part.data)) throw new HistoryError("expected an object", index, `${partAt(k)}.data`);
   }
   if (type === "image" || type === "file") {
     const sources = ["data", "url", ...(type === "file" ? ["file_id"] : [])].filter((key) => part[key] != null);
     if (sources.length !== 1) {
       throw new HistoryError(`a ${type} needs exactly one of 'data' (base64), 'url'${type === "file" ? " or 'file_id'" : ""}`,
-        index, at);
+        index, partAt(k));
     }
     if (part.data != null && !part.media_type) {
-      throw new HistoryError(`a ${type} with 'data' needs its 'media_type'`, index, `${at}.media_type`);
+      throw new HistoryError(`a ${type} with 'data' needs its 'media_type'`, index, `${partAt(k)}.media_type`);
     }
     if (type === "image" && typeof part.url === "string" && !part.url.trim()) {
       // (located at its part, as Python locates it)
-      throw new HistoryError("an image's 'url' is empty; expected an https URL or a data: URI", index, at);
+      throw new HistoryError("an image's 'url' is empty; expected an https URL or a data: URI", index, partAt(k));
     }
   }
 }
 
-function checkCall(call: unknown, index: number, at: string): void {
-  if (!isDict(call)) throw new HistoryError("expected a tool call object", index, at);
+function checkCall(call: unknown, index: number, k: number): void {
+  if (!isDict(call)) throw new HistoryError("expected a tool call object", index, callAt(k));
   for (const key of Object.keys(call)) {
-    if (!CALL_KEYS.includes(key)) throw new HistoryError("unknown field", index, `${at}.${key}`);
+    if (!CALL_KEYS.includes(key)) throw new HistoryError("unknown field", index, `${callAt(k)}.${key}`);
   }
-  if (call.id !== undefined && typeof call.id !== "string") throw new HistoryError("expected a string", index, `${at}.id`);
+  if (call.id !== undefined && typeof call.id !== "string") throw new HistoryError("expected a string", index, `${callAt(k)}.id`);
   if (typeof call.name !== "string" || !call.name) {
-    throw new HistoryError("expected a name of at least 1 character", index, `${at}.name`);
+    throw new HistoryError("expected a name of at least 1 character", index, `${callAt(k)}.name`);
   }
   const args = call.arguments;
   if (args !== undefined && typeof args !== "string" && !isDict(args)) {
-    throw new HistoryError("expected an object or its JSON text", index, `${at}.arguments`);
+    throw new HistoryError("expected an object or its JSON text", index, `${callAt(k)}.arguments`);
   }
   if (call.raw_arguments != null && typeof call.raw_arguments !== "string") {
-    throw new HistoryError("expected a string or null", index, `${at}.raw_arguments`);
+    throw new HistoryError("expected a string or null", index, `${callAt(k)}.raw_arguments`);
   }
   if (call.provider_data != null && !isDict(call.provider_data)) {
-    throw new HistoryError("expected an object or null", index, `${at}.provider_data`);
+    throw new HistoryError("expected an object or null", index, `${callAt(k)}.provider_data`);
   }
 }
 
@@ -207,14 +211,14 @@ export function checkMessage(item: unknown, index: number): asserts item is Chat
   if (content !== undefined && typeof content !== "string") {
     if (!Array.isArray(content)) throw new HistoryError(CONTENT, index, "content");
     content.forEach((part, k) => {
-      checkPart(part, index, `content.${k}`);
+      checkPart(part, index, k);
     });
   }
   const calls = item.tool_calls;
   if (calls !== undefined) {
     if (!Array.isArray(calls)) throw new HistoryError("expected a list of tool calls", index, "tool_calls");
     calls.forEach((call, k) => {
-      checkCall(call, index, `tool_calls.${k}`);
+      checkCall(call, index, k);
     });
     if (calls.length > 0 && role !== "assistant") {
       throw new HistoryError(`only assistant messages carry 'tool_calls', not ${role} messages`, index);
