@@ -654,9 +654,9 @@ const GE1 =
 interface GeminiTurn {
   role: unknown;
   calls: (string | null)[];
-  /** each call's name, and whether its part carries a thought signature */
-  names: string[];
-  signed: boolean[];
+  /** the first call's name, and whether its part carries a thought signature (GE4 asks it of the first) */
+  firstName: string;
+  firstSigned: boolean;
   responses: (string | null)[];
   /** true when the turn has a part other than a function response */
   standard: boolean;
@@ -680,14 +680,23 @@ function checkGemini(body: Dict, contents: Item[]): Problem[] {
   const model = typeof body.model === "string" && body.model ? body.model : null;
   const turns: GeminiTurn[] = contents.map((content: Dict, i) => {
     // (the Developer API defaults a missing role to user)
-    const turn: GeminiTurn = { role: content.role ?? "user", calls: [], names: [], signed: [], responses: [], standard: false };
+    const turn: GeminiTurn = {
+      role: content.role ?? "user",
+      calls: [],
+      firstName: "",
+      firstSigned: false,
+      responses: [],
+      standard: false,
+    };
     (content.parts as Dict[]).forEach((part, j) => {
       const call = part.functionCall as Dict | undefined;
       const response = part.functionResponse as Dict | undefined;
       if (call) {
+        if (turn.calls.length === 0) {
+          turn.firstName = String(call.name || "");
+          turn.firstSigned = part.thoughtSignature !== undefined && part.thoughtSignature !== null;
+        }
         turn.calls.push(typeof call.id === "string" && call.id ? call.id : null);
-        turn.names.push(String(call.name || ""));
-        turn.signed.push(part.thoughtSignature !== undefined && part.thoughtSignature !== null);
       }
       if (response) {
         const inner = response.parts;
@@ -733,7 +742,7 @@ function checkGemini(body: Dict, contents: Item[]): Problem[] {
     });
     for (let i = start; i < turns.length; i++) {
       const turn = turns[i] as GeminiTurn;
-      if (turn.role === "model" && turn.calls.length > 0 && !turn.signed[0]) add("GE4", `contents[${i}]`, GE4(turn.names[0] as string, i));
+      if (turn.role === "model" && turn.calls.length > 0 && !turn.firstSigned) add("GE4", `contents[${i}]`, GE4(turn.firstName, i));
     }
   }
   return out;
