@@ -27,26 +27,30 @@ function kept(data: { provider_data?: { [provider: string]: JsonValue } }): Kept
   return isDict(value) ? (value as Kept) : null;
 }
 
+// (the keys are walked with for-in, which lists no key array: the reader runs on every part of the list)
 function onlyKeys(value: Dict, allowed: readonly string[]): boolean {
-  return Object.keys(value).every((key) => allowed.includes(key));
+  for (const key in value) if (!allowed.includes(key)) return false;
+  return true;
 }
+
+/** The key of an object with exactly one key, or null. */
+function soleKey(value: Dict): string | null {
+  let found: string | null = null;
+  for (const key in value) {
+    if (found !== null) return null;
+    found = key;
+  }
+  return found;
+}
+
+const CONTENT_KEYS: readonly string[] = ["role", "parts"];
+const CALL_KEYS: readonly string[] = ["id", "name", "args"];
+const RESPONSE_KEYS: readonly string[] = ["id", "name", "response"];
 
 /** The one-key part's kind, or null for a part of any other shape. */
-function partOf(part: unknown): ["text" | "functionCall" | "functionResponse", unknown] | null {
-  if (!isDict(part)) return null;
-  const keys = Object.keys(part);
-  if (keys.length !== 1) return null;
-  const key = keys[0] as string;
-  if (key !== "text" && key !== "functionCall" && key !== "functionResponse") return null;
-  return [key, part[key]];
-}
-
-/** `{"output": text}` or `{"error": text}` as its text and whether it is an error; null for any other response. */
-function responseText(response: unknown): [string, boolean] | null {
-  if (!isDict(response) || Object.keys(response).length !== 1) return null;
-  const isError = "error" in response;
-  const value = isError ? response.error : response.output;
-  return typeof value === "string" ? [value, isError] : null;
+function partKind(part: unknown): "text" | "functionCall" | "functionResponse" | null {
+  const key = isDict(part) ? soleKey(part) : null;
+  return key === "text" || key === "functionCall" || key === "functionResponse" ? key : null;
 }
 
 /** A content's texts as neutral content: one text as a string, more as parts (an empty text is kept, marked, to
@@ -61,15 +65,15 @@ function readModel(parts: unknown[], index: number): ChatMessage | null {
   const texts: string[] = [];
   const calls: ToolCall[] = [];
   for (const raw of parts) {
-    const part = partOf(raw);
-    if (part === null || part[0] === "functionResponse") return null;
-    const [kind, value] = part;
+    const kind = partKind(raw);
+    if (kind === null || kind === "functionResponse") return null;
+    const value = (raw as Dict)[kind];
     if (kind === "text") {
       if (typeof value !== "string") return null;
       if (value) texts.push(value);
       continue;
     }
-    if (!isDict(value) || !onlyKeys(value, ["id", "name", "args"])) return null;
+    if (!isDict(value) || !onlyKeys(value, CALL_KEYS)) return null;
     const { id, name, args } = value;
     if (typeof name !== "string" || !name || (id != null && typeof id !== "string")) return null;
     if (args != null && !isDict(args)) return null;
@@ -90,26 +94,28 @@ function readUser(parts: unknown[], calls: readonly ToolCall[]): ChatMessage[] |
   const out: ChatMessage[] = [];
   const rest: string[] = [];
   for (const raw of parts) {
-    const part = partOf(raw);
-    if (part === null || part[0] === "functionCall") return null;
-    const [kind, value] = part;
+    const kind = partKind(raw);
+    if (kind === null || kind === "functionCall") return null;
+    const value = (raw as Dict)[kind];
     if (kind === "text") {
       if (typeof value !== "string") return null;
       rest.push(value);
       continue;
     }
-    if (!isDict(value) || !onlyKeys(value, ["id", "name", "response"])) return null;
-    const { id, name } = value;
-    const read = responseText(value.response);
-    if (read === null || typeof name !== "string" || !name || (id != null && typeof id !== "string")) return null;
+    if (!isDict(value) || !onlyKeys(value, RESPONSE_KEYS)) return null;
+    const { id, name, response } = value;
+    // `{"output": text}` or `{"error": text}`, nothing beside
+    const key = isDict(response) ? soleKey(response) : null;
+    const text = key === "output" || key === "error" ? (response as Dict)[key] : undefined;
+    if (typeof text !== "string" || typeof name !== "string" || !name || (id != null && typeof id !== "string")) return null;
     const call = calls[out.length];
     const message: ChatMessage = {
       role: "tool",
       tool_call_id: (id as string | undefined) || (call?.id ?? ""),
       tool_name: name,
-      content: read[0],
+      content: text,
     };
-    if (read[1]) message.is_error = true;
+    if (key === "error") message.is_error = true;
     if (!id && call !== undefined && kept(call)?.noId) message.provider_data = { [NAME]: { noId: true } };
     out.push(message);
   }
@@ -123,7 +129,7 @@ export function readGroups(items: readonly unknown[]): ChatMessage[][] | null {
   let calls: readonly ToolCall[] = [];
   for (let i = 0; i < items.length; i++) {
     const content = items[i];
-    if (!isDict(content) || !onlyKeys(content, ["role", "parts"]) || !Array.isArray(content.parts)) return null;
+    if (!isDict(content) || !onlyKeys(content, CONTENT_KEYS) || !Array.isArray(content.parts)) return null;
     const role = content.role; // (a content without one: check's reading of it is not ported)
     if (role === "model") {
       const message = readModel(content.parts, i);
