@@ -1200,12 +1200,19 @@ function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
   if (Array.isArray(a)) {
-    return Array.isArray(b) && a.length === b.length && a.every((value, k) => sameJson(value, b[k]));
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let k = 0; k < a.length; k++) if (!sameJson(a[k], b[k])) return false;
+    return true;
   }
   if (Array.isArray(b)) return false;
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  return keys.every((key) => Object.hasOwn(b, key) && sameJson((a as Dict)[key], (b as Dict)[key]));
+  // (for-in lists no key array: this runs on every item written anew)
+  let size = 0;
+  for (const _key in b) size += 1;
+  for (const key in a) {
+    if (!Object.hasOwn(b, key) || !sameJson((a as Dict)[key], (b as Dict)[key])) return false;
+    size -= 1;
+  }
+  return size === 0;
 }
 
 /** True when `check` finds a problem in the body's list (not in its other fields, the caller's). */
