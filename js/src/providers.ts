@@ -97,8 +97,11 @@ interface Adapter extends Writer {
 
 type Dict = Record<string, unknown>;
 
+// (keys counted and walked with for-in, which lists no key array: these run on every part of a list)
 function size(value: Dict): number {
-  return Object.keys(value).length;
+  let count = 0;
+  for (const _key in value) count += 1;
+  return count;
 }
 
 const refusedWhenAnsweredOrNoted = (report: BodyReport): boolean =>
@@ -713,6 +716,17 @@ function geminiCalls(content: Item): Dict[] {
   return (content.parts as Dict[]).filter((part) => "functionCall" in part).map((part) => part.functionCall as Dict);
 }
 
+/** The `position`-th call of a model content (undefined past its last). */
+function geminiCallAt(content: Item, position: number): Dict | undefined {
+  let k = 0;
+  for (const part of content.parts as Dict[]) {
+    if (!("functionCall" in part)) continue;
+    if (k === position) return part.functionCall as Dict;
+    k += 1;
+  }
+  return undefined;
+}
+
 /** Python's `json.dumps(value, ensure_ascii=False)` of a JSON value (integers only among numbers). */
 function pythonJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(pythonJson).join(", ")}]`;
@@ -730,6 +744,8 @@ function geminiResponseText(response: Dict): [string, boolean] {
   const value = keys.length === 1 && (keys[0] === "output" || isError) ? response[keys[0] as string] : response;
   return [typeof value === "string" ? value : pythonJson(value), isError];
 }
+
+const GEMINI_CONTENT_KEYS: readonly string[] = ["role", "parts"];
 
 const gemini: Adapter = {
   name: "gemini",
@@ -754,7 +770,7 @@ const gemini: Adapter = {
     let afterModel = true; // a call turn needs a user turn before it (GE2)
     for (let i = 0; i < items.length; i++) {
       const item = items[i];
-      if (!isDict(item) || !onlyKeys(item, ["role", "parts"])) return null;
+      if (!isDict(item) || !onlyKeys(item, GEMINI_CONTENT_KEYS)) return null;
       const { parts } = item;
       const role = item.role ?? "user";
       if (!Array.isArray(parts) || parts.length === 0) return null;
@@ -798,7 +814,7 @@ const gemini: Adapter = {
           offsets.push(at);
           continue;
         }
-        if (position < 0 || geminiCalls(items[i - 1])[position]?.name !== (part.functionResponse as Dict).name) {
+        if (position < 0 || geminiCallAt(items[i - 1], position)?.name !== (part.functionResponse as Dict).name) {
           return null; // the writer writes a response under its call's name, in its call's turn
         }
         kinds.push(RESULT);
@@ -880,7 +896,8 @@ function geminiBridge(): Dict {
 }
 
 function onlyKeys(value: Dict, allowed: readonly string[]): boolean {
-  return Object.keys(value).every((key) => allowed.includes(key));
+  for (const key in value) if (!allowed.includes(key)) return false;
+  return true;
 }
 
 /** True for a functionResponse part the neutral reader takes (`{"output"|"error": text}`, nothing beside). */
