@@ -651,13 +651,15 @@ const GE1 =
   "Please ensure that the number of function response parts is equal to the number of function call parts " +
   "of the function call turn.";
 
+const NO_IDS: readonly (string | null)[] = [];
+
 interface GeminiTurn {
   role: unknown;
-  calls: (string | null)[];
+  calls: readonly (string | null)[];
   /** the first call's name, and whether its part carries a thought signature (GE4 asks it of the first) */
   firstName: string;
   firstSigned: boolean;
-  responses: (string | null)[];
+  responses: readonly (string | null)[];
   /** true when the turn has a part other than a function response */
   standard: boolean;
 }
@@ -680,23 +682,30 @@ function checkGemini(body: Dict, contents: Item[]): Problem[] {
   const model = typeof body.model === "string" && body.model ? body.model : null;
   const turns: GeminiTurn[] = contents.map((content: Dict, i) => {
     // (the Developer API defaults a missing role to user)
+    // (a turn without calls or without responses shares NO_IDS: no lists built for them)
     const turn: GeminiTurn = {
       role: content.role ?? "user",
-      calls: [],
+      calls: NO_IDS,
       firstName: "",
       firstSigned: false,
-      responses: [],
+      responses: NO_IDS,
       standard: false,
     };
-    (content.parts as Dict[]).forEach((part, j) => {
+    let calls: (string | null)[] | null = null;
+    let responses: (string | null)[] | null = null;
+    const parts = content.parts as Dict[];
+    for (let j = 0; j < parts.length; j++) {
+      const part = parts[j] as Dict;
       const call = part.functionCall as Dict | undefined;
       const response = part.functionResponse as Dict | undefined;
       if (call) {
-        if (turn.calls.length === 0) {
+        if (calls === null) {
+          calls = [];
+          turn.calls = calls;
           turn.firstName = String(call.name || "");
           turn.firstSigned = part.thoughtSignature !== undefined && part.thoughtSignature !== null;
         }
-        turn.calls.push(typeof call.id === "string" && call.id ? call.id : null);
+        calls.push(typeof call.id === "string" && call.id ? call.id : null);
       }
       if (response) {
         const inner = response.parts;
@@ -705,9 +714,13 @@ function checkGemini(body: Dict, contents: Item[]): Problem[] {
           add("GE10", `contents[${i}].parts[${j}].functionResponse.parts`,
             `Multimodal function response parts are not supported by model ${model}.`);
         }
-        turn.responses.push(typeof response.id === "string" && response.id ? response.id : null);
+        if (responses === null) {
+          responses = [];
+          turn.responses = responses;
+        }
+        responses.push(typeof response.id === "string" && response.id ? response.id : null);
       } else turn.standard = true;
-    });
+    }
     return turn;
   });
   turns.forEach((turn, i) => {
