@@ -43,13 +43,15 @@ export function planRewrite(messages: readonly ChatMessage[], kept: readonly (nu
     for (const call of m.tool_calls ?? []) caller.set(call.id, p);
     if (m.tool_call_id != null) answers.set(m.tool_call_id, p);
   });
-  // the first and last output message of each kept item
-  const first = new Map<number, number>();
-  const last = new Map<number, number>();
+  // the first and last output message of each kept item (-1: none), indexed by the item
+  let itemCount = 0;
+  for (const r of kept) if (r !== null && r >= itemCount) itemCount = r + 1;
+  const first = new Int32Array(itemCount).fill(-1);
+  const last = new Int32Array(itemCount);
   kept.forEach((r, p) => {
     if (r === null) return;
-    if (!first.has(r)) first.set(r, p);
-    last.set(r, p);
+    if (first[r] === -1) first[r] = p;
+    last[r] = p;
   });
   const fresh = kept.map((r) => r === null);
   const todo: number[] = [];
@@ -69,8 +71,8 @@ export function planRewrite(messages: readonly ChatMessage[], kept: readonly (nu
     }
     const r = kept[p];
     if (r !== null && r !== undefined) {
-      from = Math.min(from, first.get(r) as number);
-      to = Math.max(to, last.get(r) as number);
+      from = Math.min(from, first[r] as number);
+      to = Math.max(to, last[r] as number);
     }
     for (let i = from; i <= to; i++) {
       if (!fresh[i]) {
@@ -97,7 +99,7 @@ export function planRewrite(messages: readonly ChatMessage[], kept: readonly (nu
     if (lead < start) {
       // from the first message of the item holding the call
       const r = kept[lead];
-      lead = Math.min(lead, r !== null && r !== undefined ? (first.get(r) as number) : lead);
+      lead = Math.min(lead, r !== null && r !== undefined ? (first[r] as number) : lead);
       while (runs.length > 0 && lead < (runs[runs.length - 1] as Run).end) {
         // the call stands before the end of the previous run: one run, so the writer sees the call first
         const previous = runs.pop() as Run;
