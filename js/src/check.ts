@@ -552,7 +552,7 @@ function checkResponses(body: Dict, items: Item[]): Problem[] {
   // OR1, OR2, OR10, OR11: every client call and its own output pair one to one by call_id, with no message between
   const duplicate = (kind: string, callId: string, each: string, matching: string) =>
     `Duplicate ${kind} for call_id '${callId}'. Each ${each} must have exactly one matching ${matching}`;
-  const calls = new Map<string, [number, string]>();
+  const calls = new Map<string, number>(); // each call id's first call item (its kind is that item's type)
   const outputs = new Set<string>();
   const chained =
     (body.previous_response_id !== undefined && body.previous_response_id !== null) ||
@@ -565,7 +565,7 @@ function checkResponses(body: Dict, items: Item[]): Problem[] {
       const callId = item.call_id as string;
       if (!callId) return;
       if (calls.has(callId)) add("OR10", `input[${i}].call_id`, duplicate(kind, callId, kind, CALL_OUTPUTS[kind] as string));
-      else calls.set(callId, [i, kind]);
+      else calls.set(callId, i);
     } else if (isClientOutput(item)) {
       const callId = answeredId(item);
       if (typeof callId !== "string" || !callId) return;
@@ -575,21 +575,22 @@ function checkResponses(body: Dict, items: Item[]): Problem[] {
         return;
       }
       outputs.add(callId);
-      const call = calls.get(callId);
-      if (call === undefined) {
+      const callAt = calls.get(callId);
+      const callType = callAt === undefined ? undefined : ((items[callAt] as Dict).type as string);
+      if (callAt === undefined) {
         if (!chained) add("OR2", `input[${i}]`, `No tool call found for ${words(callKind)} output with call_id ${callId}.`);
-      } else if (call[1] !== callKind && !(call[1] === "tool_search_call" && kind === "function_call_output")) {
-        add("OR2", `input[${i}]`, `The ${kind} for call_id ${callId} answers a ${call[1]}, whose output is a ` +
-          `${CALL_OUTPUTS[call[1]]}.`);
-      } else if (lastMessage > call[0]) {
+      } else if (callType !== callKind && !(callType === "tool_search_call" && kind === "function_call_output")) {
+        add("OR2", `input[${i}]`, `The ${kind} for call_id ${callId} answers a ${callType}, whose output is a ` +
+          `${CALL_OUTPUTS[callType as string]}.`);
+      } else if (lastMessage > callAt) {
         add("OR11", `input[${i}]`, `The ${kind} for call_id ${callId} is separated from its ${callKind} by the ` +
           `message at input[${lastMessage}].`);
       }
     }
   });
-  for (const [callId, [i, kind]] of calls) {
-    if (!outputs.has(callId)) add("OR1", `input[${i}]`, `No tool output found for ${words(kind)} ${callId}.`);
-  }
+  calls.forEach((i, callId) => {
+    if (!outputs.has(callId)) add("OR1", `input[${i}]`, `No tool output found for ${words((items[i] as Dict).type as string)} ${callId}.`);
+  });
   // OR7: a reasoning item is followed by the item it produced
   const unfollowed: Problem[] = [];
   let following: Dict | undefined;
