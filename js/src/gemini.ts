@@ -63,7 +63,7 @@ function neutral(texts: readonly string[]): string | Part[] {
 
 function readModel(parts: unknown[], index: number): ChatMessage | null {
   const texts: string[] = [];
-  const calls: ToolCall[] = [];
+  let calls: ToolCall[] | null = null; // (built for a content that has calls)
   for (const raw of parts) {
     const kind = partKind(raw);
     if (kind === null || kind === "functionResponse") return null;
@@ -78,15 +78,16 @@ function readModel(parts: unknown[], index: number): ChatMessage | null {
     if (typeof name !== "string" || !name || (id != null && typeof id !== "string")) return null;
     if (args != null && !isDict(args)) return null;
     const call: ToolCall = {
-      id: (id as string | undefined) || mintedId(index, calls.length),
+      id: (id as string | undefined) || mintedId(index, calls?.length ?? 0),
       name,
       arguments: (args ?? {}) as { [key: string]: JsonValue },
     };
     if (!id) call.provider_data = { [NAME]: { noId: true } };
-    calls.push(call);
+    if (calls === null) calls = [call];
+    else calls.push(call);
   }
   const message: ChatMessage = { role: "assistant", content: neutral(texts) };
-  if (calls.length > 0) message.tool_calls = calls;
+  if (calls !== null) message.tool_calls = calls;
   return message;
 }
 
@@ -123,10 +124,12 @@ function readUser(parts: unknown[], calls: readonly ToolCall[]): ChatMessage[] |
   return out;
 }
 
+const NO_CALLS: readonly ToolCall[] = [];
+
 /** The neutral messages of each content (null when a content is of a shape this reader does not take). */
 export function readGroups(items: readonly unknown[]): ChatMessage[][] | null {
   const groups: ChatMessage[][] = [];
-  let calls: readonly ToolCall[] = [];
+  let calls: readonly ToolCall[] = NO_CALLS; // the calls of the content before
   for (let i = 0; i < items.length; i++) {
     const content = items[i];
     if (!isDict(content) || !onlyKeys(content, CONTENT_KEYS) || !Array.isArray(content.parts)) return null;
@@ -135,13 +138,13 @@ export function readGroups(items: readonly unknown[]): ChatMessage[][] | null {
       const message = readModel(content.parts, i);
       if (message === null) return null;
       groups.push(message.content || message.tool_calls ? [message] : []);
-      calls = message.tool_calls ?? [];
+      calls = message.tool_calls ?? NO_CALLS;
       continue;
     }
     if (role !== "user") return null;
     const read = readUser(content.parts, calls);
     if (read === null) return null;
-    calls = [];
+    calls = NO_CALLS;
     const before = i > 0 ? items[i - 1] : null;
     if (read.length > 0 && isDict(before) && before.role !== "model") {
       // a turn of its own after another user turn (the writer would merge the two)
