@@ -21,7 +21,7 @@ from chatmend.exceptions import InputError
 
 __all__ = [
     "MAX_JSON_SIZE", "Chunk", "FileBytes", "InputError", "Progress", "as_bytes", "atomic_write", "bounded_lines",
-    "changed_while_read", "decoded_lines", "joined", "json_kind", "open_input", "read_all", "write_all",
+    "changed_while_read", "decoded_lines", "first_line", "joined", "json_kind", "open_input", "read_all", "write_all",
     "write_backup", "write_chunk", "write_into",
 ]
 
@@ -178,6 +178,16 @@ def joined(lines: Iterable[str], limit: int = MAX_JSON_SIZE) -> str:
                              "or a list of messages (a larger limit: --max-json-size)")
         parts.append(line)
     return "".join(parts)
+
+
+def first_line(path: str | os.PathLike[str], limit: int) -> bytes | None:
+    """A file's first line, at most `limit` bytes of it (what a store's detection reads); None when it cannot be
+    read."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.readline(limit)
+    except OSError:
+        return None
 
 
 def decoded_lines(raw: Iterable[bytes], progress: Progress | None = None) -> Iterator[str]:

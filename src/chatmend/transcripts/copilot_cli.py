@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, ToolCall, repair_history
-from chatmend.files.io import InputError
+from chatmend.files.io import InputError, first_line
 from chatmend.files.session import Session
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._records import Record, compact_json, errors_at_line, expect, optional_text, parse_records
@@ -69,10 +69,8 @@ def is_session_file(path: str | os.PathLike[str]) -> bool:
     file = Path(path)
     if file.name != "events.jsonl":
         return False
-    try:
-        with open(file, "rb") as handle:
-            head = handle.readline(1 << 20)  # the first event, `session.start`, is a short one
-    except OSError:
+    head = first_line(file, 1 << 20)  # the first event, `session.start`, is a short one
+    if head is None:
         return False
     try:
         first = json.loads(head)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from chatmend import ChatMessage, ImagePart, RepairResult, TextPart, ThinkingPart, ToolCall
-from chatmend.files.io import InputError
+from chatmend.files.io import InputError, first_line
 from chatmend.files.session import Session
 from chatmend.messages import Part
 from chatmend.transcripts._records import Record, TranscriptFormat, errors_at_line, expect, optional_text, parse_records
@@ -108,10 +108,8 @@ def is_session_file(path: str | os.PathLike[str]) -> bool:
     file = Path(path)
     if file.suffix != ".jsonl":
         return False
-    try:
-        with open(file, "rb") as handle:
-            head = handle.read(4096).split(b"\n", 1)[0]
-    except OSError:
+    head = first_line(file, 4096)
+    if head is None:
         return False
     return head.startswith(b"{") and b'"type":"session"' in head.replace(b" ", b"")
 

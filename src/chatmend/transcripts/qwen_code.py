@@ -28,7 +28,7 @@ from typing import Any
 
 from chatmend import ChatMessage, TextPart
 from chatmend.exceptions import ReadError
-from chatmend.files.io import InputError
+from chatmend.files.io import InputError, first_line
 from chatmend.files.session import Session
 from chatmend.providers.gemini.read import read_content
 from chatmend.transcripts._records import Record, TranscriptFormat, errors_at_line, expect, parse_records
@@ -67,10 +67,8 @@ def is_session_file(path: str | os.PathLike[str]) -> bool:
     file = Path(path)
     if file.suffix != ".jsonl" or file.parent.name != "chats":
         return False
-    try:
-        with open(file, "rb") as handle:
-            head = handle.readline(_HEAD_BYTES)
-    except OSError:
+    head = first_line(file, _HEAD_BYTES)
+    if head is None:
         return False
     compact = head.replace(b" ", b"")
     return head.startswith(b"{") and b'"parentUuid":' in compact and b'"sessionId":' in compact
