@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from chatmend import ChatMessage, RepairResult, TextPart, repair_history
@@ -34,6 +35,12 @@ __all__ = [
 
 BlockAt = tuple[int, int]
 """(record index, block index): where a block of a neutral message was read from."""
+
+
+def tool_folder(env: Mapping[str, str], variable: str, dotdir: str) -> Path:
+    """An agent tool's own folder: `$variable` when set, else `~/<dotdir>` (`$HOME` of `env` first)."""
+    chosen = env.get(variable, "").strip()
+    return Path(chosen) if chosen else Path(env.get("HOME") or Path.home()) / dotdir
 
 
 def compact_json(value: Any) -> str:

@@ -35,7 +35,15 @@ from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, ToolCall
 from chatmend.files.io import InputError, first_line
 from chatmend.files.session import Session
 from chatmend.repair import IsReadOnly
-from chatmend.transcripts._records import Record, compact_json, errors_at_line, expect, optional_text, parse_records
+from chatmend.transcripts._records import (
+    Record,
+    compact_json,
+    errors_at_line,
+    expect,
+    optional_text,
+    parse_records,
+    tool_folder,
+)
 
 __all__ = ["NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command", "session_id"]
 
@@ -59,8 +67,7 @@ _SUMMARY_SUFFIX = "\n</conversation_summary>"
 def default_locations(env: Mapping[str, str] | None = None) -> list[Path]:
     """Where Copilot CLI keeps its sessions: `$COPILOT_HOME/session-state`, else `~/.copilot/session-state`."""
     env = os.environ if env is None else env
-    home = env.get("COPILOT_HOME", "").strip()
-    root = Path(home) if home else Path(env.get("HOME") or Path.home()) / ".copilot"
+    root = tool_folder(env, "COPILOT_HOME", ".copilot")
     return [root / "session-state"]
 
 

@@ -27,6 +27,7 @@ from chatmend.transcripts._records import (
     expect,
     optional_text,
     parse_records,
+    tool_folder,
 )
 
 __all__ = ["NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command"]
@@ -46,8 +47,7 @@ _OWN = ("_usage", "_checkpoint", "_system_prompt")
 def default_locations(env: Mapping[str, str] | None = None) -> list[Path]:
     """Where kimi-cli keeps its sessions: `$KIMI_SHARE_DIR/sessions`, else `~/.kimi/sessions`."""
     env = os.environ if env is None else env
-    share = env.get("KIMI_SHARE_DIR", "").strip()
-    root = Path(share) if share else Path(env.get("HOME") or Path.home()) / ".kimi"
+    root = tool_folder(env, "KIMI_SHARE_DIR", ".kimi")
     return [root / "sessions"]
 
 

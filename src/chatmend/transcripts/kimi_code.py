@@ -32,6 +32,7 @@ from chatmend.transcripts._records import (
     expect,
     optional_text,
     parse_records,
+    tool_folder,
 )
 
 __all__ = ["NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command"]
@@ -52,8 +53,7 @@ _RESTARTS = ("context.apply_compaction", "context.clear")
 def default_locations(env: Mapping[str, str] | None = None) -> list[Path]:
     """Where Kimi Code keeps its sessions: `$KIMI_CODE_HOME/sessions`, else `~/.kimi-code/sessions`."""
     env = os.environ if env is None else env
-    home = env.get("KIMI_CODE_HOME", "").strip()
-    root = Path(home) if home else Path(env.get("HOME") or Path.home()) / ".kimi-code"
+    root = tool_folder(env, "KIMI_CODE_HOME", ".kimi-code")
     return [root / "sessions"]
 
 

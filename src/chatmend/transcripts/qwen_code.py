@@ -31,7 +31,7 @@ from chatmend.exceptions import ReadError
 from chatmend.files.io import InputError, first_line
 from chatmend.files.session import Session
 from chatmend.providers.gemini.read import read_content
-from chatmend.transcripts._records import Record, TranscriptFormat, errors_at_line, expect, parse_records
+from chatmend.transcripts._records import Record, TranscriptFormat, errors_at_line, expect, parse_records, tool_folder
 
 __all__ = ["NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command", "session_id"]
 
@@ -57,8 +57,7 @@ _PROVIDERS = {"openai": "openai_chat", "qwen-oauth": "openai_chat", "openai-resp
 def default_locations(env: Mapping[str, str] | None = None) -> list[Path]:
     """Where Qwen Code keeps its projects: `~/.qwen/projects` (`$QWEN_HOME` in place of `~/.qwen` when set)."""
     env = os.environ if env is None else env
-    home = env.get("QWEN_HOME", "").strip()
-    root = Path(home) if home else Path(env.get("HOME") or Path.home()) / ".qwen"
+    root = tool_folder(env, "QWEN_HOME", ".qwen")
     return [root / "projects"]
 
 
