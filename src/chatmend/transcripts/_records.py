@@ -12,6 +12,7 @@ all come back unchanged is written as its original line, byte for byte; records 
 from __future__ import annotations
 
 import json
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chatmend import ChatMessage, RepairResult, TextPart, repair_history
+from chatmend import ChatMessage, RepairResult, TextPart, ToolCall, repair_history
 from chatmend import _json as strict_json
 from chatmend.answer_order import keep_answer_order
 from chatmend.exceptions import HistoryError, ReadError, validation_reason
@@ -37,10 +38,13 @@ BlockAt = tuple[int, int]
 """(record index, block index): where a block of a neutral message was read from."""
 
 
-def tool_folder(env: Mapping[str, str], variable: str, dotdir: str) -> Path:
-    """An agent tool's own folder: `$variable` when set, else `~/<dotdir>` (`$HOME` of `env` first)."""
+def tool_locations(env: Mapping[str, str] | None, variable: str, dotdir: str, folder: str) -> list[Path]:
+    """Where an agent tool keeps its sessions: `folder` in its own folder, `$variable` when set, else `~/<dotdir>`
+    (`env`: the process environment when None; its `$HOME` first)."""
+    env = os.environ if env is None else env
     chosen = env.get(variable, "").strip()
-    return Path(chosen) if chosen else Path(env.get("HOME") or Path.home()) / dotdir
+    root = Path(chosen) if chosen else Path(env.get("HOME") or Path.home()) / dotdir
+    return [root / folder]
 
 
 def compact_json(value: Any) -> str:
@@ -147,6 +151,18 @@ def optional_text(record: Record, path: str, value: object) -> str:
     InputError at it (an id of `[1]` read as the text "[1]" would send a made-up id)."""
     expect(record, path, value, (str, type(None)), "a string")
     return value if isinstance(value, str) else ""
+
+
+def read_call(record: Record, where: str, block: Mapping[str, Any], *, id: str, name: str, arguments: str,
+              expected: str) -> ToolCall:
+    """A call block as a ToolCall, its fields under these keys at `where` in the record: its arguments an object or
+    a JSON string (none: `{}`; `expected` says what else is an InputError there), its id and name texts (no name:
+    `tool`)."""
+    value = block.get(arguments)
+    value = {} if value is None else value
+    expect(record, f"{where}{arguments}", value, (dict, str), expected)
+    return ToolCall(id=optional_text(record, f"{where}{id}", block.get(id)),
+                    name=optional_text(record, f"{where}{name}", block.get(name)) or "tool", arguments=value)
 
 
 @contextmanager
@@ -426,8 +442,14 @@ def content_blocks(content: object) -> list[Any]:
     return list(content) if isinstance(content, list) else []
 
 
-def neutral_content(parts: tuple[Part, ...]) -> str | tuple[Part, ...]:
+def neutral_content(parts: Sequence[Part]) -> str | tuple[Part, ...]:
     """Parts as neutral content: one text (or none) as a plain string."""
     if all(isinstance(p, TextPart) for p in parts) and len(parts) <= 1:
         return parts[0].text if parts and isinstance(parts[0], TextPart) else ""
-    return parts
+    return tuple(parts)
+
+
+def joined_text(content: str | Sequence[Part]) -> str:
+    """A content as one text: the string itself, or its text parts run together (what a store writes for a note
+    or a result, which hold text alone)."""
+    return content if isinstance(content, str) else "".join(p.text for p in content if isinstance(p, TextPart))

@@ -36,6 +36,7 @@ from chatmend.transcripts._records import (
     expect,
     neutral_content,
     optional_text,
+    read_call,
 )
 
 __all__ = [
@@ -267,12 +268,8 @@ class TaskHistory(DocumentFormat):
             if kind == "text" and isinstance(block.get("text"), str):
                 parts.append(TextPart(text=block["text"]))
             elif kind == "tool-call":
-                name = optional_text(record, f"{path}.toolName", block.get("toolName")) or "tool"
-                call_id = optional_text(record, f"{path}.toolCallId", block.get("toolCallId"))
-                arguments = block.get("input")
-                arguments = {} if arguments is None else arguments
-                expect(record, f"{path}.input", arguments, (dict, str), "an object (the tool's input)")
-                calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
+                calls.append(read_call(record, f"{path}.", block, id="toolCallId", name="toolName", arguments="input",
+                                       expected="an object (the tool's input)"))
         self.add_reply(ChatMessage(role="assistant", content=neutral_content(tuple(parts)), tool_calls=tuple(calls)),
                        at)
 

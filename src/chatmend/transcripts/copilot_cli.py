@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, ToolCall, repair_history
+from chatmend import ChatMessage, HistoryError, RepairResult, repair_history
 from chatmend.files.io import InputError, first_line
 from chatmend.files.session import Session
 from chatmend.repair import IsReadOnly
@@ -40,9 +40,11 @@ from chatmend.transcripts._records import (
     compact_json,
     errors_at_line,
     expect,
+    joined_text,
     optional_text,
     parse_records,
-    tool_folder,
+    read_call,
+    tool_locations,
 )
 
 __all__ = ["NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command", "session_id"]
@@ -66,9 +68,7 @@ _SUMMARY_SUFFIX = "\n</conversation_summary>"
 
 def default_locations(env: Mapping[str, str] | None = None) -> list[Path]:
     """Where Copilot CLI keeps its sessions: `$COPILOT_HOME/session-state`, else `~/.copilot/session-state`."""
-    env = os.environ if env is None else env
-    root = tool_folder(env, "COPILOT_HOME", ".copilot")
-    return [root / "session-state"]
+    return tool_locations(env, "COPILOT_HOME", ".copilot", "session-state")
 
 
 def is_session_file(path: str | os.PathLike[str]) -> bool:
@@ -189,18 +189,13 @@ class CopilotCli:
         calls = []
         for n, request in enumerate(requests):
             expect(record, f"data.toolRequests[{n}]", request, (dict,), "a tool request (an object)")
-            arguments = request.get("arguments")
-            arguments = {} if arguments is None else arguments
-            expect(record, f"data.toolRequests[{n}].arguments", arguments, (dict, str), "an object or a string")
-            where = f"data.toolRequests[{n}]"
-            calls.append(ToolCall(id=optional_text(record, f"{where}.toolCallId", request.get("toolCallId")),
-                                  name=optional_text(record, f"{where}.name", request.get("name")) or "tool",
-                                  arguments=arguments))
+            calls.append(read_call(record, f"data.toolRequests[{n}].", request, id="toolCallId", name="name",
+                                   arguments="arguments", expected="an object or a string"))
         api_call = event.get("apiCallId")
         if (chunked is not None and isinstance(event.get("chunkCount"), int) and isinstance(api_call, str)
                 and self.records[chunked.lines[0]].data["data"].get("apiCallId") == api_call):
             joined = chunked.message
-            chunked.message = ChatMessage(role="assistant", content=_text(joined) + text,
+            chunked.message = ChatMessage(role="assistant", content=joined_text(joined.content) + text,
                                           tool_calls=(*joined.tool_calls, *calls))
             chunked.lines.append(k)
             return chunked
@@ -276,7 +271,7 @@ class CopilotCli:
                                      version=4))
             event: dict[str, Any] = {"type": "tool.execution_complete", "data": {
                 "toolCallId": answer.tool_call_id, "success": False,
-                "error": {"message": _text(answer), "code": "interrupted"}}, "id": event_id}
+                "error": {"message": joined_text(answer.content), "code": "interrupted"}}, "id": event_id}
             if "timestamp" in last:
                 event["timestamp"] = last["timestamp"]
             event["parentId"] = parent
@@ -285,11 +280,6 @@ class CopilotCli:
         if answers:
             self.fixes.append(f"appended {len(answers)} tool.execution_complete "
                               f"{'event' if len(answers) == 1 else 'events'} at the end of the log")
-
-
-def _text(message: ChatMessage) -> str:
-    return message.content if isinstance(message.content, str) else "".join(
-        p.text for p in message.content if isinstance(p, TextPart))
 
 
 def read(lines: Iterable[str]) -> Session:

@@ -20,12 +20,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, ToolCall, repair_history
+from chatmend import ChatMessage, HistoryError, RepairResult, ToolCall, repair_history
 from chatmend.files.io import InputError
 from chatmend.files.session import Session
 from chatmend.providers.words import provider_words
 from chatmend.repair import IsReadOnly
-from chatmend.transcripts._records import Record, compact_json, parse_records
+from chatmend.transcripts._records import Record, compact_json, joined_text, parse_records
 
 __all__ = ["NAME", "holds_session", "read", "read_document"]
 
@@ -321,8 +321,7 @@ class GeminiCli:
             raise HistoryError(f"{self.where[index]}: an orphan stored result cannot be turned into a note here; "
                                "write it with --to chatmend or a provider")
         data = self._data(changed, source)
-        text = "".join(p.text for p in note.content if isinstance(p, TextPart)) if isinstance(note.content, tuple) \
-            else note.content
+        text = joined_text(note.content)
         content = _parts(data.get("content"))
         content[n] = {"text": text}
         data["content"] = content

@@ -25,9 +25,11 @@ from chatmend.transcripts._records import (
     content_blocks,
     errors_at_line,
     expect,
+    joined_text,
+    neutral_content,
     optional_text,
     parse_records,
-    tool_folder,
+    tool_locations,
 )
 
 __all__ = ["NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command"]
@@ -46,9 +48,7 @@ _OWN = ("_usage", "_checkpoint", "_system_prompt")
 
 def default_locations(env: Mapping[str, str] | None = None) -> list[Path]:
     """Where kimi-cli keeps its sessions: `$KIMI_SHARE_DIR/sessions`, else `~/.kimi/sessions`."""
-    env = os.environ if env is None else env
-    root = tool_folder(env, "KIMI_SHARE_DIR", ".kimi")
-    return [root / "sessions"]
+    return tool_locations(env, "KIMI_SHARE_DIR", ".kimi", "sessions")
 
 
 def is_session_file(path: str | os.PathLike[str]) -> bool:
@@ -90,9 +90,7 @@ def _neutral(parts: list[Any], *, assistant: bool) -> str | tuple[Part, ...]:
             url = part.get("image_url", {}).get("url") if isinstance(part.get("image_url"), Mapping) else None
             if isinstance(url, str) and url.strip():
                 out.append(ImagePart(url=url))
-    if len(out) <= 1 and all(isinstance(p, TextPart) for p in out):
-        return out[0].text if out and isinstance(out[0], TextPart) else ""
-    return tuple(out)
+    return neutral_content(out)
 
 
 class KimiCli(TranscriptFormat):
@@ -159,9 +157,7 @@ class KimiCli(TranscriptFormat):
         return ("result", {**block[1], "tool_call_id": new_id})
 
     def note_blocks(self, note: ChatMessage, orphan: Any) -> list[Any]:
-        text = note.content if isinstance(note.content, str) else "".join(
-            p.text for p in note.content if isinstance(p, TextPart))
-        return [("message", {"role": "user", "content": [{"type": "text", "text": text}]})]
+        return [("message", {"role": "user", "content": [{"type": "text", "text": joined_text(note.content)}]})]
 
     def result_blocks(self, result: ChatMessage, call: Any) -> list[Any]:
         text = result.content if isinstance(result.content, str) else ""

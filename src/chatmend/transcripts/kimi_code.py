@@ -30,9 +30,12 @@ from chatmend.transcripts._records import (
     TranscriptFormat,
     errors_at_line,
     expect,
+    joined_text,
+    neutral_content,
     optional_text,
     parse_records,
-    tool_folder,
+    read_call,
+    tool_locations,
 )
 
 __all__ = ["NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command"]
@@ -52,9 +55,7 @@ _RESTARTS = ("context.apply_compaction", "context.clear")
 
 def default_locations(env: Mapping[str, str] | None = None) -> list[Path]:
     """Where Kimi Code keeps its sessions: `$KIMI_CODE_HOME/sessions`, else `~/.kimi-code/sessions`."""
-    env = os.environ if env is None else env
-    root = tool_folder(env, "KIMI_CODE_HOME", ".kimi-code")
-    return [root / "sessions"]
+    return tool_locations(env, "KIMI_CODE_HOME", ".kimi-code", "sessions")
 
 
 def is_session_file(path: str | os.PathLike[str]) -> bool:
@@ -97,12 +98,6 @@ def _text_parts(content: object) -> list[Part]:
     return parts
 
 
-def _content(parts: list[Part]) -> str | tuple[Part, ...]:
-    if len(parts) <= 1 and all(isinstance(p, TextPart) for p in parts):
-        return parts[0].text if parts and isinstance(parts[0], TextPart) else ""
-    return tuple(parts)
-
-
 def _output(result: object) -> tuple[str, bool]:
     """A tool.result's `result` as (text, is_error)."""
     if isinstance(result, str):
@@ -110,8 +105,7 @@ def _output(result: object) -> tuple[str, bool]:
     if not isinstance(result, Mapping):
         return "", False
     output = result.get("output")
-    text = output if isinstance(output, str) else "".join(p.text for p in _text_parts(output) if
-                                                            isinstance(p, TextPart))
+    text = joined_text(_text_parts(output)) if not isinstance(output, str) else output
     note = result.get("note") if isinstance(result.get("note"), str) else ""
     return (text or note or ""), bool(result.get("isError"))
 
@@ -169,7 +163,7 @@ class KimiCode(TranscriptFormat):
             if isinstance(item, _Step):
                 if item.at:
                     thinking = any(isinstance(p, ThinkingPart) for p in item.parts)
-                    content = tuple(item.parts) if thinking else _content(item.parts)
+                    content = tuple(item.parts) if thinking else neutral_content(item.parts)
                     self.add_reply(ChatMessage(role="assistant", content=content, tool_calls=tuple(item.calls)),
                                    item.at)
                 continue
@@ -188,7 +182,7 @@ class KimiCode(TranscriptFormat):
             return  # an assistant or tool message appended whole is rare: kept as it is, not read
         parts = _text_parts(stored.get("content"))
         record.blocks = [record.data]
-        message = ChatMessage(role="user" if role == "user" else "system", content=_content(parts))
+        message = ChatMessage(role="user" if role == "user" else "system", content=neutral_content(parts))
         pending.append((k, (message, [(k, 0)])))
 
     def _read_event(self, k: int, record: Record, event: Mapping[str, Any], steps: dict[str, _Step],
@@ -214,12 +208,8 @@ class KimiCode(TranscriptFormat):
             record.blocks = [record.data]
             step.at.append((k, 0))
             if kind == "tool.call":
-                args = event.get("args")
-                args = {} if args is None else args
-                expect(record, "event.args", args, (dict, str), "an object (the tool's arguments)")
-                step.calls.append(ToolCall(id=optional_text(record, "event.toolCallId", event.get("toolCallId")),
-                                           name=optional_text(record, "event.name", event.get("name")) or "tool",
-                                           arguments=args))
+                step.calls.append(read_call(record, "event.", event, id="toolCallId", name="name", arguments="args",
+                                            expected="an object (the tool's arguments)"))
             elif isinstance(part, dict):
                 if part.get("type") == "text":
                     step.parts.append(TextPart(text=optional_text(record, "event.part.text", part.get("text"))))
@@ -259,26 +249,16 @@ class KimiCode(TranscriptFormat):
         return {**block, "event": event}
 
     def note_blocks(self, note: ChatMessage, orphan: Any) -> list[Any]:
-        text = note.content if isinstance(note.content, str) else "".join(
-            p.text for p in note.content if isinstance(p, TextPart))
-        data: dict[str, Any] = {"type": _MESSAGE, "message": {"role": "user", "content": [{"type": "text",
-                                                                                            "text": text}],
-                                                             "toolCalls": [], "origin": {"kind": "user"}}}
-        for key in ("time", "agentId"):
-            if key in orphan:
-                data[key] = orphan[key]
-        return [data]
+        return [_stamped({"type": _MESSAGE, "message": {
+            "role": "user", "content": [{"type": "text", "text": joined_text(note.content)}], "toolCalls": [],
+            "origin": {"kind": "user"}}}, orphan)]
 
     def result_blocks(self, result: ChatMessage, call: Any) -> list[Any]:
         event = call["event"]
-        data: dict[str, Any] = {"type": _EVENT, "event": {
+        return [_stamped({"type": _EVENT, "event": {
             "type": "tool.result", "parentUuid": event.get("uuid", result.tool_call_id),
             "toolCallId": result.tool_call_id,
-            "result": {"output": result.content if isinstance(result.content, str) else "", "isError": True}}}
-        for key in ("time", "agentId"):
-            if key in call:
-                data[key] = call[key]
-        return [data]
+            "result": {"output": result.content if isinstance(result.content, str) else "", "isError": True}}}, call)]
 
     def render(self, record: Record, blocks: list[Any], copy: int) -> dict[str, Any]:
         data: dict[str, Any] = blocks[0]
@@ -289,6 +269,12 @@ class KimiCode(TranscriptFormat):
         if isinstance(data.get("time"), (int, float)) and not isinstance(data["time"], bool):
             data["time"] = data["time"] + serial
         return data
+
+
+def _stamped(data: dict[str, Any], like: Mapping[str, Any]) -> dict[str, Any]:
+    """A new record with the `time` and `agentId` of the record it stands in for (when and whose it is)."""
+    data.update((key, like[key]) for key in ("time", "agentId") if key in like)
+    return data
 
 
 def read(lines: Iterable[str]) -> Session:

@@ -27,6 +27,7 @@ from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, ToolCall
 from chatmend import _json as strict_json
 from chatmend.files.io import InputError, atomic_write, json_kind, write_backup
 from chatmend.repair import IsReadOnly
+from chatmend.transcripts._records import joined_text
 from chatmend.transcripts._sqlite import RowsAsRead, RowUpdate, SqliteStore, checked
 from chatmend.transcripts._stores import Store, StoredSession, WriteBack, register, store_session
 
@@ -167,9 +168,8 @@ class _Reader:
             state: dict[str, Any] = data["state"] if isinstance(data.get("state"), dict) else {}
             time: dict[str, Any] = state["time"] if isinstance(state.get("time"), dict) else {}
             start = time["start"] if isinstance(time.get("start"), int) else part.created
-            text = message.content if isinstance(message.content, str) else "".join(
-                p.text for p in message.content if isinstance(p, TextPart))
-            new_state: dict[str, Any] = {"status": "error", "input": state.get("input") or {}, "error": text}
+            new_state: dict[str, Any] = {"status": "error", "input": state.get("input") or {},
+                                         "error": joined_text(message.content)}
             if isinstance(state.get("metadata"), dict):
                 new_state["metadata"] = state["metadata"]
             new_state["time"] = {"start": start, "end": start}

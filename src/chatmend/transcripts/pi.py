@@ -27,11 +27,21 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from chatmend import ChatMessage, ImagePart, RepairResult, TextPart, ThinkingPart, ToolCall
+from chatmend import ChatMessage, ImagePart, RepairResult, TextPart, ThinkingPart
 from chatmend.files.io import InputError, first_line
 from chatmend.files.session import Session
 from chatmend.messages import Part
-from chatmend.transcripts._records import Record, TranscriptFormat, errors_at_line, expect, optional_text, parse_records
+from chatmend.transcripts._records import (
+    Record,
+    TranscriptFormat,
+    errors_at_line,
+    expect,
+    joined_text,
+    neutral_content,
+    optional_text,
+    parse_records,
+    read_call,
+)
 
 __all__ = [
     "NAME", "OPENCLAW", "TOOL", "default_locations", "is_record", "is_session_file", "openclaw_locations", "read",
@@ -168,12 +178,6 @@ def _parts(record: Record, path: str, content: object, *, assistant: bool) -> li
     return parts
 
 
-def _content(parts: list[Part]) -> str | tuple[Part, ...]:
-    if len(parts) <= 1 and all(isinstance(p, TextPart) for p in parts):
-        return parts[0].text if parts and isinstance(parts[0], TextPart) else ""
-    return tuple(parts)
-
-
 def _bash_text(message: Mapping[str, Any]) -> str:
     """A `bashExecution` message as the user text pi sends for it (`bashExecutionToText`)."""
     text = f"Ran `{message.get('command')}`\n"
@@ -294,7 +298,7 @@ class Pi(TranscriptFormat):
             system = data.get("systemMessage")
             if isinstance(system, Mapping):
                 record.blocks = [("message", None), ("message", None)]
-                self.add(ChatMessage(role="system", content=_content(
+                self.add(ChatMessage(role="system", content=neutral_content(
                     _parts(record, "systemMessage.content", system.get("content"), assistant=False))), blocks_at)
                 blocks_at = [(k, 1)]
             else:
@@ -307,7 +311,7 @@ class Pi(TranscriptFormat):
             self.add(ChatMessage(role="user", content=_BRANCH_PREFIX + summary + _BRANCH_SUFFIX), blocks_at)
         elif kind == "custom_message":
             record.blocks = [("message", None)]
-            self.add(ChatMessage(role="user", content=_content(
+            self.add(ChatMessage(role="user", content=neutral_content(
                 _parts(record, "content", data.get("content"), assistant=False))), blocks_at)
         elif kind == "message":
             message = data.get("message")
@@ -333,16 +337,10 @@ class Pi(TranscriptFormat):
             calls = []
             for n, block in enumerate(items):
                 if isinstance(block, Mapping) and block.get("type") == "toolCall":
-                    arguments = block.get("arguments")
-                    arguments = {} if arguments is None else arguments
-                    expect(record, f"message.content[{n}].arguments", arguments, (dict, str),
-                           "an object (the call's arguments)")
-                    calls.append(ToolCall(id=optional_text(record, f"message.content[{n}].id", block.get("id")),
-                                          name=optional_text(record, f"message.content[{n}].name",
-                                                             block.get("name")) or "tool",
-                                          arguments=arguments))
+                    calls.append(read_call(record, f"message.content[{n}].", block, id="id", name="name",
+                                           arguments="arguments", expected="an object (the call's arguments)"))
             parts = _parts(record, "message.content", items, assistant=True)
-            self.add_reply(ChatMessage(role="assistant", content=_content(parts), tool_calls=tuple(calls)),
+            self.add_reply(ChatMessage(role="assistant", content=neutral_content(parts), tool_calls=tuple(calls)),
                            [(k, b) for b in range(len(record.blocks))])
         elif role == "toolResult":
             record.blocks = [("result", message)]
@@ -350,11 +348,11 @@ class Pi(TranscriptFormat):
             name = self.tool_name(call_id) or optional_text(record, "message.toolName", message.get("toolName"))
             self.add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=name or None,
                                  is_error=message.get("isError") is True,
-                                 content=_content(_parts(record, "message.content", content, assistant=False))),
+                                 content=neutral_content(_parts(record, "message.content", content, assistant=False))),
                      [(k, 0)])
         elif role in ("user", "custom", "system"):
             record.blocks = [("message", None)]
-            self.add(ChatMessage(role="system" if role == "system" else "user", content=_content(
+            self.add(ChatMessage(role="system" if role == "system" else "user", content=neutral_content(
                 _parts(record, "message.content", content, assistant=False))), [(k, 0)])
         elif role == "bashExecution":
             if message.get("excludeFromContext"):
@@ -375,19 +373,15 @@ class Pi(TranscriptFormat):
         return ("result", {**block[1], "toolCallId": new_id})
 
     def note_blocks(self, note: ChatMessage, orphan: Any) -> list[Any]:
-        text = note.content if isinstance(note.content, str) else "".join(
-            p.text for p in note.content if isinstance(p, TextPart))
-        message: dict[str, Any] = {"role": "user", "content": [{"type": "text", "text": text}]}
+        message: dict[str, Any] = {"role": "user", "content": [{"type": "text", "text": joined_text(note.content)}]}
         if isinstance(orphan[1], Mapping) and "timestamp" in orphan[1]:
             message["timestamp"] = orphan[1]["timestamp"]
         return [("note", message)]
 
     def result_blocks(self, result: ChatMessage, call: Any) -> list[Any]:
-        text = result.content if isinstance(result.content, str) else "".join(
-            p.text for p in result.content if isinstance(p, TextPart))
         return [("result", {"role": "toolResult", "toolCallId": result.tool_call_id,
                             "toolName": call[1].get("name") or result.tool_name,
-                            "content": [{"type": "text", "text": text}], "isError": True})]
+                            "content": [{"type": "text", "text": joined_text(result.content)}], "isError": True})]
 
     def pieces(self, result: RepairResult) -> list[tuple[int | None, Any]]:
         """The output's blocks in file order: the compaction pi reads first stays after the entries it keeps."""

@@ -28,7 +28,7 @@ from chatmend.files.io import InputError
 from chatmend.files.session import Session
 from chatmend.messages import NativePart, Part
 from chatmend.transcripts._document import DocumentFormat, item_records, list_text, read_json
-from chatmend.transcripts._records import BlockAt, Record, errors_at_line, expect, optional_text
+from chatmend.transcripts._records import BlockAt, Record, errors_at_line, expect, optional_text, read_call
 
 __all__ = ["NAME", "SYNTHESIZED", "TOOL", "default_locations", "holds_session", "is_session_file", "read",
            "read_document", "resume_command"]
@@ -162,12 +162,8 @@ class MessageHistory(DocumentFormat):
                 parts.append(ThinkingPart(text=optional_text(record, f"{path}.content", part.get("content")),
                                           signature=signature, provider=source if isinstance(source, str) else None))
             elif kind == "tool-call":
-                name = optional_text(record, f"{path}.tool_name", part.get("tool_name")) or "tool"
-                call_id = optional_text(record, f"{path}.tool_call_id", part.get("tool_call_id"))
-                arguments = part.get("args")
-                arguments = {} if arguments is None else arguments
-                expect(record, f"{path}.args", arguments, (dict, str), "an object or a JSON string (the arguments)")
-                calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
+                calls.append(read_call(record, f"{path}.", part, id="tool_call_id", name="tool_name", arguments="args",
+                                       expected="an object or a JSON string (the arguments)"))
             else:
                 parts.append(NativePart(provider=_NATIVE, data=part))
         single = len(parts) == 1 and isinstance(parts[0], TextPart)

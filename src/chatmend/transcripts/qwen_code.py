@@ -26,12 +26,20 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from chatmend import ChatMessage, TextPart
+from chatmend import ChatMessage
 from chatmend.exceptions import ReadError
 from chatmend.files.io import InputError, first_line
 from chatmend.files.session import Session
 from chatmend.providers.gemini.read import read_content
-from chatmend.transcripts._records import Record, TranscriptFormat, errors_at_line, expect, parse_records, tool_folder
+from chatmend.transcripts._records import (
+    Record,
+    TranscriptFormat,
+    errors_at_line,
+    expect,
+    joined_text,
+    parse_records,
+    tool_locations,
+)
 
 __all__ = ["NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command", "session_id"]
 
@@ -56,9 +64,7 @@ _PROVIDERS = {"openai": "openai_chat", "qwen-oauth": "openai_chat", "openai-resp
 
 def default_locations(env: Mapping[str, str] | None = None) -> list[Path]:
     """Where Qwen Code keeps its projects: `~/.qwen/projects` (`$QWEN_HOME` in place of `~/.qwen` when set)."""
-    env = os.environ if env is None else env
-    root = tool_folder(env, "QWEN_HOME", ".qwen")
-    return [root / "projects"]
+    return tool_locations(env, "QWEN_HOME", ".qwen", "projects")
 
 
 def is_session_file(path: str | os.PathLike[str]) -> bool:
@@ -249,12 +255,12 @@ class QwenCode(TranscriptFormat):
         return (block[0], {**block[1], "functionResponse": {**block[1]["functionResponse"], "id": new_id}})
 
     def note_blocks(self, note: ChatMessage, orphan: Any) -> list[Any]:
-        return [(orphan[0], {"text": _text(note)})]
+        return [(orphan[0], {"text": joined_text(note.content)})]
 
     def result_blocks(self, result: ChatMessage, call: Any) -> list[Any]:
         # as Qwen Code answers an interrupted call itself when it resumes (an error response)
         return [("part", {"functionResponse": {"id": result.tool_call_id, "name": call[1]["functionCall"].get("name"),
-                                               "response": {"error": _text(result)}}})]
+                                               "response": {"error": joined_text(result.content)}}})]
 
     def render(self, record: Record, blocks: list[Any], copy: int) -> dict[str, Any]:
         if self.records.index(record) in self.frozen:
@@ -331,11 +337,6 @@ def _local_command(payload: Mapping[str, Any], before: Mapping[str, Any]) -> boo
             and bool(items) and all(isinstance(i, Mapping) and i.get("type") == "assistant" for i in items)
             and before.get("type") == "user" and before.get("subtype") is None and isinstance(parts, list)
             and len(parts) == 1 and parts[0] == {"text": payload.get("rawCommand")})
-
-
-def _text(message: ChatMessage) -> str:
-    return message.content if isinstance(message.content, str) else "".join(
-        p.text for p in message.content if isinstance(p, TextPart))
 
 
 def read(lines: Iterable[str]) -> Session:
