@@ -426,6 +426,36 @@ class TranscriptFormat(ABC):
             yield text + end + after
 
 
+def relinked(out: list[tuple[Record | None, dict[str, Any] | None]], chain: set[int], id_key: str,
+             parent_key: str) -> list[int]:
+    """Make a chain of records that name their parent (`parent_key` holds the `id_key` of the record before) pass
+    every record of it that is written, and every new one, in file order: a record whose predecessor on the chain
+    changed (a new result before it, a placeholder dropped) takes the record now before it as its parent, the
+    fragments of one id the first one's. `chain`: the `id()`s of the records read on the chain (others keep their
+    parents). Changes `out` in place; returns the lines of the records read that were relinked."""
+    previous: str | None = None
+    parent_of: dict[str, Any] = {}
+    started = False
+    lines: list[int] = []
+    for i, (record, data) in enumerate(out):
+        if record is not None and id(record) not in chain:
+            continue
+        current = data if data is not None else (record.data if record is not None else {})
+        uid = current.get(id_key)
+        if not isinstance(uid, str):
+            continue
+        wanted = parent_of.get(uid, previous) if started else current.get(parent_key)
+        if current.get(parent_key) != wanted:
+            whole = current if data is not None or record is None else dict(record.whole())
+            out[i] = (record, {**whole, parent_key: wanted})
+            if record is not None:
+                lines.append(record.line)
+        parent_of.setdefault(uid, wanted)
+        started = True
+        previous = uid
+    return lines
+
+
 def _torn(raw: str) -> bool:
     """True for a line that is no JSON value at all (what `parse_records` warned of as a torn last line)."""
     try:

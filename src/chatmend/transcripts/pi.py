@@ -41,6 +41,7 @@ from chatmend.transcripts._records import (
     optional_text,
     parse_records,
     read_call,
+    relinked,
 )
 
 __all__ = [
@@ -437,25 +438,10 @@ class Pi(TranscriptFormat):
         return data
 
     def relink(self, out: list[tuple[Record | None, dict[str, Any] | None]]) -> None:
-        """Make the path pi walks pass every entry of it that is written, and every new one, in file order: an
-        entry whose predecessor on the path changed (a new result before it, a placeholder dropped) takes the
-        entry now before it as its parent. Entries off the path (abandoned branches) keep theirs."""
-        if self.as_read(out) or self.version < 2:
-            return
-        previous: str | None = None
-        started = False
-        for i, (record, data) in enumerate(out):
-            if record is not None and id(record) not in self.on_path:
-                continue
-            current = data if data is not None else (record.data if record is not None else {})
-            uid = current.get("id")
-            if not isinstance(uid, str):
-                continue
-            if started and current.get("parentId") != previous:
-                whole = current if data is not None or record is None else dict(record.whole())
-                out[i] = (record, {**whole, "parentId": previous})
-            started = True
-            previous = uid
+        """Make the path pi walks pass every entry of it that is written, and every new one, in file order
+        (`relinked`); entries off the path (abandoned branches) keep their parents."""
+        if not self.as_read(out) and self.version >= 2:
+            relinked(out, self.on_path, "id", "parentId")
 
 
 def read(lines: Iterable[str]) -> Session:

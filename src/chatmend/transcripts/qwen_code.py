@@ -38,6 +38,7 @@ from chatmend.transcripts._records import (
     expect,
     joined_text,
     parse_records,
+    relinked,
     tool_locations,
 )
 
@@ -287,35 +288,13 @@ class QwenCode(TranscriptFormat):
         return data
 
     def relink(self, out: list[tuple[Record | None, dict[str, Any] | None]]) -> None:
-        """Make the chain Qwen Code walks pass every record of it that is written, and every new one, in file
-        order: a record whose predecessor on the chain changed takes the record now before it as its parent (the
-        fragments of one `uuid` share the first one's). Records off the chain keep theirs."""
-        if self.as_read(out):
-            return
-        previous: str | None = None
-        parent_of: dict[str, Any] = {}
-        started = False
-        relinked: list[int] = []
-        for i, (record, data) in enumerate(out):
-            if record is not None and id(record) not in self.on_chain:
-                continue
-            current = data if data is not None else (record.data if record is not None else {})
-            uid = current.get("uuid")
-            if not isinstance(uid, str):
-                continue
-            wanted = parent_of.get(uid, previous) if started else current.get("parentUuid")
-            if current.get("parentUuid") != wanted:
-                whole = current if data is not None or record is None else dict(record.whole())
-                out[i] = (record, {**whole, "parentUuid": wanted})
-                if record is not None:
-                    relinked.append(record.line)
-            parent_of.setdefault(uid, wanted)
-            started = True
-            previous = uid
-        if relinked:
-            lines = ", ".join(str(n) for n in relinked)
-            self.fixes.append(f"relinked {len(relinked)} {'record' if len(relinked) == 1 else 'records'} (a new "
-                              f"parentUuid, so Qwen Code's chain passes what repair added): line {lines}")
+        """Make the chain Qwen Code walks pass every record of it that is written, and every new one, in file order
+        (`relinked`: the fragments of one `uuid` share the first one's parent); records off the chain keep theirs."""
+        lines = [] if self.as_read(out) else relinked(out, self.on_chain, "uuid", "parentUuid")
+        if lines:
+            self.fixes.append(f"relinked {len(lines)} {'record' if len(lines) == 1 else 'records'} (a new "
+                              f"parentUuid, so Qwen Code's chain passes what repair added): line "
+                              f"{', '.join(map(str, lines))}")
 
     def _fresh_uuid(self, seed: str) -> str:
         """A new record uuid, the same for the same file, unused in it."""
