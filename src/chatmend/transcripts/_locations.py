@@ -26,15 +26,11 @@ from chatmend.transcripts import (
     qwen_code,
     roo_code,
 )
-from chatmend.transcripts._stores import SessionFiles, register_files
+from chatmend.transcripts._stores import SessionFiles, home, register_files
 
 __all__: list[str] = []
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-
-
-def _home(env: Mapping[str, str]) -> str:
-    return env.get("HOME") or os.path.expanduser("~")
 
 
 def _files(*patterns: str) -> list[str]:
@@ -42,20 +38,20 @@ def _files(*patterns: str) -> list[str]:
 
 
 def _claude(env: Mapping[str, str]) -> list[str]:
-    root = env.get("CLAUDE_CONFIG_DIR") or os.path.join(_home(env), ".claude")
+    root = env.get("CLAUDE_CONFIG_DIR") or os.path.join(home(env), ".claude")
     # the sessions Claude Code resumes by id (a subagent's agent-*.jsonl is part of its parent's)
     return [p for p in _files(os.path.join(root, "projects", "*", "*.jsonl"))
             if not os.path.basename(p).startswith("agent-")]
 
 
 def _codex(env: Mapping[str, str]) -> list[str]:
-    root = env.get("CODEX_HOME") or os.path.join(_home(env), ".codex")
+    root = env.get("CODEX_HOME") or os.path.join(home(env), ".codex")
     return _files(os.path.join(root, "sessions", "**", "rollout-*.jsonl"),
                   os.path.join(root, "archived_sessions", "**", "rollout-*.jsonl"))
 
 
 def _gemini(env: Mapping[str, str]) -> list[str]:
-    chats = os.path.join(_home(env), ".gemini", "tmp", "*", "chats")
+    chats = os.path.join(home(env), ".gemini", "tmp", "*", "chats")
     return _files(os.path.join(chats, "session-*.jsonl"), os.path.join(chats, "session-*.json"))
 
 

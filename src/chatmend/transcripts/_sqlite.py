@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from chatmend import RepairResult
-from chatmend.files.io import InputError
+from chatmend import _json as strict_json
+from chatmend.files.io import InputError, json_kind
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._stores import Store, WriteBack
 
 __all__ = [
-    "BUSY_SECONDS", "MAGIC", "DatabaseLocked", "RowDelete", "RowInsert", "RowUpdate", "RowsAsRead", "SqliteStore",
-    "checked", "is_sqlite", "sql_timestamp", "table_names",
+    "BUSY_SECONDS", "MAGIC", "DatabaseLocked", "RowChange", "RowDelete", "RowInsert", "RowUpdate", "RowsAsRead",
+    "SqliteStore", "checked", "is_sqlite", "sql_timestamp", "stored_json", "table_names",
 ]
 
 BUSY_SECONDS = 5.0
@@ -56,6 +57,20 @@ def sql_timestamp(text: object) -> float | None:
         return None
 
 
+def stored_json(raw: object, where: str, kind: type, what: str) -> Any:
+    """The JSON value a stored text holds (a column's, or a store's file's), of the type `kind`; an InputError at
+    `where` (the row or file and the column) for another type of value, text that is not JSON or no text."""
+    if not isinstance(raw, (str, bytes)):
+        raise InputError(f"{where}: expected JSON text, got {type(raw).__name__}")
+    try:
+        value = strict_json.loads(raw if isinstance(raw, str) else raw.decode("utf-8"))
+    except ValueError as exc:
+        raise InputError(f"{where}: invalid JSON ({exc}); expected {what}") from None
+    if not isinstance(value, kind):
+        raise InputError(f"{where}: expected {what}, got {json_kind(value)}")
+    return value
+
+
 def _uri(path: str, mode: str) -> str:
     return f"file:{urllib.parse.quote(os.path.abspath(path))}?mode={mode}"
 
@@ -83,14 +98,26 @@ class DatabaseLocked(InputError):
 
 
 @dataclass(frozen=True)
-class RowUpdate:
-    """Set `column` of the row whose key columns hold `key` from `old` (as read) to `new`."""
+class RowChange:
+    """A change to the row whose key columns hold `key`, made only while its `column` still holds `old` (as read):
+    otherwise the tool wrote to it since, and the whole write is refused."""
 
     table: str
     key: tuple[tuple[str, Any], ...]
     column: str
     old: Any
+
+
+@dataclass(frozen=True)
+class RowUpdate(RowChange):
+    """Set `column` of the row from `old` to `new`."""
+
     new: Any
+
+
+@dataclass(frozen=True)
+class RowDelete(RowChange):
+    """Delete the row."""
 
 
 @dataclass(frozen=True)
@@ -128,16 +155,6 @@ def checked(repair: Callable[[IsReadOnly | None], tuple[RepairResult, WriteBack]
         return result, write_back
 
     return repair_checked
-
-
-@dataclass(frozen=True)
-class RowDelete:
-    """Delete the row whose key columns hold `key` (refused when its `column` no longer holds `old`)."""
-
-    table: str
-    key: tuple[tuple[str, Any], ...]
-    column: str
-    old: Any
 
 
 _LOCKED = ("database is locked", "database table is locked", "database schema is locked")
@@ -341,18 +358,14 @@ def _changed_since_read(conn: sqlite3.Connection, checks: Iterable[Any]) -> str 
 def _apply(conn: sqlite3.Connection, changes: Iterable[Any]) -> None:
     """Each change, in the open transaction; an update whose row no longer holds what was read refuses all."""
     for change in changes:
-        if isinstance(change, RowUpdate):
-            where = " AND ".join(f'"{k}" = ?' for k, _ in change.key)
-            cursor = conn.execute(
-                f'UPDATE "{change.table}" SET "{change.column}" = ? WHERE {where} AND "{change.column}" IS ?',
-                [change.new, *(v for _, v in change.key), change.old])
-            if cursor.rowcount != 1:
-                raise InputError("changed while chatmend was repairing it (the tool still writing to it?); "
-                                 "nothing was written: run again once it is no longer in use")
-        elif isinstance(change, RowDelete):
-            where = " AND ".join(f'"{k}" = ?' for k, _ in change.key)
-            cursor = conn.execute(f'DELETE FROM "{change.table}" WHERE {where} AND "{change.column}" IS ?',
-                                  [*(v for _, v in change.key), change.old])
+        if isinstance(change, RowChange):
+            where = " AND ".join([*(f'"{k}" = ?' for k, _ in change.key), f'"{change.column}" IS ?'])
+            as_read = [*(v for _, v in change.key), change.old]
+            if isinstance(change, RowUpdate):
+                cursor = conn.execute(f'UPDATE "{change.table}" SET "{change.column}" = ? WHERE {where}',
+                                      [change.new, *as_read])
+            else:
+                cursor = conn.execute(f'DELETE FROM "{change.table}" WHERE {where}', as_read)
             if cursor.rowcount != 1:
                 raise InputError("changed while chatmend was repairing it (the tool still writing to it?); "
                                  "nothing was written: run again once it is no longer in use")

@@ -18,7 +18,7 @@ import importlib
 import os
 import pkgutil
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
@@ -28,8 +28,8 @@ from chatmend.files.session import Session
 from chatmend.repair import IsReadOnly
 
 __all__ = [
-    "FILES", "STORES", "SessionFiles", "Store", "StoredSession", "WriteBack", "one", "open_store", "register",
-    "register_files", "registered", "registered_files", "select", "store_session",
+    "FILES", "STORES", "SessionFiles", "Store", "StoredSession", "WriteBack", "data_home", "existing_files", "home",
+    "one", "open_store", "register", "register_files", "registered", "registered_files", "select", "store_session",
 ]
 
 
@@ -114,6 +114,21 @@ class Store(ABC):
 
 
 _S = TypeVar("_S", bound=Store)
+
+
+def home(env: Mapping[str, str]) -> str:
+    """The user's home folder: `$HOME` of the environment `env`, else the process's."""
+    return env.get("HOME") or os.path.expanduser("~")
+
+
+def data_home(env: Mapping[str, str]) -> str:
+    """Where tools of the XDG layout keep their data: `$XDG_DATA_HOME`, else `~/.local/share`."""
+    return env.get("XDG_DATA_HOME") or os.path.join(home(env), ".local", "share")
+
+
+def existing_files(paths: Iterable[str]) -> list[str]:
+    """The paths that are files: a store's default locations that are there."""
+    return [p for p in paths if os.path.isfile(p)]
 
 @dataclass(frozen=True)
 class SessionFiles:

@@ -30,12 +30,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, ThinkingPart, ToolCall, repair_history
-from chatmend import _json as strict_json
 from chatmend.files.io import InputError, json_kind
 from chatmend.messages import Part
 from chatmend.repair import IsReadOnly
-from chatmend.transcripts._sqlite import RowInsert, RowUpdate, SqliteStore, checked
-from chatmend.transcripts._stores import StoredSession, WriteBack, register, store_session
+from chatmend.transcripts._sqlite import RowInsert, RowUpdate, SqliteStore, checked, stored_json
+from chatmend.transcripts._stores import StoredSession, WriteBack, data_home, existing_files, register, store_session
 
 __all__ = ["NAME", "CrushDatabase", "go_json", "parts_with"]
 
@@ -111,14 +110,7 @@ class _Row:
 
 
 def _parts(raw: object, where: str) -> list[dict[str, Any]]:
-    if not isinstance(raw, str):
-        raise InputError(f"{where}: parts: expected JSON text, got {type(raw).__name__}")
-    try:
-        value = strict_json.loads(raw)
-    except ValueError as exc:
-        raise InputError(f"{where}: parts: invalid JSON ({exc}); expected Crush's list of message parts") from None
-    if not isinstance(value, list):
-        raise InputError(f"{where}: parts: expected a JSON list of parts, got {json_kind(value)}")
+    value: list[Any] = stored_json(raw, f"{where}: parts", list, "a JSON list (Crush's message parts)")
     for k, part in enumerate(value):
         kind = part.get("type") if isinstance(part, dict) else part
         if kind not in _PART_TYPES or not isinstance(part, dict) or not isinstance(part.get("data"), dict):
@@ -254,9 +246,7 @@ class CrushDatabase(SqliteStore):
     @classmethod
     def default_paths(cls, env: Mapping[str, str]) -> list[str]:
         """The data directories of the projects Crush knows (its `projects.json`), and the current directory's."""
-        home = env.get("HOME") or os.path.expanduser("~")
-        data = env.get("CRUSH_GLOBAL_DATA") or os.path.join(env.get("XDG_DATA_HOME") or os.path.join(
-            home, ".local", "share"), "crush")
+        data = env.get("CRUSH_GLOBAL_DATA") or os.path.join(data_home(env), "crush")
         folders = [os.path.join(env["PWD"], ".crush")] if env.get("PWD") else []
         try:
             with open(os.path.join(data, "projects.json"), encoding="utf-8") as handle:
@@ -264,8 +254,7 @@ class CrushDatabase(SqliteStore):
             folders += [p["data_dir"] for p in listed if isinstance(p, dict) and isinstance(p.get("data_dir"), str)]
         except (OSError, ValueError, AttributeError):
             pass  # no projects.json (or not Crush's): the current directory only
-        paths = [os.path.join(folder, "crush.db") for folder in dict.fromkeys(folders)]
-        return [p for p in paths if os.path.isfile(p)]
+        return existing_files(os.path.join(folder, "crush.db") for folder in dict.fromkeys(folders))
 
     def sessions(self) -> list[StoredSession]:
         out = []

@@ -25,10 +25,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, ToolCall, repair_history
-from chatmend.files.io import InputError, json_kind
 from chatmend.repair import IsReadOnly
-from chatmend.transcripts._sqlite import RowInsert, RowUpdate, SqliteStore, checked, sql_timestamp
-from chatmend.transcripts._stores import StoredSession, WriteBack, register, store_session
+from chatmend.transcripts._sqlite import RowInsert, RowUpdate, SqliteStore, checked, sql_timestamp, stored_json
+from chatmend.transcripts._stores import StoredSession, WriteBack, data_home, existing_files, register, store_session
 
 __all__ = ["NAME", "GooseDatabase"]
 
@@ -75,10 +74,7 @@ class GooseDatabase(SqliteStore):
 
     @classmethod
     def default_paths(cls, env: Mapping[str, str]) -> list[str]:
-        data = env.get("XDG_DATA_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local",
-                                                        "share")
-        path = os.path.join(data, "goose", "sessions", "sessions.db")
-        return [path] if os.path.isfile(path) else []
+        return existing_files([os.path.join(data_home(env), "goose", "sessions", "sessions.db")])
 
     def sessions(self) -> list[StoredSession]:
         out = []
@@ -90,12 +86,8 @@ class GooseDatabase(SqliteStore):
                 (session_id,))
             for row_id, role, raw, created in found:
                 where = f"session {session_id} message row {row_id}"
-                try:
-                    content = json.loads(raw)
-                except (TypeError, ValueError):
-                    raise InputError(f"{where}: content_json: not JSON; expected Goose's message contents") from None
-                if not isinstance(content, list):
-                    raise InputError(f"{where}: content_json: expected a list of contents, got {json_kind(content)}")
+                content = stored_json(raw, f"{where}: content_json", list,
+                                      "a JSON list (Goose's message contents)")
                 rows.append(_Row(row_id, str(role), raw, content, created))
             if rows:
                 stored = self._stored(str(session_id), title if isinstance(title, str) else "", updated,

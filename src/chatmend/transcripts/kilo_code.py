@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from typing import ClassVar
 
-from chatmend.transcripts._stores import register
+from chatmend.transcripts._stores import data_home, existing_files, register
 from chatmend.transcripts.opencode import OpencodeDatabase
 
 __all__ = ["NAME", "KiloDatabase", "data_folder"]
@@ -26,8 +26,7 @@ NAME = "kilo"
 
 def data_folder(env: Mapping[str, str]) -> str:
     """Kilo Code's data folder: `$XDG_DATA_HOME/kilo`, else `~/.local/share/kilo`."""
-    data = env.get("XDG_DATA_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "share")
-    return os.path.join(data, "kilo")
+    return os.path.join(data_home(env), "kilo")
 
 
 @register
@@ -47,6 +46,5 @@ class KiloDatabase(OpencodeDatabase):
         named = env.get("KILO_DB", "").strip()
         if named and named != ":memory:":
             path = named if os.path.isabs(named) else os.path.join(folder, named)
-            return [path] if os.path.isfile(path) else []
-        found = [os.path.join(folder, "kilo.db"), *sorted(glob.glob(os.path.join(folder, "kilo-*.db")))]
-        return [p for p in found if os.path.isfile(p)]
+            return existing_files([path])
+        return existing_files([os.path.join(folder, "kilo.db"), *sorted(glob.glob(os.path.join(folder, "kilo-*.db")))])

@@ -24,12 +24,19 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, ToolCall, repair_history
-from chatmend import _json as strict_json
 from chatmend.files.io import InputError, atomic_write, json_kind, write_backup
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._records import joined_text
-from chatmend.transcripts._sqlite import RowsAsRead, RowUpdate, SqliteStore, checked
-from chatmend.transcripts._stores import Store, StoredSession, WriteBack, register, store_session
+from chatmend.transcripts._sqlite import RowsAsRead, RowUpdate, SqliteStore, checked, stored_json
+from chatmend.transcripts._stores import (
+    Store,
+    StoredSession,
+    WriteBack,
+    data_home,
+    existing_files,
+    register,
+    store_session,
+)
 
 __all__ = ["NAME", "OpencodeDatabase", "OpencodeFolder"]
 
@@ -62,14 +69,7 @@ class _Message:
 
 def _loads(raw: object, where: str) -> dict[str, Any]:
     """A row's (or file's) JSON object, or an InputError naming where it is."""
-    if not isinstance(raw, str):
-        raise InputError(f"{where}: data: expected JSON text, got {type(raw).__name__}")
-    try:
-        value = strict_json.loads(raw)
-    except ValueError as exc:
-        raise InputError(f"{where}: data: invalid JSON ({exc}); expected an opencode message or part") from None
-    if not isinstance(value, dict):
-        raise InputError(f"{where}: data: expected a JSON object, got {json_kind(value)}")
+    value: dict[str, Any] = stored_json(raw, f"{where}: data", dict, "a JSON object (an opencode message or part)")
     return value
 
 
@@ -259,8 +259,7 @@ class OpencodeDatabase(SqliteStore):
 
     @classmethod
     def default_paths(cls, env: Mapping[str, str]) -> list[str]:
-        path = env.get("OPENCODE_DB") or os.path.join(_data_home(env), "opencode", "opencode.db")
-        return [path] if os.path.isfile(path) else []
+        return existing_files([env.get("OPENCODE_DB") or os.path.join(data_home(env), "opencode", "opencode.db")])
 
     def sessions(self) -> list[StoredSession]:
         out = []
@@ -294,10 +293,6 @@ class OpencodeDatabase(SqliteStore):
         return RowUpdate("part", (("id", part.id),), "data", part.raw, _dump(data))
 
 
-def _data_home(env: Mapping[str, str]) -> str:
-    return env.get("XDG_DATA_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "share")
-
-
 @dataclass(frozen=True)
 class _FileRewrite:
     path: str
@@ -319,7 +314,7 @@ class OpencodeFolder(Store):
 
     @classmethod
     def default_paths(cls, env: Mapping[str, str]) -> list[str]:
-        path = os.path.join(_data_home(env), "opencode", "storage")
+        path = os.path.join(data_home(env), "opencode", "storage")
         return [path] if cls.recognizes(path) else []
 
     def sessions(self) -> list[StoredSession]:

@@ -34,8 +34,16 @@ from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, Thinking
 from chatmend.files.io import InputError, json_kind
 from chatmend.messages import Part, text_of
 from chatmend.repair import IsReadOnly
-from chatmend.transcripts._sqlite import RowUpdate, SqliteStore, checked
-from chatmend.transcripts._stores import StoredSession, WriteBack, register, store_session
+from chatmend.transcripts._sqlite import RowUpdate, SqliteStore, checked, stored_json
+from chatmend.transcripts._stores import (
+    StoredSession,
+    WriteBack,
+    data_home,
+    existing_files,
+    home,
+    register,
+    store_session,
+)
 
 __all__ = ["NAME", "ZedThreads", "compress", "decompress"]
 
@@ -245,13 +253,10 @@ class ZedThreads(SqliteStore):
 
     @classmethod
     def default_paths(cls, env: Mapping[str, str]) -> list[str]:
-        home = env.get("HOME") or os.path.expanduser("~")
-        data = env.get("XDG_DATA_HOME") or os.path.join(home, ".local", "share")
-        folders = [os.path.join(data, "zed")]
+        folders = [os.path.join(data_home(env), "zed")]
         if sys.platform == "darwin":
-            folders.append(os.path.join(home, "Library", "Application Support", "Zed"))
-        paths = [os.path.join(folder, "threads", "threads.db") for folder in folders]
-        return [p for p in paths if os.path.isfile(p)]
+            folders.append(os.path.join(home(env), "Library", "Application Support", "Zed"))
+        return existing_files(os.path.join(folder, "threads", "threads.db") for folder in folders)
 
     def sessions(self) -> list[StoredSession]:
         out = []
@@ -286,12 +291,7 @@ class ZedThreads(SqliteStore):
                 raise InputError(f"{where}: {exc}") from None
         elif data_type != "json":
             raise InputError(f"{where}: data_type: expected 'zstd' or 'json', got {data_type!r}")
-        try:
-            thread = json.loads(raw)
-        except ValueError as exc:
-            raise InputError(f"{where}: data: not JSON ({exc}); expected a Zed thread") from None
-        if not isinstance(thread, dict):
-            raise InputError(f"{where}: data: expected a JSON object, got {json_kind(thread)}")
+        thread: dict[str, Any] = stored_json(raw, f"{where}: data", dict, "a JSON object (a Zed thread)")
         if thread.get("version") != _VERSION:
             raise InputError(f"{where}: version: expected Zed's thread format {_VERSION}, got "
                              f"{thread.get('version')!r}; open the thread in Zed once to upgrade it")
