@@ -8,7 +8,7 @@
  */
 
 import { type ChatMessage, isDict, type JsonValue, type Part, type TextPart, type ToolCall } from "./messages.js";
-import { everyItemKept, inOrder, keptItems, planRewrite, type Run } from "./neutral.js";
+import { everyItemKept, inOrder, keptItems, planRewrite } from "./neutral.js";
 import type { RepairResult } from "./repair.js";
 
 type Dict = Record<string, unknown>;
@@ -295,18 +295,19 @@ function rebuild(items: readonly unknown[], out: readonly ChatMessage[], kept: (
   const runs = planRewrite(out, whole).map((run) =>
     run.lead === run.start && run.start > 0 ? { lead: run.start - 1, start: run.start, end: run.end } : run,
   );
-  const runAt = new Map<number, Run>(runs.map((run) => [run.start, run]));
   const newItems: unknown[] = [];
   const rewritten: number[] = [];
   let p = 0;
+  let next = 0; // the next run (they come in order)
   while (p < out.length) {
-    const run = runAt.get(p);
-    if (run === undefined) {
+    const run = runs[next];
+    if (run === undefined || run.start !== p) {
       const item = items[whole[p] as number];
       if (newItems.length === 0 || newItems[newItems.length - 1] !== item) newItems.push(item);
       p += 1;
       continue;
     }
+    next += 1;
     const written = writeRun(out.slice(run.lead, run.end), run.start - run.lead);
     for (const content of written) {
       rewritten.push(newItems.length);
@@ -324,9 +325,10 @@ export function rewriteContents(
   groups: readonly ChatMessage[][],
   flatLength: number,
   result: RepairResult,
+  sources: readonly number[],
 ): [readonly unknown[], number[]] {
   const out = result.messages;
-  const kept = keptItems(groups, out);
+  const kept = keptItems(groups, sources);
   if (out.length === flatLength && everyItemKept(kept, groups) && inOrder(kept) && planRewrite(out, kept).length === 0) {
     return [items, []];
   }

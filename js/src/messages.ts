@@ -81,6 +81,7 @@ export class HistoryError extends Error {
 const ROLES: readonly string[] = ["system", "user", "assistant", "tool"];
 const MESSAGE_KEYS = ["role", "content", "tool_calls", "tool_call_id", "tool_name", "is_error", "provider_data"];
 const CALL_KEYS = ["id", "name", "arguments", "raw_arguments", "provider_data"];
+const TOOL_ONLY = ["tool_call_id", "tool_name"] as const;
 /** Each part type's fields, and which of them are optional strings. */
 const PART_KEYS: Record<string, readonly string[]> = {
   text: ["type", "text", "provider_data"],
@@ -129,7 +130,7 @@ function checkPart(part: unknown, index: number, k: number): void {
   const type = part.type;
   const keys = typeof type === "string" ? PART_KEYS[type] : undefined;
   if (keys === undefined) throw new HistoryError(`unknown part type ${JSON.stringify(type)} (${CONTENT})`, index, partAt(k));
-  for (const key of Object.keys(part)) {
+  for (const key in part) {
     if (!keys.includes(key)) throw new HistoryError("unknown field", index, `${partAt(k)}.${key}`);
   }
   for (const key of keys) {
@@ -174,7 +175,7 @@ function checkPart(part: unknown, index: number, k: number): void {
 
 function checkCall(call: unknown, index: number, k: number): void {
   if (!isDict(call)) throw new HistoryError("expected a tool call object", index, callAt(k));
-  for (const key of Object.keys(call)) {
+  for (const key in call) {
     if (!CALL_KEYS.includes(key)) throw new HistoryError("unknown field", index, `${callAt(k)}.${key}`);
   }
   if (call.id !== undefined && typeof call.id !== "string") throw new HistoryError("expected a string", index, `${callAt(k)}.id`);
@@ -204,22 +205,19 @@ export function checkMessage(item: unknown, index: number): asserts item is Chat
   if (typeof role !== "string" || !ROLES.includes(role)) {
     throw new HistoryError(`unknown role ${JSON.stringify(role)}; expected one of ${ROLES.join(", ")}`, index, "role");
   }
-  for (const key of Object.keys(item)) {
+  // (keys walked with for-in and lists with a loop: this runs on every message repaired)
+  for (const key in item) {
     if (!MESSAGE_KEYS.includes(key)) throw new HistoryError("unknown field", index, key);
   }
   const content = item.content;
   if (content !== undefined && typeof content !== "string") {
     if (!Array.isArray(content)) throw new HistoryError(CONTENT, index, "content");
-    content.forEach((part, k) => {
-      checkPart(part, index, k);
-    });
+    for (let k = 0; k < content.length; k++) checkPart(content[k], index, k);
   }
   const calls = item.tool_calls;
   if (calls !== undefined) {
     if (!Array.isArray(calls)) throw new HistoryError("expected a list of tool calls", index, "tool_calls");
-    calls.forEach((call, k) => {
-      checkCall(call, index, k);
-    });
+    for (let k = 0; k < calls.length; k++) checkCall(calls[k], index, k);
     if (calls.length > 0 && role !== "assistant") {
       throw new HistoryError(`only assistant messages carry 'tool_calls', not ${role} messages`, index);
     }
@@ -240,7 +238,7 @@ export function checkMessage(item: unknown, index: number): asserts item is Chat
       throw new HistoryError("a tool message needs 'tool_call_id', the id of the call it answers", index);
     }
   } else {
-    for (const name of ["tool_call_id", "tool_name"] as const) {
+    for (const name of TOOL_ONLY) {
       if (item[name] != null) throw new HistoryError(`only tool messages carry '${name}', not ${role} messages`, index);
     }
     if (isError) throw new HistoryError(`only tool messages carry 'is_error', not ${role} messages`, index);

@@ -16,33 +16,40 @@ export interface Run {
 }
 
 /** For each output message, the index of the input item it is kept as (null: written anew): every message of a
- * kept item comes out in place, the same object, consecutive, in the item's order. */
-export function keptItems(groups: readonly (readonly ChatMessage[])[], out: readonly ChatMessage[]): (number | null)[] {
-  const position = new Map<ChatMessage, number>();
-  out.forEach((message, p) => {
-    position.set(message, p);
-  });
-  const kept: (number | null)[] = out.map(() => null);
-  groups.forEach((group, r) => {
-    if (group.length === 0) return;
-    const start = position.get(group[0] as ChatMessage);
-    if (start === undefined || start + group.length > out.length) return;
-    let inPlace = true;
-    for (let k = 0; k < group.length && inPlace; k++) inPlace = out[start + k] === group[k];
-    if (inPlace) for (let k = 0; k < group.length; k++) kept[start + k] = r;
-  });
+ * kept item comes out in place, the same object, consecutive, in the item's order. `sources` tells, for each output
+ * message, the input message it is (its index in the groups laid end to end; -1: written anew). */
+export function keptItems(groups: readonly (readonly ChatMessage[])[], sources: readonly number[]): (number | null)[] {
+  let total = 0;
+  for (const group of groups) total += group.length;
+  const position = new Int32Array(total).fill(-1); // each input message's output position
+  for (let p = 0; p < sources.length; p++) {
+    const q = sources[p] as number;
+    if (q >= 0) position[q] = p;
+  }
+  const kept: (number | null)[] = new Array(sources.length).fill(null);
+  let first = 0; // the index of the group's first message
+  for (let r = 0; r < groups.length; r++) {
+    const n = (groups[r] as readonly ChatMessage[]).length;
+    const start = n > 0 ? (position[first] as number) : -1;
+    let inPlace = start >= 0 && start + n <= sources.length;
+    for (let k = 0; k < n && inPlace; k++) inPlace = sources[start + k] === first + k;
+    if (inPlace) for (let k = 0; k < n; k++) kept[start + k] = r;
+    first += n;
+  }
   return kept;
 }
 
 /** The runs of output messages to write anew: a new call's message with its results, a kept item kept whole or
- * written whole, and a new result whose call stands in a kept item with that item as its run's lead. */
+ * written whole, and a new result whose call stands in a kept item with that item as its run's lead. `messages`
+ * is a repaired history: each call message's results stand right after it, one per call. */
 export function planRewrite(messages: readonly ChatMessage[], kept: readonly (number | null)[]): Run[] {
-  const caller = new Map<string, number>();
-  const answers = new Map<string, number>();
-  messages.forEach((m, p) => {
-    for (const call of m.tool_calls ?? []) caller.set(call.id, p);
-    if (m.tool_call_id != null) answers.set(m.tool_call_id, p);
-  });
+  // for a result, the message of the call it answers (for any other message, itself)
+  const caller = new Int32Array(messages.length);
+  let head = 0;
+  for (let p = 0; p < messages.length; p++) {
+    if ((messages[p] as ChatMessage).role !== "tool") head = p;
+    caller[p] = head;
+  }
   // the first and last output message of each kept item (-1: none), indexed by the item
   let itemCount = 0;
   for (const r of kept) if (r !== null && r >= itemCount) itemCount = r + 1;
@@ -63,12 +70,7 @@ export function planRewrite(messages: readonly ChatMessage[], kept: readonly (nu
     const m = messages[p] as ChatMessage;
     // every message from p to its calls' results and its item's other messages is written with it
     let from = p;
-    let to = p;
-    for (const call of m.tool_calls ?? []) {
-      const q = answers.get(call.id) ?? p;
-      from = Math.min(from, q);
-      to = Math.max(to, q);
-    }
+    let to = p + (m.tool_calls?.length ?? 0);
     const r = kept[p];
     if (r !== null && r !== undefined) {
       from = Math.min(from, first[r] as number);
@@ -91,11 +93,7 @@ export function planRewrite(messages: readonly ChatMessage[], kept: readonly (nu
     let start = p;
     while (p < messages.length && fresh[p]) p += 1;
     let lead = start;
-    for (let k = start; k < p; k++) {
-      const id = (messages[k] as ChatMessage).tool_call_id;
-      const q = id != null ? (caller.get(id) ?? start) : start;
-      lead = Math.min(lead, q);
-    }
+    for (let k = start; k < p; k++) lead = Math.min(lead, caller[k] as number);
     if (lead < start) {
       // from the first message of the item holding the call
       const r = kept[lead];

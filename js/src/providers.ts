@@ -37,7 +37,7 @@ import {
   SYNTHETIC,
 } from "./planner.js";
 import { BRIDGE_TEXT, readGroups, rewriteContents, writeRun } from "./gemini.js";
-import { type IsReadOnly, orphanNoteText, readsOnly, repairHistory, syntheticText } from "./repair.js";
+import { type IsReadOnly, orphanNoteText, readsOnly, repairTraced, syntheticText } from "./repair.js";
 
 export type ProviderName = "anthropic" | "openai_chat" | "openai_responses" | "gemini";
 
@@ -87,6 +87,9 @@ interface Adapter extends Writer {
   /** True when Python's twin repairs this list through its neutral route (items its stubs do not take, a step its
    * hooks do not write), whose runs rewrite a kept result between two new results of one call too. */
   neutralInPython(items: Item[], plan: SpanPlan, body: Record<string, unknown>): boolean;
+  /** True when the stubs show, before any plan, a step the hooks leave to the neutral route (absent: the plan's
+   * assembly finds out). */
+  leavesToNeutral?(items: Item[], stubs: Stubs): boolean;
   /** The list as the writer writes it whole, when the neutral route finds the repaired list breaks a rule of the
    * wire beyond pairing (Anthropic's: consecutive turns of one role merged); absent where the package does not
    * port it. */
@@ -757,6 +760,7 @@ const gemini: Adapter = {
   joinsTurns: true,
   refused: refusedWhenAnsweredOrNoted,
   neutralInPython: () => false,
+  leavesToNeutral: geminiRenamesLeftToNeutral,
   takesStubs: () => true,
   wholeList: geminiWholeList,
   // Parts chatmend does not model (thoughts, thought signatures, inline and file data, code and its results, a
@@ -914,6 +918,25 @@ function plainResponsePart(part: Dict): boolean {
   );
 }
 
+/** True when the planner renames a call (an id an earlier call has: rule 5) of a model content `renamedCalls` leaves
+ * to the neutral route (one the neutral reader takes, or one with a call without an id). */
+function geminiRenamesLeftToNeutral(items: Item[], stubs: Stubs): boolean {
+  const seen = new Set<string>();
+  const starts = stubs.starts as number[];
+  for (let i = 0; i < items.length; i++) {
+    const ids = stubs.refs[starts[i] as number];
+    if (!Array.isArray(ids)) continue; // (a model content is one stub, its calls' ids its ref)
+    let repeated = false;
+    for (const id of ids) {
+      if (seen.has(id)) repeated = true;
+      else seen.add(id);
+    }
+    const item = items[i];
+    if (repeated && (readsPlain(item) || geminiCalls(item).some((call) => !call.id))) return true;
+  }
+  return false;
+}
+
 /** True for a content the neutral reader takes (a role, one-key parts of text, calls and responses). */
 function readsPlain(item: Item): boolean {
   return (
@@ -972,7 +995,8 @@ export function repairBody(provider: ProviderName, body: Record<string, unknown>
   refuseLoneSurrogates(provider, body);
   const items = body[adapter.listKey] as Item[];
   const stubs = items.length > 0 && adapter.takesStubs(body) ? adapter.stubs(items) : null;
-  const stubbed = stubs === null ? null : stubRepair(adapter, body, items, stubs, options.isReadOnly);
+  const stubbed =
+    stubs === null || adapter.leavesToNeutral?.(items, stubs) ? null : stubRepair(adapter, body, items, stubs, options.isReadOnly);
   const repaired = stubbed ?? neutralRepair(adapter, body, items, options.isReadOnly);
   if (repaired.changed && !adapter.refused(repaired.report) && !listProblems(provider, body)) {
     // valid as it is: repair changes only what the provider would refuse
@@ -1172,7 +1196,7 @@ function neutralRepair(
   }
   const flat: ChatMessage[] = []; // (a plain loop: Array.prototype.flat is slow on many small groups)
   for (const group of groups) for (const message of group) flat.push(message);
-  const result = repairHistory(flat, isReadOnly === undefined ? {} : { isReadOnly });
+  const [result, sources] = repairTraced(flat, isReadOnly === undefined ? {} : { isReadOnly });
   const report: BodyReport = {
     interrupted: result.interrupted.map((call) => call.id),
     moved: result.moved.length,
@@ -1182,7 +1206,7 @@ function neutralRepair(
   };
   const changed = reportChanged(report);
   let [newItems, rewritten]: [readonly unknown[], number[]] =
-    !changed && result.messages.length === flat.length ? [items, []] : rewriteContents(items, groups, flat.length, result);
+    !changed && result.messages.length === flat.length ? [items, []] : rewriteContents(items, groups, flat.length, result, sources);
   const key = adapter.listKey;
   if (listProblems(adapter.name, { ...body, [key]: newItems })) {
     // the list breaks a rule of the wire beyond pairing: the writer knows them, so the whole list is written anew

@@ -151,6 +151,13 @@ export function stubHistory(messages: readonly ChatMessage[]): { kinds: number[]
 export function repairHistory(messages: readonly ChatMessage[], options: RepairOptions = {}): RepairResult {
   if (!Array.isArray(messages)) throw new HistoryError(`expected a list of messages, got ${typeof messages}`);
   messages.forEach(checkMessage);
+  return repairTraced(messages, options)[0];
+}
+
+/** `repairHistory` of messages known to be of the model's shape (a reader's, which builds no other), and for each
+ * output message the index of the input message it is (the same object), or -1 for a message written anew (the
+ * neutral route tells the items repair kept by it). */
+export function repairTraced(messages: readonly ChatMessage[], options: RepairOptions = {}): [RepairResult, number[]] {
   const onMissing = options.onMissing ?? "answer";
   if (onMissing !== "answer" && onMissing !== "strip") {
     throw new TypeError(`onMissing must be 'answer' or 'strip', not ${JSON.stringify(onMissing)}`);
@@ -162,19 +169,28 @@ export function repairHistory(messages: readonly ChatMessage[], options: RepairO
   const { kinds, refs } = stubHistory(messages);
   const plan = planSpans(kinds, refs, { leaveOpenLast: options.leaveOpenLast ?? false, strip: onMissing === "strip" });
   const out: ChatMessage[] = [];
+  const sources: number[] = [];
   const interrupted: ToolCall[] = [];
   for (const step of plan.steps) {
     const index = step[1];
     const message = messages[index] as ChatMessage;
     switch (step[0]) {
       case KEEP:
-        for (let k = index; k < step[2]; k++) out.push(messages[k] as ChatMessage);
-        break;
+        for (let k = index; k < step[2]; k++) {
+          out.push(messages[k] as ChatMessage);
+          sources.push(k);
+        }
+        continue;
       case CALL:
         out.push(withCalls(message, step[2]));
         break;
       case ANSWER:
-        out.push(message.tool_call_id === step[2] ? message : { ...message, tool_call_id: step[2] });
+        if (message.tool_call_id === step[2]) {
+          out.push(message);
+          sources.push(index);
+          continue;
+        }
+        out.push({ ...message, tool_call_id: step[2] });
         break;
       case SYNTHETIC: {
         const [ci, final] = step[2];
@@ -187,9 +203,10 @@ export function repairHistory(messages: readonly ChatMessage[], options: RepairO
       default:
         out.push(orphanNote(message));
     }
+    sources.push(-1);
   }
   const stripped = plan.strippedAt.map(([m, c]) => (messages[m]?.tool_calls as ToolCall[])[c] as ToolCall);
-  return {
+  const result: RepairResult = {
     messages: out,
     interrupted,
     interruptedAt: plan.interruptedAt,
@@ -201,6 +218,7 @@ export function repairHistory(messages: readonly ChatMessage[], options: RepairO
     stripped,
     strippedAt: plan.strippedAt,
   };
+  return [result, sources];
 }
 
 /** A CALL step: the assistant message with its calls under their final ids, without those stripped (null). */
