@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import itertools
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import IO, Any
 
 from chatmend import ChatMessage, HistoryError, providers
@@ -205,39 +206,9 @@ def _read_jsonl(stream: Iterator[str], fmt: str, prefer: str | None) -> Session:
         return _read_document("".join(lines), fmt, prefer)
     if fmt == NEUTRAL:
         return neutral.read(lines)
-    if fmt == "claude_code":
-        from chatmend.transcripts import claude_code
-
-        return claude_code.read(lines)
-    if fmt == "codex":
-        from chatmend.transcripts import codex
-
-        session: Session = codex.read(lines)
-        return session
-    if fmt == "gemini_cli":
-        from chatmend.transcripts import gemini_cli
-
-        return gemini_cli.read(lines)
-    if fmt == "kimi_code":
-        from chatmend.transcripts import kimi_code
-
-        return kimi_code.read(lines)
-    if fmt == "kimi_cli":
-        from chatmend.transcripts import kimi_cli
-
-        return kimi_cli.read(lines)
-    if fmt == "pi":
-        from chatmend.transcripts import pi
-
-        return pi.read(lines)
-    if fmt == "qwen_code":
-        from chatmend.transcripts import qwen_code
-
-        return qwen_code.read(lines)
-    if fmt == "copilot_cli":
-        from chatmend.transcripts import copilot_cli
-
-        return copilot_cli.read(lines)
+    if fmt in TRANSCRIPT_FORMATS:  # a store of JSON Lines: its module, imported only now, reads it
+        reader: Callable[[Iterable[str]], Session] = importlib.import_module(f"chatmend.transcripts.{fmt}").read
+        return reader(lines)
     held = list(lines)  # (its items are held whole too)
     items, numbers = parse_records(held, what=f"one {fmt} message a line")
     key = adapter(fmt).list_key
