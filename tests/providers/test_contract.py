@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from dataclasses import asdict
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 
 from chatmend import ChatMessage, ToolCall, providers
-from chatmend.providers.base import Provider
+from chatmend.providers.base import EntryPoints, Provider
 
 
 @pytest.mark.parametrize("name", providers.names())
@@ -21,6 +22,15 @@ def test_an_option_named_like_the_conversation_list_is_refused_by_every_adapter(
     with pytest.raises(ValueError, match="first argument"):
         options: dict[str, Any] = {adapter.list_key: []}
         adapter.to_request(history, model="m", **options)
+
+
+@pytest.mark.parametrize("name", providers.names())
+def test_every_provider_module_exports_the_same_functions_bound_to_its_adapter(name: str) -> None:
+    module = importlib.import_module(f"chatmend.providers.{name}")
+    for function in EntryPoints._fields:
+        assert function in module.__all__
+        bound = getattr(module, function)
+        assert bound.__self__ is module.PROVIDER and bound.__name__ == function
 
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "requests"

@@ -1,7 +1,8 @@
 """Provider adapters by name: `names()` lists them, `get(name)` returns one (imported on first use).
 
 Each name is also a module, `chatmend.providers.<name>`, whose `PROVIDER` is the adapter and whose
-module-level `to_request`, `from_request`, `from_response`, `check` and `send` are its methods.
+module-level `to_request`, `from_request`, `from_response`, `check`, `repair_body`, `send` and `send_async` are
+its methods (`Provider.entry_points`).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from json.encoder import encode_basestring
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, NamedTuple, Protocol, cast
 
 from chatmend._json import LONE_HALF, find_lone_surrogates, without_lone_surrogates
 from chatmend.exceptions import (
@@ -75,6 +75,7 @@ __all__ = [
     "BodyRepair",
     "CheckContext",
     "Dropped",
+    "EntryPoints",
     "HistoryInput",
     "IdAssigner",
     "Provider",
@@ -105,6 +106,55 @@ HistoryInput = Sequence[ChatMessage | Mapping[str, Any]] | Sequence[Any]
 official SDKs' message objects (read as `repair_history` reads them)."""
 ToolsInput = Sequence[Tool | Mapping[str, Any]] | None
 """Tools as `Tool` objects or dicts with name, description and parameters."""
+
+
+class ToRequest(Protocol):
+    """`Provider.to_request`'s signature, bound: a provider module's `to_request`."""
+
+    def __call__(self, history: HistoryInput, *, model: str, tools: ToolsInput = None, system: str | None = None,
+                 is_read_only: IsReadOnly | None = None, repairer: Repairer | None = None,
+                 on_unsupported: Callable[[Dropped], object] | None = None, wording: Wording | None = None,
+                 leave_open_last: bool = False, on_missing: OnMissing = "answer", mark: Mark = "error",
+                 **options: Any) -> dict[str, Any]: ...
+
+
+class RepairBody(Protocol):
+    """`Provider.repair_body`'s signature, bound."""
+
+    def __call__(self, body: Mapping[str, Any], *, is_read_only: IsReadOnly | None = None,
+                 keep_valid: bool = True, **options: Any) -> BodyRepair: ...
+
+
+class Check(Protocol):
+    """`Provider.check`'s signature, bound."""
+
+    def __call__(self, body: Mapping[str, Any], *, model: str | None = None,
+                 platform: str | None = None) -> list[Problem]: ...
+
+
+class Send(Protocol):
+    """`Provider.send`'s signature, bound."""
+
+    def __call__(self, client: Any, history: HistoryInput, **kwargs: Any) -> ChatMessage: ...
+
+
+class SendAsync(Protocol):
+    """`Provider.send_async`'s signature, bound."""
+
+    async def __call__(self, client: Any, history: HistoryInput, **kwargs: Any) -> ChatMessage: ...
+
+
+class EntryPoints(NamedTuple):
+    """A provider's methods, bound, that its module exports as functions, unpacked in this order:
+    `to_request, from_request, from_response, check, repair_body, send, send_async = PROVIDER.entry_points()`."""
+
+    to_request: ToRequest
+    from_request: Callable[[Mapping[str, Any] | Sequence[Any]], list[ChatMessage]]
+    from_response: Callable[[Any], ChatMessage]
+    check: Check
+    repair_body: RepairBody
+    send: Send
+    send_async: SendAsync
 
 
 class IdAssigner:
@@ -782,6 +832,11 @@ class Provider(ABC):
     def _sdk_reply(self, reply: ChatMessage, kwargs: dict[str, Any]) -> ChatMessage:
         """The reply as `send` returns it (hook: Mistral gives tool names back as the caller's tools name them)."""
         return reply
+
+    def entry_points(self) -> EntryPoints:
+        """The methods the adapter's module exports as its functions (`EntryPoints`)."""
+        return EntryPoints(self.to_request, self.from_request, self.from_response, self.check, self.repair_body,
+                           self.send, self.send_async)
 
     def __repr__(self) -> str:
         return f"<provider {self.name}>"

@@ -18,12 +18,13 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem
+from chatmend.providers.base import EntryPoints
 from chatmend.providers.openai_chat import TEXTS, OpenAIChat
 
 _NOT_TEXT = frozenset({"image_url", "input_audio", "file", "image", "audio", "video_url"})
 """Part types of the Chat shape that DeepSeek's deserializer does not know (DS7)."""
 
-__all__ = ["PROVIDER", "DeepSeek", "check", "from_request", "from_response", "send", "send_async", "to_request"]
+__all__ = ["PROVIDER", "DeepSeek", *EntryPoints._fields]
 
 
 class DeepSeek(OpenAIChat):
@@ -118,9 +119,4 @@ def thinking_on(body: Mapping[str, Any]) -> bool:
 
 
 PROVIDER = DeepSeek()
-to_request = PROVIDER.to_request
-from_request = PROVIDER.from_request
-from_response = PROVIDER.from_response
-check = PROVIDER.check
-send = PROVIDER.send
-send_async = PROVIDER.send_async
+to_request, from_request, from_response, check, repair_body, send, send_async = PROVIDER.entry_points()

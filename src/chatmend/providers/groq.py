@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem
+from chatmend.providers.base import EntryPoints
 from chatmend.providers.openai_chat import TEXTS, OpenAIChat, WireMessage
 
-__all__ = ["PROVIDER", "Groq", "check", "from_request", "from_response", "send", "send_async", "to_request"]
+__all__ = ["PROVIDER", "Groq", *EntryPoints._fields]
 
 _STRING_ROLES = ("assistant", "system")
 
@@ -51,9 +52,4 @@ class Groq(OpenAIChat):
 
 
 PROVIDER = Groq()
-to_request = PROVIDER.to_request
-from_request = PROVIDER.from_request
-from_response = PROVIDER.from_response
-check = PROVIDER.check
-send = PROVIDER.send
-send_async = PROVIDER.send_async
+to_request, from_request, from_response, check, repair_body, send, send_async = PROVIDER.entry_points()

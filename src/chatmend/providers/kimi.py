@@ -16,14 +16,14 @@ from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem
 from chatmend.planner import Stubs
+from chatmend.providers.base import EntryPoints
 from chatmend.providers.openai_chat import TEXTS, IdAssigner, OpenAIChat
 
 # KI4: Kimi's own 400 texts were not captured (docs/rules.md §5): these say what its API reference says.
 _KI4_TOOL_CHOICE = "tool_choice {value} is not supported with thinking enabled: use 'auto' or 'none'"
 _KI4_TEMPERATURE = "temperature {value} is not supported with thinking enabled: it is fixed at 1.0"
 
-__all__ = ["PROVIDER", "Kimi", "check", "from_request", "from_response", "repair_body", "send", "send_async",
-           "to_request"]
+__all__ = ["PROVIDER", "Kimi", *EntryPoints._fields]
 
 
 class _PositionIds(IdAssigner):
@@ -134,10 +134,4 @@ def _thinking_on(body: Mapping[str, Any]) -> bool:
 
 
 PROVIDER = Kimi()
-to_request = PROVIDER.to_request
-from_request = PROVIDER.from_request
-from_response = PROVIDER.from_response
-check = PROVIDER.check
-repair_body = PROVIDER.repair_body
-send = PROVIDER.send
-send_async = PROVIDER.send_async
+to_request, from_request, from_response, check, repair_body, send, send_async = PROVIDER.entry_points()

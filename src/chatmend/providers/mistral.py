@@ -31,22 +31,10 @@ from typing import Any, ClassVar
 from chatmend.exceptions import Problem
 from chatmend.ids import normalize_tool_id, wire_ids
 from chatmend.messages import ChatMessage
-from chatmend.providers.base import coerce_tools
+from chatmend.providers.base import EntryPoints, coerce_tools
 from chatmend.providers.openai_chat import SHAPE, OpenAIChat, WireMessage
 
-__all__ = [
-    "ASSISTANT_FILLER",
-    "PROVIDER",
-    "USER_FILLER",
-    "Mistral",
-    "check",
-    "from_request",
-    "from_response",
-    "repair_body",
-    "send",
-    "send_async",
-    "to_request",
-]
+__all__ = ["ASSISTANT_FILLER", "PROVIDER", "USER_FILLER", "Mistral", *EntryPoints._fields]
 
 ASSISTANT_FILLER = "Tool results received."
 """MI5: the assistant turn put between tool results and a user message: short, non-empty, says nothing new."""
@@ -314,10 +302,4 @@ class Mistral(OpenAIChat):
 
 
 PROVIDER = Mistral()
-to_request = PROVIDER.to_request
-from_request = PROVIDER.from_request
-from_response = PROVIDER.from_response
-check = PROVIDER.check
-repair_body = PROVIDER.repair_body
-send = PROVIDER.send
-send_async = PROVIDER.send_async
+to_request, from_request, from_response, check, repair_body, send, send_async = PROVIDER.entry_points()

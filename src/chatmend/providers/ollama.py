@@ -15,9 +15,10 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem
+from chatmend.providers.base import EntryPoints
 from chatmend.providers.openai_chat import TEXTS, OpenAIChat, WireMessage
 
-__all__ = ["PROVIDER", "Ollama", "check", "from_request", "from_response", "send", "send_async", "to_request"]
+__all__ = ["PROVIDER", "Ollama", *EntryPoints._fields]
 
 _DATA_URI = re.compile(r"data:(image/(jpeg|jpg|png|webp))?;base64,", re.IGNORECASE)
 """The image URLs the compat layer decodes (SRC `openai/openai.go`: jpeg, jpg, png, webp, or no type)."""
@@ -89,9 +90,4 @@ def _inline_or_named(part: dict[str, Any]) -> dict[str, Any]:
 
 
 PROVIDER = Ollama()
-to_request = PROVIDER.to_request
-from_request = PROVIDER.from_request
-from_response = PROVIDER.from_response
-check = PROVIDER.check
-send = PROVIDER.send
-send_async = PROVIDER.send_async
+to_request, from_request, from_response, check, repair_body, send, send_async = PROVIDER.entry_points()

@@ -19,11 +19,10 @@ from typing import Any, ClassVar
 from chatmend import providers
 from chatmend.exceptions import ReadError, error_context
 from chatmend.messages import ChatMessage
-from chatmend.providers.base import Provider, to_plain
+from chatmend.providers.base import EntryPoints, Provider, to_plain
 from chatmend.providers.serving import ServingChat
 
-__all__ = ["PROVIDER", "VENDORS", "OpenRouter", "check", "from_request", "from_response", "send", "send_async",
-           "to_request"]
+__all__ = ["PROVIDER", "VENDORS", "OpenRouter", *EntryPoints._fields]
 
 VENDORS: dict[str, str] = {"mistralai": "mistral", "moonshotai": "kimi", "deepseek": "deepseek", "x-ai": "xai"}
 """OpenRouter's vendor prefixes whose upstream has a Chat-shaped adapter here, to its registry name."""
@@ -78,9 +77,4 @@ def error_text(error: Mapping[str, Any]) -> str:
 
 
 PROVIDER = OpenRouter()
-to_request = PROVIDER.to_request
-from_request = PROVIDER.from_request
-from_response = PROVIDER.from_response
-check = PROVIDER.check
-send = PROVIDER.send
-send_async = PROVIDER.send_async
+to_request, from_request, from_response, check, repair_body, send, send_async = PROVIDER.entry_points()

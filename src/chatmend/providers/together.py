@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from chatmend.providers.base import EntryPoints
 from chatmend.providers.openai_chat import TEXTS, OpenAIChat
 
-__all__ = ["PROVIDER", "Together", "check", "from_request", "from_response", "send", "send_async", "to_request"]
+__all__ = ["PROVIDER", "Together", *EntryPoints._fields]
 
 # TG1: OBS mozilla-ai/any-llm#714 (Together's 400 on a tool loop, `invalid_request_error`) and
 # Tanzania-AI-Community/twiga#171 (the history fix: each parallel call's result right after its call group). Only
@@ -38,9 +39,4 @@ class Together(OpenAIChat):
 
 
 PROVIDER = Together()
-to_request = PROVIDER.to_request
-from_request = PROVIDER.from_request
-from_response = PROVIDER.from_response
-check = PROVIDER.check
-send = PROVIDER.send
-send_async = PROVIDER.send_async
+to_request, from_request, from_response, check, repair_body, send, send_async = PROVIDER.entry_points()

@@ -17,11 +17,10 @@ from __future__ import annotations
 from typing import ClassVar
 
 from chatmend import providers
-from chatmend.providers.base import Provider
+from chatmend.providers.base import EntryPoints, Provider
 from chatmend.providers.serving import ServingChat
 
-__all__ = ["PROVIDER", "TEMPLATES", "VLLM", "check", "from_request", "from_response", "send", "send_async",
-           "to_request"]
+__all__ = ["PROVIDER", "TEMPLATES", "VLLM", *EntryPoints._fields]
 
 TEMPLATES = ("mistral", "kimi")
 """The adapters whose rules a served model's template brings, tried in order by their model names."""
@@ -43,9 +42,4 @@ class VLLM(ServingChat):
 
 
 PROVIDER = VLLM()
-to_request = PROVIDER.to_request
-from_request = PROVIDER.from_request
-from_response = PROVIDER.from_response
-check = PROVIDER.check
-send = PROVIDER.send
-send_async = PROVIDER.send_async
+to_request, from_request, from_response, check, repair_body, send, send_async = PROVIDER.entry_points()

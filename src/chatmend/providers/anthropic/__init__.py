@@ -68,6 +68,7 @@ from chatmend.providers.base import (
     BodyRepair,
     CheckContext,
     Dropped,
+    EntryPoints,
     IdAssigner,
     Provider,
     messages_of,
@@ -76,19 +77,7 @@ from chatmend.providers.base import (
 )
 from chatmend.repair import IsReadOnly, RepairResult
 
-__all__ = [
-    "DEFAULT_MAX_TOKENS",
-    "PROVIDER",
-    "RAW_ARGUMENTS",
-    "SHAPE",
-    "Anthropic",
-    "check",
-    "from_request",
-    "from_response",
-    "send",
-    "send_async",
-    "to_request",
-]
+__all__ = ["DEFAULT_MAX_TOKENS", "PROVIDER", "RAW_ARGUMENTS", "SHAPE", "Anthropic", *EntryPoints._fields]
 
 DEFAULT_MAX_TOKENS = 4096
 """`max_tokens` when the caller gives none (the API requires it); raised above a thinking budget."""
@@ -369,9 +358,4 @@ def _default_max_tokens(options: Mapping[str, Any]) -> int:
 
 
 PROVIDER = Anthropic()
-to_request = PROVIDER.to_request
-from_request = PROVIDER.from_request
-from_response = PROVIDER.from_response
-check = PROVIDER.check
-send = PROVIDER.send
-send_async = PROVIDER.send_async
+to_request, from_request, from_response, check, repair_body, send, send_async = PROVIDER.entry_points()

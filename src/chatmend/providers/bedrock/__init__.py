@@ -50,6 +50,7 @@ from chatmend.planner import Stubs
 from chatmend.providers.base import (
     SHAPE,
     CheckContext,
+    EntryPoints,
     HistoryInput,
     IdAssigner,
     Provider,
@@ -87,15 +88,10 @@ __all__ = [
     "TEXTS",
     "USER_FILLER",
     "Bedrock",
-    "check",
-    "from_request",
-    "from_response",
     "from_stream",
-    "send",
-    "send_async",
     "send_stream",
     "send_stream_async",
-    "to_request",
+    *EntryPoints._fields,
 ]
 
 _OWN_BLOCK_KEYS = frozenset({"toolUse", "toolResult", "reasoningContent", "cachePoint", "guardContent",
@@ -458,12 +454,7 @@ class _UnmixedBedrock(Bedrock):
 _FOR_FAMILY: dict[str, Bedrock] = {"claude": _ClaudeBedrock(), "unmixed": _UnmixedBedrock()}
 
 PROVIDER = Bedrock()
-to_request = PROVIDER.to_request
-from_request = PROVIDER.from_request
-from_response = PROVIDER.from_response
-check = PROVIDER.check
-send = PROVIDER.send
-send_async = PROVIDER.send_async
+to_request, from_request, from_response, check, repair_body, send, send_async = PROVIDER.entry_points()
 from_stream = PROVIDER.from_stream
 send_stream = PROVIDER.send_stream
 send_stream_async = PROVIDER.send_stream_async

@@ -47,7 +47,7 @@ from typing import Any, ClassVar
 from chatmend.exceptions import Problem, ReadError, error_context, model_rejections_at
 from chatmend.messages import ChatMessage, Tool, ToolCall, plainest_content
 from chatmend.planner import Stubs
-from chatmend.providers.base import CheckContext, IdAssigner, Provider
+from chatmend.providers.base import CheckContext, EntryPoints, IdAssigner, Provider
 from chatmend.providers.body import Run, plan_rewrite
 from chatmend.providers.gemini import checker, spans
 from chatmend.providers.gemini.read import (
@@ -80,12 +80,7 @@ __all__ = [
     "RAW_ARGUMENTS_KEY",
     "SKIP_SIGNATURE",
     "Gemini",
-    "check",
-    "from_request",
-    "from_response",
-    "send",
-    "send_async",
-    "to_request",
+    *EntryPoints._fields,
 ]
 
 SKIP_SIGNATURE = "skip_thought_signature_validator"
@@ -323,9 +318,4 @@ def _model_of(body: Mapping[str, Any]) -> str:
 
 
 PROVIDER = Gemini()
-to_request = PROVIDER.to_request
-from_request = PROVIDER.from_request
-from_response = PROVIDER.from_response
-check = PROVIDER.check
-send = PROVIDER.send
-send_async = PROVIDER.send_async
+to_request, from_request, from_response, check, repair_body, send, send_async = PROVIDER.entry_points()

@@ -42,7 +42,7 @@ from typing import Any, ClassVar
 
 from chatmend.messages import ChatMessage, TextPart
 from chatmend.planner import Stubs
-from chatmend.providers.base import SHAPE, IdAssigner, arguments_text, text_field
+from chatmend.providers.base import SHAPE, EntryPoints, IdAssigner, arguments_text, text_field
 from chatmend.providers.openai_chat import spans
 from chatmend.providers.openai_chat.checker import ChatChecking
 from chatmend.providers.openai_chat.read import ChatReading
@@ -60,13 +60,7 @@ __all__ = [
     "OpenAIChat",
     "WireMessage",
     "arguments_text",
-    "check",
-    "from_request",
-    "from_response",
-    "repair_body",
-    "send",
-    "send_async",
-    "to_request",
+    *EntryPoints._fields,
 ]
 
 
@@ -166,10 +160,4 @@ def _sdk_kwargs(create: Callable[..., Any], body: dict[str, Any]) -> dict[str, A
 
 
 PROVIDER = OpenAIChat()
-to_request = PROVIDER.to_request
-from_request = PROVIDER.from_request
-from_response = PROVIDER.from_response
-check = PROVIDER.check
-repair_body = PROVIDER.repair_body
-send = PROVIDER.send
-send_async = PROVIDER.send_async
+to_request, from_request, from_response, check, repair_body, send, send_async = PROVIDER.entry_points()

@@ -56,7 +56,7 @@ from typing import Any, ClassVar
 from chatmend.exceptions import Problem
 from chatmend.messages import ChatMessage, Tool
 from chatmend.planner import Stubs
-from chatmend.providers.base import CheckContext, IdAssigner, Provider, text_field, to_plain
+from chatmend.providers.base import CheckContext, EntryPoints, IdAssigner, Provider, text_field, to_plain
 from chatmend.providers.body import BodyRepair
 from chatmend.providers.openai_responses import checker, spans
 from chatmend.providers.openai_responses.read import Reader, Turn, read_error
@@ -71,17 +71,7 @@ from chatmend.providers.openai_responses.wire import (
 from chatmend.providers.openai_responses.write import Writer, function_call_output, instructions, tool, with_wire
 from chatmend.repair import IsReadOnly, RepairResult, reads_only, synthetic_result
 
-__all__ = [
-    "ERROR_MARK",
-    "PROVIDER",
-    "OpenAIResponses",
-    "check",
-    "from_request",
-    "from_response",
-    "send",
-    "send_async",
-    "to_request",
-]
+__all__ = ["ERROR_MARK", "PROVIDER", "OpenAIResponses", *EntryPoints._fields]
 
 
 class OpenAIResponses(Provider):
@@ -237,9 +227,4 @@ class OpenAIResponses(Provider):
 
 
 PROVIDER = OpenAIResponses()
-to_request = PROVIDER.to_request
-from_request = PROVIDER.from_request
-from_response = PROVIDER.from_response
-check = PROVIDER.check
-send = PROVIDER.send
-send_async = PROVIDER.send_async
+to_request, from_request, from_response, check, repair_body, send, send_async = PROVIDER.entry_points()
