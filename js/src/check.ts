@@ -54,8 +54,7 @@ function holdsLoneSurrogate(value: unknown): boolean {
 export function check(provider: ProviderName, body: Record<string, unknown>): Problem[] {
   const checker = CHECKERS[provider];
   if (checker === undefined) throw new TypeError(`check knows no provider ${JSON.stringify(provider)} yet`);
-  const key = provider === "openai_responses" ? "input" : provider === "gemini" ? "contents" : "messages";
-  const items = body?.[key];
+  const items = body?.[LIST_KEYS[provider]];
   if (!Array.isArray(items) || (items.length > 0 && !readable(provider, body))) {
     throw new UnsupportedBodyError(provider, "a body whose list the stubs do not take");
   }
@@ -66,12 +65,45 @@ export function check(provider: ProviderName, body: Record<string, unknown>): Pr
 /** `body`'s problems, for a body whose list the package reads and whose strings all encode (`repairBody`'s own
  * lists: it refuses the others first). */
 export function listedProblems(provider: ProviderName, body: Record<string, unknown>): Problem[] {
-  const key = provider === "openai_responses" ? "input" : provider === "gemini" ? "contents" : "messages";
-  const items = body[key] as Item[];
-  const problems = (CHECKERS[provider] as Checker)(body, items);
-  const empty = EMPTY_LIST[provider];
-  if (items.length === 0 && empty !== undefined) problems.unshift({ code: "EMPTY", path: key, message: empty, provider });
+  const problems: Problem[] = [];
+  walkProblems(provider, body, (problem) => {
+    problems.push(problem);
+  });
   return problems;
+}
+
+/** Thrown by `listHoldsProblem`'s sink to end the walk at the first problem of the list. */
+const FOUND = Symbol("a problem of the list");
+
+/** True when `body` (as `listedProblems` takes it) holds a problem in its list, not in its other fields: the
+ * checker's walk ends at the first. */
+export function listHoldsProblem(provider: ProviderName, body: Record<string, unknown>): boolean {
+  const key = LIST_KEYS[provider];
+  try {
+    walkProblems(provider, body, ({ path }) => {
+      if (path === key || path.startsWith(`${key}[`) || path.startsWith(`${key}.`)) throw FOUND;
+    });
+  } catch (error) {
+    if (error === FOUND) return true;
+    throw error;
+  }
+  return false;
+}
+
+const LIST_KEYS: Readonly<Record<ProviderName, string>> = {
+  anthropic: "messages",
+  openai_chat: "messages",
+  openai_responses: "input",
+  gemini: "contents",
+};
+
+/** Each problem of `body`, in order, handed to `report` as it is found. */
+function walkProblems(provider: ProviderName, body: Record<string, unknown>, report: Report): void {
+  const key = LIST_KEYS[provider];
+  const items = body[key] as Item[];
+  const empty = EMPTY_LIST[provider];
+  if (items.length === 0 && empty !== undefined) report({ code: "EMPTY", path: key, message: empty, provider });
+  (CHECKERS[provider] as Checker)(body, items, report);
 }
 
 const EMPTY_LIST: Partial<Record<ProviderName, string>> = {
@@ -80,7 +112,8 @@ const EMPTY_LIST: Partial<Record<ProviderName, string>> = {
   anthropic: "messages: messages must have at least one element",
 };
 
-type Checker = (body: Dict, items: Item[]) => Problem[];
+type Report = (problem: Problem) => void;
+type Checker = (body: Dict, items: Item[], report: Report) => void;
 
 // ------------------------------------------------------------------------------------------- OpenAI Chat
 
@@ -97,10 +130,8 @@ const OC = {
     `length ${length} instead.`,
 };
 
-function checkChat(_body: Dict, messages: Item[]): Problem[] {
-  const out: Problem[] = [];
-  const say = (code: string, path: string, message: string) =>
-    out.push({ code, path, message, provider: "openai_chat" });
+function checkChat(_body: Dict, messages: Item[], report: Report): void {
+  const say = (code: string, path: string, message: string) => report({ code, path, message, provider: "openai_chat" });
   let pending = new Map<string, number>();
   let answered = new Map<string, number>();
   let callsAt = -1;
@@ -138,7 +169,6 @@ function checkChat(_body: Dict, messages: Item[]): Problem[] {
     }
   });
   if (pending.size > 0) unanswered();
-  return out;
 }
 
 // ------------------------------------------------------------------------------------- Anthropic Messages
@@ -209,9 +239,8 @@ function where(n: number, m: number): string {
   return m < 0 ? `messages[${n}].content` : `messages[${n}].content[${m}]`;
 }
 
-function checkAnthropic(body: Dict, messages: Item[]): Problem[] {
-  const out: Problem[] = [];
-  const add = (code: string, path: string, message: string) => out.push({ code, path, message, provider: "anthropic" });
+function checkAnthropic(body: Dict, messages: Item[], report: Report): void {
+  const add = (code: string, path: string, message: string) => report({ code, path, message, provider: "anthropic" });
 
   const text = (block: Dict, path: string) => {
     const value = block.text;
@@ -416,7 +445,6 @@ function checkAnthropic(body: Dict, messages: Item[]): Problem[] {
       add("AT6", where(last.first, 0), AN.AT6(last.first));
     }
   }
-  return out;
 }
 
 // ------------------------------------------------------------------------------------- OpenAI Responses
@@ -430,10 +458,9 @@ function jsonType(value: unknown): string {
   return Array.isArray(value) ? "an array" : "an object";
 }
 
-function checkResponses(body: Dict, items: Item[]): Problem[] {
-  const out: Problem[] = [];
+function checkResponses(body: Dict, items: Item[], report: Report): void {
   const add = (code: string, path: string, message: string) =>
-    out.push({ code, path, message, provider: "openai_responses" });
+    report({ code, path, message, provider: "openai_responses" });
   const missing = (path: string) => add("OR0", path, `Missing required parameter: '${path}'.`);
   const wrongType = (path: string, expected: string, value: unknown) =>
     add("OR0", path, `Invalid type for '${path}': expected ${expected}, but got ${jsonType(value)} instead.`);
@@ -602,8 +629,7 @@ function checkResponses(body: Dict, items: Item[]): Problem[] {
     }
     following = item;
   }
-  out.push(...unfollowed.reverse());
-  return out;
+  for (const problem of unfollowed.reverse()) report(problem);
 }
 
 const ROLES: readonly unknown[] = ["user", "assistant", "system", "developer"];
@@ -665,9 +691,8 @@ interface GeminiTurn {
   standard: boolean;
 }
 
-function checkGemini(body: Dict, contents: Item[]): Problem[] {
-  const out: Problem[] = [];
-  const add = (code: string, path: string, message: string) => out.push({ code, path, message, provider: "gemini" });
+function checkGemini(body: Dict, contents: Item[], report: Report): void {
+  const add = (code: string, path: string, message: string) => report({ code, path, message, provider: "gemini" });
   if ("system_instruction" in body) throw new UnsupportedBodyError("gemini", "a snake_case system instruction");
   const system = body.systemInstruction;
   if (system !== undefined && system !== null) {
@@ -759,7 +784,6 @@ function checkGemini(body: Dict, contents: Item[]): Problem[] {
       if (turn.role === "model" && turn.calls.length > 0 && !turn.firstSigned) add("GE4", `contents[${i}]`, GE4(turn.firstName, i));
     }
   }
-  return out;
 }
 
 /** True for Gemini 3 and later, which enforce thought signatures (GE4). */

@@ -15,7 +15,7 @@
  */
 
 import { assemble, type Item, type Writer } from "./assembly.js";
-import { listedProblems, refuseLoneSurrogates } from "./check.js";
+import { listHoldsProblem, refuseLoneSurrogates } from "./check.js";
 import { type ChatMessage, codePoints, isBlank, isDict } from "./messages.js";
 import { sanitizingIdMaker, shorteningIdMaker, wireIds } from "./ids.js";
 import {
@@ -998,7 +998,7 @@ export function repairBody(provider: ProviderName, body: Record<string, unknown>
   const stubbed =
     stubs === null || adapter.leavesToNeutral?.(items, stubs) ? null : stubRepair(adapter, body, items, stubs, options.isReadOnly);
   const repaired = stubbed ?? neutralRepair(adapter, body, items, options.isReadOnly);
-  if (repaired.changed && !adapter.refused(repaired.report) && !listProblems(provider, body)) {
+  if (repaired.changed && !adapter.refused(repaired.report) && !listHoldsProblem(provider, body)) {
     // valid as it is: repair changes only what the provider would refuse
     return { body: { ...body }, changed: false, rewritten: [], report: emptyReport() };
   }
@@ -1031,7 +1031,7 @@ function droppingThinking(before: readonly unknown[], repaired: BodyRepair): Bod
   }
   if (dropped.length === 0) return repaired;
   const body = { ...repaired.body, messages: newItems };
-  if (listProblems("anthropic", body)) return repaired; // a rule the drop would break
+  if (listHoldsProblem("anthropic", body)) return repaired; // a rule the drop would break
   const rewritten = [...new Set([...repaired.rewritten, ...dropped])].sort((a, b) => a - b);
   return { ...repaired, body, rewritten };
 }
@@ -1090,7 +1090,7 @@ function stubRepair(
   }
   const key = adapter.listKey;
   const wholeInPython = neutral || adapter.name === "gemini"; // (Gemini: the rules the neutral route judges, GE10)
-  if (wholeInPython && adapter.wholeList !== undefined && listProblems(adapter.name, { ...body, [key]: assembled[0] })) {
+  if (wholeInPython && adapter.wholeList !== undefined && listHoldsProblem(adapter.name, { ...body, [key]: assembled[0] })) {
     // the list breaks a rule of the wire beyond pairing: Python's neutral route writes it whole
     const whole = adapter.wholeList(assembled[0], items);
     assembled = [whole, whole.map((_, k) => k)];
@@ -1208,7 +1208,7 @@ function neutralRepair(
   let [newItems, rewritten]: [readonly unknown[], number[]] =
     !changed && result.messages.length === flat.length ? [items, []] : rewriteContents(items, groups, flat.length, result, sources);
   const key = adapter.listKey;
-  if (listProblems(adapter.name, { ...body, [key]: newItems })) {
+  if (listHoldsProblem(adapter.name, { ...body, [key]: newItems })) {
     // the list breaks a rule of the wire beyond pairing: the writer knows them, so the whole list is written anew
     newItems = writeRun(result.messages, 0);
     rewritten = newItems.map((_, k) => k);
@@ -1254,14 +1254,6 @@ function sameJson(a: unknown, b: unknown): boolean {
     size -= 1;
   }
   return size === 0;
-}
-
-/** True when `check` finds a problem in the body's list (not in its other fields, the caller's). */
-function listProblems(provider: ProviderName, body: Record<string, unknown>): boolean {
-  const key = adapterOf(provider).listKey;
-  return listedProblems(provider, body).some(
-    (problem) => problem.path === key || problem.path.startsWith(`${key}[`) || problem.path.startsWith(`${key}.`),
-  );
 }
 
 function emptyReport(): BodyReport {
