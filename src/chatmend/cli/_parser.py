@@ -104,8 +104,7 @@ def command_line() -> argparse.ArgumentParser:
     readable, names, targets = _Listed(_readable), _Listed(_providers), _Listed(_targets)
 
     def command(name: str, help: str, description: str) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, help=help, description=textwrap.fill(description, 100), epilog=epilog,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p = _subcommand(sub, name, help, description, epilog)
         p.add_argument("file", metavar="FILE", help="the session file, or - for stdin"
                        + (" (or a directory: every file under it)" if name == "check" else ""))
         p.add_argument("--from", dest="fmt", metavar="FORMAT", default="auto", choices=readable,
@@ -199,6 +198,14 @@ def command_line() -> argparse.ArgumentParser:
     return parser
 
 
+def _subcommand(sub: Any, name: str, help: str, description: str, epilog: str) -> argparse.ArgumentParser:
+    """A command's parser: its description filled to 100 columns, the exit codes and formats after its options."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name, help=help, description=textwrap.fill(description, 100), epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    return parser
+
+
 def _size(text: str) -> int:
     """A `--max-json-size` value: bytes, or a whole number of K, M or G (KiB, MiB, GiB)."""
     match = re.fullmatch(r"\s*(\d+)\s*([KMG]?)(?:i?B)?\s*", text, flags=re.IGNORECASE)
@@ -234,15 +241,13 @@ def _count(text: str) -> int:
 
 def _proxy_command(sub: Any, epilog: str) -> None:
     """`chatmend proxy`: its options (the defaults are `ProxyConfig`'s, read when the command runs)."""
-    proxy = sub.add_parser(
-        "proxy", help="repair every request in flight: point a client's base URL at it",
-        description=textwrap.fill(
-            "Serve an HTTP proxy that repairs the history of every Anthropic Messages, OpenAI Chat and Responses "
-            "and Gemini request, and of every Bedrock Converse request, in its own format and forwards it to the "
-            "upstream API, streaming the answer back as it comes. Point ANTHROPIC_BASE_URL at http://HOST:PORT, "
-            "OPENAI_BASE_URL at http://HOST:PORT/v1, AWS_ENDPOINT_URL_BEDROCK_RUNTIME at http://HOST:PORT. "
-            "Needs pip install 'chatmend[proxy]'.", 100),
-        epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
+    proxy = _subcommand(
+        sub, "proxy", "repair every request in flight: point a client's base URL at it",
+        "Serve an HTTP proxy that repairs the history of every Anthropic Messages, OpenAI Chat and Responses "
+        "and Gemini request, and of every Bedrock Converse request, in its own format and forwards it to the "
+        "upstream API, streaming the answer back as it comes. Point ANTHROPIC_BASE_URL at http://HOST:PORT, "
+        "OPENAI_BASE_URL at http://HOST:PORT/v1, AWS_ENDPOINT_URL_BEDROCK_RUNTIME at http://HOST:PORT. "
+        "Needs pip install 'chatmend[proxy]'.", epilog)
     proxy.add_argument("--host", help="the address to listen on (default 127.0.0.1: this machine only; any other "
                                       "needs --token)")
     proxy.add_argument("--token", help="a secret every client must send (header x-chatmend-token: TOKEN, or "
@@ -279,18 +284,16 @@ def _proxy_command(sub: Any, epilog: str) -> None:
 
 def _doctor_command(sub: Any, epilog: str) -> None:
     """`chatmend doctor`: its options."""
-    doctor = sub.add_parser(
-        "doctor", help="find every saved session of every agent tool that would be refused, and fix them",
-        description=textwrap.fill(
-            "With no PATH, scan the default locations of every supported tool (Claude Code, honouring "
-            "CLAUDE_CONFIG_DIR; Codex, CODEX_HOME, archived sessions too; Gemini CLI; opencode, OPENCODE_DB and "
-            "XDG_DATA_HOME; and every other registered store), or the PATHs given (files, stores, folders), and "
-            "print a table: tool, session, last modified, status and the problems found. --fix repairs every "
-            "broken session in place after a backup and says how to resume it. A session in use (modified in "
-            "the last minute, held open by another process, or its database locked) is reported and left "
-            "alone unless --force. An empty session file is skipped. "
-            "Exit 1 when a session is still broken (or cannot be read).", 100),
-        epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
+    doctor = _subcommand(
+        sub, "doctor", "find every saved session of every agent tool that would be refused, and fix them",
+        "With no PATH, scan the default locations of every supported tool (Claude Code, honouring "
+        "CLAUDE_CONFIG_DIR; Codex, CODEX_HOME, archived sessions too; Gemini CLI; opencode, OPENCODE_DB and "
+        "XDG_DATA_HOME; and every other registered store), or the PATHs given (files, stores, folders), and "
+        "print a table: tool, session, last modified, status and the problems found. --fix repairs every "
+        "broken session in place after a backup and says how to resume it. A session in use (modified in "
+        "the last minute, held open by another process, or its database locked) is reported and left "
+        "alone unless --force. An empty session file is skipped. "
+        "Exit 1 when a session is still broken (or cannot be read).", epilog)
     doctor.add_argument("paths", metavar="PATH", nargs="*", help="session files, stores or folders to scan "
                                                                   "(default: every tool's own locations)")
     doctor.add_argument("--fix", action="store_true", help="repair every broken session in place, after a backup")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TextIO
 
 from chatmend import RepairResult
@@ -65,41 +65,35 @@ def _report_lines(report: dict[str, Any]) -> list[str]:
         return [f"{report['file']}: nothing to repair ({plural(report['messages'], 'message', 'messages')})",
                 *warnings]
     lines = [f"{report['file']}: repaired ({report['format']})"]
-    moved, interrupted, notes = report["moved"], report["interrupted"], report["notes"]
-    renamed, dropped = report["renamed"], report["dropped"]
-    if moved:
-        lines.append(f"  moved {plural(len(moved), 'result', 'results')} to just after the call: "
-                     + some(f"{m['tool_call_id']} ({m['at']})" for m in moved))
-    if interrupted:
-        lines.append(f"  answered {plural(len(interrupted), 'call', 'calls')} as interrupted: "
-                     + some(f"{c['id']} ({c['name']})" for c in interrupted))
-    if notes:
-        lines.append(f"  turned {plural(len(notes), 'orphan result', 'orphan results')} into "
-                     + ("a user note: " if len(notes) == 1 else "user notes: ")
-                     + some(f"{n['tool_call_id'] or '(empty id)'} ({n['at']})" for n in notes))
-    if renamed:
-        lines.append(f"  renamed {plural(len(renamed), 'id', 'ids')}: "
-                     + some(f"{r['old'] or '(empty)'} -> {r['new']} ({r['at']})" for r in renamed))
-    if dropped:
-        lines.append(f"  dropped {plural(len(dropped), 'placeholder', 'placeholders')}: "
-                     + some(d["at"] for d in dropped))
-    rewritten = report.get("rewritten") or []
-    if rewritten:
-        lines.append(f"  wrote {plural(len(rewritten), 'item', 'items')} anew (every other one as it was): "
-                     + some(rewritten))
-    unsupported = report.get("unsupported") or []
-    if unsupported:
-        lines.append(f"  left out {plural(len(unsupported), 'part', 'parts')} the target cannot carry: "
-                     + some(f"{u['provider']}'s {u['type']!r} ({u['at']})" for u in unsupported))
+    notes = report["notes"]
+    lines += _listed(report["moved"], "moved", ("result", "results"), " to just after the call",
+                     lambda m: f"{m['tool_call_id']} ({m['at']})")
+    lines += _listed(report["interrupted"], "answered", ("call", "calls"), " as interrupted",
+                     lambda c: f"{c['id']} ({c['name']})")
+    lines += _listed(notes, "turned", ("orphan result", "orphan results"),
+                     " into a user note" if len(notes) == 1 else " into user notes",
+                     lambda n: f"{n['tool_call_id'] or '(empty id)'} ({n['at']})")
+    lines += _listed(report["renamed"], "renamed", ("id", "ids"), "",
+                     lambda r: f"{r['old'] or '(empty)'} -> {r['new']} ({r['at']})")
+    lines += _listed(report["dropped"], "dropped", ("placeholder", "placeholders"), "", lambda d: d["at"])
+    lines += _listed(report.get("rewritten") or [], "wrote", ("item", "items"), " anew (every other one as it was)",
+                     str)
+    lines += _listed(report.get("unsupported") or [], "left out", ("part", "parts"), " the target cannot carry",
+                     lambda u: f"{u['provider']}'s {u['type']!r} ({u['at']})")
     lines.extend(f"  {fix}" for fix in report.get("store", []))  # what the session store's writer fixed
-    rejected = report.get("rejected") or []
-    if rejected:
-        lines.append(f"  fixed {plural(len(rejected), 'problem', 'problems')} {report['format']} "
-                     "would reject: " + some(f"{p['code']} at {p['path']}" for p in rejected))
+    lines += _listed(report.get("rejected") or [], "fixed", ("problem", "problems"),
+                     f" {report['format']} would reject", lambda p: f"{p['code']} at {p['path']}")
     lines.extend(warnings)
     if report.get("backup"):
         lines.append(f"  wrote {report['written']} (the original is in {report['backup']})")
     return lines
+
+
+def _listed(items: Sequence[Any], done: str, kind: tuple[str, str], then: str, each: Callable[[Any], str]) -> list[str]:
+    """The line of one kind of change (`  moved 2 results to just after the call: A (line 3), ...`), or none."""
+    if not items:
+        return []
+    return [f"  {done} {plural(len(items), *kind)}{then}: " + some(each(item) for item in items)]
 
 
 def print_report(report: dict[str, Any], style: str, out: TextIO) -> None:
