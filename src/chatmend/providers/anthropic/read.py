@@ -32,10 +32,9 @@ from chatmend.providers.anthropic.wire import (
     IN_MESSAGES,
     PROVIDER_NAME,
     RAW_ARGUMENTS,
-    SYSTEM_CLOSE,
-    SYSTEM_OPEN,
-    THINKING_CLOSE,
-    THINKING_OPEN,
+    SYSTEM_TAGS,
+    THINKING_TAGS,
+    untagged,
 )
 
 ProviderData = dict[str, Any] | None
@@ -44,13 +43,6 @@ _CALL_KEYS = frozenset({"type", "id", "name", "input"})
 _RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
 _DOCUMENT_KEYS = frozenset({"type", "source", "title"})
 _IN_MESSAGES = {PROVIDER_NAME: {IN_MESSAGES: True}}
-
-
-def _unwrap(text: str, opening: str, closing: str) -> str | None:
-    """The text between the tag lines `opening` and `closing`, or None when `text` is not wrapped in them."""
-    if text.startswith(opening) and text.endswith(closing) and len(text) >= len(opening) + len(closing):
-        return text[len(opening): len(text) - len(closing)]
-    return None
 
 
 def _extra(block: Mapping[str, Any], named: frozenset[str]) -> ProviderData:
@@ -105,7 +97,7 @@ def read_message(item: Any, names: dict[str, str]) -> list[ChatMessage]:
     if role != "user":
         raise ReadError(f"unsupported role {brief(role)}; expected user, assistant or system", path="role")
     if isinstance(content, str):
-        inner = _unwrap(content, SYSTEM_OPEN, SYSTEM_CLOSE)
+        inner = untagged(content, SYSTEM_TAGS)
         return [_message(role="system" if inner is not None else "user",
                          content=inner if inner is not None else content)]
     out: list[ChatMessage] = []
@@ -131,7 +123,7 @@ def _user_group(parts: list[Part], *, stored: bool = False) -> ChatMessage:
     shape = plainest_content if stored else tuple
     first = parts[0] if parts else None
     if isinstance(first, TextPart) and first.provider_data is None:
-        inner = _unwrap(first.text, SYSTEM_OPEN, SYSTEM_CLOSE)
+        inner = untagged(first.text, SYSTEM_TAGS)
         if inner is not None:
             return _message(role="system", content=shape((TextPart(text=inner), *parts[1:])))
     return _message(role="user", content=shape(parts))
@@ -202,7 +194,7 @@ def _read_reply_block(block: Any, parts: list[Part], calls: list[ToolCall]) -> b
                                   provider_data=_extra(block, _REDACTED_KEYS) if len(block) > 2 else None))
     else:
         part = _read_part(block)
-        inner = _unwrap(part.text, THINKING_OPEN, THINKING_CLOSE) if isinstance(
+        inner = untagged(part.text, THINKING_TAGS) if isinstance(
             part, TextPart) and part.provider_data is None else None
         parts.append(ThinkingPart(text=inner) if inner is not None else part)
     return False

@@ -18,10 +18,11 @@ TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")  # AN8
 """The tool names the API accepts (AN8)."""
 THINKING = ("thinking", "redacted_thinking")
 """The block types of thinking."""
-THINKING_OPEN, THINKING_CLOSE = "<thinking>\n", "\n</thinking>"
-"""The tags around thinking sent as text (another provider's, or unsigned)."""
-SYSTEM_OPEN, SYSTEM_CLOSE = "<system>\n", "\n</system>"
-"""The tags around a later system message sent as user text."""
+THINKING_TAGS = ("<thinking>\n", "\n</thinking>")
+"""The tag lines around thinking sent as text (another provider's, or unsigned), here and on Bedrock (whose Claude
+models read them as Anthropic's do)."""
+SYSTEM_TAGS = ("<system>\n", "\n</system>")
+"""The tag lines around a later system message sent as user text, here and on Bedrock."""
 SIGNED_THINKING = THINKING
 """The same (a tuple: a native block's `type` may be any JSON value, a list too, which a set cannot look up)."""
 IN_MESSAGES = "in_messages"
@@ -29,3 +30,16 @@ IN_MESSAGES = "in_messages"
 (Claude Code 2.1.3xx sends them): it is written back there, in place, not into the top-level `system`."""
 DOCUMENT_MEDIA_TYPES = {"base64": "application/pdf", "text": "text/plain"}
 """A document source's `type` -> the one media type it takes (a url source is a PDF's, a file source any)."""
+
+
+def tagged(text: str, tags: tuple[str, str]) -> str:
+    """`text` between the tag lines `tags`."""
+    return tags[0] + text + tags[1]
+
+
+def untagged(text: str, tags: tuple[str, str]) -> str | None:
+    """The text between the tag lines `tags`, or None when `text` is not wrapped in them."""
+    opening, closing = tags
+    if text.startswith(opening) and text.endswith(closing) and len(text) >= len(opening) + len(closing):
+        return text[len(opening): len(text) - len(closing)]
+    return None

@@ -16,10 +16,9 @@ from chatmend.providers.anthropic.wire import (
     PROVIDER_NAME,
     RAW_ARGUMENTS,
     SIGNED_THINKING,
-    SYSTEM_CLOSE,
-    SYSTEM_OPEN,
-    THINKING_CLOSE,
-    THINKING_OPEN,
+    SYSTEM_TAGS,
+    THINKING_TAGS,
+    tagged,
 )
 from chatmend.providers.base import IdAssigner, parse_data_url
 from chatmend.providers.body import Dropped
@@ -134,7 +133,7 @@ def _content_blocks(parts: Sequence[Part]) -> list[Block]:
         elif isinstance(part, FilePart):
             blocks.append(_document(part))
         elif not _blank(part.text):
-            blocks.append(_text(THINKING_OPEN + part.text + THINKING_CLOSE))
+            blocks.append(_text(tagged(part.text, THINKING_TAGS)))
     return blocks
 
 
@@ -309,10 +308,10 @@ class _Writer:
             return
         if isinstance(content, str):
             if not _blank(content):
-                self.emit_user(SYSTEM_OPEN + content + SYSTEM_CLOSE)
+                self.emit_user(tagged(content, SYSTEM_TAGS))
             return
         text = "\n".join(p.text for p in content if isinstance(p, TextPart))
-        blocks = [_text(SYSTEM_OPEN + text + SYSTEM_CLOSE)] if not _blank(text) else []
+        blocks = [_text(tagged(text, SYSTEM_TAGS))] if not _blank(text) else []
         blocks.extend(_content_blocks([p for p in content if not isinstance(p, (TextPart, ThinkingPart))]))
         if blocks:
             self.emit_user(blocks)
@@ -346,7 +345,7 @@ class _Writer:
                         blocks.append(signed)
                         has_thinking = True
                     elif not _blank(part.text):  # another provider's thinking: its text only
-                        blocks.append(_text(THINKING_OPEN + part.text + THINKING_CLOSE))
+                        blocks.append(_text(tagged(part.text, THINKING_TAGS)))
         if has_thinking:
             blocks = self.place_thinking(blocks, i, bool(calls), bool(media))
         if calls:

@@ -9,24 +9,14 @@ from typing import Any
 
 from chatmend.exceptions import HistoryError, ReadError, error_context, validation_reason
 from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, ToolCall
+from chatmend.providers.anthropic.wire import SYSTEM_TAGS, THINKING_TAGS, untagged
 from chatmend.providers.bedrock.wire import (
     MEDIA_KINDS,
     PROVIDER_NAME,
     RAW_ARGUMENTS,
-    SYSTEM_CLOSE,
-    SYSTEM_OPEN,
-    THINKING_CLOSE,
-    THINKING_OPEN,
     media_type_of,
 )
 from chatmend.providers.bedrock.write import JSON_TEXT
-
-
-def _unwrap(text: str, opening: str, closing: str) -> str | None:
-    """The text between the tag lines, or None when `text` is not wrapped in them."""
-    if text.startswith(opening) and text.endswith(closing) and len(text) >= len(opening) + len(closing):
-        return text[len(opening): len(text) - len(closing)]
-    return None
 
 
 def _message(**fields: Any) -> ChatMessage:
@@ -93,7 +83,7 @@ def _user_part(block: Any, j: int) -> Part:
     if len(block) == 1:
         (kind, value), = block.items()
         if kind == "text" and isinstance(value, str):
-            inner = _unwrap(value, THINKING_OPEN, THINKING_CLOSE)
+            inner = untagged(value, THINKING_TAGS)
             return ThinkingPart(text=inner) if inner is not None else TextPart(text=value)
         if kind in MEDIA_KINDS:
             return _media(kind, value, block)
@@ -209,7 +199,7 @@ def read_user(content: Any) -> list[ChatMessage]:
             out.append(_result(block["toolResult"], j))
             continue
         part = _user_part(block, j)
-        inner = _unwrap(part.text, SYSTEM_OPEN, SYSTEM_CLOSE) if type(part) is TextPart else None
+        inner = untagged(part.text, SYSTEM_TAGS) if type(part) is TextPart else None
         if inner is not None:
             close()
             out.append(_message(role="system", content=inner))

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from chatmend.planner import CALLS, OTHER, REPLY, RESULT, Stubs
-from chatmend.providers.bedrock.wire import ASSISTANT_FILLER, SYSTEM_OPEN, THINKING_OPEN, USER_FILLER
+from chatmend.providers.anthropic.wire import SYSTEM_TAGS, THINKING_TAGS
+from chatmend.providers.bedrock.wire import ASSISTANT_FILLER, USER_FILLER
 
 __all__ = ["stubs"]
 
@@ -86,7 +87,7 @@ def _call_ids(content: list[Any]) -> tuple[str, ...] | None:
 def _plain_text(text: Any) -> bool:
     """Text that is read as the text it is: not blank (BR8), no tags, no filler."""
     return type(text) is str and bool(text) and not text.isspace() and not text.startswith(
-        (SYSTEM_OPEN, THINKING_OPEN)) and text not in (USER_FILLER, ASSISTANT_FILLER)
+        (SYSTEM_TAGS[0], THINKING_TAGS[0])) and text not in (USER_FILLER, ASSISTANT_FILLER)
 
 
 def _text_blocks(content: Any) -> bool:

@@ -54,10 +54,6 @@ def media_type_of(kind: str, fmt: str) -> str:
     return f"{kind}/{fmt}"
 
 
-THINKING_OPEN, THINKING_CLOSE = "<thinking>\n", "\n</thinking>"
-"""The tags around thinking sent as text (another provider's: its signature is not Bedrock's)."""
-SYSTEM_OPEN, SYSTEM_CLOSE = "<system>\n", "\n</system>"
-"""The tags around a later system message sent as user text (`system` is top-level only)."""
 USER_FILLER = "Continue."
 """BR3/BR4: the user turn put before an assistant turn that would open the body or follow another assistant turn."""
 ASSISTANT_FILLER = "(no text)"

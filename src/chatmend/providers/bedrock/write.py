@@ -10,6 +10,7 @@ from typing import Any
 from chatmend._json import copy_json
 from chatmend.exceptions import UnsupportedError
 from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, ToolCall
+from chatmend.providers.anthropic.wire import SYSTEM_TAGS, THINKING_TAGS, tagged
 from chatmend.providers.base import IdAssigner, parse_data_url
 from chatmend.providers.bedrock.wire import (
     ASSISTANT_FILLER,
@@ -19,10 +20,6 @@ from chatmend.providers.bedrock.wire import (
     IMAGE_FORMATS,
     PROVIDER_NAME,
     RAW_ARGUMENTS,
-    SYSTEM_CLOSE,
-    SYSTEM_OPEN,
-    THINKING_CLOSE,
-    THINKING_OPEN,
     USER_FILLER,
     VIDEO_FORMATS,
 )
@@ -146,7 +143,7 @@ def _content_blocks(parts: Sequence[Part]) -> list[Block]:
         elif isinstance(part, NativePart):
             blocks.append(part.data)  # Bedrock's own block, verbatim (another's never reaches the writer)
         elif not _blank(part.text):
-            blocks.append({"text": THINKING_OPEN + part.text + THINKING_CLOSE})
+            blocks.append({"text": tagged(part.text, THINKING_TAGS)})
     return blocks
 
 
@@ -245,7 +242,7 @@ class _Writer:
         """A later system message as user text in place, tagged so the model knows whose words these are."""
         content = message.content
         text = content if isinstance(content, str) else "\n".join(p.text for p in content if isinstance(p, TextPart))
-        blocks = [] if _blank(text) else [{"text": SYSTEM_OPEN + text + SYSTEM_CLOSE}]
+        blocks = [] if _blank(text) else [{"text": tagged(text, SYSTEM_TAGS)}]
         if not isinstance(content, str):
             blocks.extend(_content_blocks([p for p in content if not isinstance(p, TextPart)]))
         self.user(blocks)
@@ -269,7 +266,7 @@ class _Writer:
                     if signed is not None:
                         blocks.append(signed)
                     elif not _blank(part.text):  # another provider's thinking: its text only
-                        blocks.append({"text": THINKING_OPEN + part.text + THINKING_CLOSE})
+                        blocks.append({"text": tagged(part.text, THINKING_TAGS)})
                 elif isinstance(part, NativePart):
                     blocks.append(part.data)
                 else:  # images and files go in user turns only: after the results
