@@ -706,82 +706,104 @@ function checkGemini(body: Dict, contents: Item[], report: Report): void {
   }
   if (contents.length === 0) add("GE6", "contents", "* GenerateContentRequest.contents: contents is not specified");
   const model = typeof body.model === "string" && body.model ? body.model : null;
-  const turns: GeminiTurn[] = contents.map((content: Dict, i) => {
-    // (the Developer API defaults a missing role to user)
-    // (a turn without calls or without responses shares NO_IDS: no lists built for them)
-    const turn: GeminiTurn = {
-      role: content.role ?? "user",
-      calls: NO_IDS,
-      firstName: "",
-      firstSigned: false,
-      responses: NO_IDS,
-      standard: false,
-    };
-    let calls: (string | null)[] | null = null;
-    let responses: (string | null)[] | null = null;
-    const parts = content.parts as Dict[];
-    for (let j = 0; j < parts.length; j++) {
-      const part = parts[j] as Dict;
-      const call = part.functionCall as Dict | undefined;
-      const response = part.functionResponse as Dict | undefined;
-      if (call) {
-        if (calls === null) {
-          calls = [];
-          turn.calls = calls;
-          turn.firstName = String(call.name || "");
-          turn.firstSigned = part.thoughtSignature !== undefined && part.thoughtSignature !== null;
-        }
-        calls.push(typeof call.id === "string" && call.id ? call.id : null);
-      }
-      if (response) {
-        const inner = response.parts;
-        if (Array.isArray(inner) && inner.length > 0 && model !== null && !isGemini3(model)) {
-          // GE10: media in a function response only from Gemini 3 on
+  if (model !== null && !isGemini3(model)) {
+    // GE10: media in a function response only from Gemini 3 on
+    contents.forEach((content: Dict, i) => {
+      (content.parts as Dict[]).forEach((part, j) => {
+        const inner = (part.functionResponse as Dict | undefined)?.parts;
+        if (Array.isArray(inner) && inner.length > 0) {
           add("GE10", `contents[${i}].parts[${j}].functionResponse.parts`,
             `Multimodal function response parts are not supported by model ${model}.`);
         }
-        if (responses === null) {
-          responses = [];
-          turn.responses = responses;
-        }
-        responses.push(typeof response.id === "string" && response.id ? response.id : null);
-      } else turn.standard = true;
-    }
-    return turn;
-  });
-  turns.forEach((turn, i) => {
-    const before = i > 0 ? (turns[i - 1] as GeminiTurn) : null;
-    if (turn.calls.length > 0) {
-      if (before === null || before.role !== "user") {
-        add("GE2", `contents[${i}]`, "Please ensure that function call turn comes immediately after a user turn or after a " +
-          "function response turn.");
-      }
-      const after = turns[i + 1];
-      if (after === undefined || after.responses.length === 0) add("GE1", after ? `contents[${i + 1}]` : `contents[${i}]`, GE1);
-    }
-    if (turn.responses.length > 0) {
-      if (before === null || before.calls.length === 0) {
-        add("GE3", `contents[${i}]`, "Please ensure that function response turn comes immediately after a function call turn.");
-      } else if (turn.responses.length !== before.calls.length) {
-        add("GE1", `contents[${i}]`, GE1);
-      } else if (before.calls.every(Boolean) && turn.responses.every(Boolean)) {
-        // ids pair calls and responses only when both sides carry them; otherwise order does
-        const ids = new Set(before.calls);
-        const answered = new Set(turn.responses);
-        const paired = ids.size === before.calls.length && ids.size === answered.size && [...ids].every((id) => answered.has(id));
-        if (!paired) add("GE1", `contents[${i}]`, `${GE1} Function response ids must match the function call ids of that turn.`);
-      }
-    }
-  });
+      });
+    });
+  }
+  // GE1-GE3, each turn judged once the turn after it is read (one walk: a caller asking whether the list holds a
+  // problem stops at the first)
+  let before: GeminiTurn | null = null;
+  let turn: GeminiTurn | null = null;
+  let unsigned: [number, string][] = []; // GE4: each call turn without a signature since the last user turn of words
+  for (let i = 0; i <= contents.length; i++) {
+    const after = i < contents.length ? geminiTurn(contents[i] as Dict) : undefined;
+    if (turn !== null) judgeTurn(turn, before, after, i - 1, add);
+    if (after === undefined) break;
+    if (after.role === "user" && after.standard) unsigned = [];
+    else if (after.role === "model" && after.calls.length > 0 && !after.firstSigned) unsigned.push([i, after.firstName]);
+    before = turn;
+    turn = after;
+  }
   if (isGemini3(body.model)) {
     // GE4: the first call of each step of the current turn (since the last user turn of words) carries its signature
-    let start = 0;
-    turns.forEach((turn, i) => {
-      if (turn.role === "user" && turn.standard) start = i;
-    });
-    for (let i = start; i < turns.length; i++) {
-      const turn = turns[i] as GeminiTurn;
-      if (turn.role === "model" && turn.calls.length > 0 && !turn.firstSigned) add("GE4", `contents[${i}]`, GE4(turn.firstName, i));
+    for (const [i, name] of unsigned) add("GE4", `contents[${i}]`, GE4(name, i));
+  }
+}
+
+/** What the turn rules read of a content (a turn without calls or without responses shares NO_IDS: no lists built
+ * for them). */
+function geminiTurn(content: Dict): GeminiTurn {
+  // (the Developer API defaults a missing role to user)
+  const turn: GeminiTurn = {
+    role: content.role ?? "user",
+    calls: NO_IDS,
+    firstName: "",
+    firstSigned: false,
+    responses: NO_IDS,
+    standard: false,
+  };
+  let calls: (string | null)[] | null = null;
+  let responses: (string | null)[] | null = null;
+  const parts = content.parts as Dict[];
+  for (let j = 0; j < parts.length; j++) {
+    const part = parts[j] as Dict;
+    const call = part.functionCall as Dict | undefined;
+    const response = part.functionResponse as Dict | undefined;
+    if (call) {
+      if (calls === null) {
+        calls = [];
+        turn.calls = calls;
+        turn.firstName = String(call.name || "");
+        turn.firstSigned = part.thoughtSignature !== undefined && part.thoughtSignature !== null;
+      }
+      calls.push(typeof call.id === "string" && call.id ? call.id : null);
+    }
+    if (response) {
+      if (responses === null) {
+        responses = [];
+        turn.responses = responses;
+      }
+      responses.push(typeof response.id === "string" && response.id ? response.id : null);
+    } else turn.standard = true;
+  }
+  return turn;
+}
+
+/** GE1-GE3 of the turn at `i`: a call turn after a user turn and answered by the next; a response turn after a
+ * call turn, one response per call. */
+function judgeTurn(
+  turn: GeminiTurn,
+  before: GeminiTurn | null,
+  after: GeminiTurn | undefined,
+  i: number,
+  add: (code: string, path: string, message: string) => void,
+): void {
+  if (turn.calls.length > 0) {
+    if (before === null || before.role !== "user") {
+      add("GE2", `contents[${i}]`, "Please ensure that function call turn comes immediately after a user turn or after a " +
+        "function response turn.");
+    }
+    if (after === undefined || after.responses.length === 0) add("GE1", after ? `contents[${i + 1}]` : `contents[${i}]`, GE1);
+  }
+  if (turn.responses.length > 0) {
+    if (before === null || before.calls.length === 0) {
+      add("GE3", `contents[${i}]`, "Please ensure that function response turn comes immediately after a function call turn.");
+    } else if (turn.responses.length !== before.calls.length) {
+      add("GE1", `contents[${i}]`, GE1);
+    } else if (before.calls.every(Boolean) && turn.responses.every(Boolean)) {
+      // ids pair calls and responses only when both sides carry them; otherwise order does
+      const ids = new Set(before.calls);
+      const answered = new Set(turn.responses);
+      const paired = ids.size === before.calls.length && ids.size === answered.size && [...ids].every((id) => answered.has(id));
+      if (!paired) add("GE1", `contents[${i}]`, `${GE1} Function response ids must match the function call ids of that turn.`);
     }
   }
 }
