@@ -561,7 +561,7 @@ const openaiResponses: Adapter = {
         starts.push(kinds.length - 1);
         calls.push(callId as string);
         kinds[kinds.length - 1] = CALLS; // (a reply that said something first: its calls join its message)
-        refs[refs.length - 1] = [...calls];
+        refs[refs.length - 1] = calls; // (the turn's own list, which grows with its calls until the turn ends)
         continue;
       }
       if (isClientOutput(item)) {
@@ -977,9 +977,9 @@ const UNSAFE_ID_CHAR = /[^a-zA-Z0-9_-]/gu;
 /** True when every final id is a wire id as it is (1 to `idMaxLength` characters of `idAlphabet`). */
 function idsFit(adapter: Adapter, finalIds: readonly string[]): boolean {
   const limit = adapter.idMaxLength;
-  return finalIds.every(
-    (id) => id.length > 0 && (limit === null || codePoints(id) <= limit) && (adapter.idAlphabet?.test(id) ?? true),
-  );
+  // (an id of at most `limit` UTF-16 units has at most `limit` code points: only a longer one is counted)
+  const fits = (id: string) => limit === null || id.length <= limit || codePoints(id) <= limit;
+  return finalIds.every((id) => id.length > 0 && fits(id) && (adapter.idAlphabet?.test(id) ?? true));
 }
 
 /**
