@@ -3,10 +3,11 @@
 // JSON.stringify of the same input (the target: at most that floor), and pi's repair (transformMessages of
 // @earendil-works/pi-ai, exported as its api/transform-messages module) on the same history where installed.
 //
-//   cd js && npm run build && (cd bench && npm ci) && node bench/bench.mjs [--runs 15]
+//   cd js && npm run build && (cd bench && npm ci) && node bench/bench.mjs [--runs 15] [--warm-ms 500]
 //
 // The workloads are the Python bench's (bench/workloads.py), written by dump_workloads.py. Each figure is the
-// median of `--runs` timed runs after five warm-up runs, in one process.
+// median of `--runs` timed runs, in one process, after warm-up runs for `--warm-ms` milliseconds (500; five runs at
+// least): the JIT's optimized code is timed, as the floor's is JSON's native code.
 
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -16,9 +17,12 @@ const HERE = fileURLToPath(new URL(".", import.meta.url));
 const PYTHON = fileURLToPath(new URL("../../.venv/bin/python", import.meta.url));
 const runsAt = process.argv.indexOf("--runs");
 const RUNS = runsAt > 0 ? Number(process.argv[runsAt + 1]) : 15;
+const warmAt = process.argv.indexOf("--warm-ms");
+const WARM_MS = warmAt > 0 ? Number(process.argv[warmAt + 1]) : 500;
 
 function median(fn) {
-  for (let k = 0; k < 5; k++) fn();
+  const warmUntil = performance.now() + WARM_MS;
+  for (let k = 0; k < 5 || performance.now() < warmUntil; k++) fn();
   const times = [];
   for (let k = 0; k < RUNS; k++) {
     const start = performance.now();
@@ -54,7 +58,7 @@ function asPi(history) {
 const workloads = JSON.parse(
   execFileSync(PYTHON, [`${HERE}dump_workloads.py`], { encoding: "utf8", maxBuffer: 1 << 28 }),
 );
-console.log(`node ${process.version}, median of ${RUNS} runs\n`);
+console.log(`node ${process.version}, median of ${RUNS} runs after ${WARM_MS} ms of warm-up runs\n`);
 
 const history = workloads.history_20k;
 const historyText = JSON.stringify(history);
