@@ -17,7 +17,7 @@ from chatmend import ChatMessage, RepairResult
 from chatmend import _json as strict_json
 from chatmend.files.io import MAX_JSON_SIZE, InputError, bounded_lines, decoded_lines, joined, open_input
 from chatmend.files.session import Session
-from chatmend.transcripts._records import Record, TranscriptFormat
+from chatmend.transcripts._records import Record, TranscriptFormat, as_read_only
 
 __all__ = ["DocumentFormat", "ListText", "item_records", "list_text", "read_json"]
 
@@ -182,9 +182,7 @@ class DocumentFormat(TranscriptFormat):
         return session
 
     def _write_unrepaired(self, messages: Sequence[ChatMessage]) -> Iterator[str]:
-        if list(messages) != self.messages:
-            raise InputError(f"a {self.name} session can only be written back from itself; "
-                             "use --to chatmend or a provider")
+        as_read_only(self.name, messages, self.messages)
         yield self.found.text
 
     def is_result(self, block: Any) -> bool:

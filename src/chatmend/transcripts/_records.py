@@ -139,6 +139,31 @@ def parse_records(lines: Iterable[str], *, what: str, warnings: list[str] | None
     return records
 
 
+def as_read_only(name: str, messages: Iterable[ChatMessage], read: Sequence[ChatMessage]) -> None:
+    """A store's file is written back unrepaired only from the history read from it (its records hold no other):
+    an InputError for another history."""
+    if list(messages) != list(read):
+        raise InputError(f"a {name} session can only be written back from itself; use --to chatmend or a provider")
+
+
+_CHANGES = {"moved": "moved", "renamed": "renamed", "dropped": "dropped", "notes": "orphan results",
+            "interrupted": "answered calls", "stripped": "answered calls"}
+"""A RepairResult's kinds of change, in the words a refusal names them with."""
+
+
+def writable_repair(messages: Sequence[ChatMessage], is_read_only: IsReadOnly | None, refused: Sequence[str],
+                    into: str) -> RepairResult:
+    """`repair_history` for a store that has no place for some kinds of change (`refused`: RepairResult's fields,
+    `moved`, `notes`...): a HistoryError when the repair makes one (`into`: where it would have been written)."""
+    result = repair_history(messages, is_read_only=is_read_only)
+    if any(getattr(result, kind) for kind in refused):
+        *most, last = dict.fromkeys(_CHANGES[kind] for kind in refused)
+        named = f"{', '.join(most)} or {last}" if most else last
+        raise HistoryError(f"this repair ({named}) cannot be written {into}; write it with --to chatmend or a "
+                           "provider")
+    return result
+
+
 def expect(record: Record, path: str, value: object, types: tuple[type, ...], expected: str) -> None:
     """A field the reader cannot take (a list for a call's input) as an InputError naming its line and path in
     the record, what was expected there and what was found."""
@@ -293,9 +318,7 @@ class TranscriptFormat(ABC):
 
     def _write_unrepaired(self, messages: Sequence[ChatMessage]) -> Iterator[str]:
         """Write back as read: only possible for the history this transcript holds."""
-        if list(messages) != self.messages:
-            raise InputError(f"a {self.name} transcript can only be written back from itself; "
-                             "use --to chatmend or a provider")
+        as_read_only(self.name, messages, self.messages)
         yield self.records[0].before
         for record in self.records:
             yield record.raw + record.end + record.after

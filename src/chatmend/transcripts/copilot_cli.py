@@ -31,12 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chatmend import ChatMessage, HistoryError, RepairResult, repair_history
+from chatmend import ChatMessage, RepairResult
 from chatmend.files.io import InputError, first_line
 from chatmend.files.session import Session
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._records import (
     Record,
+    as_read_only,
     compact_json,
     errors_at_line,
     expect,
@@ -45,6 +46,7 @@ from chatmend.transcripts._records import (
     parse_records,
     read_call,
     tool_locations,
+    writable_repair,
 )
 
 __all__ = ["NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command", "session_id"]
@@ -235,17 +237,13 @@ class CopilotCli:
                        fixes=self.fixes)
 
     def _write_unrepaired(self, messages: Iterable[ChatMessage]) -> Iterator[str]:
-        if list(messages) != self.messages:
-            raise InputError(f"a {NAME} session can only be written back from itself; use --to chatmend or a "
-                             "provider")
+        as_read_only(NAME, messages, self.messages)
         return self._lines([])
 
     def _repair(self, is_read_only: IsReadOnly | None) -> tuple[RepairResult, Iterator[str]]:
         self.fixes.clear()
-        result = repair_history(self.messages, is_read_only=is_read_only)
-        if result.moved or result.dropped or result.renamed or result.notes:
-            raise HistoryError("this repair (moved, dropped, renamed or orphan results) cannot be written into a "
-                               "Copilot CLI session yet; write it with --to chatmend or a provider")
+        result = writable_repair(self.messages, is_read_only, ("moved", "dropped", "renamed", "notes"),
+                                 "into a Copilot CLI session yet")
         answers = []
         for message, origin in zip(result.messages, result.origins()):
             if origin.kind == "synthetic":

@@ -29,10 +29,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, ThinkingPart, ToolCall, repair_history
+from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, ThinkingPart, ToolCall
 from chatmend.files.io import InputError, json_kind
 from chatmend.messages import Part
 from chatmend.repair import IsReadOnly
+from chatmend.transcripts._records import writable_repair
 from chatmend.transcripts._sqlite import RowInsert, RowUpdate, SqliteStore, checked, stored_json
 from chatmend.transcripts._stores import StoredSession, WriteBack, data_home, existing_files, register, store_session
 
@@ -189,10 +190,8 @@ class _Reader:
             raise InputError(f"{row.where}: role: expected 'user', 'assistant' or 'tool', got {role!r}")
 
     def repair(self, session_id: str, is_read_only: IsReadOnly | None) -> tuple[RepairResult, WriteBack]:
-        result = repair_history(self.messages, is_read_only=is_read_only)
-        if result.moved or result.notes or result.dropped or result.renamed:
-            raise HistoryError("this repair (moved, renamed, dropped or orphan results) cannot be written back "
-                               "into a Crush session; write it with --to chatmend or a provider")
+        result = writable_repair(self.messages, is_read_only, ("moved", "renamed", "dropped", "notes"),
+                                 "back into a Crush session")
         added: dict[int, list[tuple[int, dict[str, Any]]]] = {}  # assistant row index -> (call index, part)
         for message, found in zip(result.messages, result.origins()):
             if found.kind != "synthetic":

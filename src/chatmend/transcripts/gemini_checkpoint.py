@@ -25,6 +25,7 @@ from chatmend.files.io import InputError
 from chatmend.files.session import InFormat, Session
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._document import ListText, list_text
+from chatmend.transcripts._records import as_read_only
 
 __all__ = ["NAME", "TOOL", "default_locations", "holds_session", "is_session_file", "read_document",
            "resume_command"]
@@ -101,8 +102,7 @@ def read_document(value: Any, text: str) -> Session:
     session = read_provider("gemini", items, shape="list", locations=locations)
 
     def write(messages: Any) -> Iterator[str]:
-        if list(messages) != session.messages:
-            raise InputError(f"a {NAME} can only be written back from itself; use --to chatmend or a provider")
+        as_read_only(NAME, messages, session.messages)
         yield text
 
     def repair_in_format(is_read_only: IsReadOnly | None) -> InFormat:

@@ -20,12 +20,19 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from chatmend import ChatMessage, HistoryError, RepairResult, ToolCall, repair_history
+from chatmend import ChatMessage, HistoryError, RepairResult, ToolCall
 from chatmend.files.io import InputError
 from chatmend.files.session import Session
 from chatmend.providers.words import provider_words
 from chatmend.repair import IsReadOnly
-from chatmend.transcripts._records import Record, compact_json, joined_text, parse_records
+from chatmend.transcripts._records import (
+    Record,
+    as_read_only,
+    compact_json,
+    joined_text,
+    parse_records,
+    writable_repair,
+)
 
 __all__ = ["NAME", "holds_session", "read", "read_document"]
 
@@ -241,16 +248,12 @@ class GeminiCli:
                        fixes=self.fixes, problems=self.problems)
 
     def _write_unrepaired(self, messages: Iterable[ChatMessage]) -> Iterator[str]:
-        if list(messages) != self.messages:
-            raise InputError(f"a {NAME} session can only be written back from itself; use --to chatmend or a "
-                             "provider")
+        as_read_only(NAME, messages, self.messages)
         return self._lines({}, set())
 
     def _repair(self, is_read_only: IsReadOnly | None) -> tuple[RepairResult, Iterator[str]]:
-        result = repair_history(self.messages, is_read_only=is_read_only)
-        if result.moved or result.dropped or result.renamed:
-            raise HistoryError("this repair (moved, dropped or renamed results) cannot be written back into a "
-                               "Gemini CLI session yet; write it with --to chatmend or a provider")
+        result = writable_repair(self.messages, is_read_only, ("moved", "dropped", "renamed"),
+                                 "back into a Gemini CLI session yet")
         changed: dict[int, dict[str, Any]] = {}
         for message, origin in zip(result.messages, result.origins()):
             if origin.kind == "synthetic":

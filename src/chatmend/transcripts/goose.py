@@ -24,8 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, ToolCall, repair_history
+from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, ToolCall
 from chatmend.repair import IsReadOnly
+from chatmend.transcripts._records import writable_repair
 from chatmend.transcripts._sqlite import RowInsert, RowUpdate, SqliteStore, checked, sql_timestamp, stored_json
 from chatmend.transcripts._stores import StoredSession, WriteBack, data_home, existing_files, register, store_session
 
@@ -135,10 +136,8 @@ class GooseDatabase(SqliteStore):
         session = store_session(NAME, provider, messages, where)
 
         def repair(is_read_only: IsReadOnly | None) -> tuple[RepairResult, WriteBack]:
-            result = repair_history(messages, is_read_only=is_read_only)
-            if result.moved or result.notes or result.dropped or result.renamed:
-                raise HistoryError("this repair (moved, renamed, dropped or orphan results) cannot be written back "
-                                   "into a Goose session; write it with --to chatmend or a provider")
+            result = writable_repair(messages, is_read_only, ("moved", "renamed", "dropped", "notes"),
+                                     "back into a Goose session")
             added: dict[int, list[tuple[int, int, Any]]] = {}  # row index -> (message, call index, response)
             for message, found in zip(result.messages, result.origins()):
                 if found.kind != "synthetic":

@@ -23,10 +23,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, ToolCall, repair_history
+from chatmend import ChatMessage, RepairResult, TextPart, ToolCall
 from chatmend.files.io import InputError, atomic_write, json_kind, write_backup
 from chatmend.repair import IsReadOnly
-from chatmend.transcripts._records import joined_text
+from chatmend.transcripts._records import joined_text, writable_repair
 from chatmend.transcripts._sqlite import RowsAsRead, RowUpdate, SqliteStore, checked, stored_json
 from chatmend.transcripts._stores import (
     Store,
@@ -146,10 +146,8 @@ class _Reader:
 
     def repair(self, is_read_only: IsReadOnly | None) -> tuple[RepairResult, list[tuple[_Part, dict[str, Any]]]]:
         """The repair, and each tool part it changes with its new data."""
-        result = repair_history(self.messages, is_read_only=is_read_only)
-        if result.moved or result.notes or result.dropped:
-            raise HistoryError("this repair (moved, dropped or orphan results) cannot be written back into an "
-                               "opencode session; write it with --to chatmend or a provider")
+        result = writable_repair(self.messages, is_read_only, ("moved", "dropped", "notes"),
+                                 "back into an opencode session")
         changed: dict[str, tuple[_Part, dict[str, Any]]] = {}
 
         def data_of(part: _Part) -> dict[str, Any]:

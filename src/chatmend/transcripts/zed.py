@@ -30,10 +30,11 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, ClassVar
 
-from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, ThinkingPart, ToolCall, repair_history
+from chatmend import ChatMessage, RepairResult, TextPart, ThinkingPart, ToolCall
 from chatmend.files.io import InputError, json_kind
 from chatmend.messages import Part, text_of
 from chatmend.repair import IsReadOnly
+from chatmend.transcripts._records import writable_repair
 from chatmend.transcripts._sqlite import RowUpdate, SqliteStore, checked, stored_json
 from chatmend.transcripts._stores import (
     StoredSession,
@@ -196,10 +197,8 @@ class _Reader:
 
     def repair(self, raw: bytes, data_type: str,
                is_read_only: IsReadOnly | None) -> tuple[RepairResult, WriteBack]:
-        result = repair_history(self.messages, is_read_only=is_read_only)
-        if result.moved or result.dropped or result.renamed or result.interrupted or result.stripped:
-            raise HistoryError("this repair (moved, renamed, dropped or answered calls) cannot be written back "
-                               "into a Zed thread; write it with --to chatmend or a provider")
+        result = writable_repair(self.messages, is_read_only,
+                                 ("moved", "renamed", "dropped", "interrupted", "stripped"), "back into a Zed thread")
         if not result.changed:
             return result, WriteBack()
         notes: dict[int, list[tuple[str, str]]] = {}  # agent message index -> (result key, note text)
