@@ -196,7 +196,7 @@ class CheckContext:
 
 class Provider(ABC):
     """One provider's wire format. Subclasses set the flags and declarations, and implement the hooks
-    (`_write_body`, `_check`, `_create`) and the readers (`from_request`, `from_response`)."""
+    (`_write_body`, `_check`, `_create`) and the readers (`_read_groups` or `from_request`, `from_response`)."""
 
     name: ClassVar[str]
     """The registry name, equal to the module name (`openai_chat`, `anthropic`, ...)."""
@@ -423,10 +423,24 @@ class Provider(ABC):
         make, allowed = _id_rule(limit, alphabet)
         return wire_ids(make, final_ids, limit, allowed)
 
-    @abstractmethod
     def from_request(self, data: Mapping[str, Any] | Sequence[Any]) -> list[ChatMessage]:
         """A neutral history from a saved request body (or just its message list); the items may be the official
-        SDK's own objects (read as their `model_dump`, `_plain_request`)."""
+        SDK's own objects (read as their `model_dump`, `_plain_request`).
+
+        Template: a body's own system text (`_read_system`), then each item's messages (`_read_groups`); an adapter
+        whose reader takes the list as a whole, or reads it otherwise than `repair_body` does, overrides it."""
+        with error_context(provider=self.name):
+            items = messages_of(data)
+            system = self._read_system(data) if isinstance(data, Mapping) else []
+        groups = self._read_groups(items)
+        if groups is None:
+            raise NotImplementedError(f"{type(self).__name__} reads no groups: it overrides from_request")
+        return [*system, *(m for group in groups for m in group)]
+
+    def _read_system(self, body: Mapping[str, Any]) -> list[ChatMessage]:
+        """Hook of `from_request`: the system messages of the body's fields beside its list (Anthropic's and
+        Bedrock's top-level `system`). Default: none."""
+        return []
 
     def _plain_request(self, data: Any) -> Any:
         """A body or message list with the SDK objects in it (at any depth) as JSON-shaped dicts, each message

@@ -71,7 +71,6 @@ from chatmend.providers.base import (
     EntryPoints,
     IdAssigner,
     Provider,
-    messages_of,
     text_field,
     to_plain,
 )
@@ -195,18 +194,12 @@ class Anthropic(Provider):
 
     def from_request(self, data: Mapping[str, Any] | Sequence[Any]) -> list[ChatMessage]:
         """The history of a saved body (top-level `system` first) or of its `messages` list."""
-        data = self._plain_request(data)  # SDK objects (a `Message`, content blocks) as their dicts
-        with error_context(provider=self.name):
-            history: list[ChatMessage] = []
-            items = messages_of(data)
-            if isinstance(data, Mapping):
-                with error_context(path="system"):
-                    history.extend(read_system(data.get("system")))
-            names: dict[str, str] = {}
-            for i, item in enumerate(items):
-                with error_context(path=f"messages[{i}]"):
-                    history.extend(read_message(item, names))
-            return history
+        return super().from_request(self._plain_request(data))  # SDK objects (a `Message`, blocks) as their dicts
+
+    def _read_system(self, body: Mapping[str, Any]) -> list[ChatMessage]:
+        """The top-level `system`."""
+        with error_context(path="system"):
+            return read_system(body.get("system"))
 
     def _read_groups(self, items: list[Any]) -> list[list[ChatMessage]]:
         """The neutral messages of each wire message, as `from_request` reads them (a user turn of several

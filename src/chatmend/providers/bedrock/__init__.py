@@ -40,7 +40,7 @@ aiobotocore's `bedrock-runtime` client).
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -55,7 +55,6 @@ from chatmend.providers.base import (
     IdAssigner,
     Provider,
     coerce_tools,
-    messages_of,
     to_plain,
 )
 from chatmend.providers.bedrock import checker, spans
@@ -263,18 +262,10 @@ class Bedrock(Provider):
 
     # ------------------------------------------------------------------------------------------ read
 
-    def from_request(self, data: Mapping[str, Any] | Sequence[Any]) -> list[ChatMessage]:
-        """The history of a saved request (top-level `system` first) or of its `messages` list."""
-        with error_context(provider=self.name):
-            history: list[ChatMessage] = []
-            items = messages_of(data)
-            if isinstance(data, Mapping):
-                with error_context(path="system"):
-                    history.extend(read_system(data.get("system")))
-            for i, item in enumerate(items):
-                with error_context(path=f"messages[{i}]"):
-                    history.extend(read_message(item))
-            return history
+    def _read_system(self, body: Mapping[str, Any]) -> list[ChatMessage]:
+        """The top-level `system`."""
+        with error_context(path="system"):
+            return read_system(body.get("system"))
 
     def _read_groups(self, items: list[Any]) -> list[list[ChatMessage]]:
         """The neutral messages of each wire message (a user turn holds results and the user's words)."""
