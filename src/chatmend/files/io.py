@@ -21,8 +21,8 @@ from chatmend.exceptions import InputError
 
 __all__ = [
     "MAX_JSON_SIZE", "Chunk", "FileBytes", "InputError", "Progress", "as_bytes", "atomic_write", "bounded_lines",
-    "changed_while_read", "decoded_lines", "first_line", "joined", "json_kind", "open_input", "read_all", "write_all",
-    "write_backup", "write_chunk", "write_into",
+    "changed_while_read", "decoded_lines", "first_line", "joined", "json_kind", "link_unused", "open_input", "read_all",
+    "write_all", "write_backup", "write_chunk", "write_into",
 ]
 
 MAX_JSON_SIZE = 64 * 2**20
@@ -385,7 +385,7 @@ def write_backup(path: str, data: bytes | IO[bytes], st: os.stat_result) -> str:
             os.close(fd)
         os.chmod(tmp, st.st_mode & 0o7777)
         os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
-        backup = _link_unused(tmp, path + ".bak")
+        backup = link_unused(tmp, path + ".bak")
     finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -393,7 +393,7 @@ def write_backup(path: str, data: bytes | IO[bytes], st: os.stat_result) -> str:
     return backup
 
 
-def _link_unused(tmp: str, base: str) -> str:
+def link_unused(tmp: str, base: str) -> str:
     """Hard-link `tmp` under `base`, or `base.1`, `base.2`... the first name no file has (link never replaces)."""
     for n in itertools.count():
         name = base if n == 0 else f"{base}.{n}"

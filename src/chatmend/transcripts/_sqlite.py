@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from chatmend import RepairResult
 from chatmend import _json as strict_json
-from chatmend.files.io import InputError, json_kind
+from chatmend.files.io import InputError, json_kind, link_unused
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._stores import Store, WriteBack
 
@@ -321,21 +321,14 @@ def _copy_database(source: sqlite3.Connection, path: str) -> None:
 
 
 def _backup(conn: sqlite3.Connection, path: str) -> str:
-    """A copy of the database as `path.bak` (or `.bak.1`, `.bak.2`...: an existing backup is never replaced),
-    read through `conn`, with the database file's mode. Returns its name."""
+    """A copy of the database as `path.bak` (or `.bak.1`, `.bak.2`...: an existing backup is never replaced, as a
+    file's), read through `conn`, with the database file's mode. Returns its name."""
     folder = os.path.dirname(os.path.abspath(path))
     tmp = os.path.join(folder, f".{os.path.basename(path)}.chatmend-backup-{os.getpid()}.tmp")
     try:
         _copy_database(conn, tmp)
         os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-        for n in range(10_000):
-            name = f"{path}.bak" if n == 0 else f"{path}.bak.{n}"
-            try:
-                os.link(tmp, name)
-                return name
-            except FileExistsError:
-                continue
-        raise InputError(f"{path}.bak: every backup name up to .bak.9999 is taken; nothing was written")
+        return link_unused(tmp, f"{path}.bak")
     except (sqlite3.Error, OSError) as exc:
         raise InputError(f"{path}.bak: cannot write the backup: {exc}; nothing was written") from None
     finally:
