@@ -123,28 +123,24 @@ def _reasoning(part: ThinkingPart) -> Block | None:
     return {"reasoningContent": {"reasoningText": text, **extra}}
 
 
-def _text_block(part: TextPart) -> Block | None:
-    """A text block (None when blank, BR8); a text read from a `json` result block is not written here."""
-    return None if _blank(part.text) else {"text": part.text}
+def _block(part: Part) -> Block | None:
+    """A part as a block of a user turn (None for blank text, BR8): another provider's thinking as tagged text,
+    Bedrock's native block verbatim (another's never reaches the writer); a text read from a `json` result block
+    is not written here."""
+    if isinstance(part, TextPart):
+        return None if _blank(part.text) else {"text": part.text}
+    if isinstance(part, ImagePart):
+        return _image(part)
+    if isinstance(part, FilePart):
+        return _file(part)
+    if isinstance(part, NativePart):
+        return part.data
+    return None if _blank(part.text) else {"text": tagged(part.text, THINKING_TAGS)}
 
 
 def _content_blocks(parts: Sequence[Part]) -> list[Block]:
-    """User parts as blocks: no blank text (BR8), other providers' thinking as tagged text."""
-    blocks: list[Block] = []
-    for part in parts:
-        if isinstance(part, TextPart):
-            block = _text_block(part)
-            if block is not None:
-                blocks.append(block)
-        elif isinstance(part, ImagePart):
-            blocks.append(_image(part))
-        elif isinstance(part, FilePart):
-            blocks.append(_file(part))
-        elif isinstance(part, NativePart):
-            blocks.append(part.data)  # Bedrock's own block, verbatim (another's never reaches the writer)
-        elif not _blank(part.text):
-            blocks.append({"text": tagged(part.text, THINKING_TAGS)})
-    return blocks
+    """User parts as blocks (`_block`), blank text left out."""
+    return [block for part in parts if (block := _block(part)) is not None]
 
 
 def _result_content(content: str | tuple[Part, ...], is_error: bool) -> list[Block]:
@@ -162,7 +158,9 @@ def _result_content(content: str | tuple[Part, ...], is_error: bool) -> list[Blo
                 if isinstance(value, dict):  # BR7: a json block holds an object
                     blocks.append({"json": value})
                     continue
-            blocks.extend(_content_blocks((part,)))
+            block = _block(part)
+            if block is not None:
+                blocks.append(block)
     if not blocks and is_error:
         blocks = [{"text": ERROR_WITHOUT_OUTPUT}]
     return blocks
@@ -257,20 +255,15 @@ class _Writer:
                 blocks.append({"text": content})
         else:
             for part in content:
-                if isinstance(part, TextPart):
-                    block = _text_block(part)
-                    if block is not None:
-                        blocks.append(block)
-                elif isinstance(part, ThinkingPart):
-                    signed = _reasoning(part)
-                    if signed is not None:
-                        blocks.append(signed)
-                    elif not _blank(part.text):  # another provider's thinking: its text only
-                        blocks.append({"text": tagged(part.text, THINKING_TAGS)})
-                elif isinstance(part, NativePart):
-                    blocks.append(part.data)
-                else:  # images and files go in user turns only: after the results
+                if isinstance(part, (ImagePart, FilePart)):  # images and files go in user turns only: after the results
                     self.moved.extend(_content_blocks((part,)))
+                    continue
+                # Bedrock's own thinking as reasoning (its signature is valid here), any other part as in a user turn
+                block = _reasoning(part) if isinstance(part, ThinkingPart) else None
+                if block is None:
+                    block = _block(part)
+                if block is not None:
+                    blocks.append(block)
         calls = message.tool_calls
         call_ids = [self.ids.next_id(c.name) for c in calls]
         for call, wire_id in zip(calls, call_ids):
