@@ -138,22 +138,32 @@ def _files_under(folder: str) -> list[str]:
     return sorted(found, key=lambda path: os.path.relpath(path, folder).split(os.sep))
 
 
+def files_to_check(folder: str) -> list[str]:
+    """The files `check DIR` checks: every file under it but a database's side files (a UsageError for none)."""
+    paths = [p for p in _files_under(folder) if not _beside_a_store(p)]
+    if not paths:
+        raise UsageError(f"{folder}: no files to check")
+    return paths
+
+
+def check_file(path: str, args: argparse.Namespace) -> tuple[list[str], UsageError | ChatmendError | None]:
+    """A file of a directory checked as `check FILE` checks it: its problem lines, or the error that keeps it from
+    being read (the directory's other files are still checked)."""
+    try:
+        return _check_lines(path, args)[0], None
+    except (UsageError, ChatmendError) as exc:
+        return [], exc
+
+
 def _check_dir(args: argparse.Namespace) -> int:
     """`chatmend check DIR`: each file as `check FILE` checks it, its lines prefixed with its path; a summary on
     stderr. Exit 2 when a file cannot be read (the rest are still checked), else 1 when any has a problem."""
-    paths = [p for p in _files_under(args.file) if not _beside_a_store(p)]
-    if not paths:
-        raise UsageError(f"{args.file}: no files to check")
+    paths = files_to_check(args.file)
     problems = with_problems = unreadable = 0
     for path in paths:
-        try:
-            lines, _ = _check_lines(path, args)
-        except InputError as exc:
-            say(printable(exc.in_file(path)) + "\n")
-            unreadable += 1
-            continue
-        except (UsageError, UnsupportedError, ChatmendError) as exc:
-            say(printable(f"{path}: {exc}") + "\n")
+        lines, error = check_file(path, args)
+        if error is not None:
+            say(printable(error.in_file(path) if isinstance(error, InputError) else f"{path}: {error}") + "\n")
             unreadable += 1
             continue
         for line in lines:

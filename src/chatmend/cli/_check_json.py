@@ -20,8 +20,7 @@ import re
 import sys
 from typing import Any
 
-from chatmend import ChatmendError, UnsupportedError
-from chatmend.cli._text import BAD_INPUT, OK, PROBLEMS, UsageError, display
+from chatmend.cli._text import BAD_INPUT, OK, PROBLEMS, display
 from chatmend.formats import InputError
 
 __all__ = ["parse_line", "run_check_json"]
@@ -49,7 +48,7 @@ def parse_line(text: str, file: str) -> dict[str, Any]:
 
 def run_check_json(args: argparse.Namespace) -> int:
     """`chatmend check FILE|DIR|STORE --format json`."""
-    from chatmend.cli._check import _beside_a_store, _check_lines, _check_store, _files_under
+    from chatmend.cli._check import _check_lines, _check_store, check_file, files_to_check
     from chatmend.cli._shared import store_of
 
     problems: list[dict[str, Any]] = []
@@ -61,18 +60,12 @@ def run_check_json(args: argparse.Namespace) -> int:
         problems = [parse_line(line, display(args.file)) for line in lines]
         paths = [args.file]
     elif os.path.isdir(args.file):
-        paths = [p for p in _files_under(args.file) if not _beside_a_store(p)]
-        if not paths:
-            raise UsageError(f"{args.file}: no files to check")
+        paths = files_to_check(args.file)
         for path in paths:
-            try:
-                lines, _ = _check_lines(path, args)
-            except InputError as exc:
-                unreadable.append({"file": path, "error": exc.in_file(path)})
-                continue
-            except (UsageError, UnsupportedError, ChatmendError) as exc:
-                unreadable.append({"file": path, "error": str(exc)})
-                continue
+            lines, error = check_file(path, args)
+            if error is not None:
+                unreadable.append({"file": path, "error": error.in_file(path) if isinstance(error, InputError)
+                                   else str(error)})
             problems += [parse_line(line, path) for line in lines]
     else:
         paths = [args.file]
