@@ -14,6 +14,7 @@ import secrets
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from typing import IO, NamedTuple
 
 from chatmend._json import json_kind
@@ -312,6 +313,21 @@ def atomic_write(
         st: os.stat_result | None = like if isinstance(like, os.stat_result) else os.stat(like or path)
     except OSError:
         st = None  # a new file: the temporary one is created as open would create it, umask applied
+    tmp = _written_beside(path, chunks, st)
+    try:
+        if before_replace is not None:
+            before_replace()
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _sync_directory(path)
+
+
+def _written_beside(path: str, chunks: Iterable[Chunk], st: os.stat_result | None) -> str:
+    """A new file in `path`'s directory holding `chunks`, synced to disk, with `st`'s owner, group and mode (none:
+    what `open` would give a new file); removed again on any failure. Returns its name."""
     fd, tmp = _temporary_beside(path, 0o600 if st is not None else 0o666)
     try:
         try:
@@ -324,14 +340,11 @@ def atomic_write(
             os.close(fd)
         if st is not None:
             os.chmod(tmp, st.st_mode & 0o7777)  # after chown, which clears set-id bits
-        if before_replace is not None:
-            before_replace()
-        os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _sync_directory(path)
+    return tmp
 
 
 def _same_owner(fd: int, st: os.stat_result) -> None:
@@ -370,20 +383,10 @@ def write_backup(path: str, data: bytes | IO[bytes], st: os.stat_result) -> str:
     """`data` (the bytes read from `path`, whose stat is `st`, or the file they are read from: copied from its
     start) as a new `path.bak`, or `path.bak.1`, `.bak.2`...: an existing backup is never overwritten. Returns the
     backup's name. Mode, owner and times are `st`'s."""
-    fd, tmp = _temporary_beside(path, 0o600)
+    if not isinstance(data, bytes):
+        data.seek(0)
+    tmp = _written_beside(path, [data] if isinstance(data, bytes) else iter(partial(data.read, _PIECE), b""), st)
     try:
-        try:
-            if isinstance(data, bytes):
-                write_all(fd, data)
-            else:
-                data.seek(0)
-                while piece := data.read(_PIECE):
-                    write_all(fd, piece)
-            _same_owner(fd, st)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.chmod(tmp, st.st_mode & 0o7777)
         os.utime(tmp, ns=(st.st_atime_ns, st.st_mtime_ns))
         backup = link_unused(tmp, path + ".bak")
     finally:
