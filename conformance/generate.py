@@ -821,6 +821,120 @@ def generated_vocabulary_bodies(provider: str) -> list[tuple[str, dict[str, Any]
     return bodies
 
 
+def _client_call(kind: str, call_id: str, item_id: str = "1") -> dict[str, Any]:
+    """A Responses client call of item type `kind` (other than a function), as the SDK's types spell it."""
+    payload: dict[str, dict[str, Any]] = {
+        "custom_tool_call": {"id": f"ctc_{item_id}", "name": "apply_diff", "input": "*** Begin Patch"},
+        "local_shell_call": {"id": f"lsh_{item_id}", "status": "completed",
+                             "action": {"type": "exec", "command": ["ls", "-la"], "env": {}}},
+        "shell_call": {"status": "completed", "action": {"commands": ["ls"], "timeout_ms": 1000}},
+        "apply_patch_call": {"status": "completed",
+                             "operation": {"type": "update_file", "path": "a.py", "diff": "@@ -1 +1 @@\n-a\n+b\n"}},
+        "computer_call": {"id": f"cu_{item_id}", "status": "completed", "action": {"type": "screenshot"},
+                          "pending_safety_checks": []},
+        "tool_search_call": {"execution": "client", "status": "completed", "arguments": {"query": "add"}},
+    }
+    return {"type": kind, "call_id": call_id, **payload[kind]}
+
+
+def _client_output(kind: str, call_id: str) -> dict[str, Any]:
+    """The output of a Responses client call of item type `kind`, in that call's output type."""
+    return {
+        "custom_tool_call": {"type": "custom_tool_call_output", "call_id": call_id, "output": "patched"},
+        "local_shell_call": {"type": "local_shell_call_output", "id": call_id, "output": "a.py\nb.py"},
+        "shell_call": {"type": "shell_call_output", "call_id": call_id, "output": [
+            {"stdout": "a.py", "stderr": "", "outcome": {"type": "exit", "exit_code": 0}}]},
+        "apply_patch_call": {"type": "apply_patch_call_output", "call_id": call_id, "status": "completed",
+                             "output": "done"},
+        "computer_call": {"type": "computer_call_output", "call_id": call_id, "output": {
+            "type": "computer_screenshot", "image_url": f"data:image/png;base64,{PNG}"}},
+        "tool_search_call": {"type": "tool_search_output", "call_id": call_id, "execution": "client", "tools": [
+            {"name": "add", "parameters": {"properties": {}, "type": "object"}, "type": "function"}]},
+    }[kind]  # (the tools' keys in order: a note holds their JSON text, and the vectors' inputs are written sorted)
+
+
+CLIENT_CALLS = ("custom_tool_call", "local_shell_call", "shell_call", "apply_patch_call", "computer_call",
+                "tool_search_call")
+"""The Responses client calls other than a function (the caller runs them and answers by `call_id`)."""
+
+
+def client_call_bodies() -> list[tuple[str, dict[str, Any]]]:
+    """Responses bodies whose repair answers, notes or renames a client call other than a function: each call type
+    cut off, its output orphaned, its id reused (with its item id too: the writer's plain shape), beside function
+    calls and reasoning; and orphan outputs of every shape the reader reads (error marks, parts, failed shells)."""
+    user = lambda text: {"role": "user", "content": text}  # noqa: E731
+    function = {"type": "function_call", "call_id": "f1", "name": "search", "arguments": "{}"}
+    answered = {"type": "function_call_output", "call_id": "f1", "output": "ok"}
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"}
+    said = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": "On it.", "annotations": []}]}
+    bodies = []
+    for kind in CLIENT_CALLS:
+        call, output = _client_call(kind, "c1"), _client_output(kind, "c1")
+        shapes = {
+            "cut off": [user("hi"), call],
+            "cut off, then words": [user("hi"), call, user("go on")],
+            "cut off beside an answered function call": [user("hi"), call, function, answered, user("go on")],
+            "output of no call": [user("hi"), _client_output(kind, "zz"), user("go on")],
+            "output after words": [user("hi"), call, user("wait"), output, user("go on")],
+            "output of an earlier call's id": [user("hi"), call, output, user("more"), output],
+            "outputs out of order": [user("hi"), call, function, answered, output],
+            "call id again": [user("hi"), call, output, user("again"), _client_call(kind, "c1", "2"), output],
+            "call id again, cut off": [user("hi"), call, output, user("again"), _client_call(kind, "c1", "2")],
+            "call and item id again": [user("hi"), call, output, user("again"), call, output],
+            "call and item id again, cut off": [user("hi"), call, output, user("again"), call],
+            "two in a turn, second cut off": [user("hi"), call, _client_call(kind, "c2", "b"), output, user("go")],
+            "with reasoning and a message with ids": [user("hi"), reasoning, said, call, function],
+        }
+        bodies += [(f"client call {kind}: {name}", {"model": "m", "store": False, "input": items})
+                   for name, items in shapes.items()]
+    orphans = {
+        "a custom tool's error": {"type": "custom_tool_call_output", "call_id": "zz", "output": "[error] boom"},
+        "a custom tool's bare error mark": {"type": "custom_tool_call_output", "call_id": "zz", "output": "[error]"},
+        "a function's error": {"type": "function_call_output", "call_id": "zz", "output": "[error] boom"},
+        "a function's parts, error-marked": {"type": "function_call_output", "call_id": "zz", "output": [
+            {"type": "input_text", "text": "[error]"}, {"type": "input_text", "text": "boom"}]},
+        "a function's image of low detail": {"type": "function_call_output", "call_id": "zz", "output": [
+            {"type": "input_text", "text": "shot"},
+            {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}", "detail": "low"}]},
+        "a function's file": {"type": "function_call_output", "call_id": "zz", "output": [
+            {"type": "input_file", "filename": "a.txt", "file_data": "data:text/plain;base64,bm90ZXM="}]},
+        "a local shell's error": {"type": "local_shell_call_output", "id": "zz", "output": "[error] denied",
+                                  "status": "completed"},
+        "a failed shell": {"type": "shell_call_output", "call_id": "zz", "output": [
+            {"stdout": "part", "stderr": "bad", "outcome": {"type": "exit", "exit_code": 2}},
+            {"stdout": "", "stderr": "", "outcome": {"type": "timeout"}}]},
+        "a failed patch": {"type": "apply_patch_call_output", "call_id": "zz", "status": "failed",
+                           "output": "conflict"},
+        "a screenshot by URL": {"type": "computer_call_output", "call_id": "zz", "output": {
+            "type": "computer_screenshot", "image_url": "https://example.com/s.png"}},
+        "a screenshot by file id": {"type": "computer_call_output", "call_id": "zz", "output": {
+            "type": "computer_screenshot", "file_id": "file_1"}},
+        "tools found": {"type": "tool_search_output", "call_id": "zz", "execution": "client", "tools": [
+            {"description": "a \"q\"\n", "name": "é中", "parameters": {}, "type": "function"}]},
+        "no tools found": {"type": "tool_search_output", "call_id": "zz", "execution": "client"},
+    }
+    bodies += [(f"client output of no call: {name}", {"model": "m", "input": [user("hi"), item, user("go on")]})
+               for name, item in orphans.items()]
+    bodies += [
+        ("item ids: a call with one after a call without", {"model": "m", "input": [
+            user("hi"), function, {**function, "call_id": "f2", "id": "fc_2"}, answered, user("go")]}),
+        ("item ids: a message with one after calls with ones", {"model": "m", "input": [
+            user("hi"), {**function, "id": "fc_1"},
+            {"type": "message", "id": "msg_1", "role": "assistant", "content": [{"type": "output_text", "text": "x"}]},
+            user("go")]}),
+        ("client call: a tool search naming its tool, cut off", {"model": "m", "input": [
+            user("hi"), {"type": "tool_search_call", "call_id": "t1", "name": "find_tools", "execution": "client",
+                         "arguments": {"q": 1}}]}),
+        ("client call: a local shell's output by call_id, renamed", {"model": "m", "input": [
+            user("hi"), _client_call("local_shell_call", "c1"),
+            {"type": "local_shell_call_output", "call_id": "c1", "output": "x"}, user("again"),
+            _client_call("local_shell_call", "c1", "2"), {"type": "local_shell_call_output", "call_id": "c1",
+                                                          "output": "y"}]}),
+    ]
+    return bodies
+
+
 def body_case(provider: str, name: str, body: dict[str, Any], read_only: list[str] | None = None) -> dict[str, Any]:
     adapter = get(provider)
     is_read_only = set(read_only).__contains__ if read_only is not None else None
@@ -876,6 +990,12 @@ def body_cases(provider: str) -> list[dict[str, Any]]:
     awkward = Turns(random.Random(f"awkward ids {provider}"))
     cases += [body_case(provider, f"awkward ids {k}", write(awkward.skeleton(awkward=True), awkward.r))
               for k in range(GENERATED_ID_BODIES)]
+    if provider == "openai_responses":
+        cases += [body_case(provider, name, body) for name, body in client_call_bodies()]
+        cut_off = {"model": "m", "input": [{"role": "user", "content": "hi"},
+                                           {"type": "custom_tool_call", "call_id": "c1", "name": "grep", "input": "x"}]}
+        cases.append(body_case(provider, "client call: a custom tool's call cut off, read only", cut_off,
+                               read_only=["grep"]))
     return cases
 
 

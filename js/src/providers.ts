@@ -9,9 +9,10 @@
  * write it as Python's writer does (the conformance suite holds the bytes equal); Anthropic's list that still breaks
  * a rule after repair is written whole, as Python's neutral route writes it. Ids the provider would not take are
  * mapped to wire ids as Python's writers map them (`underWireIds`). Gemini's bodies of plain parts the stubs do not
- * take go the neutral route, as in Python (`gemini.ts`). What is still refused with `UnsupportedBodyError`: a step
- * of a Responses client call other than a function (its synthetic output, its renaming, a note of its output),
- * a Gemini call without an id renamed, and shapes none of these readers take (an item that is not an object).
+ * take go the neutral route, as in Python (`gemini.ts`). Every Responses client call's steps are written as Python's
+ * writer writes them (a synthetic output in the call's own output type, a note of any output as its reader reads
+ * it). What is still refused with `UnsupportedBodyError`: a Gemini call without an id renamed, and shapes none of
+ * these readers take (an item that is not an object, an output part whose rewriting is not ported).
  */
 
 import { assemble, type Item, type Writer } from "./assembly.js";
@@ -469,13 +470,17 @@ const RESPONSES_TOOL_NAMES: Record<string, string> = {
   tool_search_call: "tool_search",
 };
 
+/** The tool a client call names: its `name`, or for a built-in tool's call without one, the tool it calls. */
+function clientToolName(call: Dict): string {
+  return typeof call.name === "string" && call.name ? call.name : (RESPONSES_TOOL_NAMES[call.type as string] ?? String(call.type));
+}
+
 /** The name of the tool `callId` called in `caller` (the items of the last assistant message calling it), as
  * Python's reader names a result after its call; null when no call of it came before. */
 function responsesToolName(caller: Item[] | null, callId: unknown): string | null {
   const calls = (caller ?? []).filter((item: Item) => isClientCall(item) && item.call_id === callId);
   const call = calls.at(-1);
-  if (call === undefined) return null;
-  return typeof call.name === "string" && call.name ? call.name : (RESPONSES_TOOL_NAMES[call.type] ?? String(call.type));
+  return call === undefined ? null : clientToolName(call);
 }
 
 /** The output texts of a turn's assistant messages. */
@@ -513,9 +518,138 @@ function responsesWholeList(items: Item[]): Item[] {
   });
 }
 
-/** The client calls the Responses hooks rename: a computer call is written back as it was read (every field its
- * own or its payload), under its new call id. */
-const RENAMED_CALL_TYPES: unknown[] = ["function_call", "computer_call"];
+/** The fields of a client call item that are not its payload (`wire.CALL_META`). */
+const CALL_META: readonly string[] = ["type", "id", "call_id", "status", "name", "caller", "namespace", "execution"];
+const STATUS_REQUIRED: readonly unknown[] = ["local_shell_call", "apply_patch_call", "computer_call"];
+
+/** A client call other than a function as Python's writer writes it in its plain shape (`write.call_item` of the
+ * call `read._read_other_call` reads): its own item id, the call id, its payload, its status; null for a payload
+ * this package does not write as Python does. */
+function clientCallItem(item: Dict, callId: string): Dict | null {
+  const kind = item.type as string;
+  const out: Dict = { type: kind };
+  if (typeof item.id === "string") out.id = item.id;
+  out.call_id = callId;
+  if (kind === "custom_tool_call") {
+    if (typeof item.input !== "string") return null;
+    out.name = typeof item.name === "string" && item.name ? item.name : kind;
+    out.input = item.input;
+  } else if (kind === "tool_search_call") {
+    if (!isDict(item.arguments)) return null;
+    out.arguments = item.arguments;
+    out.execution = "client";
+  } else {
+    for (const key in item) if (!CALL_META.includes(key)) out[key] = item[key];
+  }
+  if (typeof item.status === "string") out.status = item.status;
+  else if (STATUS_REQUIRED.includes(kind)) out.status = "completed"; // (required in the SDK's types)
+  return out;
+}
+
+/** The screenshot of a computer call's output written for a result with no image (a synthetic one): a blank 1x1
+ * PNG, as Python's writer sends it (`write.BLANK_PNG`). */
+const BLANK_PNG =
+  "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+/** The output item of a synthetic result (its text, an error) answering a client call of type `kind` under
+ * `callId`, in that call's output type (`write.result_item`). */
+function syntheticOutput(kind: string, callId: string, text: string): Dict {
+  switch (kind) {
+    case "local_shell_call":
+      return { type: "local_shell_call_output", id: callId, output: `[error] ${text}` }; // (the SDK's type names it id)
+    case "shell_call":
+      return { type: "shell_call_output", call_id: callId, output: [
+        { stdout: "", stderr: text, outcome: { type: "exit", exit_code: 1 } }] };
+    case "apply_patch_call":
+      return { type: "apply_patch_call_output", call_id: callId, status: "failed", output: text };
+    case "computer_call":
+      return { type: "computer_call_output", call_id: callId, output: { type: "computer_screenshot", image_url: BLANK_PNG } };
+    case "tool_search_call":
+      return { type: "tool_search_output", call_id: callId, execution: "client", tools: [] };
+    default:
+      return { type: CALL_OUTPUTS[kind] ?? "function_call_output", call_id: callId, output: `[error] ${text}` };
+  }
+}
+
+/** What Python's reader makes of a client output (`read.read_result`): whether it failed, its text, and its other
+ * parts as a note writes them (after its text); null for a part this package does not write as Python does. */
+function readClientOutput(item: Dict): { isError: boolean; text: string; more: unknown[] } | null {
+  const output = item.output;
+  switch (item.type) {
+    case "shell_call_output": {
+      const texts: string[] = [];
+      let failed = false;
+      for (const chunk of Array.isArray(output) ? output : []) {
+        if (!isDict(chunk)) continue;
+        for (const stream of [chunk.stdout, chunk.stderr]) if (typeof stream === "string" && stream) texts.push(stream);
+        const outcome = chunk.outcome;
+        if (isDict(outcome) && (outcome.type !== "exit" || outcome.exit_code !== 0)) failed = true;
+      }
+      return { isError: failed, text: texts.join("\n"), more: [] };
+    }
+    case "apply_patch_call_output":
+      return { isError: item.status === "failed", text: typeof output === "string" ? output : "", more: [] };
+    case "computer_call_output": {
+      if (!isDict(output)) return { isError: false, text: "", more: [] };
+      const part = outputPart(output);
+      if (part === null) return null;
+      return typeof part === "string" ? { isError: false, text: part, more: [] } : { isError: false, text: "", more: [part] };
+    }
+    case "tool_search_output": {
+      const tools = item.tools;
+      return { isError: false, text: Array.isArray(tools) ? compactJson({ tools }) : "", more: [] };
+    }
+  }
+  // a function's, a custom tool's and a local shell's output: text, error-marked, or parts
+  const value = output ?? "";
+  if (typeof value === "string") {
+    if (value === "[error]") return { isError: true, text: "", more: [] };
+    if (value.startsWith("[error] ")) return { isError: true, text: value.slice(8), more: [] };
+    return { isError: false, text: value, more: [] };
+  }
+  if (isDict(value)) return { isError: false, text: "", more: [value] }; // (kept as it is)
+  if (!Array.isArray(value)) return null;
+  const texts: string[] = [];
+  const more: unknown[] = [];
+  let isError = false;
+  for (const [j, raw] of value.entries()) {
+    const part = isDict(raw) ? outputPart(raw) : null;
+    if (part === null) return null;
+    if (typeof part !== "string") more.push(part);
+    else if (j === 0 && part === "[error]") isError = true;
+    else texts.push(part);
+  }
+  return { isError, text: texts.join("\n"), more };
+}
+
+/** A content part of an output as Python's reader reads it and its writer writes it back in a note: a text as its
+ * string, an image by URL as an `input_image` (detail "auto"), a file or a part it does not name as it is; null
+ * for a part whose rewriting this package does not port (audio, a refusal, an image URL it would change). */
+function outputPart(part: Dict): string | Dict | null {
+  const kind = part.type;
+  if (kind === "input_text" || kind === "output_text" || kind === "text") {
+    return typeof part.text === "string" ? part.text : null;
+  }
+  if (kind === "input_image" || kind === "computer_screenshot") {
+    const url = part.image_url;
+    if (url === undefined || url === null) return part;
+    const inline = typeof url === "string" && url.startsWith("data:") && url.includes(";base64,");
+    if (typeof url !== "string" || !url || (inline && url.startsWith("data:;"))) return null;
+    return { type: "input_image", image_url: url, detail: "auto" };
+  }
+  if (kind === "refusal" || kind === "input_audio") return null;
+  return part; // (a file as the writer writes it back, or a part it keeps as it is)
+}
+
+/** `json.dumps(value, separators=(",", ":"), ensure_ascii=False)` of a JSON value (integers only among numbers). */
+function compactJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(compactJson).join(",")}]`;
+  if (isDict(value)) return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}:${compactJson(v)}`).join(",")}}`;
+  if (typeof value === "number" && !Number.isInteger(value)) {
+    throw new UnsupportedBodyError("openai_responses", "a number whose Python form this package does not write");
+  }
+  return JSON.stringify(value);
+}
 
 const openaiResponses: Adapter = {
   name: "openai_responses",
@@ -545,6 +679,14 @@ const openaiResponses: Adapter = {
     const starts: number[] = [];
     let calls: string[] | null = null; // the call ids of the turn being read
     let said = false; // the turn being read holds the assistant's message
+    // (as Python's reader joins items into a turn: replayed items, with item ids, and plain ones are never mixed)
+    let replayed = false; // the turn being read holds a message, reasoning or a call
+    let allIds = true; // each of them has an item id
+    const mixes = (item: Dict) => replayed && (typeof item.id === "string") !== allIds;
+    const joined = (item: Dict) => {
+      replayed = true;
+      allIds &&= typeof item.id === "string";
+    };
     for (const item of items) {
       if (!isDict(item)) return null;
       const kind = item.type;
@@ -553,11 +695,17 @@ const openaiResponses: Adapter = {
         if (kind === "function_call" && (typeof name !== "string" || !name || typeof item.arguments !== "string")) {
           return null;
         }
+        if (calls !== null && mixes(item)) calls = null; // (a call with an item id after calls without, say)
         if (calls === null) {
+          // the call opens a turn
           calls = [];
           kinds.push(CALLS);
           refs.push(null);
+          said = false;
+          replayed = false;
+          allIds = true;
         }
+        joined(item);
         starts.push(kinds.length - 1);
         calls.push(callId as string);
         kinds[kinds.length - 1] = CALLS; // (a reply that said something first: its calls join its message)
@@ -598,25 +746,28 @@ const openaiResponses: Adapter = {
       if (reply ? typeof item.content !== "string" && !Array.isArray(item.content) : typeof kind !== "string" || "role" in item) {
         return null;
       }
-      if (calls === null || calls.length > 0 || (reply && said)) {
+      const named = reply || kind === "reasoning"; // (the items a turn's ids are judged by)
+      const apart = named && calls !== null && (mixes(item) || (reply && typeof item.id !== "string" && (calls.length > 0 || said)));
+      if (calls === null || apart) {
         // the assistant's message (or an item of its turn) opens the turn: the calls after it join it
         starts.push(kinds.length);
         kinds.push(REPLY);
         refs.push(null);
         calls = [];
         said = false;
+        replayed = false;
+        allIds = true;
       } else {
         starts.push(kinds.length - 1); // (an item of the turn being read: its reasoning, hosted tools, message)
       }
+      if (named) joined(item);
       said ||= reply;
     }
     starts.push(kinds.length);
     return { kinds, refs, starts };
   },
-  // (the hooks write function calls and their outputs; another client call's steps are refused, as the package
-  // does not port how Python's writer writes them)
+  // (the hooks write every client call's steps as Python's writer writes them: `write.call_item`, `result_item`)
   renamedCalls(items, finalIds, before) {
-    if (items.some((item) => isClientCall(item) && !RENAMED_CALL_TYPES.includes(item.type))) return null;
     let k = 0;
     const own = items.flatMap(itemIds); // (none in an agent's plain traffic: then no walk of the items before)
     if (own.length === 0 || !before.some((item) => itemIds(item).some((id) => own.includes(id)))) {
@@ -627,42 +778,37 @@ const openaiResponses: Adapter = {
     const texts = outputTexts(items);
     const message = plainAssistantMessage(items, texts);
     const hosted = items.filter((item) => item.type !== "message" && item.type !== "reasoning" && !isClientCall(item));
-    // (a computer call keeps its own item id: the writer's `call_item` writes it from the call it read)
-    const calls = items
-      .filter(isClientCall)
-      .map((item) =>
+    // (another client call keeps its own item id: the writer's `call_item` writes it from the call it read)
+    const calls: Dict[] = [];
+    for (const item of items.filter(isClientCall)) {
+      const callId = finalIds[k++] as string;
+      const call =
         item.type === "function_call"
-          ? { type: "function_call", call_id: finalIds[k++], name: item.name, arguments: item.arguments }
-          : { ...item, call_id: finalIds[k++] },
-      );
+          ? { type: "function_call", call_id: callId, name: item.name, arguments: item.arguments }
+          : clientCallItem(item, callId);
+      if (call === null) return null;
+      calls.push(call);
+    }
     return [...(texts.length > 0 ? [message] : []), ...hosted, ...calls];
   },
+  // (an output is written back as it was read, under its call's new id: a local shell's output names it `id`)
   renamedResult(piece, finalId) {
-    const renamed = piece.type === "function_call_output" || piece.type === "computer_call_output";
-    return renamed ? [{ ...piece, call_id: finalId }] : null;
+    const namedId = piece.type === "local_shell_call_output" && piece.call_id === undefined;
+    return [namedId ? { ...piece, id: finalId } : { ...piece, call_id: finalId }];
   },
   note(piece, caller) {
-    if (piece.type !== "function_call_output") return null;
-    const output = piece.output;
-    const tool = responsesToolName(caller, piece.call_id);
-    if (typeof output === "string") {
-      return [{ role: "user", content: [{ type: "input_text", text: orphanNoteText(tool, piece.call_id, false, output) }] }];
-    }
-    const texts = (output as Dict[]).filter((part) => part.type === "input_text").map((part) => part.text);
-    const note = { type: "input_text", text: orphanNoteText(tool, piece.call_id, false, texts.join("\n")) };
-    // the output's images and files follow its note, as the writer writes a user message's parts (an image's
-    // detail "auto" when it named none)
-    const rest = (output as Dict[])
-      .filter((part) => part.type !== "input_text")
-      .map((part) => (part.type === "input_image" ? { ...part, detail: part.detail ?? "auto" } : part));
-    return [{ role: "user", content: [note, ...rest] }];
+    const read = readClientOutput(piece);
+    if (read === null) return null;
+    const callId = answeredId(piece) as string;
+    const tool = responsesToolName(caller, callId);
+    const text = orphanNoteText(tool, callId, read.isError, read.text, read.more.length > 0);
+    // the output's images and files follow its note, as the writer writes a user message's parts
+    return [{ role: "user", content: [{ type: "input_text", text }, ...read.more] }];
   },
   syntheticResult(items, k, finalId, isReadOnly) {
     const call = items.filter(isClientCall)[k] as Dict;
-    if (call.type !== "function_call") return null;
-    const name = call.name as string;
-    const text = syntheticText(name, readsOnly(isReadOnly, name));
-    return [{ type: "function_call_output", call_id: finalId, output: `[error] ${text}` }];
+    const name = clientToolName(call);
+    return [syntheticOutput(call.type as string, finalId, syntheticText(name, readsOnly(isReadOnly, name)))];
   },
 };
 

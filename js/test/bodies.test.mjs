@@ -84,12 +84,20 @@ test("parts and blocks chatmend does not model ride along: the input's own objec
   }
 });
 
-test("a client call other than a function, cut off, is refused by name (Python's writer of its output is not ported)", () => {
+test("a client call other than a function, cut off, is answered in its own output type, as Python's writer answers it", () => {
   const body = { model: "m", input: [
     { role: "user", content: "hi" },
     { type: "computer_call", call_id: "c1", action: { type: "screenshot" }, pending_safety_checks: [], status: "completed" },
+    { type: "shell_call", call_id: "s1", action: { commands: ["ls"] }, status: "completed" },
   ] };
-  assert.throws(() => repairBody("openai_responses", body), UnsupportedBodyError);
+  const repaired = repairBody("openai_responses", body);
+  assert.deepEqual(repaired.report.interrupted, ["c1", "s1"]);
+  const [screenshot, shell] = repaired.body.input.slice(3);
+  assert.equal(screenshot.type, "computer_call_output");
+  assert.match(screenshot.output.image_url, /^data:image\/png;base64,/); // (a blank screenshot: there is no image)
+  assert.equal(shell.type, "shell_call_output");
+  assert.deepEqual(shell.output[0].outcome, { type: "exit", exit_code: 1 });
+  assert.deepEqual(check("openai_responses", repaired.body), []);
 });
 
 test("a Gemini response without an id answering out of position is answered as Python answers it", () => {
