@@ -119,6 +119,13 @@ def _extras(data: Mapping[str, Any], modelled: frozenset[str]) -> dict[str, Any]
     return extras or None
 
 
+def _keep_extras(kept: dict[str, Any], key: str, data: Mapping[str, Any], modelled: frozenset[str]) -> None:
+    """Put the fields of `data` the neutral model does not name (`_extras`) under `key` of `kept`, if any."""
+    extras = _extras(data, modelled)
+    if extras:
+        kept[key] = extras
+
+
 def _kind(part: Mapping[str, Any]) -> str | None:
     """The part's data field chatmend reads (`text`, `inlineData`, ...), camelCase; None for any other kind
     (`executableCode`, `codeExecutionResult`, a kind added last month), kept as a native part."""
@@ -141,12 +148,8 @@ def _media(part: Mapping[str, Any], kind: str, path: str, modelled: frozenset[st
     blob = as_mapping(get(part, kind), where)
     mime = _optional_string(blob, "mimeType", where)
     kept: dict[str, Any] = {}
-    extras = _extras(part, modelled)
-    if extras:
-        kept["part"] = extras
-    inner = _extras(blob, _BLOB_KEYS[kind])
-    if inner:
-        kept[kind] = inner
+    _keep_extras(kept, "part", part, modelled)
+    _keep_extras(kept, kind, blob, _BLOB_KEYS[kind])
     data = {NAME: kept} if kept else None
     if kind == "inlineData":
         media_type = mime or "application/octet-stream"
@@ -231,12 +234,8 @@ def _read_call(part: Mapping[str, Any], where: str, signature: Any, mint: MintId
         raise ReadError("a functionCall needs a name", path=where + ".functionCall.name")
     call_id = _optional_string(fc, "id", where + ".functionCall") or ""
     kept: dict[str, Any] = {"thoughtSignature": signature} if signature else {}
-    extras = _extras(part, _CALL_PART_KEYS)
-    if extras:
-        kept["part"] = extras
-    inner = _extras(fc, _CALL_KEYS)
-    if inner:
-        kept["functionCall"] = inner
+    _keep_extras(kept, "part", part, _CALL_PART_KEYS)
+    _keep_extras(kept, "functionCall", fc, _CALL_KEYS)
     if not call_id and mint is not None:
         call_id = mint(k)
         kept["noId"] = True  # written back without one
@@ -297,12 +296,8 @@ def _response_kept(part: Mapping[str, Any], fr: Mapping[str, Any], own_id: str |
     if response is None or not (isinstance(response, Mapping) and len(response) == 1
                                 and isinstance(response.get("output", response.get("error")), str)):
         kept["response"] = response
-    inner = _extras(fr, _RESPONSE_KEYS)
-    if inner:
-        kept["functionResponse"] = inner
-    extras = _extras(part, _RESPONSE_PART_KEYS)
-    if extras:
-        kept["part"] = extras
+    _keep_extras(kept, "functionResponse", fr, _RESPONSE_KEYS)
+    _keep_extras(kept, "part", part, _RESPONSE_PART_KEYS)
     if "parts" in fr:
         kept["inParts"] = True  # its media go back inside it
     if not own_id and call is not None and (call.provider_data or {}).get(NAME, {}).get("noId"):
