@@ -72,29 +72,26 @@ def _before_replace() -> None:
     here what happens in that window (an agent appending to the file, a SIGTERM)."""
 
 
+@contextlib.contextmanager
+def _refused_as_usage(path: str) -> Iterator[None]:
+    """The file layer's refusal of `path` (an InputError) as the command's usage error, naming it."""
+    try:
+        yield
+    except InputError as exc:
+        raise UsageError(f"{path}: {exc}") from None
+
+
 def in_place_target(path: str) -> str:
     """The file `--in-place` reads and replaces: a symlink's target (the link stays a link, pointing at the
     repaired file); only a regular file with no other hard links (replacing one would split them)."""
-    try:
+    with _refused_as_usage(path):
         return inplace.in_place_target(path)
-    except InputError as exc:
-        raise UsageError(f"{path}: {exc}") from None
 
 
 def _final_target(path: str) -> str:
     """`path` with its last component's symlinks followed, spelled relative as the user gave it."""
-    try:
+    with _refused_as_usage(path):
         return inplace.final_target(path)
-    except InputError as exc:
-        raise UsageError(f"{path}: {exc}") from None
-
-
-def _refuse_hard_links(path: str, st: os.stat_result) -> None:
-    """Refuse to replace a file that has other names: they would keep the old content."""
-    try:
-        inplace.refuse_hard_links(path, st)
-    except InputError as exc:
-        raise UsageError(f"{path}: {exc}") from None
 
 
 def lock_file(handle: IO[bytes]) -> None:
@@ -185,7 +182,8 @@ def write_output(chunks: Iterable[Chunk], output: str | None) -> None:
             write_into(target, chunks)  # a rename would put a regular file in place of the FIFO or device
             return
         if st is not None:
-            _refuse_hard_links(output, st)
+            with _refused_as_usage(output):  # other names of the file would keep the old content
+                inplace.refuse_hard_links(output, st)
         with signals_remove_temporary_files():
             atomic_write(target, chunks, before_replace=_before_replace)
     except OSError as exc:
