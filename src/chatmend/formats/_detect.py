@@ -113,30 +113,16 @@ def detect_records(records: Sequence[object], prefer: str | None = None) -> str:
         return "codex"
     if _legacy_codex(objects):
         return "codex"
-    from chatmend.transcripts import copilot_cli
+    from chatmend.transcripts import copilot_cli, gemini_cli, kimi_cli, kimi_code, pi, qwen_code
 
-    if any(copilot_cli.is_record(r) for r in objects):
-        return copilot_cli.NAME
-    from chatmend.transcripts import gemini_cli
-
-    if any(gemini_cli.is_record(r) for r in objects):
-        return "gemini_cli"
-    from chatmend.transcripts import kimi_code
-
-    if any(kimi_code.is_record(r) for r in objects):
-        return kimi_code.NAME
-    from chatmend.transcripts import pi
-
-    if pi.is_record(objects[0]) and any(pi.is_record(r) for r in objects[1:]):
+    for store in (copilot_cli, gemini_cli, kimi_code):
+        if any(store.is_record(r) for r in objects):
+            return str(store.NAME)
+    if pi.is_record(objects[0]) and any(pi.is_record(r) for r in objects[1:]):  # a pi file begins with its header
         return pi.NAME
-    from chatmend.transcripts import kimi_cli
-
-    if any(kimi_cli.is_record(r) for r in objects):
-        return kimi_cli.NAME
-    from chatmend.transcripts import qwen_code
-
-    if any(qwen_code.is_record(r) for r in objects):  # before Claude Code's, whose records look alike
-        return qwen_code.NAME
+    for store in (kimi_cli, qwen_code):  # Qwen Code's before Claude Code's, whose records look alike
+        if any(store.is_record(r) for r in objects):
+            return str(store.NAME)
     if any(text_field(r) in CLAUDE_CODE_TYPES and ("uuid" in r or "sessionId" in r or "leafUuid" in r)
            for r in objects):  # (a `summary` record names its leaf message by `leafUuid`)
         return "claude_code"
