@@ -449,7 +449,7 @@ class TranscriptFormat(ABC):
             yield text + end + after
 
 
-def relinked(out: list[tuple[Record | None, dict[str, Any] | None]], chain: set[int], id_key: str,
+def relink_chain(out: list[tuple[Record | None, dict[str, Any] | None]], chain: set[int], id_key: str,
              parent_key: str) -> list[int]:
     """Make a chain of records that name their parent (`parent_key` holds the `id_key` of the record before) pass
     every record of it that is written, and every new one, in file order: a record whose predecessor on the chain

@@ -41,7 +41,7 @@ from chatmend.transcripts._records import (
     optional_text,
     parse_records,
     read_call,
-    relinked,
+    relink_chain,
 )
 
 __all__ = [
@@ -439,9 +439,9 @@ class Pi(TranscriptFormat):
 
     def relink(self, out: list[tuple[Record | None, dict[str, Any] | None]]) -> None:
         """Make the path pi walks pass every entry of it that is written, and every new one, in file order
-        (`relinked`); entries off the path (abandoned branches) keep their parents."""
+        (`relink_chain`); entries off the path (abandoned branches) keep their parents."""
         if not self.as_read(out) and self.version >= 2:
-            relinked(out, self.on_path, "id", "parentId")
+            relink_chain(out, self.on_path, "id", "parentId")
 
 
 def read(lines: Iterable[str]) -> Session:

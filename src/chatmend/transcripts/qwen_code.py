@@ -38,7 +38,7 @@ from chatmend.transcripts._records import (
     expect,
     joined_text,
     parse_records,
-    relinked,
+    relink_chain,
     tool_locations,
 )
 
@@ -288,9 +288,10 @@ class QwenCode(TranscriptFormat):
         return data
 
     def relink(self, out: list[tuple[Record | None, dict[str, Any] | None]]) -> None:
-        """Make the chain Qwen Code walks pass every record of it that is written, and every new one, in file order
-        (`relinked`: the fragments of one `uuid` share the first one's parent); records off the chain keep theirs."""
-        lines = [] if self.as_read(out) else relinked(out, self.on_chain, "uuid", "parentUuid")
+        """Make the chain Qwen Code walks pass every record of it that is written, and every new one, in file
+        order (`relink_chain`: the fragments of one `uuid` share the first one's parent); records off the chain keep
+        theirs."""
+        lines = [] if self.as_read(out) else relink_chain(out, self.on_chain, "uuid", "parentUuid")
         if lines:
             self.fixes.append(f"relinked {len(lines)} {'record' if len(lines) == 1 else 'records'} (a new "
                               f"parentUuid, so Qwen Code's chain passes what repair added): line "
