@@ -14,9 +14,11 @@ The tree::
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from operator import attrgetter
+from typing import TypeVar
 
 __all__ = [
     "ChatmendError",
@@ -29,8 +31,11 @@ __all__ = [
     "UnsupportedError",
     "error_context",
     "model_rejections_at",
+    "unmatched",
     "validation_reason",
 ]
+
+_T = TypeVar("_T")
 
 
 class ChatmendError(Exception):
@@ -102,15 +107,23 @@ def _rebuild_input_error(message: str, line: int | None, column: int | None) -> 
     return InputError(message, line=line, column=column)
 
 
-class ReadError(ChatmendError, ValueError):
-    """A provider body, response or saved transcript that cannot be read into the neutral model."""
+class _InBody(ChatmendError):
+    """An error at a place of a provider's body: `provider: path: reason`, leaving out what is unknown
+    (`error_context` fills in the provider and the path on the way out)."""
 
     def __init__(self, message: str, *, provider: str | None = None, path: str | None = None) -> None:
         self.reason = message
         self.provider = provider
         self.path = path
-        where = ": ".join(x for x in (provider, path) if x)
-        super().__init__(f"{where}: {message}" if where else message)
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = ": ".join(x for x in (self.provider, self.path) if x)
+        return f"{where}: {self.reason}" if where else self.reason
+
+
+class ReadError(_InBody, ValueError):
+    """A provider body, response or saved transcript that cannot be read into the neutral model."""
 
     def __reduce__(self) -> tuple[object, ...]:
         return (_rebuild_read_error, (self.reason, self.provider, self.path))
@@ -120,17 +133,13 @@ def _rebuild_read_error(reason: str, provider: str | None, path: str | None) -> 
     return ReadError(reason, provider=provider, path=path)
 
 
-class UnsupportedError(ChatmendError):
+class UnsupportedError(_InBody):
     """Neutral content that the target provider cannot carry (every such place, collected)."""
 
     def __init__(self, message: str, *, provider: str | None = None, path: str | None = None,
                  feature: str | None = None) -> None:
-        self.reason = message
-        self.provider = provider
-        self.path = path
         self.feature = feature
-        where = ": ".join(x for x in (provider, path) if x)
-        super().__init__(f"{where}: {message}" if where else message)
+        super().__init__(message, provider=provider, path=path)
 
     def __reduce__(self) -> tuple[object, ...]:
         return (_rebuild_unsupported, (self.reason, self.provider, self.path, self.feature))
@@ -161,14 +170,21 @@ class Problem:
 def problems_gone(before: Sequence[Problem], after: Iterable[Problem]) -> list[Problem]:
     """The problems of `before` that `after` (the problems of the body repaired) no longer has, counted by code:
     what a repair fixed."""
-    remaining = Counter(problem.code for problem in after)
-    gone = []
-    for problem in before:
-        if remaining[problem.code]:
-            remaining[problem.code] -= 1
+    return unmatched(before, (problem.code for problem in after), key=attrgetter("code"))
+
+
+def unmatched(items: Iterable[_T], keys: Iterable[Hashable], *, key: Callable[[_T], Hashable]) -> list[_T]:
+    """The items, in order, left once each of `keys` has matched the first item of its key not yet matched (counted,
+    as a multiset: two equal keys match two items)."""
+    remaining = Counter(keys)
+    left = []
+    for item in items:
+        k = key(item)
+        if remaining[k]:
+            remaining[k] -= 1
         else:
-            gone.append(problem)
-    return gone
+            left.append(item)
+    return left
 
 
 class CheckError(ChatmendError, ValueError):
@@ -226,13 +242,12 @@ def error_context(*, provider: str | None = None, path: str | None = None) -> It
         yield
     except HistoryError as exc:
         raise ReadError(validation_reason(exc), provider=provider, path=path) from None
-    except (ReadError, UnsupportedError) as exc:
+    except _InBody as exc:
         if exc.provider is None and provider is not None:
             exc.provider = provider
         if path is not None:
             exc.path = _joined(path, exc.path)
-        where = ": ".join(x for x in (exc.provider, exc.path) if x)
-        exc.args = (f"{where}: {exc.reason}" if where else exc.reason,)
+        exc.args = (exc._render(),)
         raise
 
 
