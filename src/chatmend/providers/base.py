@@ -20,7 +20,6 @@ import json
 import operator
 import re
 from abc import ABC, abstractmethod
-from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
@@ -36,6 +35,7 @@ from chatmend.exceptions import (
     UnsupportedError,
     error_context,
     problems_gone,
+    unmatched,
 )
 from chatmend.ids import digest, shortening_id_maker, wire_ids
 from chatmend.incremental import Repairer
@@ -1006,13 +1006,8 @@ def _refuse_open_calls(result: RepairResult) -> None:
     calls = messages[last].tool_calls
     results = list(itertools.takewhile(lambda m: m.role == "tool", messages[last + 1:last + 1 + len(calls)]))
     if len(results) < len(calls):
-        answered = Counter(m.tool_call_id for m in results)  # a reply may use one id twice (Gemini's call_0)
-        open_calls = []
-        for call in calls:
-            if answered[call.id]:
-                answered[call.id] -= 1
-            else:
-                open_calls.append(call)
+        # counted: a reply may use one id twice (Gemini's call_0)
+        open_calls = unmatched(calls, (m.tool_call_id for m in results), key=operator.attrgetter("id"))
         names = ", ".join(f"{c.name} ({c.id or 'no id'})" for c in open_calls)
         raise UnsupportedError(f"leave_open_last left calls open ({names}): no provider takes a call without its "
                                "result; run them and add their results first, or repair without leave_open_last",
