@@ -11,8 +11,10 @@ all come back unchanged is written as its original line, byte for byte; records 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -45,6 +47,24 @@ def tool_locations(env: Mapping[str, str] | None, variable: str, dotdir: str, fo
     chosen = env.get(variable, "").strip()
     root = Path(chosen) if chosen else Path(env.get("HOME") or Path.home()) / dotdir
     return [root / folder]
+
+
+def seeded_uuid(seed: str) -> str:
+    """A version-4-shaped uuid made from `seed` (the same for the same seed: a repair writes the same file twice
+    alike)."""
+    return str(uuid.UUID(bytes=hashlib.sha256(seed.encode()).digest()[:16], version=4))
+
+
+def fresh_id(seed: str, taken: set[str], shape: Callable[[str], str]) -> str:
+    """A new id for a record repair adds: `shape` of `seed` and a count (the same for the same file), the first
+    that no id in `taken` is (it joins them)."""
+    n = 0
+    while True:
+        candidate = shape(f"{seed}:{n}")
+        if candidate not in taken:
+            taken.add(candidate)
+            return candidate
+        n += 1
 
 
 def compact_json(value: Any) -> str:

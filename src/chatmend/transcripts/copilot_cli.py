@@ -22,10 +22,8 @@ written into the log yet (write it with `--to chatmend` or to a provider).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +43,7 @@ from chatmend.transcripts._records import (
     optional_text,
     parse_records,
     read_call,
+    seeded_uuid,
     tool_locations,
     writable_repair,
 )
@@ -265,8 +264,7 @@ class CopilotCli:
         last = next((r.data for r in reversed(kept) if isinstance(r.data.get("id"), str)), {})
         parent = last.get("id")
         for answer in answers:
-            event_id = str(uuid.UUID(bytes=hashlib.sha256(f"{parent}:{answer.tool_call_id}".encode()).digest()[:16],
-                                     version=4))
+            event_id = seeded_uuid(f"{parent}:{answer.tool_call_id}")
             event: dict[str, Any] = {"type": "tool.execution_complete", "data": {
                 "toolCallId": answer.tool_call_id, "success": False,
                 "error": {"message": joined_text(answer.content), "code": "interrupted"}}, "id": event_id}

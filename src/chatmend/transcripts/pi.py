@@ -36,6 +36,7 @@ from chatmend.transcripts._records import (
     TranscriptFormat,
     errors_at_line,
     expect,
+    fresh_id,
     joined_text,
     neutral_content,
     optional_text,
@@ -398,15 +399,6 @@ class Pi(TranscriptFormat):
         at = next((i for i, (k, _) in enumerate(rest) if source(k) > self.compaction), len(rest))
         return rest[:at] + own + rest[at:]
 
-    def _fresh_id(self, seed: str) -> str:
-        """A new entry id in pi's shape (8 hex characters), the same for the same file, unused in it."""
-        for n in range(1000):
-            candidate = hashlib.sha256(f"{seed}:{n}".encode()).hexdigest()[:8]
-            if candidate not in self.ids:
-                self.ids.add(candidate)
-                return candidate
-        raise InputError("no free entry id for a new pi entry")  # pragma: no cover
-
     def render(self, record: Record, blocks: list[Any], copy: int) -> dict[str, Any]:
         k = self.records.index(record)
         if k in self.edited:
@@ -414,7 +406,7 @@ class Pi(TranscriptFormat):
                              "written back (use --to chatmend or a provider)", line=record.line)
         data = dict(record.whole())
         if copy and isinstance(data.get("id"), str):
-            data["id"] = self._fresh_id(f"{data['id']}:{copy}")
+            data["id"] = fresh_id(f"{data['id']}:{copy}", self.ids, _entry_id)
         kind = blocks[0][0]
         if kind in ("note", "result"):
             data["message"] = blocks[0][1]
@@ -430,7 +422,8 @@ class Pi(TranscriptFormat):
             message["timestamp"] = stamp
         data: dict[str, Any] = {"type": "message"}
         if self.version >= 2:
-            data["id"] = self._fresh_id(f"{near.data.get('id')}:{message.get('toolCallId')}:{serial}")
+            data["id"] = fresh_id(f"{near.data.get('id')}:{message.get('toolCallId')}:{serial}", self.ids,
+                                  _entry_id)
             data["parentId"] = near.data.get("id")
         if "timestamp" in near.data:
             data["timestamp"] = near.data["timestamp"]
@@ -442,6 +435,11 @@ class Pi(TranscriptFormat):
         (`relink_chain`); entries off the path (abandoned branches) keep their parents."""
         if not self.as_read(out) and self.version >= 2:
             relink_chain(out, self.on_path, "id", "parentId")
+
+
+def _entry_id(seed: str) -> str:
+    """An entry id in pi's shape (8 hex characters) made from `seed`."""
+    return hashlib.sha256(seed.encode()).hexdigest()[:8]
 
 
 def read(lines: Iterable[str]) -> Session:

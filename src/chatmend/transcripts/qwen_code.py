@@ -19,9 +19,7 @@ takes it as its parent, so the chain Qwen Code walks passes it. Every other line
 
 from __future__ import annotations
 
-import hashlib
 import os
-import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -36,9 +34,11 @@ from chatmend.transcripts._records import (
     TranscriptFormat,
     errors_at_line,
     expect,
+    fresh_id,
     joined_text,
     parse_records,
     relink_chain,
+    seeded_uuid,
     tool_locations,
 )
 
@@ -269,12 +269,12 @@ class QwenCode(TranscriptFormat):
                              "(use --to chatmend or a provider)", line=record.line)
         data = dict(record.whole())
         if copy:
-            data["uuid"] = self._fresh_uuid(f"{data.get('uuid')}:{copy}")
+            data["uuid"] = fresh_id(f"{data.get('uuid')}:{copy}", self.uuids, seeded_uuid)
         data["message"] = {**data["message"], "parts": [b[1] for b in blocks]}
         return data
 
     def new_record(self, near: Record, blocks: list[Any], serial: int) -> dict[str, Any]:
-        data: dict[str, Any] = {"uuid": self._fresh_uuid(f"{near.data.get('uuid')}:{serial}"),
+        data: dict[str, Any] = {"uuid": fresh_id(f"{near.data.get('uuid')}:{serial}", self.uuids, seeded_uuid),
                                 "parentUuid": near.data.get("uuid")}
         for key in ("sessionId", "timestamp"):
             if key in near.data:
@@ -296,15 +296,6 @@ class QwenCode(TranscriptFormat):
             self.fixes.append(f"relinked {len(lines)} {'record' if len(lines) == 1 else 'records'} (a new "
                               f"parentUuid, so Qwen Code's chain passes what repair added): line "
                               f"{', '.join(map(str, lines))}")
-
-    def _fresh_uuid(self, seed: str) -> str:
-        """A new record uuid, the same for the same file, unused in it."""
-        for n in range(1000):
-            candidate = str(uuid.UUID(bytes=hashlib.sha256(f"{seed}:{n}".encode()).digest()[:16], version=4))
-            if candidate not in self.uuids:
-                self.uuids.add(candidate)
-                return candidate
-        raise InputError("no free uuid for a new Qwen Code record")  # pragma: no cover
 
 
 def _local_command(payload: Mapping[str, Any], before: Mapping[str, Any]) -> bool:
