@@ -54,6 +54,16 @@ def _expected(name: str, what: str, value: object) -> HistoryError:
     return HistoryError(f"expected {what}, got {type(value).__name__}", field=name)
 
 
+def _check_optional(model: Any, strings: tuple[str, ...]) -> None:
+    """A part's optional fields: each of `strings` a string or null, its `provider_data` an object or null."""
+    for name in strings:
+        value = getattr(model, name)
+        if value is not None and not isinstance(value, str):
+            raise _expected(name, "a string or null", value)
+    if model.provider_data is not None and not isinstance(model.provider_data, dict):
+        raise _expected("provider_data", "an object or null", model.provider_data)
+
+
 def _as_tuple(model: object, name: str, value: Sequence[Any], kinds: type | tuple[type, ...], what: str) -> None:
     """Store a sequence field as a tuple of `kinds`: a list becomes a tuple, and an item given as a mapping of the
     JSON shape is built, as the constructor of a part or a call builds it."""
@@ -125,11 +135,7 @@ class ImagePart:
     provider name, written back only to that provider."""
 
     def __post_init__(self) -> None:
-        for name in ("media_type", "data", "url"):
-            if not isinstance(getattr(self, name), (str, type(None))):
-                raise _expected(name, "a string or null", getattr(self, name))
-        if self.provider_data is not None and not isinstance(self.provider_data, dict):
-            raise _expected("provider_data", "an object or null", self.provider_data)
+        _check_optional(self, ("media_type", "data", "url"))
         if (self.data is None) == (self.url is None):
             raise HistoryError("an image needs exactly one of 'data' (base64) or 'url'")
         if self.data is not None and not self.media_type:
@@ -167,13 +173,9 @@ class ThinkingPart:
     def __post_init__(self) -> None:
         if not isinstance(self.text, str):
             raise _expected("text", "a string", self.text)
-        for name in ("signature", "data", "provider"):
-            if not isinstance(getattr(self, name), (str, type(None))):
-                raise _expected(name, "a string or null", getattr(self, name))
+        _check_optional(self, ("signature", "data", "provider"))
         if not isinstance(self.redacted, bool):
             raise _expected("redacted", "true or false", self.redacted)
-        if self.provider_data is not None and not isinstance(self.provider_data, dict):
-            raise _expected("provider_data", "an object or null", self.provider_data)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -202,11 +204,7 @@ class FilePart:
     """Fields of the provider's block the model does not name (`title`, `context`, `citations`), keyed by provider."""
 
     def __post_init__(self) -> None:
-        for name in ("media_type", "data", "url", "file_id", "filename", "provider"):
-            if not isinstance(getattr(self, name), (str, type(None))):
-                raise _expected(name, "a string or null", getattr(self, name))
-        if self.provider_data is not None and not isinstance(self.provider_data, dict):
-            raise _expected("provider_data", "an object or null", self.provider_data)
+        _check_optional(self, ("media_type", "data", "url", "file_id", "filename", "provider"))
         if sum(x is not None for x in (self.data, self.url, self.file_id)) != 1:
             raise HistoryError("a file needs exactly one of 'data' (base64), 'url' or 'file_id'")
         if self.data is not None and not self.media_type:
