@@ -935,6 +935,97 @@ def client_call_bodies() -> list[tuple[str, dict[str, Any]]]:
     return bodies
 
 
+def gemini_check_bodies() -> list[tuple[str, dict[str, Any]]]:
+    """Gemini bodies of every shape rule the checker judges beyond the turn rules (GE0 data shapes, GE5 names, GE7
+    roles, GE9 references, snake_case fields, a kind of part newer than chatmend), each one Python repairs."""
+    user = lambda *parts: {"role": "user", "parts": list(parts)}  # noqa: E731
+    model = lambda *parts: {"role": "model", "parts": list(parts)}  # noqa: E731
+    hi = {"text": "hi"}
+    call = {"functionCall": {"id": "a", "name": "read_file", "args": {"path": "x"}}}
+    response = lambda **fields: {"functionResponse": {  # noqa: E731
+        "id": "a", "name": "read_file", "response": {"output": "ok"}, **fields}}
+    shot = {"inlineData": {"mimeType": "image/png", "data": PNG, "displayName": "shot.png"}}
+    contents: dict[str, list[Any]] = {
+        "GE0 inline data not base64": [user(hi, {"inlineData": {"mimeType": "image/png", "data": "not base64!"}})],
+        "GE0 inline data of one character too many": [user(hi, {"inlineData": {"mimeType": "image/png",
+                                                                               "data": "QUJDR"}})],
+        "GE0 a part of two kinds": [user({"text": "hi", "inlineData": {"mimeType": "image/png", "data": PNG}})],
+        "GE0 a part of no data": [user(hi, {"thought": True})],
+        "GE0 args not an object": [user(hi), model({"functionCall": {"id": "a", "name": "read_file",
+                                                                     "args": "path=x"}}), user(response())],
+        "GE0 args null": [user(hi), model({"functionCall": {"id": "a", "name": "read_file", "args": None}}),
+                          user(response())],
+        "GE0 a response not an object": [user(hi), model(call), user(response(response=["ok"]))],
+        "GE5 a response without a name": [user(hi), model(call), user(response(name=""))],
+        "GE5 a response with no name field": [user(hi), model(call), user({"functionResponse": {
+            "id": "a", "response": {"output": "ok"}}})],
+        "GE7 a system content": [{"role": "system", "parts": [hi]}, user(hi)],
+        "GE7 an unknown role": [user(hi), {"role": "assistant", "parts": [{"text": "x"}]}],
+        "GE7 a function role": [user(hi), model(call), {"role": "function", "parts": [response()]}],
+        "GE9 a reference to no media": [user(hi), model(call), user(response(response={"output": {"$ref": "a.png"}}))],
+        "GE9 a reference to its media": [user(hi), model(call), user(response(
+            response={"output": {"$ref": "shot.png"}}, parts=[shot]))],
+        "GE9 references nested": [user(hi), model(call), user(response(
+            response={"a": [{"$ref": "x"}, {"b": {"$ref": "y"}}]},
+            parts=[{"fileData": {"mimeType": "image/png", "fileUri": "gs://b/y", "displayName": "y"}}]))],
+        "GE6 a content of no parts": [user(hi), model()],
+        "snake_case fields": [user(hi, {"inline_data": {"mime_type": "image/png", "data": PNG}}),
+                              model({"function_call": {"id": "a", "name": "read_file", "args": {}},
+                                     "thought_signature": "c2ln"}),
+                              user({"function_response": {"id": "a", "name": "read_file",
+                                                          "response": {"output": "ok"}}})],
+        "a kind of part newer than chatmend": [user(hi, {"futureData": {"x": 1}})],
+    }
+    bodies = [(f"check: {name}", {"contents": items}) for name, items in contents.items()]
+    bodies += [
+        ("check: GE6 no contents", {"contents": []}),
+        ("check: a system instruction of a bad part", {"systemInstruction": {"parts": [{"inlineData": {"data": "!"}}]},
+                                                       "contents": [user(hi)]}),
+        ("check: a snake_case system instruction", {"system_instruction": {"parts": [{"text": "Be brief."}]},
+                                                    "contents": [user(hi)]}),
+        ("check: GE10 media before Gemini 3", {"model": "gemini-2.5-flash", "contents": [
+            user(hi), model(call), user(response(parts=[shot]))]}),
+    ]
+    return bodies
+
+
+def gemini_unnamed_call_bodies() -> list[tuple[str, dict[str, Any]]]:
+    """Gemini bodies of calls without ids beside parts the plain reader does not read (a thought signature, a
+    thought, code), broken in each way repair mends, for Gemini 3 and before."""
+    user = lambda text: {"role": "user", "parts": [{"text": text}]}  # noqa: E731
+    call = lambda name="read_file": {"functionCall": {"name": name, "args": {"path": "a"}}}  # noqa: E731
+    answer = lambda name="read_file", media=False: {"functionResponse": {  # noqa: E731
+        "name": name, "response": {"output": "ok"},
+        **({"parts": [{"inlineData": {"mimeType": "image/png", "data": PNG}}]} if media else {})}}
+    code = {"executableCode": {"language": "PYTHON", "code": "print(1)"}}
+    firsts = {"signed": lambda: [{**call(), "thoughtSignature": SIG}],
+              "thought": lambda: [{"text": "Think first.", "thought": True}, call()],
+              "code": lambda: [code, call()]}
+    bodies = []
+    for kind, first in firsts.items():
+        one = lambda first=first: {"role": "model", "parts": first()}  # noqa: E731
+        two = lambda first=first: {"role": "model", "parts": [*first(), call("add")]}  # noqa: E731
+        answers = lambda *parts: {"role": "user", "parts": list(parts)}  # noqa: E731
+        shapes = {
+            "cut off": [user("hi"), one()],
+            "cut off, then words": [user("hi"), one(), user("go on")],
+            "second of two unanswered": [user("hi"), two(), answers(answer()), user("go on")],
+            "answers out of order": [user("hi"), two(), answers(answer("add"), answer())],
+            "answer after words": [user("hi"), one(), user("wait"), answers(answer())],
+            "two model turns in a row": [user("hi"), one(), {"role": "model", "parts": [{"text": "more"}]},
+                                         answers(answer())],
+            "answer with media, cut off after": [user("hi"), one(), answers(answer(media=True)), user("again"), one()],
+            "a response too many": [user("hi"), one(), answers(answer(), answer("add"))],
+            "image in the user turn, cut off": [{"role": "user", "parts": [
+                {"text": "look"}, {"inlineData": {"mimeType": "image/png", "data": PNG}}]}, one()],
+        }
+        for name, contents in shapes.items():
+            bodies.append((f"call without id, {kind}: {name}", {"contents": contents}))
+            bodies.append((f"call without id, {kind}: {name}, Gemini 3",
+                           {"model": "gemini-3-pro-preview", "contents": contents}))
+    return bodies
+
+
 def body_case(provider: str, name: str, body: dict[str, Any], read_only: list[str] | None = None) -> dict[str, Any]:
     adapter = get(provider)
     is_read_only = set(read_only).__contains__ if read_only is not None else None
@@ -990,6 +1081,9 @@ def body_cases(provider: str) -> list[dict[str, Any]]:
     awkward = Turns(random.Random(f"awkward ids {provider}"))
     cases += [body_case(provider, f"awkward ids {k}", write(awkward.skeleton(awkward=True), awkward.r))
               for k in range(GENERATED_ID_BODIES)]
+    if provider == "gemini":
+        cases += [body_case(provider, name, body) for name, body in gemini_check_bodies()]
+        cases += [body_case(provider, name, body) for name, body in gemini_unnamed_call_bodies()]
     if provider == "openai_responses":
         cases += [body_case(provider, name, body) for name, body in client_call_bodies()]
         cut_off = {"model": "m", "input": [{"role": "user", "content": "hi"},

@@ -2,7 +2,7 @@
  * `check(provider, body)`: the 400s the provider would answer a body with, predicted offline, in its own words (the
  * port of the Python adapters' checkers, docs/rules.md). It judges the bodies whose conversation list the adapter's
  * stubs take (each provider's whole vocabulary), or Gemini's neutral reader; any other body throws
- * `UnsupportedBodyError`. Not ported: Gemini's GE0 shapes of data parts (base64, MIME types), GE5, GE7-GE10.
+ * `UnsupportedBodyError` (Gemini's checker, ported whole, judges a body of any shape, as Python's does).
  */
 
 import { codePoints, isBlank, isDict } from "./messages.js";
@@ -50,23 +50,25 @@ function holdsLoneSurrogate(value: unknown): boolean {
   return false;
 }
 
-/** The problems `provider` would answer `body` with (empty when none). */
-export function check(provider: ProviderName, body: Record<string, unknown>): Problem[] {
+/** The problems `provider` would answer `body` with (empty when none). `options` tell Gemini's checker the model
+ * the body goes to (default: the body's own `model`) and the platform (`"vertex"`). A Gemini body of any shape is
+ * judged, as Python judges it; another provider's body whose list the stubs do not take is refused. */
+export function check(provider: ProviderName, body: Record<string, unknown>, options: CheckOptions = {}): Problem[] {
   const checker = CHECKERS[provider];
   if (checker === undefined) throw new TypeError(`check knows no provider ${JSON.stringify(provider)} yet`);
   const items = body?.[LIST_KEYS[provider]];
-  if (!Array.isArray(items) || (items.length > 0 && !readable(provider, body))) {
+  if (provider !== "gemini" && (!Array.isArray(items) || (items.length > 0 && !readable(provider, body)))) {
     throw new UnsupportedBodyError(provider, "a body whose list the stubs do not take");
   }
   refuseLoneSurrogates(provider, body);
-  return listedProblems(provider, body);
+  return listedProblems(provider, body, options);
 }
 
 /** `body`'s problems, for a body whose list the package reads and whose strings all encode (`repairBody`'s own
  * lists: it refuses the others first). */
-export function listedProblems(provider: ProviderName, body: Record<string, unknown>): Problem[] {
+export function listedProblems(provider: ProviderName, body: Record<string, unknown>, options: CheckOptions = {}): Problem[] {
   const problems: Problem[] = [];
-  walkProblems(provider, body, (problem) => {
+  walkProblems(provider, body, options, false, (problem) => {
     problems.push(problem);
   });
   return problems;
@@ -80,7 +82,7 @@ const FOUND = Symbol("a problem of the list");
 export function listHoldsProblem(provider: ProviderName, body: Record<string, unknown>): boolean {
   const key = LIST_KEYS[provider];
   try {
-    walkProblems(provider, body, ({ path }) => {
+    walkProblems(provider, body, {}, true, ({ path }) => {
       if (path === key || path.startsWith(`${key}[`) || path.startsWith(`${key}.`)) throw FOUND;
     });
   } catch (error) {
@@ -97,13 +99,21 @@ const LIST_KEYS: Readonly<Record<ProviderName, string>> = {
   gemini: "contents",
 };
 
-/** Each problem of `body`, in order, handed to `report` as it is found. */
-function walkProblems(provider: ProviderName, body: Record<string, unknown>, report: Report): void {
+/** Each problem of `body`, handed to `report` as it is found (in the provider's order unless `anyOrder`). */
+function walkProblems(
+  provider: ProviderName,
+  body: Record<string, unknown>,
+  options: CheckOptions,
+  anyOrder: boolean,
+  report: Report,
+): void {
   const key = LIST_KEYS[provider];
   const items = body[key] as Item[];
   const empty = EMPTY_LIST[provider];
-  if (items.length === 0 && empty !== undefined) report({ code: "EMPTY", path: key, message: empty, provider });
-  (CHECKERS[provider] as Checker)(body, items, report);
+  if (Array.isArray(items) && items.length === 0 && empty !== undefined) {
+    report({ code: "EMPTY", path: key, message: empty, provider });
+  }
+  (CHECKERS[provider] as Checker)(body, items, report, options, anyOrder);
 }
 
 const EMPTY_LIST: Partial<Record<ProviderName, string>> = {
@@ -113,7 +123,9 @@ const EMPTY_LIST: Partial<Record<ProviderName, string>> = {
 };
 
 type Report = (problem: Problem) => void;
-type Checker = (body: Dict, items: Item[], report: Report) => void;
+/** A provider's checker: each problem of the body handed to `report`, in the provider's order (with `anyOrder`,
+ * in any order: the caller asks only whether there is one). */
+type Checker = (body: Dict, items: Item[], report: Report, options: CheckOptions, anyOrder: boolean) => void;
 
 // ------------------------------------------------------------------------------------------- OpenAI Chat
 
@@ -678,103 +690,331 @@ const GE1 =
   "Please ensure that the number of function response parts is equal to the number of function call parts " +
   "of the function call turn.";
 
+/** The fields that hold a part's data: a part has exactly one (GE0). */
+const DATA_FIELDS = ["text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode",
+  "codeExecutionResult", "toolCall", "toolResponse"];
+/** google-genai's other `Part` fields: a part of only these has no data (GE0); a part with a key in neither list is
+ * of a kind newer than chatmend, and passes. */
+const PART_METADATA = ["thought", "thoughtSignature", "videoMetadata", "mediaResolution", "partMetadata",
+  "audioTranscription", "mediaProcessing", "speechMetadata", "documentMetadata", "spreadsheetMetadata",
+  "audioMetadata"];
+
+/** `inlineData` as the SDK sometimes sends it, `inline_data` (the API takes both). */
+function snakeCase(name: string): string {
+  return name.replace(/(?<!^)([A-Z])/g, "_$1").toLowerCase();
+}
+
+const SNAKE = new Map(
+  [...DATA_FIELDS, ...PART_METADATA, "mimeType", "fileUri", "systemInstruction", "displayName"].map((name) => [
+    name,
+    snakeCase(name),
+  ]),
+);
+const KNOWN_PART_KEYS = new Set([...DATA_FIELDS, ...PART_METADATA].flatMap((name) => [name, snakeCase(name)]));
+
+/** A field by its camelCase name, or its snake_case twin; undefined for none (or null). */
+function field(data: Dict, name: string): unknown {
+  const value = data[name];
+  if (value !== undefined && value !== null) return value;
+  const snake = SNAKE.get(name);
+  const twin = snake === undefined ? undefined : data[snake];
+  return twin === null ? undefined : twin;
+}
+
+/** True for a part with a field google-genai's `Part` does not have: data of a kind added after it. */
+function newerKind(part: Dict): boolean {
+  for (const key in part) if (!KNOWN_PART_KEYS.has(key)) return true;
+  return false;
+}
+
+/** A body path as the API names fields in its errors (snake_case). */
+function apiPath(path: string): string {
+  return path.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
+
+/** True when the API can decode `text` as bytes (standard or URL-safe base64, padding optional). */
+function isBase64(text: unknown): boolean {
+  return typeof text === "string" && text.replace(/=+$/, "").length % 4 !== 1 && BASE64.test(text);
+}
+
+/** The first `n` code points of a string, as Python slices one. */
+function head(text: string, n: number): string {
+  return Array.from(text).slice(0, n).join("");
+}
+
+/** Python's `json.dumps(value)` (ASCII only, `", "` and `": "` between items) of a JSON value; a number that is not
+ * an integer is refused (its Python form is not ported). */
+function pyDumps(value: unknown): string {
+  if (value === null || value === undefined) return "null";
+  if (typeof value === "string") {
+    return `"${value.replace(/[\\"]|[^ -~]/g, (c) => {
+      const short: Record<string, string> = { "\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f" };
+      return short[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+    })}"`;
+  }
+  if (typeof value === "boolean") return value ? "true" : "false";
+  if (typeof value === "number") {
+    if (!Number.isInteger(value)) throw new UnsupportedBodyError("gemini", "a number whose Python form this package does not write");
+    return String(value);
+  }
+  if (Array.isArray(value)) return `[${value.map(pyDumps).join(", ")}]`;
+  return `{${Object.entries(value as Dict).map(([k, v]) => `${pyDumps(k)}: ${pyDumps(v)}`).join(", ")}}`;
+}
+
+/** Every `{"$ref": name}` inside a response object, in order (GE9). */
+function refsOf(value: unknown, out: string[]): string[] {
+  if (Array.isArray(value)) {
+    for (const inner of value) refsOf(inner, out);
+  } else if (isDict(value)) {
+    if (typeof value.$ref === "string") out.push(value.$ref);
+    for (const key in value) refsOf(value[key], out);
+  }
+  return out;
+}
+
 const NO_IDS: readonly (string | null)[] = [];
 
 interface GeminiTurn {
   role: unknown;
-  calls: readonly (string | null)[];
+  calls: (string | null)[];
   /** the first call's name, and whether its part carries a thought signature (GE4 asks it of the first) */
   firstName: string;
   firstSigned: boolean;
-  responses: readonly (string | null)[];
+  responses: (string | null)[];
   /** true when the turn has a part other than a function response */
   standard: boolean;
 }
 
-function checkGemini(body: Dict, contents: Item[], report: Report): void {
+/** A turn with no role, call or response yet (a turn without calls or without responses shares NO_IDS: no lists
+ * built for them). */
+function newTurn(): GeminiTurn {
+  return {
+    role: null,
+    calls: NO_IDS as (string | null)[],
+    firstName: "",
+    firstSigned: false,
+    responses: NO_IDS as (string | null)[],
+    standard: false,
+  };
+}
+
+/** What Gemini's checker is told beside the body: the model (GE4, GE10) and the platform (`vertex`: GE7, GE8). */
+export interface CheckOptions {
+  model?: string;
+  platform?: "vertex";
+}
+
+/** The port of Python's Gemini checker (`providers/gemini/checker.py`): each content's shape (GE0, GE5-GE10), then
+ * the turn rules (GE1-GE3) and the signatures (GE4). A malformed body is reported, never refused. With
+ * `anyOrder`, a turn's problems are reported as soon as they are found rather than after every content's. */
+function checkGemini(body: Dict, contents: Item[], report: Report, options: CheckOptions, anyOrder: boolean): void {
   const add = (code: string, path: string, message: string) => report({ code, path, message, provider: "gemini" });
-  if ("system_instruction" in body) throw new UnsupportedBodyError("gemini", "a snake_case system instruction");
-  const system = body.systemInstruction;
-  if (system !== undefined && system !== null) {
+  const model = options.model ?? (typeof body.model === "string" ? body.model : null);
+  const vertex = options.platform === "vertex";
+
+  const bytesField = (value: unknown, path: string) => {
+    if (isBase64(value)) return;
+    const shown = typeof value === "string" ? value : pyDumps(value);
+    add("GE0", path, `Invalid value at '${apiPath(path)}' (TYPE_BYTES), Base64 decoding failed for "${head(shown, 40)}"`);
+  };
+  const stringField = (value: unknown, path: string) => {
+    if (value !== undefined && value !== null && typeof value !== "string") {
+      add("GE0", path, `Invalid value at '${apiPath(path)}' (TYPE_STRING), ${head(pyDumps(value), 40)}`);
+    }
+  };
+  const blob = (part: Dict, path: string) => {
+    const inline = field(part, "inlineData");
+    if (inline !== undefined) {
+      if (!isDict(inline)) {
+        add("GE0", `${path}.inlineData`, "Invalid JSON payload received. Expected an object.");
+        return;
+      }
+      bytesField(inline.data, `${path}.inlineData.data`);
+      const mimeType = field(inline, "mimeType");
+      stringField(mimeType, `${path}.inlineData.mimeType`);
+      if (mimeType === undefined || mimeType === "") {
+        add("GE0", `${path}.inlineData.mimeType`,
+          `* GenerateContentRequest.${apiPath(path)}.inline_data.mime_type: mime_type must be specified.`);
+      }
+    }
+    const file = field(part, "fileData");
+    if (isDict(file)) {
+      stringField(field(file, "fileUri"), `${path}.fileData.fileUri`);
+      stringField(field(file, "mimeType"), `${path}.fileData.mimeType`);
+    }
+    const uri = isDict(file) ? field(file, "fileUri") : undefined;
+    if (file !== undefined && (uri === undefined || uri === "")) {
+      add("GE0", `${path}.fileData`, `* GenerateContentRequest.${apiPath(path)}.file_data.file_uri: file_uri must be specified.`);
+    }
+  };
+  /** What a call and a response share: an object with a name (GE5), an object payload (GE0), no id on Vertex (GE8). */
+  const functionPart = (value: unknown, path: string, payload: string): Dict => {
+    const checked = isDict(value) ? value : {};
+    if (!isDict(value)) add("GE0", path, `Invalid value at '${apiPath(path)}', expected an object.`);
+    if (typeof checked.name !== "string" || !checked.name) {
+      add("GE5", `${path}.name`, `* GenerateContentRequest.${apiPath(path)}.name: Name cannot be empty.`);
+    }
+    if (payload in checked && !isDict(checked[payload])) {
+      const where = `${path}.${payload}`;
+      add("GE0", where, `Invalid value at '${apiPath(where)}' (type.googleapis.com/google.protobuf.Struct), ` +
+        head(pyDumps(checked[payload]), 40));
+    }
+    if ("id" in checked && vertex) {
+      add("GE8", `${path}.id`, `Invalid JSON payload received. Unknown name "id" at '${apiPath(path)}': Cannot find field.`);
+    } else if ("id" in checked) {
+      stringField(checked.id, `${path}.id`);
+    }
+    return checked;
+  };
+  const functionResponse = (value: unknown, path: string, turn: GeminiTurn) => {
+    const response = functionPart(value, path, "response");
+    let inner = response.parts;
+    const names = new Set<unknown>();
+    if (inner !== undefined && inner !== null) {
+      if (!Array.isArray(inner)) {
+        add("GE0", `${path}.parts`, `Invalid value at '${apiPath(path)}.parts', expected a list.`);
+        inner = [];
+      } else if (inner.length > 0 && model && !isGemini3(model)) {
+        add("GE10", `${path}.parts`, `Multimodal function response parts are not supported by model ${model}.`);
+      }
+      (inner as unknown[]).forEach((item, q) => {
+        const where = `${path}.parts[${q}]`;
+        if (!isDict(item) || (field(item, "inlineData") === undefined && field(item, "fileData") === undefined && !newerKind(item))) {
+          add("GE0", where, `* GenerateContentRequest.${apiPath(where)}.data: required oneof field 'data' must have one ` +
+            "initialized field");
+          return;
+        }
+        blob(item, where);
+        for (const media of [field(item, "inlineData"), field(item, "fileData")]) {
+          const name = isDict(media) ? field(media, "displayName") : undefined;
+          if (typeof name === "string") names.add(name);
+        }
+      });
+    }
+    for (const ref of refsOf(response.response, [])) {
+      if (!names.has(ref)) {
+        add("GE9", `${path}.response`, `The referenced name ${ref} in function_response.response does not match to a ` +
+          "display_name in the function_response.parts.");
+      }
+    }
+    if (turn.responses === NO_IDS) turn.responses = [];
+    turn.responses.push(typeof response.id === "string" && response.id ? response.id : null);
+  };
+  /** One part: exactly one kind of data, well-formed calls and responses. */
+  const part = (value: unknown, path: string, turn: GeminiTurn) => {
+    if (!isDict(value)) {
+      add("GE0", path, `Invalid value at '${apiPath(path)}', expected an object.`);
+      return;
+    }
+    const kinds = DATA_FIELDS.filter((name) => field(value, name) !== undefined);
+    if (kinds.length === 0) {
+      if (newerKind(value)) turn.standard = true; // a kind of data newer than chatmend's list: the API's to judge
+      else {
+        add("GE0", path, `* GenerateContentRequest.${apiPath(path)}.data: required oneof field 'data' must have one ` +
+          "initialized field");
+      }
+      return;
+    }
+    if (kinds.length > 1) {
+      add("GE0", path, `Invalid JSON payload received. Oneof field 'data' is already set. Cannot set '${kinds[1]}'`);
+    }
+    const signature = field(value, "thoughtSignature");
+    if (signature !== undefined) bytesField(signature, `${path}.thoughtSignature`);
+    const kind = kinds[0] as string;
+    if (kind === "text" && typeof value.text !== "string") {
+      add("GE0", `${path}.text`, `Invalid value at '${apiPath(path)}.text' (TYPE_STRING)`);
+    } else if (kind === "inlineData" || kind === "fileData") {
+      blob(value, path);
+    } else if (kind === "functionCall") {
+      const call = functionPart(field(value, kind), `${path}.functionCall`, "args");
+      if (turn.calls === NO_IDS) {
+        turn.calls = [];
+        turn.firstName = pyStrName(call.name);
+        turn.firstSigned = signature !== undefined;
+      }
+      turn.calls.push(typeof call.id === "string" && call.id ? call.id : null);
+    } else if (kind === "functionResponse") {
+      functionResponse(field(value, kind), `${path}.functionResponse`, turn);
+    }
+    if (kind !== "functionResponse") turn.standard = true;
+  };
+  /** One content: a valid role (GE7), parts (GE6), each part; what the turn rules need of it. */
+  const content = (value: unknown, path: string): GeminiTurn => {
+    const turn = newTurn();
+    if (!isDict(value)) {
+      add("GE0", path, `Invalid value at '${apiPath(path)}', expected an object.`);
+      return turn;
+    }
+    const role = value.role ?? null;
+    turn.role = role;
+    if (role === null) {
+      turn.role = "user"; // the Developer API defaults a missing role to user; Vertex refuses it (GE7)
+      if (vertex) add("GE7", `${path}.role`, "Please use a valid role: user, model.");
+    } else if (role === "system") {
+      add("GE7", `${path}.role`, "Content with system role is not supported.");
+    } else if (role !== "user" && role !== "model") {
+      add("GE7", `${path}.role`, "Please use a valid role: user, model.");
+    }
+    const parts = value.parts;
+    if (!Array.isArray(parts) || parts.length === 0) {
+      add("GE6", `${path}.parts`, `* GenerateContentRequest.${apiPath(path)}.parts: contents.parts must not be empty.`);
+      return turn;
+    }
+    parts.forEach((inner, j) => {
+      part(inner, `${path}.parts[${j}]`, turn);
+    });
+    return turn;
+  };
+
+  const system = field(body, "systemInstruction");
+  if (system !== undefined) {
     const parts = isDict(system) ? system.parts : undefined;
     if (!Array.isArray(parts) || parts.length === 0) {
       add("GE6", "systemInstruction.parts",
         "* GenerateContentRequest.system_instruction.parts: contents.parts must not be empty.");
-    } else if (!parts.every((part) => isDict(part) && Object.keys(part).length === 1 && typeof part.text === "string")) {
-      throw new UnsupportedBodyError("gemini", "a system instruction of parts other than text");
+    } else {
+      const ignored = newTurn(); // (no turn rule reads the system instruction)
+      parts.forEach((inner, j) => {
+        part(inner, `systemInstruction.parts[${j}]`, ignored);
+      });
     }
   }
-  if (contents.length === 0) add("GE6", "contents", "* GenerateContentRequest.contents: contents is not specified");
-  const model = typeof body.model === "string" && body.model ? body.model : null;
-  if (model !== null && !isGemini3(model)) {
-    // GE10: media in a function response only from Gemini 3 on
-    contents.forEach((content: Dict, i) => {
-      (content.parts as Dict[]).forEach((part, j) => {
-        const inner = (part.functionResponse as Dict | undefined)?.parts;
-        if (Array.isArray(inner) && inner.length > 0) {
-          add("GE10", `contents[${i}].parts[${j}].functionResponse.parts`,
-            `Multimodal function response parts are not supported by model ${model}.`);
-        }
-      });
-    });
+  if (!Array.isArray(contents) || contents.length === 0) {
+    add("GE6", "contents", "* GenerateContentRequest.contents: contents is not specified");
+    return;
   }
-  // GE1-GE3, each turn judged once the turn after it is read (one walk: a caller asking whether the list holds a
-  // problem stops at the first)
+  // GE1-GE3, each turn judged once the turn after it is read (with `anyOrder`, reported then: a caller asking
+  // whether the list holds a problem stops at the first)
+  const pairing: Problem[] = [];
+  const judged = anyOrder ? add : (code: string, path: string, message: string) => {
+    pairing.push({ code, path, message, provider: "gemini" });
+  };
   let before: GeminiTurn | null = null;
   let turn: GeminiTurn | null = null;
   let unsigned: [number, string][] = []; // GE4: each call turn without a signature since the last user turn of words
   for (let i = 0; i <= contents.length; i++) {
-    const after = i < contents.length ? geminiTurn(contents[i] as Dict) : undefined;
-    if (turn !== null) judgeTurn(turn, before, after, i - 1, add);
+    const after = i < contents.length ? content(contents[i], `contents[${i}]`) : undefined;
+    if (turn !== null) judgeTurn(turn, before, after, i - 1, judged);
     if (after === undefined) break;
     if (after.role === "user" && after.standard) unsigned = [];
     else if (after.role === "model" && after.calls.length > 0 && !after.firstSigned) unsigned.push([i, after.firstName]);
     before = turn;
     turn = after;
   }
-  if (isGemini3(body.model)) {
+  for (const problem of pairing) report(problem);
+  if (isGemini3(model)) {
     // GE4: the first call of each step of the current turn (since the last user turn of words) carries its signature
     for (const [i, name] of unsigned) add("GE4", `contents[${i}]`, GE4(name, i));
   }
 }
 
-/** What the turn rules read of a content (a turn without calls or without responses shares NO_IDS: no lists built
- * for them). */
-function geminiTurn(content: Dict): GeminiTurn {
-  // (the Developer API defaults a missing role to user)
-  const turn: GeminiTurn = {
-    role: content.role ?? "user",
-    calls: NO_IDS,
-    firstName: "",
-    firstSigned: false,
-    responses: NO_IDS,
-    standard: false,
-  };
-  let calls: (string | null)[] | null = null;
-  let responses: (string | null)[] | null = null;
-  const parts = content.parts as Dict[];
-  for (let j = 0; j < parts.length; j++) {
-    const part = parts[j] as Dict;
-    const call = part.functionCall as Dict | undefined;
-    const response = part.functionResponse as Dict | undefined;
-    if (call) {
-      if (calls === null) {
-        calls = [];
-        turn.calls = calls;
-        turn.firstName = String(call.name || "");
-        turn.firstSigned = part.thoughtSignature !== undefined && part.thoughtSignature !== null;
-      }
-      calls.push(typeof call.id === "string" && call.id ? call.id : null);
-    }
-    if (response) {
-      if (responses === null) {
-        responses = [];
-        turn.responses = responses;
-      }
-      responses.push(typeof response.id === "string" && response.id ? response.id : null);
-    } else turn.standard = true;
-  }
-  return turn;
+/** A call's name as Python's `str(name or "")` writes it, for the names this package writes. */
+function pyStrName(name: unknown): string {
+  if (!name) return "";
+  if (typeof name === "string" || typeof name === "number") return String(name);
+  throw new UnsupportedBodyError("gemini", "a call name whose Python form this package does not write");
 }
 
 /** GE1-GE3 of the turn at `i`: a call turn after a user turn and answered by the next; a response turn after a

@@ -20,7 +20,7 @@ export type { IsReadOnly, RepairOptions, RepairResult, Wording } from "./repair.
 export { orphanNote, repairHistory, syntheticText } from "./repair.js";
 export type { BodyRepair, BodyReport, ProviderName, RepairBodyOptions } from "./providers.js";
 export { PROVIDERS, repairBody, UnsupportedBodyError } from "./providers.js";
-export type { Problem } from "./check.js";
+export type { CheckOptions, Problem } from "./check.js";
 export { check } from "./check.js";
 export { normalizeToolId } from "./ids.js";
 export { FinalIds } from "./planner.js";
