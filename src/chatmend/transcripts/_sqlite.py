@@ -264,19 +264,14 @@ class SqliteStore(Store):
             backup = _backup(self.read_connection(), self.path)
             _apply(conn, [c for r in kept for c in r.changes])
             conn.execute("COMMIT")
-        except sqlite3.OperationalError as exc:
+        except BaseException as exc:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             if backup is not None:
                 with contextlib.suppress(OSError):
                     os.unlink(backup)
-            raise self._refusal(exc) from None
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            if backup is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(backup)
+            if isinstance(exc, sqlite3.OperationalError):
+                raise self._refusal(exc) from None  # a lock taken meanwhile, a full disk: said in the store's words
             raise
         finally:
             conn.close()
