@@ -515,6 +515,14 @@ def content_blocks(content: object) -> list[Any]:
     return list(content) if isinstance(content, list) else []
 
 
+def block_content(blocks: list[Any], original: object) -> str | list[Any]:
+    """An Anthropic message's content from its blocks again (`content_blocks` undone): the `original` string when
+    it is still the one block, else a list, each string a text block."""
+    if isinstance(original, str) and blocks == [original]:
+        return original
+    return [{"type": "text", "text": b} if isinstance(b, str) else b for b in blocks]
+
+
 def neutral_content(parts: Sequence[Part]) -> str | tuple[Part, ...]:
     """Parts as neutral content: one text (or none) as a plain string."""
     if all(isinstance(p, TextPart) for p in parts) and len(parts) <= 1:

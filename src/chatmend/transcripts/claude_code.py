@@ -34,6 +34,7 @@ from chatmend.transcripts._records import (
     BlockAt,
     Record,
     TranscriptFormat,
+    block_content,
     content_blocks,
     errors_at_line,
     located,
@@ -405,11 +406,7 @@ class ClaudeCode(TranscriptFormat):
     def render(self, record: Record, blocks: list[Any], copy: int) -> dict[str, Any]:
         data = dict(record.whole())
         message = dict(data["message"])
-        original = message.get("content")
-        if isinstance(original, str) and blocks == [original]:
-            message["content"] = original
-        else:
-            message["content"] = [{"type": "text", "text": b} if isinstance(b, str) else b for b in blocks]
+        message["content"] = block_content(blocks, message.get("content"))
         data["message"] = message
         if copy and isinstance(data.get("uuid"), str):
             data["uuid"] = str(uuid.uuid5(_NAMESPACE, f"{data['uuid']}/{copy}"))

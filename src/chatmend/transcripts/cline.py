@@ -31,6 +31,7 @@ from chatmend.transcripts._document import DocumentFormat, item_records, list_te
 from chatmend.transcripts._records import (
     BlockAt,
     Record,
+    block_content,
     content_blocks,
     errors_at_line,
     expect,
@@ -341,11 +342,7 @@ class TaskHistory(DocumentFormat):
 
     def render(self, record: Record, blocks: list[Any], copy: int) -> dict[str, Any]:
         data = dict(record.data)
-        original = data.get("content")
-        if isinstance(original, str) and blocks == [original]:
-            data["content"] = original
-        else:
-            data["content"] = [{"type": "text", "text": b} if isinstance(b, str) else b for b in blocks]
+        data["content"] = block_content(blocks, data.get("content"))
         if self.roo and data.get("role") in ("user", "tool"):
             results = any(isinstance(b, Mapping) and b.get("type") == "tool-result" for b in blocks)
             data["role"] = "tool" if results else "user"
