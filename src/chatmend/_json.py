@@ -316,9 +316,12 @@ def copy_json(value: Any) -> Any:
     return copy_tree(value)  # a stack, not recursion: any depth read is copied
 
 
-def copy_tree(value: Any, *, sort_keys: bool = False) -> Any:
+def copy_tree(value: Any, *, sort_keys: bool = False, leaf: Callable[[Any], Any] | None = None) -> Any:
     """A copy of JSON data (new dicts and lists, tuples made lists; keys sorted when asked), made with a stack
-    rather than recursion, so that any depth the parser reads can be copied."""
+    rather than recursion, so that any depth the parser reads can be copied. With `leaf`, every value is first
+    what `leaf` makes of it (an SDK object as its dict, bytes as text: Gemini's `plain`)."""
+    if leaf is not None:
+        value = leaf(value)
     if not isinstance(value, (dict, list, tuple)):
         return value
     top: Any = {} if isinstance(value, dict) else []
@@ -327,7 +330,7 @@ def copy_tree(value: Any, *, sort_keys: bool = False) -> Any:
         source, target = stack.pop()
         if isinstance(source, dict):
             for key in sorted(source) if sort_keys else source:
-                item = source[key]
+                item = source[key] if leaf is None else leaf(source[key])
                 if isinstance(item, (dict, list, tuple)):
                     inner: Any = {} if isinstance(item, dict) else []
                     target[key] = inner
@@ -335,7 +338,7 @@ def copy_tree(value: Any, *, sort_keys: bool = False) -> Any:
                 else:
                     target[key] = item
         else:
-            for item in source:
+            for item in source if leaf is None else map(leaf, source):
                 if isinstance(item, (dict, list, tuple)):
                     inner = {} if isinstance(item, dict) else []
                     target.append(inner)

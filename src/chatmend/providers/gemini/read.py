@@ -37,35 +37,21 @@ _IMAGES_LABEL = re.compile(re.escape(IMAGES_LABEL).replace(re.escape("{id}"), "(
 
 
 def plain(value: Any) -> Any:
-    """An SDK object as JSON-shaped data; its bytes as standard base64, as the REST API sends them. Built with a
-    stack, not recursion: arguments nested as deep as the JSON reader takes convert too."""
-    value = _plain_leaf(value)
-    if not isinstance(value, (Mapping, list, tuple)):
-        return value
-    top: Any = {} if isinstance(value, Mapping) else []
-    stack: list[tuple[Any, Any]] = [(value, top)]
-    while stack:
-        source, target = stack.pop()
-        for key, item in source.items() if isinstance(source, Mapping) else enumerate(source):
-            item = _plain_leaf(item)
-            if isinstance(item, (Mapping, list, tuple)):
-                inner: Any = {} if isinstance(item, Mapping) else []
-                stack.append((item, inner))
-                item = inner
-            if isinstance(target, dict):
-                target[key] = item
-            else:
-                target.append(item)
-    return top
+    """An SDK object as JSON-shaped data; its bytes as standard base64, as the REST API sends them. Copied by
+    `copy_tree` (a stack, not recursion): arguments nested as deep as the JSON reader takes convert too."""
+    return strict_json.copy_tree(value, leaf=_plain_leaf)
 
 
 def _plain_leaf(value: Any) -> Any:
-    """A value as `plain` takes it: bytes as base64 text, an SDK object as its dump, anything else as it is."""
+    """A value as `plain` takes it: bytes as base64 text, an SDK object as its dump, a mapping as a dict, anything
+    else as it is."""
     while True:
         if isinstance(value, (bytes, bytearray)):
             return base64.b64encode(bytes(value)).decode("ascii")
-        if isinstance(value, (Mapping, list, tuple, str)):
+        if isinstance(value, (dict, list, tuple, str)):
             return value
+        if isinstance(value, Mapping):
+            return dict(value)
         dump = getattr(value, "model_dump", None)
         if not callable(dump):
             return value
