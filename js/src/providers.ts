@@ -88,9 +88,6 @@ interface Adapter extends Writer {
   /** True when Python's twin repairs this list through its neutral route (items its stubs do not take, a step its
    * hooks do not write), whose runs rewrite a kept result between two new results of one call too. */
   neutralInPython(items: Item[], plan: SpanPlan, body: Record<string, unknown>): boolean;
-  /** True when the stubs show, before any plan, a step the hooks leave to the neutral route (absent: the plan's
-   * assembly finds out). */
-  leavesToNeutral?(items: Item[], stubs: Stubs): boolean;
   /** The list as the writer writes it whole, when the neutral route finds the repaired list breaks a rule of the
    * wire beyond pairing (Anthropic's: consecutive turns of one role merged); absent where the package does not
    * port it. */
@@ -906,11 +903,11 @@ const gemini: Adapter = {
   joinsTurns: true,
   refused: refusedWhenAnsweredOrNoted,
   neutralInPython: () => false,
-  leavesToNeutral: geminiRenamesLeftToNeutral,
   takesStubs: () => true,
   wholeList: geminiWholeList,
   // Parts chatmend does not model (thoughts, thought signatures, inline and file data, code and its results, a
-  // response's media and fields) ride along in their content; a content without a role is a user turn.
+  // response's media and fields) ride along in their content; a content without a role is a user turn. No stubs for
+  // a list whose repair `renamedCalls` leaves to the neutral route (known from the ids alone: no plan made in vain).
   stubs(items) {
     const kinds: number[] = [];
     const refs: Ref[] = [];
@@ -918,6 +915,7 @@ const gemini: Adapter = {
     const offsets: number[] = [];
     let calls: string[] = [];
     let afterModel = true; // a call turn needs a user turn before it (GE2)
+    const seen = new Set<string>(); // the call ids of the contents before
     for (let i = 0; i < items.length; i++) {
       const item = items[i];
       if (!isDict(item) || !onlyKeys(item, GEMINI_CONTENT_KEYS)) return null;
@@ -928,6 +926,7 @@ const gemini: Adapter = {
       if (role === "model") {
         const ids = geminiModelIds(parts, i);
         if (ids === null || (ids.length > 0 && afterModel)) return null;
+        if (renamedByNeutralRoute(item, ids, seen)) return null; // (the stub route would plan in vain)
         kinds.push(ids.length > 0 ? CALLS : REPLY);
         refs.push(ids.length > 0 ? ids : null);
         offsets.push(0);
@@ -1064,23 +1063,16 @@ function plainResponsePart(part: Dict): boolean {
   );
 }
 
-/** True when the planner renames a call (an id an earlier call has: rule 5) of a model content `renamedCalls` leaves
- * to the neutral route (one the neutral reader takes, or one with a call without an id). */
-function geminiRenamesLeftToNeutral(items: Item[], stubs: Stubs): boolean {
-  const seen = new Set<string>();
-  const starts = stubs.starts as number[];
-  for (let i = 0; i < items.length; i++) {
-    const ids = stubs.refs[starts[i] as number];
-    if (!Array.isArray(ids)) continue; // (a model content is one stub, its calls' ids its ref)
-    let repeated = false;
-    for (const id of ids) {
-      if (seen.has(id)) repeated = true;
-      else seen.add(id);
-    }
-    const item = items[i];
-    if (repeated && (readsPlain(item) || geminiCalls(item).some((call) => !call.id))) return true;
+/** True when the planner renames a call of this model content (an id an earlier call has, `seen`: rule 5) and
+ * `renamedCalls` leaves that to the neutral route (a content the neutral reader takes, or one with a call without
+ * an id); adds the content's call ids to `seen`. */
+function renamedByNeutralRoute(item: Item, ids: readonly string[], seen: Set<string>): boolean {
+  let repeated = false;
+  for (const id of ids) {
+    if (seen.has(id)) repeated = true;
+    else seen.add(id);
   }
-  return false;
+  return repeated && (readsPlain(item) || geminiCalls(item).some((call) => !call.id));
 }
 
 /** True for a content the neutral reader takes (a role, one-key parts of text, calls and responses). */
@@ -1108,14 +1100,11 @@ function adapterOf(provider: ProviderName): Adapter {
   return adapter;
 }
 
-/** True when `body`'s list is of the shapes this package reads: those the adapter's stubs take, or for Gemini
- * those its neutral reader takes. */
+/** True when `body`'s list is of the shapes the adapter's stubs take (what `check` judges, Gemini aside). */
 export function readable(provider: ProviderName, body: Record<string, unknown>): boolean {
   const adapter = adapterOf(provider);
   const items = body[adapter.listKey];
-  if (!Array.isArray(items)) return false;
-  if (provider === "gemini") return adapter.stubs(items) !== null || readGroups(items) !== null;
-  return adapter.takesStubs(body) && adapter.stubs(items) !== null;
+  return Array.isArray(items) && adapter.takesStubs(body) && adapter.stubs(items) !== null;
 }
 
 const UNSAFE_ID_CHAR = /[^a-zA-Z0-9_-]/gu;
@@ -1141,8 +1130,7 @@ export function repairBody(provider: ProviderName, body: Record<string, unknown>
   refuseLoneSurrogates(provider, body);
   const items = body[adapter.listKey] as Item[];
   const stubs = items.length > 0 && adapter.takesStubs(body) ? adapter.stubs(items) : null;
-  const stubbed =
-    stubs === null || adapter.leavesToNeutral?.(items, stubs) ? null : stubRepair(adapter, body, items, stubs, options.isReadOnly);
+  const stubbed = stubs === null ? null : stubRepair(adapter, body, items, stubs, options.isReadOnly);
   const repaired = stubbed ?? neutralRepair(adapter, body, items, options.isReadOnly);
   if (repaired.changed && !adapter.refused(repaired.report) && !listHoldsProblem(provider, body)) {
     // valid as it is: repair changes only what the provider would refuse
