@@ -26,7 +26,7 @@ from chatmend.cli._output import (
     signals_remove_temporary_files,
     write_output,
 )
-from chatmend.cli._report import plural, print_report, repair_report, report_lines, some, summary_report
+from chatmend.cli._report import listed, print_report, repair_report, report_lines, summary_report
 from chatmend.cli._shared import model_for, store_of
 from chatmend.cli._text import OK, UsageError, display, printable, say
 from chatmend.exceptions import problems_gone
@@ -91,10 +91,7 @@ def run_repair(args: argparse.Namespace) -> int:
             result, chunks = session.repaired(is_read_only)
             reported = session
         else:
-            repairer = Repairer(is_read_only=is_read_only)
-            result = repairer.repair(session.messages)
-            drops = dropping(args)
-            chunks = converted(target, session, args.model, repairer, drops)
+            result, chunks, drops = _repaired_for(target, session, args.model, args)
             reported = session
         if target == session.format and data.startswith(codecs.BOM_UTF8):
             chunks = itertools.chain(["\ufeff"], chunks)  # the reader drops a BOM; the file written back keeps it
@@ -111,7 +108,7 @@ def run_repair(args: argparse.Namespace) -> int:
             report["rewritten"] = rewritten
             report["changed"] = report["changed"] or bool(rewritten)
         if drops is not None:
-            report["unsupported"] = [{"provider": d.provider, "type": d.type, "at": d.path} for d in drops]
+            report["unsupported"] = _unsupported(drops)
             report["changed"] = report["changed"] or bool(drops)
         if session.body is not None and session.provider is not None and target == session.format:
             # Problems of the saved body that writing it through the adapter fixes (ids Mistral rejects...),
@@ -166,13 +163,11 @@ def _repair_store(args: argparse.Namespace, store: Store) -> int:
     is_read_only = read_only(args.read_only)
     if args.to not in (None, store.name):
         chosen = one(store, args.session)
-        repairer = Repairer(is_read_only=is_read_only)
-        result = repairer.repair(chosen.session.messages)
-        drops = dropping(args)
-        text = "".join(converted(args.to, chosen.session, args.model, repairer, drops))
+        result, chunks, drops = _repaired_for(args.to, chosen.session, args.model, args)
+        text = "".join(chunks)
         report = repair_report(chosen.session, result, f"{args.file} session {chosen.id}")
         if drops is not None:
-            report["unsupported"] = [{"provider": d.provider, "type": d.type, "at": d.path} for d in drops]
+            report["unsupported"] = _unsupported(drops)
         write_output([text], args.output)
         print_report(report, args.report, sys.stderr if is_stdout(args.output) else sys.stdout)
         return OK
@@ -282,17 +277,25 @@ def _read_at(session: Session, result: RepairResult, path: str | None) -> str | 
     return session.where[origin.message_index]
 
 
-def dropping(args: argparse.Namespace) -> list[Dropped] | None:
-    """The list `--drop-unsupported` collects what is left out in (None without it: what cannot go is an error)."""
-    return [] if getattr(args, "drop_unsupported", False) else None
+def _repaired_for(to: str, session: Session, model: str | None, args: argparse.Namespace,
+                  ) -> tuple[RepairResult, Iterator[str], list[Dropped] | None]:
+    """The session repaired (`--read-only`'s tools safe to run again) and written for `to` (`converted`), and the
+    list `--drop-unsupported` collects what is left out in as it is written (None without it: an error)."""
+    repairer = Repairer(is_read_only=read_only(args.read_only))
+    drops: list[Dropped] | None = [] if getattr(args, "drop_unsupported", False) else None
+    result = repairer.repair(session.messages)  # the report's, and the body's: the writer finds it done
+    return result, converted(to, session, model, repairer, drops), drops
+
+
+def _unsupported(drops: list[Dropped]) -> list[dict[str, str]]:
+    """What was left out of a body, for the report."""
+    return [{"provider": d.provider, "type": d.type, "at": d.path} for d in drops]
 
 
 def drop_lines(drops: list[Dropped], to: str) -> list[str]:
     """The report's lines on what was left out of a body written for `to`."""
-    if not drops:
-        return []
-    return [f"  left out {plural(len(drops), 'part', 'parts')} {to} cannot carry: "
-            + some(f"{d.provider}'s {d.type!r} ({d.path})" for d in drops)]
+    return listed(drops, "left out", ("part", "parts"), f" {to} cannot carry",
+                  lambda d: f"{d.provider}'s {d.type!r} ({d.path})")
 
 
 def run_convert(args: argparse.Namespace) -> int:
@@ -301,11 +304,8 @@ def run_convert(args: argparse.Namespace) -> int:
     if args.to == NEUTRAL:
         write_output(neutral.write(session.messages), args.output)  # as read: `repair` is the command that changes one
         return OK
-    model = model_for(args.to, session, args.model)
-    repairer = Repairer(is_read_only=read_only(args.read_only))
-    result = repairer.repair(session.messages)  # the report's, and the body's: to_request finds it done
-    drops = dropping(args)
-    chunks = list(converted(args.to, session, model, repairer, drops))  # rendered: drops are known after
+    result, written, drops = _repaired_for(args.to, session, model_for(args.to, session, args.model), args)
+    chunks = list(written)  # rendered: drops are known after
     write_output(chunks, args.output)
     if result.changed:
         report = repair_report(session, result, args.file)

@@ -11,7 +11,7 @@ from chatmend.cli._text import display, printable
 from chatmend.files.session import RepairSummary
 from chatmend.formats import Session
 
-__all__ = ["plural", "print_report", "repair_report", "report_lines", "some", "summary_report"]
+__all__ = ["listed", "plural", "print_report", "repair_report", "report_lines", "some", "summary_report"]
 
 
 def repair_report(session: Session, result: RepairResult, file: str) -> dict[str, Any]:
@@ -66,22 +66,22 @@ def _report_lines(report: dict[str, Any]) -> list[str]:
                 *warnings]
     lines = [f"{report['file']}: repaired ({report['format']})"]
     notes = report["notes"]
-    lines += _listed(report["moved"], "moved", ("result", "results"), " to just after the call",
+    lines += listed(report["moved"], "moved", ("result", "results"), " to just after the call",
                      lambda m: f"{m['tool_call_id']} ({m['at']})")
-    lines += _listed(report["interrupted"], "answered", ("call", "calls"), " as interrupted",
+    lines += listed(report["interrupted"], "answered", ("call", "calls"), " as interrupted",
                      lambda c: f"{c['id']} ({c['name']})")
-    lines += _listed(notes, "turned", ("orphan result", "orphan results"),
+    lines += listed(notes, "turned", ("orphan result", "orphan results"),
                      " into a user note" if len(notes) == 1 else " into user notes",
                      lambda n: f"{n['tool_call_id'] or '(empty id)'} ({n['at']})")
-    lines += _listed(report["renamed"], "renamed", ("id", "ids"), "",
+    lines += listed(report["renamed"], "renamed", ("id", "ids"), "",
                      lambda r: f"{r['old'] or '(empty)'} -> {r['new']} ({r['at']})")
-    lines += _listed(report["dropped"], "dropped", ("placeholder", "placeholders"), "", lambda d: d["at"])
-    lines += _listed(report.get("rewritten") or [], "wrote", ("item", "items"), " anew (every other one as it was)",
+    lines += listed(report["dropped"], "dropped", ("placeholder", "placeholders"), "", lambda d: d["at"])
+    lines += listed(report.get("rewritten") or [], "wrote", ("item", "items"), " anew (every other one as it was)",
                      str)
-    lines += _listed(report.get("unsupported") or [], "left out", ("part", "parts"), " the target cannot carry",
+    lines += listed(report.get("unsupported") or [], "left out", ("part", "parts"), " the target cannot carry",
                      lambda u: f"{u['provider']}'s {u['type']!r} ({u['at']})")
     lines.extend(f"  {fix}" for fix in report.get("store", []))  # what the session store's writer fixed
-    lines += _listed(report.get("rejected") or [], "fixed", ("problem", "problems"),
+    lines += listed(report.get("rejected") or [], "fixed", ("problem", "problems"),
                      f" {report['format']} would reject", lambda p: f"{p['code']} at {p['path']}")
     lines.extend(warnings)
     if report.get("backup"):
@@ -89,7 +89,7 @@ def _report_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _listed(items: Sequence[Any], done: str, kind: tuple[str, str], then: str, each: Callable[[Any], str]) -> list[str]:
+def listed(items: Sequence[Any], done: str, kind: tuple[str, str], then: str, each: Callable[[Any], str]) -> list[str]:
     """The line of one kind of change (`  moved 2 results to just after the call: A (line 3), ...`), or none."""
     if not items:
         return []
