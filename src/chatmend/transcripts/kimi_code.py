@@ -235,18 +235,10 @@ class KimiCode(TranscriptFormat):
         return isinstance(event, Mapping) and event.get("type") == "tool.call"
 
     def patch_call_id(self, block: Any, new_id: str) -> Any:
-        event = dict(block["event"])
-        if event.get("uuid") == event.get("toolCallId"):
-            event["uuid"] = new_id
-        event["toolCallId"] = new_id
-        return {**block, "event": event}
+        return _renamed(block, new_id, "uuid")
 
     def patch_result_id(self, block: Any, new_id: str) -> Any:
-        event = dict(block["event"])
-        if event.get("parentUuid") == event.get("toolCallId"):
-            event["parentUuid"] = new_id
-        event["toolCallId"] = new_id
-        return {**block, "event": event}
+        return _renamed(block, new_id, "parentUuid")
 
     def note_blocks(self, note: ChatMessage, orphan: Any) -> list[Any]:
         return [_stamped({"type": _MESSAGE, "message": {
@@ -269,6 +261,16 @@ class KimiCode(TranscriptFormat):
         if isinstance(data.get("time"), (int, float)) and not isinstance(data["time"], bool):
             data["time"] = data["time"] + serial
         return data
+
+
+def _renamed(record: Mapping[str, Any], new_id: str, linked: str) -> dict[str, Any]:
+    """A tool.call or tool.result record under a new call id, and its `linked` field (a call's `uuid`, a result's
+    `parentUuid`) too when it held the call id."""
+    event = dict(record["event"])
+    if event.get(linked) == event.get("toolCallId"):
+        event[linked] = new_id
+    event["toolCallId"] = new_id
+    return {**record, "event": event}
 
 
 def _stamped(data: dict[str, Any], like: Mapping[str, Any]) -> dict[str, Any]:
