@@ -314,22 +314,29 @@ def atomic_write(
     except OSError:
         st = None  # a new file: the temporary one is created as open would create it, umask applied
     tmp = _written_beside(path, chunks, st)
-    try:
+    with _removed_on_failure(tmp):
         if before_replace is not None:
             before_replace()
         os.replace(tmp, path)
+    _sync_directory(path)
+
+
+@contextlib.contextmanager
+def _removed_on_failure(tmp: str) -> Iterator[None]:
+    """The temporary file `tmp` removed when what is done with it fails (anything, an interrupt too)."""
+    try:
+        yield
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _sync_directory(path)
 
 
 def _written_beside(path: str, chunks: Iterable[Chunk], st: os.stat_result | None) -> str:
     """A new file in `path`'s directory holding `chunks`, synced to disk, with `st`'s owner, group and mode (none:
     what `open` would give a new file); removed again on any failure. Returns its name."""
     fd, tmp = _temporary_beside(path, 0o600 if st is not None else 0o666)
-    try:
+    with _removed_on_failure(tmp):
         try:
             for chunk in chunks:
                 write_chunk(fd, chunk)
@@ -340,10 +347,6 @@ def _written_beside(path: str, chunks: Iterable[Chunk], st: os.stat_result | Non
             os.close(fd)
         if st is not None:
             os.chmod(tmp, st.st_mode & 0o7777)  # after chown, which clears set-id bits
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
     return tmp
 
 
