@@ -27,7 +27,8 @@ from chatmend.transcripts._stores import Store, WriteBack
 
 __all__ = [
     "BUSY_SECONDS", "MAGIC", "DatabaseLocked", "RowChange", "RowDelete", "RowInsert", "RowUpdate", "RowsAsRead",
-    "SqliteStore", "checked", "is_sqlite", "sql_timestamp", "stored_json", "table_names",
+    "SqliteStore", "checked", "is_sqlite", "sql_timestamp", "stored_json", "table_names", "zstandard_package",
+    "zstd_decompressed",
 ]
 
 BUSY_SECONDS = 5.0
@@ -69,6 +70,27 @@ def stored_json(raw: object, where: str, kind: type, what: str) -> Any:
     if not isinstance(value, kind):
         raise InputError(f"{where}: expected {what}, got {json_kind(value)}")
     return value
+
+
+def zstandard_package(what: str) -> Any:
+    """The zstandard package (imported only for a store that compresses), or an InputError saying that `what`
+    needs it."""
+    try:
+        import zstandard
+    except ImportError:
+        raise InputError(f"{what} is zstd-compressed; reading it needs the zstandard package (pip install "
+                         "zstandard)") from None
+    return zstandard
+
+
+def zstd_decompressed(blob: bytes, where: str) -> bytes:
+    """A zstd-compressed column's bytes, as `zstd::decode_all` reads them (a frame that does not say its size
+    too); an InputError at `where` for bytes that are not zstd."""
+    zstandard = zstandard_package(where)
+    try:
+        return bytes(zstandard.ZstdDecompressor().decompressobj().decompress(blob))
+    except zstandard.ZstdError as exc:
+        raise InputError(f"{where}: not zstd-compressed ({exc})") from None
 
 
 def _uri(path: str, mode: str) -> str:

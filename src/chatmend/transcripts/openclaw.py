@@ -32,7 +32,7 @@ from chatmend import ChatMessage, HistoryError, RepairResult, repair_history
 from chatmend.files.io import InputError
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts import pi
-from chatmend.transcripts._sqlite import SqliteStore, checked
+from chatmend.transcripts._sqlite import SqliteStore, checked, zstd_decompressed
 from chatmend.transcripts._stores import StoredSession, WriteBack, register, store_session
 
 __all__ = ["NAME", "OpenclawDatabase", "as_sent"]
@@ -45,14 +45,9 @@ _REFUSED = ("chatmend does not write into OpenClaw's SQLite store (OpenClaw pair
 
 def _decompress(blob: bytes, where: str) -> str:
     try:
-        import zstandard  # only a session OpenClaw compressed needs it
-    except ImportError:
-        raise InputError(f"{where}: event_zstd: a compressed event; reading it needs the zstandard package "
-                         "(pip install zstandard)") from None
-    try:
-        return zstandard.ZstdDecompressor().decompressobj().decompress(blob).decode("utf-8")
-    except (zstandard.ZstdError, UnicodeDecodeError) as exc:
-        raise InputError(f"{where}: event_zstd: not zstd-compressed UTF-8 JSON ({exc})") from None
+        return zstd_decompressed(blob, f"{where}: event_zstd").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{where}: event_zstd: not UTF-8 JSON ({exc})") from None
 
 
 @register

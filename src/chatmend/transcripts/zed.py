@@ -35,7 +35,14 @@ from chatmend.files.io import InputError, json_kind
 from chatmend.messages import Part, text_of
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._records import writable_repair
-from chatmend.transcripts._sqlite import RowUpdate, SqliteStore, checked, stored_json
+from chatmend.transcripts._sqlite import (
+    RowUpdate,
+    SqliteStore,
+    checked,
+    stored_json,
+    zstandard_package,
+    zstd_decompressed,
+)
 from chatmend.transcripts._stores import (
     StoredSession,
     WriteBack,
@@ -56,27 +63,14 @@ _COMPRESSION_LEVEL = 3
 """The level Zed's `save_thread_sync` compresses a thread at."""
 
 
-def _zstandard() -> Any:
-    try:
-        import zstandard
-    except ImportError:
-        raise InputError("a Zed thread is zstd-compressed; reading it needs the zstandard package "
-                         "(pip install zstandard)") from None
-    return zstandard
-
-
-def decompress(data: bytes) -> bytes:
+def decompress(data: bytes, where: str = "a Zed thread's data") -> bytes:
     """A thread's data as Zed's `zstd::decode_all` reads it."""
-    zstandard = _zstandard()
-    try:
-        return bytes(zstandard.ZstdDecompressor().decompressobj().decompress(data))
-    except zstandard.ZstdError as exc:
-        raise InputError(f"data: not zstd-compressed ({exc})") from None
+    return zstd_decompressed(data, where)
 
 
 def compress(data: bytes) -> bytes:
     """A thread's data as Zed's `zstd::encode_all` writes it (level 3)."""
-    return bytes(_zstandard().ZstdCompressor(level=_COMPRESSION_LEVEL).compress(data))
+    return bytes(zstandard_package("a Zed thread").ZstdCompressor(level=_COMPRESSION_LEVEL).compress(data))
 
 
 def _provider(model: object) -> str:
@@ -284,10 +278,7 @@ class ZedThreads(SqliteStore):
         if not isinstance(raw, bytes):
             raw = raw.encode("utf-8") if isinstance(raw, str) else b""
         if data_type == "zstd":
-            try:
-                raw = decompress(raw)
-            except InputError as exc:
-                raise InputError(f"{where}: {exc}") from None
+            raw = decompress(raw, f"{where}: data")
         elif data_type != "json":
             raise InputError(f"{where}: data_type: expected 'zstd' or 'json', got {data_type!r}")
         thread: dict[str, Any] = stored_json(raw, f"{where}: data", dict, "a JSON object (a Zed thread)")
