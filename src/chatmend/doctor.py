@@ -33,7 +33,8 @@ from chatmend.files.inplace import (
     open_elsewhere,
     refuse_hard_links,
     replace_file,
-    torn_tail,
+    torn_tail_left_out,
+    without_torn_tail,
 )
 from chatmend.files.io import Chunk
 from chatmend.files.problems import as_sent, neutral_problems
@@ -253,17 +254,13 @@ def _scan_file(target: Target, fix: bool, force: bool, now: float) -> Finding:
             if text is None:
                 repaired, chunks = session.repaired(None)
                 text = _with_bom("".join(chunks), data)
-            written = text.encode("utf-8")
-            tail = torn_tail(data)
-            written = written[:-len(tail)] if tail and written.endswith(tail) else written
+            written, tail = without_torn_tail(text, data)
             if written != data:
                 finding.backup = _replace(real, [written], data, st, force)
                 finding.status = "fixed"
                 finding.changes = _changes(repaired, session.fixes)
                 if tail:
-                    last = data.count(b"\n") + 1
-                    finding.changes.append(f"line {last}: a torn last line ({len(tail)} bytes) left out; kept in "
-                                           f"{finding.backup}")
+                    finding.changes.append(torn_tail_left_out(data, tail, finding.backup))
     except (ChatmendError, OSError, UnicodeDecodeError) as exc:
         message = exc.in_file(path) if isinstance(exc, InputError) else f"{path}: {exc}"
         finding.status = "unreadable" if finding.status == "ok" else finding.status

@@ -31,7 +31,7 @@ from chatmend.cli._shared import model_for, store_of
 from chatmend.cli._text import OK, UsageError, display, printable, say
 from chatmend.exceptions import problems_gone
 from chatmend.files.bodies import wire_json
-from chatmend.files.inplace import torn_tail
+from chatmend.files.inplace import torn_tail_left_out, without_torn_tail
 from chatmend.files.io import open_input, read_all
 from chatmend.files.session import Streamed
 from chatmend.formats import (
@@ -118,9 +118,7 @@ def run_repair(args: argparse.Namespace) -> int:
             report["changed"] = report["changed"] or bool(fixed)
         if args.in_place:
             assert st is not None
-            written = text.encode("utf-8")
-            tail = torn_tail(data)  # a torn last line: left out, so the agent's next record starts a line
-            written = written[:-len(tail)] if tail and written.endswith(tail) else written
+            written, tail = without_torn_tail(text, data)
             rewrite = (report["changed"] or bool(tail)) and written != data  # an unchanged file is not written
             backup = replace_in_place(source, [written], data, st, args.file,
                                       force=_forced(args)) if rewrite else None
@@ -128,9 +126,7 @@ def run_repair(args: argparse.Namespace) -> int:
             report["backup"] = backup
             if tail and backup is not None:
                 report["changed"] = True
-                last = data.count(b"\n") + 1
-                report.setdefault("store", []).append(
-                    f"line {last}: a torn last line ({len(tail)} bytes) left out; kept in {backup}")
+                report.setdefault("store", []).append(torn_tail_left_out(data, tail, backup))
         elif not as_rendered:
             write_output([text], args.output)
     to_file = args.in_place or not is_stdout(args.output)

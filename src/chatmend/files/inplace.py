@@ -28,7 +28,8 @@ from chatmend.files.io import Chunk, InputError, atomic_write, write_backup
 
 __all__ = [
     "STALE_SECONDS", "final_target", "held_open", "holders", "in_place_target", "lock_file", "open_elsewhere",
-    "refuse_hard_links", "replace_file", "sweep_temporary_files", "torn_tail", "unchanged",
+    "refuse_hard_links", "replace_file", "sweep_temporary_files", "torn_tail", "torn_tail_left_out", "unchanged",
+    "without_torn_tail",
 ]
 
 STALE_SECONDS = 600.0
@@ -210,6 +211,20 @@ def torn_tail(data: bytes) -> bytes:
     before = data.rfind(b"\n", 0, cut)
     previous = data[before + 1:cut]
     return tail if _is_object(previous) else b""
+
+
+def without_torn_tail(text: str, data: bytes) -> tuple[bytes, bytes]:
+    """`text`, to replace `data` (the file's bytes as read), as bytes without the torn last line `data` ends with
+    (left out, so that the agent's next record starts a line of its own); and that line (b"" for none)."""
+    written = text.encode("utf-8")
+    tail = torn_tail(data)
+    return (written[:-len(tail)] if tail and written.endswith(tail) else written), tail
+
+
+def torn_tail_left_out(data: bytes, tail: bytes, backup: str) -> str:
+    """What a repair says of the torn last line `tail` it left out of the file read as `data`."""
+    last = data.count(b"\n") + 1
+    return f"line {last}: a torn last line ({len(tail)} bytes) left out; kept in {backup}"
 
 
 def _is_object(line: bytes) -> bool:
