@@ -15,7 +15,6 @@ store) a task, so memory is bounded by the largest one, not by their number.
 
 from __future__ import annotations
 
-import codecs
 import concurrent.futures
 import contextlib
 import multiprocessing
@@ -29,6 +28,7 @@ from typing import IO, Any, Literal
 from chatmend import ChatmendError, Repairer, RepairResult
 from chatmend.files.inplace import (
     final_target,
+    kept_bom,
     lock_file,
     open_elsewhere,
     refuse_hard_links,
@@ -243,7 +243,7 @@ def _scan_file(target: Target, fix: bool, force: bool, now: float) -> Finding:
                 # a store's own fix beyond the history (Gemini CLI's response stored twice), or a torn last line
                 # left out: only its text says
                 repaired, chunks = session.repaired(None)
-                text = _with_bom("".join(chunks), data)
+                text = kept_bom(data) + "".join(chunks)
                 if text.encode("utf-8") == data:
                     return finding
                 finding.problems += session.problems + session.warnings
@@ -253,7 +253,7 @@ def _scan_file(target: Target, fix: bool, force: bool, now: float) -> Finding:
                 return finding
             if text is None:
                 repaired, chunks = session.repaired(None)
-                text = _with_bom("".join(chunks), data)
+                text = kept_bom(data) + "".join(chunks)
             written, tail = without_torn_tail(text, data)
             if written != data:
                 finding.backup = _replace(real, [written], data, st, force)
@@ -327,11 +327,6 @@ def _said_of(provider: str, summary: RepairSummary) -> list[str]:
     unanswered = [*summary.interrupted_as_read, *(call_id or "" for _, call_id in summary.moved)]
     return provider_words(provider, unanswered=unanswered, orphans=[call_id or "" for _, call_id in summary.notes],
                           duplicates=[old for _, old, _ in summary.renamed if old])
-
-
-def _with_bom(text: str, data: bytes) -> str:
-    """The text written back keeps the file's leading BOM (the reader drops it)."""
-    return "\ufeff" + text if data.startswith(codecs.BOM_UTF8) else text
 
 
 def _tool_of(fmt: str) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import codecs
 import contextlib
 import dataclasses
 import itertools
@@ -31,7 +30,7 @@ from chatmend.cli._shared import model_for, store_of
 from chatmend.cli._text import OK, UsageError, display, printable, say
 from chatmend.exceptions import problems_gone
 from chatmend.files.bodies import wire_json
-from chatmend.files.inplace import torn_tail_left_out, without_torn_tail
+from chatmend.files.inplace import kept_bom, torn_tail_left_out, without_torn_tail
 from chatmend.files.io import open_input, read_all
 from chatmend.files.session import Streamed
 from chatmend.formats import (
@@ -93,8 +92,9 @@ def run_repair(args: argparse.Namespace) -> int:
         else:
             result, chunks, drops = _repaired_for(target, session, args.model, args)
             reported = session
-        if target == session.format and data.startswith(codecs.BOM_UTF8):
-            chunks = itertools.chain(["\ufeff"], chunks)  # the reader drops a BOM; the file written back keeps it
+        bom = kept_bom(data) if target == session.format else ""
+        if bom:
+            chunks = itertools.chain([bom], chunks)
         if not args.in_place:
             data = b""  # only --in-place compares with what was read: the bytes are not held while writing
         # Render first (an error half-way must not leave half a history anywhere), except into a file: the

@@ -13,6 +13,7 @@ Nothing here touches process-wide state: the CLI wraps these calls in its own si
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import re
@@ -27,8 +28,20 @@ from chatmend import _json as strict_json
 from chatmend.files.io import Chunk, InputError, atomic_write, write_backup
 
 __all__ = [
-    "STALE_SECONDS", "final_target", "held_open", "holders", "in_place_target", "lock_file", "open_elsewhere",
-    "refuse_hard_links", "replace_file", "sweep_temporary_files", "torn_tail", "torn_tail_left_out", "unchanged",
+    "STALE_SECONDS",
+    "final_target",
+    "held_open",
+    "holders",
+    "in_place_target",
+    "kept_bom",
+    "lock_file",
+    "open_elsewhere",
+    "refuse_hard_links",
+    "replace_file",
+    "sweep_temporary_files",
+    "torn_tail",
+    "torn_tail_left_out",
+    "unchanged",
     "without_torn_tail",
 ]
 
@@ -211,6 +224,12 @@ def torn_tail(data: bytes) -> bytes:
     before = data.rfind(b"\n", 0, cut)
     previous = data[before + 1:cut]
     return tail if _is_object(previous) else b""
+
+
+def kept_bom(data: bytes) -> str:
+    """The byte order mark the file read as `data` begins with, as text ("" for none): the reader drops it, the
+    file written back keeps it."""
+    return "\ufeff" if data.startswith(codecs.BOM_UTF8) else ""
 
 
 def without_torn_tail(text: str, data: bytes) -> tuple[bytes, bytes]:
