@@ -32,8 +32,9 @@ from chatmend.messages import Part
 from chatmend.repair import IsReadOnly, is_placeholder
 
 __all__ = [
-    "BlockAt", "Record", "TranscriptFormat", "compact_json", "errors_at_line", "expect", "optional_text",
-    "parse_records",
+    "BlockAt", "Record", "TranscriptFormat", "as_read_only", "block_content", "compact_json", "content_blocks",
+    "errors_at_line", "expect", "fresh_id", "joined_text", "located", "neutral_content", "optional_text",
+    "parse_records", "read_call", "relink_chain", "seeded_uuid", "tool_locations", "writable_repair",
 ]
 
 BlockAt = tuple[int, int]
