@@ -27,6 +27,7 @@ from chatmend.planner import (
     SYNTHETIC,
     Planner,
     SpanPlan,
+    Stubs,
     last_open_span,
     plan_spans,
 )
@@ -331,3 +332,39 @@ def test_the_neutral_stubs_say_each_messages_kind_and_ids() -> None:
 def test_a_call_step_lists_a_final_id_for_each_call_and_none_for_a_stripped_one(strip: bool) -> None:
     plan = plan_of([(CALLS, ("a", "a", "b")), (RESULT, "a"), (RESULT, "a")], strip=strip)
     assert plan.steps[0] == (CALL, 0, ["a", "a_1", None] if strip else ["a", "a_1", "b"])
+
+
+@given(items=st.lists(st.one_of(st.lists(st.sampled_from([OTHER, RESULT]), min_size=1, max_size=4),
+                                st.integers(1, 3)), max_size=12))
+def test_the_stubs_say_which_messages_each_item_holds_and_where_each_message_begins(
+        items: list[list[int] | int]) -> None:
+    # an item: the kinds of its messages (one block each), or the number of items one turn of calls spans
+    stubs = Stubs(items=True)
+    starts: list[int] = []
+    offsets: list[int] = []
+    refs: list[Any] = []
+    for item in items:
+        if isinstance(item, int):  # a turn of calls, one call an item (Responses')
+            ids = tuple(f"call_{len(starts)}_{k}" for k in range(item))
+            stubs.add(CALLS, ids[:1])
+            for call_id in ids[1:]:
+                stubs.join(call_id)
+            starts += [len(offsets)] * item
+            offsets.append(0)
+            refs.append(ids)
+            continue
+        starts.append(len(offsets))
+        for at, kind in enumerate(item):
+            stubs.add(kind, "a" if kind == RESULT else None, at)
+            offsets.append(at)
+            refs.append("a" if kind == RESULT else None)
+    assert stubs.end().starts == [*starts, len(offsets)]
+    assert stubs.offsets == offsets and stubs.refs == refs and len(stubs.kinds) == len(refs)
+
+
+def test_stubs_of_a_list_whose_items_are_its_messages_say_no_places() -> None:
+    stubs = Stubs()
+    stubs.add(OTHER)
+    stubs.add(CALLS, ("a",))
+    stubs.add(RESULT, "a")
+    assert stubs.end().starts is None and stubs.kinds == [OTHER, CALLS, RESULT] and stubs.refs == [None, ("a",), "a"]

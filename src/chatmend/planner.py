@@ -70,20 +70,47 @@ result after (Anthropic's)."""
 Step = tuple[int, int, Any]
 
 
-class Stubs(NamedTuple):
-    """An adapter's stubs of a conversation list: one kind and one ref per message, and where each message stands in
-    the list (None when message i is item i)."""
+class Stubs:
+    """An adapter's stubs of a conversation list, added message by message as its stubber reads the list (`add`):
+    one kind and one ref per message and, for a list whose items are not one message each (`Stubs(items=True)`),
+    where each item's messages begin and where each message's blocks begin in its item."""
 
-    kinds: list[int]
-    refs: list[Any]
-    """A CALLS stub's call ids (a tuple of strings), a RESULT stub's call id, None for the others (only a RESULT's
-    ref is a string)."""
-    starts: list[int] | None = None
-    """The first message of each item, and after them the number of messages (None when message i is item i: an
-    Anthropic user turn holds several messages)."""
-    offsets: list[int] | None = None
-    """Where each message's parts begin in its item's content (with `starts`; a message ends where the next
-    message of the same item begins, or with the content)."""
+    __slots__ = ("kinds", "offsets", "refs", "starts")
+
+    def __init__(self, *, items: bool = False) -> None:
+        self.kinds: list[int] = []
+        self.refs: list[Any] = []
+        """A CALLS stub's call ids (a tuple of strings), a RESULT stub's call id, None for the others (only a
+        RESULT's ref is a string)."""
+        self.starts: list[int] | None = [] if items else None
+        """The first message of each item, and after them the number of messages (None when message i is item
+        i)."""
+        self.offsets: list[int] = []
+        """Where each message's blocks begin in its item's content (with `starts`; a message ends where the next
+        message of the same item begins, or with the content)."""
+
+    def add(self, kind: int, ref: Any = None, at: int = 0) -> None:
+        """The next message: its kind, its ref (a CALLS stub's call ids, a RESULT stub's call id) and, with
+        `items`, where its blocks begin in its item (0: the message opens an item of its own)."""
+        starts = self.starts
+        if starts is not None:
+            if not at:
+                starts.append(len(self.kinds))
+            self.offsets.append(at)
+        self.kinds.append(kind)
+        self.refs.append(ref)
+
+    def join(self, call_id: str) -> None:
+        """The next item holds one more call of the CALLS message added last (a call an item: Responses')."""
+        assert self.starts is not None
+        self.starts.append(len(self.kinds) - 1)
+        self.refs[-1] += (call_id,)
+
+    def end(self) -> Stubs:
+        """The stubs, every item read."""
+        if self.starts is not None:
+            self.starts.append(len(self.kinds))
+        return self
 
 
 @dataclass

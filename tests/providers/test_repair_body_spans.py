@@ -306,7 +306,12 @@ def test_the_anthropic_stubs_say_where_each_message_begins_in_its_turn(items: li
 def test_the_assembly_finds_the_turn_of_a_message_looked_up_in_any_order(sizes: list[int],
                                                                          lookups: list[int]) -> None:
     starts = [sum(sizes[:r]) for r in range(len(sizes) + 1)]  # turn r holds sizes[r] messages
-    assembly = _Assembly(ANTHROPIC, [], Stubs([], [], starts, []), None)
+    stubs = Stubs(items=True)
+    for size in sizes:
+        for at in range(size):
+            stubs.add(OTHER, None, at)
+    assert stubs.end().starts == starts
+    assembly = _Assembly(ANTHROPIC, [], stubs, None)
     for m in (m for m in lookups if m <= starts[-1]):
         assert assembly.item_of(m) == max(r for r, start in enumerate(starts) if start <= m)
 

@@ -41,7 +41,7 @@ class _Assembly:
         self.offsets = stubs.offsets
         # (one more start: a lookup past the last item finds the end of the list)
         self.starts = None if stubs.starts is None else [*stubs.starts, stubs.starts[-1] + 1]
-        assert self.key is None or (self.starts is not None and self.offsets is not None)
+        assert self.key is None or self.starts is not None
         self.near = 0  # the item `item_of` gave last
         self.out: list[Any] = []
         self.rewritten: list[int] = []
@@ -79,12 +79,11 @@ class _Assembly:
         """The wire piece of a result: its block in its turn (with `blocks_key`), else its item."""
         if self.key is None:
             return self.items[self.first_item(m)]
-        assert self.offsets is not None
         return self.items[self.item_of(m)][self.key][self.offsets[m]]
 
     def blocks_of(self, r: int, m: int, stop: int) -> list[Any]:
         """The blocks of messages `m` to `stop` (excluded) of item `r`."""
-        assert self.starts is not None and self.offsets is not None and self.key is not None
+        assert self.starts is not None and self.key is not None
         content: list[Any] = self.items[r][self.key]
         return content[self.offsets[m]:self.offsets[stop] if stop < self.starts[r + 1] else len(content)]
 

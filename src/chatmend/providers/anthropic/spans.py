@@ -14,7 +14,7 @@ neutral route's writer writes of such a run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from chatmend.planner import BLANK, CALLS, OTHER, REPLY, RESULT, Stubs
@@ -28,32 +28,22 @@ _CACHED = "cache_control"
 
 def stubs(items: list[Any]) -> Stubs | None:
     """One stub per neutral message of a Messages list of plain turns; None for any other list."""
-    kinds: list[int] = []
-    refs: list[Any] = []
-    starts: list[int] = []
-    offsets: list[int] = []
-    kind_of, ref_of, start_at, offset_of = kinds.append, refs.append, starts.append, offsets.append
+    out = Stubs(items=True)
+    add = out.add
     for item in items:
         if type(item) is not dict or len(item) != 2:
             return None
-        start_at(len(kinds))
         role, content = item.get("role"), item.get("content")
         if role == "assistant":
-            kind, ids = _assistant_stub(content)
-            if kind < 0:
+            if not _assistant_stub(content, add):
                 return None
-            kind_of(kind)
-            ref_of(ids)
-            offset_of(0)
             continue
         if role != "user":
             return None  # a system message inside `messages`, or not a turn
         if type(content) is str:
             if not content or content.isspace():
                 return None  # AN9: the writer leaves a blank turn out
-            kind_of(OTHER)
-            ref_of(None)
-            offset_of(0)
+            add(OTHER)
             continue
         if type(content) is not list or not content:
             return None
@@ -61,65 +51,59 @@ def stubs(items: list[Any]) -> Stubs | None:
         for at, block in enumerate(content):
             if type(block) is not dict:
                 return None
-            block_type = block.get("type")
-            if block_type == "tool_result":
+            if block.get("type") == "tool_result":
                 call_id = _result_id(block)
                 if call_id is None:
                     return None
-                kind_of(RESULT)
-                ref_of(call_id)
-                offset_of(at)
+                add(RESULT, call_id, at)
                 others = False
-                continue
-            if not _plain_user_block(block_type, block):
+            elif not _plain_user_block(block):
                 return None
-            if not others:
-                kind_of(OTHER)
-                ref_of(None)
-                offset_of(at)
+            elif not others:
+                add(OTHER, None, at)
                 others = True
-    start_at(len(kinds))
-    return Stubs(kinds, refs, starts, offsets)
+    return out.end()
 
 
-_NOT_PLAIN = (-1, None)
-
-
-def _assistant_stub(content: Any) -> tuple[int, tuple[str, ...] | None]:
-    """An assistant turn's kind and call ids (kind -1: not plain)."""
+def _assistant_stub(content: Any, add: Callable[[int, Any], None]) -> bool:
+    """An assistant turn's stub, added by `add`; False (nothing added) when the turn is not plain."""
     if type(content) is str:
-        return (REPLY, None) if content and not content.isspace() else (BLANK, None)
+        add(REPLY if content and not content.isspace() else BLANK, None)
+        return True
     if type(content) is not list:
-        return _NOT_PLAIN
+        return False
     ids: list[str] = []
     blank = said = False  # a blank text block, a text block that says something
     for block in content:
         if type(block) is not dict:
-            return _NOT_PLAIN
+            return False
         kind = block.get("type")
-        size = len(block) - (_CACHED in block)
+        size = len(block)
         if kind == "tool_use":
             call_id, name = block.get("id"), block.get("name")
-            if size != 4 or type(call_id) is not str or type(name) is not str or not name or \
-                    type(block.get("input")) is not dict:
-                return _NOT_PLAIN
+            if (size != 4 and size - (_CACHED in block) != 4) or type(call_id) is not str or \
+                    type(name) is not str or not name or type(block.get("input")) is not dict:
+                return False
             ids.append(call_id)
         elif kind == "text":
             text = block.get("text")
-            if size != 2 or type(text) is not str or ids:
-                return _NOT_PLAIN  # (text after a call: the writer puts the calls last)
+            if (size != 2 and size - (_CACHED in block) != 2) or type(text) is not str or ids:
+                return False  # (text after a call: the writer puts the calls last)
             if not text or text.isspace():
                 blank = True
             else:
                 said = True
         else:
-            return _NOT_PLAIN  # thinking too: where it may stand (AT2, AT6, AT7) is the writer's to judge
+            return False  # thinking too: where it may stand (AT2, AT6, AT7) is the writer's to judge
     if ids:
-        # AN9: the writer leaves a blank text block out of a turn that says something (calls do)
-        return _NOT_PLAIN if blank else (CALLS, tuple(ids))
-    if blank and said:
-        return _NOT_PLAIN
-    return (REPLY if said else BLANK), None
+        if blank:
+            return False  # AN9: the writer leaves a blank text block out of a turn that says something (calls do)
+        add(CALLS, tuple(ids))
+    elif blank and said:
+        return False
+    else:
+        add(REPLY if said else BLANK, None)
+    return True
 
 
 def _result_id(block: dict[str, Any]) -> str | None:
@@ -137,17 +121,20 @@ def _result_id(block: dict[str, Any]) -> str | None:
         plain = bool(content) and not content.isspace()
     else:
         plain = type(content) is list and bool(content) and all(
-            type(part) is dict and part.get("type") == "text" and _plain_user_block("text", part) for part in content)
+            type(part) is dict and part.get("type") == "text" and _plain_user_block(part) for part in content)
     return call_id if plain else None
 
 
-def _plain_user_block(kind: Any, block: dict[str, Any]) -> bool:
+def _plain_user_block(block: dict[str, Any]) -> bool:
     """A text block with non-blank text, or an image, maybe with a cache breakpoint."""
-    size = len(block) - (_CACHED in block)
+    size = len(block)
+    if size != 2 and size - (_CACHED in block) != 2:
+        return False
+    kind = block.get("type")
     if kind == "text":
         text = block.get("text")
-        return size == 2 and type(text) is str and bool(text) and not text.isspace()
-    return kind == "image" and size == 2 and type(block.get("source")) is dict
+        return type(text) is str and bool(text) and not text.isspace()
+    return kind == "image" and type(block.get("source")) is dict
 
 
 def renamed_calls(item: dict[str, Any], finals: Sequence[str]) -> dict[str, Any]:

@@ -23,10 +23,8 @@ _RESULT_KEYS = frozenset({"toolUseId", "content"})
 
 def stubs(items: list[Any]) -> Stubs | None:
     """One stub per neutral message of a messages list of plain turns; None for any other list."""
-    kinds: list[int] = []
-    refs: list[Any] = []
-    starts: list[int] = []
-    offsets: list[int] = []
+    out = Stubs(items=True)
+    add = out.add
     role_before = "assistant"  # the list opens with a user turn (BR4)
     for item in items:
         if type(item) is not dict or len(item) != 2:
@@ -35,14 +33,11 @@ def stubs(items: list[Any]) -> Stubs | None:
         if role == role_before or role not in ("user", "assistant") or type(content) is not list or not content:
             return None
         role_before = role
-        starts.append(len(kinds))
         if role == "assistant":
             ids = _call_ids(content)
             if ids is None:
                 return None
-            kinds.append(CALLS if ids else REPLY)
-            refs.append(ids or None)
-            offsets.append(0)
+            add(CALLS if ids else REPLY, ids or None)
             continue
         said = False
         for at, block in enumerate(content):
@@ -50,20 +45,15 @@ def stubs(items: list[Any]) -> Stubs | None:
                 return None
             if _plain_text(block.get("text")):
                 if not said:
-                    kinds.append(OTHER)
-                    refs.append(None)
-                    offsets.append(at)
+                    add(OTHER, None, at)
                 said = True
                 continue
             result = block.get("toolResult")
             if said or type(result) is not dict or result.keys() != _RESULT_KEYS or \
                     type(result["toolUseId"]) is not str or not _text_blocks(result["content"]):
                 return None
-            kinds.append(RESULT)
-            refs.append(result["toolUseId"])
-            offsets.append(at)
-    starts.append(len(kinds))
-    return Stubs(kinds, refs, starts, offsets)
+            add(RESULT, result["toolUseId"], at)
+    return out.end()
 
 
 def _call_ids(content: list[Any]) -> tuple[str, ...] | None:

@@ -26,10 +26,8 @@ def minted_id(index: int, k: int) -> str:
 
 def stubs(items: list[Any]) -> Stubs | None:
     """One stub per neutral message of a contents list of plain turns; None for any other list."""
-    kinds: list[int] = []
-    refs: list[Any] = []
-    starts: list[int] = []
-    offsets: list[int] = []
+    out = Stubs(items=True)
+    add = out.add
     calls: tuple[str, ...] = ()  # the call ids of the content before, when it is a model turn
     after_model = True  # a call turn needs a user turn before it (GE2): none before the first content
     for i, item in enumerate(items):
@@ -38,14 +36,11 @@ def stubs(items: list[Any]) -> Stubs | None:
         role, parts = item.get("role"), item.get("parts")
         if type(parts) is not list or not parts:
             return None
-        starts.append(len(kinds))
         if role == "model":
             ids = _model_ids(parts, i)
             if ids is None or (ids and after_model):
                 return None
-            kinds.append(CALLS if ids else REPLY)
-            refs.append(ids or None)
-            offsets.append(0)
+            add(CALLS if ids else REPLY, ids or None)
             calls, after_model = ids, True
             continue
         if role != "user":
@@ -60,9 +55,7 @@ def stubs(items: list[Any]) -> Stubs | None:
                 if not text or text.isspace():
                     return None
                 if not said:
-                    kinds.append(OTHER)
-                    refs.append(None)
-                    offsets.append(at)
+                    add(OTHER, None, at)
                 said = True
                 continue
             response = _response_id(part.get("functionResponse"))
@@ -72,13 +65,10 @@ def stubs(items: list[Any]) -> Stubs | None:
             if call_id not in calls or \
                     _call_name(items[i - 1], calls.index(call_id)) != part["functionResponse"]["name"]:
                 return None  # the writer writes a response under its call's name, in its call's turn
-            kinds.append(RESULT)
-            refs.append(call_id)
-            offsets.append(at)
+            add(RESULT, call_id, at)
             k += 1
         calls, after_model = (), False
-    starts.append(len(kinds))
-    return Stubs(kinds, refs, starts, offsets)
+    return out.end()
 
 
 def _model_ids(parts: list[Any], index: int) -> tuple[str, ...] | None:

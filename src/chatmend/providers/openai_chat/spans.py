@@ -59,9 +59,8 @@ def stubs(items: list[Any], *, named: bool = False) -> Stubs | None:
     """The stubs of `repair_body`'s stub route (`chatmend.planner`), one per message: None unless every item is of a
     plain shape (and a user note's text parts), so that `list_valid` would judge the repaired list, and repair of
     the stubs is repair of what the reader reads. With `named`, a tool message may carry its tool's `name`."""
-    kinds: list[int] = []
-    refs: list[Any] = []
-    kind_of, ref_of = kinds.append, refs.append
+    out = Stubs()
+    add = out.add
     for item in items:
         if type(item) is not dict:
             return None
@@ -76,8 +75,7 @@ def stubs(items: list[Any], *, named: bool = False) -> Stubs | None:
                 size = 3
             if size != 3 or type(content) is not str or type(call_id) is not str:
                 return None
-            kind_of(RESULT)
-            ref_of(call_id)
+            add(RESULT, call_id)
         elif role == "assistant":
             if "content" not in item or (content is not None and type(content) is not str):
                 return None
@@ -85,8 +83,7 @@ def stubs(items: list[Any], *, named: bool = False) -> Stubs | None:
             if calls is None:
                 if size != 2:
                     return None
-                kind_of(REPLY if content and not content.isspace() else BLANK)
-                ref_of(None)
+                add(REPLY if content and not content.isspace() else BLANK)
                 continue
             if size != 3 or type(calls) is not list or not calls:
                 return None
@@ -95,16 +92,14 @@ def stubs(items: list[Any], *, named: bool = False) -> Stubs | None:
                 if not _plain_call_shape(call):
                     return None
                 call_ids.append(call["id"])
-            kind_of(CALLS)
-            ref_of(tuple(call_ids))
+            add(CALLS, tuple(call_ids))
         elif role == "user" or role == "system":
             if size != 2 or (type(content) is not str and not (role == "user" and content and _text_parts(content))):
                 return None  # (an empty list is not a note's: the writer would write it otherwise)
-            kind_of(OTHER)
-            ref_of(None)
+            add(OTHER)
         else:
             return None
-    return Stubs(kinds, refs)
+    return out.end()
 
 
 def _text_parts(content: Any) -> bool:

@@ -20,10 +20,9 @@ _ROLES = ("user", "system", "developer")  # (a tuple: a role may be any JSON, a 
 def stubs(items: list[Any]) -> Stubs | None:
     """One stub per neutral message of an input list of plain items; None for any other list. `starts` holds the
     message each item belongs to (the calls of one turn share theirs)."""
-    kinds: list[int] = []
-    refs: list[Any] = []
-    starts: list[int] = []
-    calls: list[str] | None = None  # the call ids of the turn being read
+    out = Stubs(items=True)
+    add = out.add
+    in_calls = False  # the item before is a call: a call joins its turn
     for item in items:
         if type(item) is not dict:
             return None
@@ -33,29 +32,23 @@ def stubs(items: list[Any]) -> Stubs | None:
             if len(item) != 4 or type(call_id) is not str or type(name) is not str or not name or \
                     type(item.get("arguments")) is not str:
                 return None
-            if calls is None:
-                calls = []
-                kinds.append(CALLS)
-                refs.append(None)
-            starts.append(len(kinds) - 1)
-            calls.append(call_id)
-            refs[-1] = tuple(calls)
+            if in_calls:
+                out.join(call_id)
+            else:
+                add(CALLS, (call_id,))
+                in_calls = True
             continue
-        calls = None
-        starts.append(len(kinds))
+        in_calls = False
         if kind == "function_call_output":
             call_id = item.get("call_id")
             if len(item) != 3 or type(call_id) is not str or type(item.get("output")) is not str:
                 return None
-            kinds.append(RESULT)
-            refs.append(call_id)
+            add(RESULT, call_id)
         elif kind is None and len(item) == 2 and item.get("role") in _ROLES:
             content = item.get("content")
             if type(content) is not str or not content:
                 return None
-            kinds.append(OTHER)
-            refs.append(None)
+            add(OTHER)
         else:
             return None
-    starts.append(len(kinds))
-    return Stubs(kinds, refs, starts)
+    return out.end()
