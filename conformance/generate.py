@@ -1026,6 +1026,74 @@ def gemini_unnamed_call_bodies() -> list[tuple[str, dict[str, Any]]]:
     return bodies
 
 
+def gemini_neutral_bodies() -> list[tuple[str, dict[str, Any]]]:
+    """Gemini bodies Python repairs through its neutral route holding what its reader keeps beside the neutral model:
+    images after a label, media in a response, a content's own fields and roles, thoughts and signatures on any part,
+    raw or non-object arguments, responses of any object, files by URI, fields beside a part or a call, snake_case,
+    empty texts, code, a model turn holding a response; and three malformed parts the writer writes anew."""
+    user = lambda *parts: {"role": "user", "parts": list(parts)}  # noqa: E731
+    model = lambda *parts: {"role": "model", "parts": list(parts)}  # noqa: E731
+    hi, wait = {"text": "hi"}, {"text": "wait"}
+    call = lambda **more: {"functionCall": {"id": "a", "name": "read_file", "args": {"path": "x"}, **more}}  # noqa: E731
+    response = lambda **more: {"functionResponse": {  # noqa: E731
+        "id": "a", "name": "read_file", "response": {"output": "ok"}, **more}}
+    image = {"inlineData": {"mimeType": "image/png", "data": PNG}}
+    late = lambda *first: [user(hi), model(*first), user(wait), user(response())]  # noqa: E731
+    contents: dict[str, list[Any]] = {
+        "images after a label": [user(hi), model(call()), user(response(), {"text": "Images from tool result a:"},
+                                                                          image), user({"text": "go"}), model(call())],
+        "a response with media in parts, id reused": [user(hi), model(call()), user(response(parts=[image])),
+                                                      user({"text": "again"}), model(call()), user(response())],
+        "content fields kept": [{"role": "user", "parts": [hi], "x_note": 1}, model(call()),
+                                {"role": "user", "parts": [response()], "x": {"y": 2}}, user({"text": "again"}),
+                                model(call())],
+        "a function role": [user(hi), model(call()), {"role": "function", "parts": [response()]},
+                            user({"text": "more"}), model(call())],
+        "a thought with fields and a signed text": late(
+            {"text": "hm", "thought": True, "thoughtSignature": SIG, "partMetadata": {"a": 1}},
+            {"text": "ok", "thoughtSignature": SIG}, call()),
+        "raw args": late(call(args={"_raw": "not json"})),
+        "args a list": [user(hi), model({"functionCall": {"id": "a", "name": "f", "args": [1, "x"]}}), user(wait),
+                        user({"functionResponse": {"id": "a", "name": "f", "response": {"output": "ok"}}})],
+        "a response of another object": [user(hi), model(call()), user(wait),
+                                         user(response(response={"result": {"n": 4, "s": "é"}}))],
+        "a response error": [user(hi), model(call()), user(wait), user(response(response={"error": "boom"}))],
+        "a response of no object": [user(hi), model(call()), user(wait),
+                                    user({"functionResponse": {"id": "a", "name": "read_file"}})],
+        "a file by URI": [user(hi, {"fileData": {"mimeType": "application/pdf", "fileUri": "gs://b/x.pdf",
+                                                 "displayName": "x"}}), model(call()), user(wait), user(response())],
+        "an image by URI in a result's parts": [user(hi), model(call()), user(wait), user(response(parts=[
+            {"fileData": {"mimeType": "image/png", "fileUri": "gs://b/x.png"}}]))],
+        "a part field beside a call": [user(hi), model({**call(), "x_meta": True}), user(wait),
+                                       user({**response(), "y": 1})],
+        "call fields beside": [user(hi), model(call(x_field=3)), user(wait), user(response(will_continue=False))],
+        "snake_case": [user(hi, {"inline_data": {"mime_type": "image/png", "data": PNG}}),
+                       model({"function_call": {"id": "a", "name": "f", "args": {}}, "thought_signature": SIG}),
+                       user(wait), user({"function_response": {"id": "a", "name": "f", "response": {"output": "x"}}})],
+        "empty texts": [user({"text": ""}, hi), model({"text": ""}, call()), user(wait), user(response())],
+        "code parts": late({"executableCode": {"language": "PYTHON", "code": "1"}},
+                           {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1"}}, call()),
+        "a system content in between": [user(hi), {"role": "system", "parts": [{"text": "be nice"}]}, model(call()),
+                                        user({"text": "w"}), user(response())],
+        "contents without a role": [{"parts": [hi]}, model(call()), {"parts": [{"text": "w"}]}, user(response())],
+        "a model turn holding a response": late(call(), response()),
+        "a turn like a bridge": [user({"text": "(continue)"}), model(call()), user(wait), user(response())],
+        "a call's signature not base64": late({**call(), "thoughtSignature": "é"}),
+        "media signed in a model turn": late({**image, "thoughtSignature": SIG}, call()),
+    }
+    bodies = []
+    for name, items in contents.items():
+        bodies.append((f"neutral: {name}", {"contents": items}))
+        bodies.append((f"neutral: {name}, Gemini 3", {"model": "gemini-3-pro-preview", "contents": items}))
+    bodies += [
+        ("check: GE0 inline data missing, MIME type missing", {"contents": [user(hi, {"inlineData": {}})]}),
+        ("check: GE0 file data without a URI", {"contents": [user(hi, {"fileData": {"mimeType": "application/pdf"}})]}),
+        ("check: GE0 a signature not base64", {"contents": [user(hi),
+                                                            model({"text": "x", "thoughtSignature": "é é"})]}),
+    ]
+    return bodies
+
+
 def body_case(provider: str, name: str, body: dict[str, Any], read_only: list[str] | None = None) -> dict[str, Any]:
     adapter = get(provider)
     is_read_only = set(read_only).__contains__ if read_only is not None else None
@@ -1084,6 +1152,7 @@ def body_cases(provider: str) -> list[dict[str, Any]]:
     if provider == "gemini":
         cases += [body_case(provider, name, body) for name, body in gemini_check_bodies()]
         cases += [body_case(provider, name, body) for name, body in gemini_unnamed_call_bodies()]
+        cases += [body_case(provider, name, body) for name, body in gemini_neutral_bodies()]
     if provider == "openai_responses":
         cases += [body_case(provider, name, body) for name, body in client_call_bodies()]
         cut_off = {"model": "m", "input": [{"role": "user", "content": "hi"},

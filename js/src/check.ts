@@ -5,6 +5,7 @@
  * `UnsupportedBodyError` (Gemini's checker, ported whole, judges a body of any shape, as Python's does).
  */
 
+import { field, isBase64, snakeCase } from "./gemini.js";
 import { codePoints, isBlank, isDict } from "./messages.js";
 import {
   answeredId,
@@ -699,27 +700,7 @@ const PART_METADATA = ["thought", "thoughtSignature", "videoMetadata", "mediaRes
   "audioTranscription", "mediaProcessing", "speechMetadata", "documentMetadata", "spreadsheetMetadata",
   "audioMetadata"];
 
-/** `inlineData` as the SDK sometimes sends it, `inline_data` (the API takes both). */
-function snakeCase(name: string): string {
-  return name.replace(/(?<!^)([A-Z])/g, "_$1").toLowerCase();
-}
-
-const SNAKE = new Map(
-  [...DATA_FIELDS, ...PART_METADATA, "mimeType", "fileUri", "systemInstruction", "displayName"].map((name) => [
-    name,
-    snakeCase(name),
-  ]),
-);
 const KNOWN_PART_KEYS = new Set([...DATA_FIELDS, ...PART_METADATA].flatMap((name) => [name, snakeCase(name)]));
-
-/** A field by its camelCase name, or its snake_case twin; undefined for none (or null). */
-function field(data: Dict, name: string): unknown {
-  const value = data[name];
-  if (value !== undefined && value !== null) return value;
-  const snake = SNAKE.get(name);
-  const twin = snake === undefined ? undefined : data[snake];
-  return twin === null ? undefined : twin;
-}
 
 /** True for a part with a field google-genai's `Part` does not have: data of a kind added after it. */
 function newerKind(part: Dict): boolean {
@@ -730,13 +711,6 @@ function newerKind(part: Dict): boolean {
 /** A body path as the API names fields in its errors (snake_case). */
 function apiPath(path: string): string {
   return path.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-}
-
-const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
-
-/** True when the API can decode `text` as bytes (standard or URL-safe base64, padding optional). */
-function isBase64(text: unknown): boolean {
-  return typeof text === "string" && text.replace(/=+$/, "").length % 4 !== 1 && BASE64.test(text);
 }
 
 /** The first `n` code points of a string, as Python slices one. */

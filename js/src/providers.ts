@@ -8,11 +8,13 @@
  * its message, and only the ids repair pairs by matter. Where Python rewrites an item holding such parts, the hooks
  * write it as Python's writer does (the conformance suite holds the bytes equal); Anthropic's list that still breaks
  * a rule after repair is written whole, as Python's neutral route writes it. Ids the provider would not take are
- * mapped to wire ids as Python's writers map them (`underWireIds`). Gemini's bodies of plain parts the stubs do not
- * take go the neutral route, as in Python (`gemini.ts`). Every Responses client call's steps are written as Python's
- * writer writes them (a synthetic output in the call's own output type, a note of any output as its reader reads
- * it). What is still refused with `UnsupportedBodyError`: a Gemini call without an id renamed, and shapes none of
- * these readers take (an item that is not an object, an output part whose rewriting is not ported).
+ * mapped to wire ids as Python's writers map them (`underWireIds`). Gemini's bodies the stubs do not take (or whose
+ * list still breaks a rule) go the neutral route, as in Python (`gemini.ts`). Every Responses client call's steps
+ * are written as Python's writer writes them (a synthetic output in the call's own output type, a note of any output
+ * as its reader reads it). What is still refused with `UnsupportedBodyError`: shapes none of these readers take (an item that is not an
+ * object, a Gemini content Python's reader refuses too, a value whose Python form is not ported: a number that is
+ * not an integer in a rewritten response, a file by URI without a MIME type, an output part whose rewriting is not
+ * ported).
  */
 
 import { assemble, type Item, type Writer } from "./assembly.js";
@@ -37,7 +39,7 @@ import {
   type Stubs,
   SYNTHETIC,
 } from "./planner.js";
-import { BRIDGE_TEXT, readGroups, rewriteContents, writeRun } from "./gemini.js";
+import { readGroups, rewriteContents, writeRun } from "./gemini.js";
 import { type IsReadOnly, orphanNoteText, readsOnly, repairTraced, syntheticText } from "./repair.js";
 
 export type ProviderName = "anthropic" | "openai_chat" | "openai_responses" | "gemini";
@@ -904,7 +906,6 @@ const gemini: Adapter = {
   refused: refusedWhenAnsweredOrNoted,
   neutralInPython: () => false,
   takesStubs: () => true,
-  wholeList: geminiWholeList,
   // Parts chatmend does not model (thoughts, thought signatures, inline and file data, code and its results, a
   // response's media and fields) ride along in their content; a content without a role is a user turn. No stubs for
   // a list whose repair `renamedCalls` leaves to the neutral route (known from the ids alone: no plan made in vain).
@@ -1012,37 +1013,6 @@ const gemini: Adapter = {
     return [{ functionResponse: response }];
   },
 };
-
-/** The contents as Python's writer writes the whole list (`write._contents`): every content with its role, a user
- * content joining the user turn open before it unless it followed a user content in the input (a turn of its own,
- * as the reader marks it), and a bridge turn before a model turn opening the list or a call turn after a model one. */
-function geminiWholeList(assembled: Item[], input: readonly Item[]): Item[] {
-  const out: Item[] = [];
-  let openUser = false; // the last content is a user turn still taking messages
-  for (const item of assembled) {
-    if (item.role === "model") {
-      const calls = (item.parts as Dict[]).some((part) => "functionCall" in part);
-      if (out.length === 0 || (calls && out.at(-1).role !== "user")) out.push(geminiBridge());
-      out.push(item);
-      openUser = false;
-      continue;
-    }
-    const at = input.indexOf(item);
-    const ownTurn = at > 0 && isDict(input[at - 1]) && input[at - 1].role !== "model";
-    if (openUser && !ownTurn) {
-      const last = out.at(-1);
-      out[out.length - 1] = { ...last, parts: [...last.parts, ...item.parts] };
-      continue;
-    }
-    out.push(item.role === undefined ? { role: "user", ...item } : item);
-    openUser = true;
-  }
-  return out;
-}
-
-function geminiBridge(): Dict {
-  return { role: "user", parts: [{ text: BRIDGE_TEXT }] };
-}
 
 function onlyKeys(value: Dict, allowed: readonly string[]): boolean {
   for (const key in value) if (!allowed.includes(key)) return false;
@@ -1223,8 +1193,10 @@ function stubRepair(
     if (assembled === null) return null;
   }
   const key = adapter.listKey;
-  const wholeInPython = neutral || adapter.name === "gemini"; // (Gemini: the rules the neutral route judges, GE10)
-  if (wholeInPython && adapter.wholeList !== undefined && listHoldsProblem(adapter.name, { ...body, [key]: assembled[0] })) {
+  if (adapter.name === "gemini" && listHoldsProblem(adapter.name, { ...body, [key]: assembled[0] })) {
+    return null; // a rule of Gemini's own beyond pairing (GE10, a part's shape): the neutral route's writer knows it
+  }
+  if (neutral && adapter.wholeList !== undefined && listHoldsProblem(adapter.name, { ...body, [key]: assembled[0] })) {
     // the list breaks a rule of the wire beyond pairing: Python's neutral route writes it whole
     const whole = adapter.wholeList(assembled[0], items);
     assembled = [whole, whole.map((_, k) => k)];
