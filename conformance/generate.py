@@ -858,6 +858,38 @@ CLIENT_CALLS = ("custom_tool_call", "local_shell_call", "shell_call", "apply_pat
 """The Responses client calls other than a function (the caller runs them and answers by `call_id`)."""
 
 
+def _outputs_of_another_type() -> list[tuple[str, dict[str, Any]]]:
+    """Responses bodies of outputs of another type than their call's: a client tool search answered by a function's
+    output (the API takes it), and mismatches the API refuses (OR2), kept, renamed, or beside a call cut off."""
+    user = lambda text: {"role": "user", "content": text}  # noqa: E731
+    search = lambda call_id: {"type": "tool_search_call", "call_id": call_id, "execution": "client",  # noqa: E731
+                              "status": "completed", "arguments": {"query": "add"}}
+    answer = lambda call_id, text="ok": {"type": "function_call_output", "call_id": call_id,  # noqa: E731
+                                         "output": text}
+    function = lambda call_id: {"type": "function_call", "call_id": call_id, "name": "s", "arguments": "{}"}  # noqa: E731
+    custom = lambda call_id, text: {"type": "custom_tool_call_output", "call_id": call_id, "output": text}  # noqa: E731
+    computer = _client_call("computer_call", "c1")
+    shapes: dict[str, list[Any]] = {
+        "a tool search answered by a function's output": [user("hi"), search("t1"), answer("t1"), user("again")],
+        "a tool search answered by a function's output, another call cut off": [
+            user("hi"), search("t1"), answer("t1"), user("again"), function("f2")],
+        "a tool search answered by a function's output, renamed": [
+            user("hi"), search("t1"), answer("t1"), user("again"), search("t1"), answer("t1", '{"tools":[]}')],
+        "a tool search answered by a function's output, another search cut off": [
+            user("hi"), search("t1"), answer("t1"), user("again"), search("t2")],
+        "a computer call answered by a function's output": [user("hi"), computer, answer("c1"), user("again")],
+        "a computer call answered by a function's output, another call cut off": [
+            user("hi"), computer, answer("c1"), user("again"), function("f2")],
+        "a computer call answered by a function's output, renamed": [
+            user("hi"), computer, answer("c1"), user("again"), computer, answer("c1")],
+        "a function call answered by a custom tool's output, another call cut off": [
+            user("hi"), function("f"), custom("f", "x"), user("again"), function("g")],
+        "a function call answered by a custom tool's output, renamed": [
+            user("hi"), function("f"), custom("f", "x"), user("again"), function("f"), custom("f", "y")],
+    }
+    return [(f"client output: {name}", {"model": "m", "input": items}) for name, items in shapes.items()]
+
+
 def client_call_bodies() -> list[tuple[str, dict[str, Any]]]:
     """Responses bodies whose repair answers, notes or renames a client call other than a function: each call type
     cut off, its output orphaned, its id reused (with its item id too: the writer's plain shape), beside function
@@ -926,6 +958,7 @@ def client_call_bodies() -> list[tuple[str, dict[str, Any]]]:
         ("client call: a tool search naming its tool, cut off", {"model": "m", "input": [
             user("hi"), {"type": "tool_search_call", "call_id": "t1", "name": "find_tools", "execution": "client",
                          "arguments": {"q": 1}}]}),
+        *_outputs_of_another_type(),
         ("client call: a local shell's output by call_id, renamed", {"model": "m", "input": [
             user("hi"), _client_call("local_shell_call", "c1"),
             {"type": "local_shell_call_output", "call_id": "c1", "output": "x"}, user("again"),

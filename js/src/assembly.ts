@@ -19,7 +19,8 @@ export interface Writer {
   readonly joinsTurns: boolean;
   /** (`before`: the items written before them, whose item ids the provider takes once only) */
   renamedCalls(items: Item[], finalIds: readonly (string | null)[], before: readonly Item[]): Item[] | null;
-  renamedResult(piece: Item, finalId: string): Item[] | null;
+  /** (`call`: the items of the call message renamed last and its calls' final ids, when one came before) */
+  renamedResult(piece: Item, finalId: string, call: [Item[], readonly (string | null)[]] | null): Item[] | null;
   syntheticResult(calls: Item[], k: number, finalId: string, isReadOnly: IsReadOnly | undefined): Item[] | null;
   note(piece: Item, caller: Item[] | null): Item[] | null;
 }
@@ -64,6 +65,7 @@ class Assembly {
   private readonly rewritten: number[] = [];
   private blocks: Item[] = [];
   private inTurn = false; // the blocks gathered hold some of an input turn's: they are that turn, rebuilt
+  private lastCall: [Item[], readonly (string | null)[]] | null = null; // the call message renamed last
 
   constructor(
     private readonly writer: Writer,
@@ -115,14 +117,15 @@ class Assembly {
           this.keep(index, step[2]);
           continue;
         case CALL:
-          written = writer.renamedCalls(this.itemsOf(index), step[2], this.out);
+          this.lastCall = [this.itemsOf(index), step[2]];
+          written = writer.renamedCalls(this.lastCall[0], step[2], this.out);
           if (written === null) return null;
           this.close();
           for (let k = 0; k < written.length; k++) this.rewritten.push(this.out.length + k);
           this.out.push(...written);
           continue;
         case ANSWER:
-          written = writer.renamedResult(this.pieceOf(index), step[2]);
+          written = writer.renamedResult(this.pieceOf(index), step[2], this.lastCall);
           break;
         case SYNTHETIC:
           written = writer.syntheticResult(this.itemsOf(index), step[2][0], step[2][1], this.isReadOnly);

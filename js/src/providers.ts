@@ -508,13 +508,27 @@ function outsideTurn(item: Item | undefined): boolean {
  * of its own and whose item id was already sent, written in the plain shape (OR6: an item id is sent once). */
 function responsesWholeList(items: Item[]): Item[] {
   const sent = new Set<string>();
+  const kinds = new Map<unknown, string>(); // each call id's call type
   return items.map((item, k) => {
+    if (isClientCall(item)) kinds.set(item.call_id, item.type);
+    const kind = isClientOutput(item) ? kinds.get(answeredId(item)) : undefined;
+    if (kind !== undefined && CALL_OUTPUTS[kind] !== item.type) return inCallType(item, kind);
     const ids = itemIds(item);
     const alone = item.type === "message" && item.role === "assistant" && outsideTurn(items[k - 1]) && outsideTurn(items[k + 1]);
     const resent = alone && ids.some((id) => sent.has(id));
     for (const id of ids) sent.add(id);
     return resent ? plainAssistantMessage([item], outputTexts([item])) : item;
   });
+}
+
+/** An output written in its call's output type, as the writer writes a result read from another type; refused for
+ * an output of parts (their writing in another type is not ported). */
+function inCallType(item: Item, kind: string): Dict {
+  const read = readClientOutput(item);
+  if (read === null || read.more.length > 0) {
+    throw new UnsupportedBodyError("openai_responses", "an output of parts answering a call of another type");
+  }
+  return outputItem(kind, answeredId(item) as string, read.text, read.isError);
 }
 
 /** The fields of a client call item that are not its payload (`wire.CALL_META`). */
@@ -550,24 +564,36 @@ function clientCallItem(item: Dict, callId: string): Dict | null {
 const BLANK_PNG =
   "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
-/** The output item of a synthetic result (its text, an error) answering a client call of type `kind` under
- * `callId`, in that call's output type (`write.result_item`). */
-function syntheticOutput(kind: string, callId: string, text: string): Dict {
+/** The output item of a result of text (an error or not) answering a client call of type `kind` under `callId`, in
+ * that call's output type (`write.result_item`): a synthetic result, or an output written in its call's type. */
+function outputItem(kind: string, callId: string, text: string, isError: boolean): Dict {
+  const marked = isError ? (text ? `[error] ${text}` : "[error]") : text;
   switch (kind) {
     case "local_shell_call":
-      return { type: "local_shell_call_output", id: callId, output: `[error] ${text}` }; // (the SDK's type names it id)
+      return { type: "local_shell_call_output", id: callId, output: marked }; // (the SDK's type names it id)
     case "shell_call":
       return { type: "shell_call_output", call_id: callId, output: [
-        { stdout: "", stderr: text, outcome: { type: "exit", exit_code: 1 } }] };
+        { stdout: isError ? "" : text, stderr: isError ? text : "", outcome: { type: "exit", exit_code: isError ? 1 : 0 } }] };
     case "apply_patch_call":
-      return { type: "apply_patch_call_output", call_id: callId, status: "failed", output: text };
+      return { type: "apply_patch_call_output", call_id: callId, status: isError ? "failed" : "completed", output: text };
     case "computer_call":
       return { type: "computer_call_output", call_id: callId, output: { type: "computer_screenshot", image_url: BLANK_PNG } };
     case "tool_search_call":
-      return { type: "tool_search_output", call_id: callId, execution: "client", tools: [] };
+      return { type: "tool_search_output", call_id: callId, execution: "client", tools: foundTools(text) };
     default:
-      return { type: CALL_OUTPUTS[kind] ?? "function_call_output", call_id: callId, output: `[error] ${text}` };
+      return { type: CALL_OUTPUTS[kind] ?? "function_call_output", call_id: callId, output: marked };
   }
+}
+
+/** The tools of a client tool search's result, as its text names them (`write._found_tools`; none else). */
+function foundTools(text: string): unknown[] {
+  let found: unknown;
+  try {
+    found = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  return isDict(found) && Array.isArray(found.tools) ? found.tools : [];
 }
 
 /** What Python's reader makes of a client output (`read.read_result`): whether it failed, its text, and its other
@@ -790,8 +816,12 @@ const openaiResponses: Adapter = {
     }
     return [...(texts.length > 0 ? [message] : []), ...hosted, ...calls];
   },
-  // (an output is written back as it was read, under its call's new id: a local shell's output names it `id`)
-  renamedResult(piece, finalId) {
+  // (an output is written back as it was read, under its call's new id: a local shell's output names it `id`; one of
+  // another type than its call's, a tool search's answered by a function's output, in its call's type)
+  renamedResult(piece, finalId, call) {
+    const calls = call === null ? [] : call[0].filter(isClientCall);
+    const kind = calls[call?.[1].indexOf(finalId) ?? -1]?.type as string | undefined;
+    if (kind !== undefined && CALL_OUTPUTS[kind] !== piece.type) return [inCallType({ ...piece, call_id: finalId }, kind)];
     const namedId = piece.type === "local_shell_call_output" && piece.call_id === undefined;
     return [namedId ? { ...piece, id: finalId } : { ...piece, call_id: finalId }];
   },
@@ -807,7 +837,7 @@ const openaiResponses: Adapter = {
   syntheticResult(items, k, finalId, isReadOnly) {
     const call = items.filter(isClientCall)[k] as Dict;
     const name = clientToolName(call);
-    return [syntheticOutput(call.type as string, finalId, syntheticText(name, readsOnly(isReadOnly, name)))];
+    return [outputItem(call.type as string, finalId, syntheticText(name, readsOnly(isReadOnly, name)), true)];
   },
 };
 
