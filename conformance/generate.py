@@ -1113,6 +1113,14 @@ def gemini_neutral_bodies() -> list[tuple[str, dict[str, Any]]]:
         "a turn like a bridge": [user({"text": "(continue)"}), model(call()), user(wait), user(response())],
         "a call's signature not base64": late({**call(), "thoughtSignature": "é"}),
         "media signed in a model turn": late({**image, "thoughtSignature": SIG}, call()),
+        "two calls of one id answered in turn order after words": [
+            user(hi), model({"text": "hm", "thought": True, "thoughtSignature": SIG},
+                            {"functionCall": {"id": "b1", "name": "read_file", "args": {}}, "thoughtSignature": SIG},
+                            {"functionCall": {"id": "b1", "name": "add", "args": {}}}),
+            user({"text": "go on"}),
+            user({"functionResponse": {"id": "b1", "name": "add", "response": {"result": {"n": 1}}}},
+                 {"functionResponse": {"id": "b1", "name": "read_file", "response": {"output": {"a": [1, 2]}},
+                                       "parts": [image]}})],
     }
     bodies = []
     for name, items in contents.items():

@@ -6,7 +6,7 @@
  */
 
 import { field, isBase64, snakeCase } from "./gemini.js";
-import { codePoints, isBlank, isDict } from "./messages.js";
+import { codePoints, isBlank, isDict, pythonNumber } from "./messages.js";
 import {
   answeredId,
   CALL_OUTPUTS,
@@ -730,8 +730,9 @@ function pyDumps(value: unknown): string {
   }
   if (typeof value === "boolean") return value ? "true" : "false";
   if (typeof value === "number") {
-    if (!Number.isInteger(value)) throw new UnsupportedBodyError("gemini", "a number whose Python form this package does not write");
-    return String(value);
+    const written = pythonNumber(value);
+    if (written === null) throw new UnsupportedBodyError("gemini", "a number whose Python form this package does not write");
+    return written;
   }
   if (Array.isArray(value)) return `[${value.map(pyDumps).join(", ")}]`;
   return `{${Object.entries(value as Dict).map(([k, v]) => `${pyDumps(k)}: ${pyDumps(v)}`).join(", ")}}`;

@@ -16,6 +16,7 @@ import {
   isDict,
   type JsonValue,
   type NativePart,
+  pythonNumber,
   type Part,
   type TextPart,
   type ThinkingPart,
@@ -100,10 +101,10 @@ const RESPONSE_KEYS: readonly string[] = ["id", "name", "response", "parts"];
 const CONTENT_KEYS: readonly string[] = ["role", "parts"];
 const READ_KINDS = ["text", "inlineData", "fileData", "functionCall", "functionResponse"] as const;
 
-/** Python's `json.dumps(value, ensure_ascii=False)` of a JSON value; null for a number that is not an integer (its
- * Python form is not ported). */
+/** Python's `json.dumps(value, ensure_ascii=False)` of a JSON value; null for a number whose Python form is not
+ * JavaScript's (`pythonNumber`). */
 function pyJson(value: unknown): string | null {
-  if (typeof value === "number" && !Number.isInteger(value)) return null;
+  if (typeof value === "number") return pythonNumber(value);
   if (Array.isArray(value)) {
     const items = value.map(pyJson);
     return items.includes(null) ? null : `[${items.join(", ")}]`;

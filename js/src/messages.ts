@@ -98,6 +98,14 @@ export function isDict(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** A JSON number as Python's `json.dumps` writes it, for the numbers both write alike: an integer, or a fraction of
+ * magnitude 1e-4 to 1e16 (both write those in fixed notation, shortest digits); null for any other (Python writes
+ * `1e-05` where JavaScript writes `0.00001`). */
+export function pythonNumber(value: number): string | null {
+  const magnitude = Math.abs(value);
+  return Number.isInteger(value) || (magnitude >= 1e-4 && magnitude < 1e16) ? String(value) : null;
+}
+
 /** A string's length in code points, as Python counts it. */
 export function codePoints(text: string): number {
   let n = 0;

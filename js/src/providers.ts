@@ -3,9 +3,10 @@
  * is assembled from the input's items and the adapter's writer (Python's `Provider.repair_body` stub route). Items
  * repair leaves alone are the input's own objects; only the others are written anew.
  *
- * The stubs take each provider's whole vocabulary: what chatmend does not model (thinking and redacted thinking,
- * server and hosted tools' items, reasoning, media, thoughts and thought signatures, unknown fields) rides along in
- * its message, and only the ids repair pairs by matter. Where Python rewrites an item holding such parts, the hooks
+ * The stubs of Anthropic, Chat and Responses take each provider's whole vocabulary: what chatmend does not model
+ * (thinking and redacted thinking, server and hosted tools' items, reasoning, media, unknown fields) rides along in
+ * its message, and only the ids repair pairs by matter; Gemini's take the plain shapes Python's take, every other
+ * list going the neutral route, which reads every part. Where Python rewrites an item holding such parts, the hooks
  * write it as Python's writer does (the conformance suite holds the bytes equal); Anthropic's list that still breaks
  * a rule after repair is written whole, as Python's neutral route writes it. Ids the provider would not take are
  * mapped to wire ids as Python's writers map them (`underWireIds`). Gemini's bodies the stubs do not take (or whose
@@ -19,7 +20,7 @@
 
 import { assemble, type Item, type Writer } from "./assembly.js";
 import { listHoldsProblem, refuseLoneSurrogates } from "./check.js";
-import { type ChatMessage, codePoints, isBlank, isDict } from "./messages.js";
+import { type ChatMessage, codePoints, isBlank, isDict, pythonNumber } from "./messages.js";
 import { sanitizingIdMaker, shorteningIdMaker, wireIds } from "./ids.js";
 import {
   ANSWER,
@@ -666,12 +667,15 @@ function outputPart(part: Dict): string | Dict | null {
   return part; // (a file as the writer writes it back, or a part it keeps as it is)
 }
 
-/** `json.dumps(value, separators=(",", ":"), ensure_ascii=False)` of a JSON value (integers only among numbers). */
+/** `json.dumps(value, separators=(",", ":"), ensure_ascii=False)` of a JSON value (refused for a number whose Python
+ * form is not JavaScript's: `pythonNumber`). */
 function compactJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(compactJson).join(",")}]`;
   if (isDict(value)) return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}:${compactJson(v)}`).join(",")}}`;
-  if (typeof value === "number" && !Number.isInteger(value)) {
-    throw new UnsupportedBodyError("openai_responses", "a number whose Python form this package does not write");
+  if (typeof value === "number") {
+    const written = pythonNumber(value);
+    if (written === null) throw new UnsupportedBodyError("openai_responses", "a number whose Python form this package does not write");
+    return written;
   }
   return JSON.stringify(value);
 }
@@ -845,49 +849,38 @@ const openaiResponses: Adapter = {
 
 const MINTED = "~gemini:";
 
-/** A part's one kind of data (its other fields, such as a thought signature, ride along). */
-const PART_DATA = ["text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode",
-  "codeExecutionResult"];
-
-function dataOf(part: Dict): string | null {
-  let kind: string | null = null;
-  for (const key in part) {
-    if (!PART_DATA.includes(key) || part[key] === null) continue;
-    if (kind !== null) return null;
-    kind = key;
-  }
-  return kind;
-}
-
-/** The call ids of a model content's parts (text, thoughts, code and its results before its calls; a thought
- * signature riding along), minted for a call without one; null for any other content. */
-function geminiModelIds(parts: unknown[], index: number): string[] | null {
+/** The ids of a plain model turn's calls (a call without one under a minted id); null when the turn is not of
+ * text then calls (`spans._model_ids`). */
+function plainModelIds(parts: unknown[], index: number): string[] | null {
   const ids: string[] = [];
   for (const part of parts) {
-    if (!isDict(part)) return null;
-    const kind = dataOf(part);
-    if (kind === null || kind === "functionResponse") return null;
-    if (kind !== "functionCall") {
-      if (ids.length > 0 || (kind === "text" && (typeof part.text !== "string" || isBlank(part.text)))) return null;
+    if (!isDict(part) || size(part) !== 1) return null;
+    const text = part.text;
+    if (typeof text === "string") {
+      if (isBlank(text) || ids.length > 0) return null;
       continue;
     }
     const call = part.functionCall;
-    if (!isDict(call) || size(call) !== ("id" in call ? 3 : 2) || !("args" in call && "name" in call)) return null;
-    const callId = call.id ?? "";
-    if (typeof call.name !== "string" || !call.name || !isDict(call.args) || typeof callId !== "string") return null;
-    ids.push(callId || `${MINTED}${index}.${ids.length}`);
+    if (!isDict(call) || size(call) !== ("id" in call ? 3 : 2) || !("name" in call && "args" in call)) return null;
+    const { name, args } = call;
+    const id = call.id ?? "";
+    if (typeof name !== "string" || !name || !isDict(args) || typeof id !== "string") return null;
+    ids.push(id || `${MINTED}${index}.${ids.length}`);
   }
   return ids;
 }
 
-/** A functionResponse's own id ("" for none), or null for one this package does not take (no name, a response
- * that is not an object). Its other fields (media `parts`) ride along. */
-function geminiResponseId(response: unknown): string | null {
-  if (!isDict(response)) return null;
+/** A plain functionResponse's own id ("" without one): a name, and `{"output"|"error": text}`; null for any other
+ * (`spans._response_id`). */
+function plainResponseId(response: unknown): string | null {
+  if (!isDict(response) || size(response) !== ("id" in response ? 3 : 2) || !("name" in response && "response" in response)) {
+    return null;
+  }
   const { name, response: value } = response;
   const own = response.id ?? "";
-  if (typeof name !== "string" || !name || typeof own !== "string" || !isDict(value)) return null;
-  return own;
+  if (typeof name !== "string" || !name || typeof own !== "string" || !isDict(value) || size(value) !== 1) return null;
+  const text = "output" in value ? value.output : value.error;
+  return typeof text === "string" ? own : null;
 }
 
 function geminiCalls(content: Item): Dict[] {
@@ -905,26 +898,6 @@ function geminiCallAt(content: Item, position: number): Dict | undefined {
   return undefined;
 }
 
-/** Python's `json.dumps(value, ensure_ascii=False)` of a JSON value (integers only among numbers). */
-function pythonJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(pythonJson).join(", ")}]`;
-  if (isDict(value)) return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${pythonJson(v)}`).join(", ")}}`;
-  if (typeof value === "number" && !Number.isInteger(value)) {
-    throw new UnsupportedBodyError("gemini", "a response number whose Python form this package does not write");
-  }
-  return JSON.stringify(value);
-}
-
-/** A functionResponse's `response` as a tool result's text and whether it is an error (`wire.response_text`). */
-function geminiResponseText(response: Dict): [string, boolean] {
-  const keys = Object.keys(response);
-  const isError = keys.length === 1 && keys[0] === "error";
-  const value = keys.length === 1 && (keys[0] === "output" || isError) ? response[keys[0] as string] : response;
-  return [typeof value === "string" ? value : pythonJson(value), isError];
-}
-
-const GEMINI_CONTENT_KEYS: readonly string[] = ["role", "parts"];
-
 const gemini: Adapter = {
   name: "gemini",
   listKey: "contents",
@@ -936,28 +909,28 @@ const gemini: Adapter = {
   refused: refusedWhenAnsweredOrNoted,
   neutralInPython: () => false,
   takesStubs: () => true,
-  // Parts chatmend does not model (thoughts, thought signatures, inline and file data, code and its results, a
-  // response's media and fields) ride along in their content; a content without a role is a user turn. No stubs for
-  // a list whose repair `renamedCalls` leaves to the neutral route (known from the ids alone: no plan made in vain).
+  // The plain shapes of an agent's traffic, as Python's stubs take them (`gemini/spans.py`): text, calls with object
+  // `args`, responses of `{"output"|"error": text}` under their call's name, before the user's words; any other list
+  // takes the neutral route, which reads every part. No stubs either for a list with a call the planner renames
+  // (known from the ids alone: no plan made in vain, as only the neutral route writes it).
   stubs(items) {
     const kinds: number[] = [];
     const refs: Ref[] = [];
     const starts: number[] = [];
     const offsets: number[] = [];
-    let calls: string[] = [];
+    let calls: string[] = []; // the call ids of the content before, when it is a model turn
     let afterModel = true; // a call turn needs a user turn before it (GE2)
     const seen = new Set<string>(); // the call ids of the contents before
     for (let i = 0; i < items.length; i++) {
       const item = items[i];
-      if (!isDict(item) || !onlyKeys(item, GEMINI_CONTENT_KEYS)) return null;
-      const { parts } = item;
-      const role = item.role ?? "user";
+      if (!isDict(item) || size(item) !== 2) return null;
+      const { role, parts } = item;
       if (!Array.isArray(parts) || parts.length === 0) return null;
       starts.push(kinds.length);
       if (role === "model") {
-        const ids = geminiModelIds(parts, i);
+        const ids = plainModelIds(parts, i);
         if (ids === null || (ids.length > 0 && afterModel)) return null;
-        if (renamedByNeutralRoute(item, ids, seen)) return null; // (the stub route would plan in vain)
+        if (renamedCallIn(ids, seen)) return null; // (the stub route would plan in vain)
         kinds.push(ids.length > 0 ? CALLS : REPLY);
         refs.push(ids.length > 0 ? ids : null);
         offsets.push(0);
@@ -966,15 +939,14 @@ const gemini: Adapter = {
         continue;
       }
       if (role !== "user") return null;
-      let said = false;
+      let said = false; // a text met: no response may follow it (the reader puts responses first)
       let k = 0;
       for (let at = 0; at < parts.length; at++) {
         const part = parts[at];
-        if (!isDict(part)) return null;
-        const kind = dataOf(part);
-        if (kind === null || kind === "functionCall") return null;
-        if (kind !== "functionResponse") {
-          if (kind === "text" && (typeof part.text !== "string" || isBlank(part.text))) return null;
+        if (!isDict(part) || size(part) !== 1) return null;
+        const text = part.text;
+        if (typeof text === "string") {
+          if (isBlank(text)) return null;
           if (!said) {
             kinds.push(OTHER);
             refs.push(null);
@@ -983,17 +955,10 @@ const gemini: Adapter = {
           said = true;
           continue;
         }
-        const own = geminiResponseId(part.functionResponse);
+        const own = plainResponseId(part.functionResponse);
         if (own === null || said) return null;
         const callId = own || (k < calls.length ? (calls[k] as string) : "");
         const position = calls.indexOf(callId);
-        if (position < 0 && own) {
-          // a response to no call of the turn before: an orphan, the planner's to place or note
-          kinds.push(RESULT);
-          refs.push(callId);
-          offsets.push(at);
-          continue;
-        }
         if (position < 0 || geminiCallAt(items[i - 1], position)?.name !== (part.functionResponse as Dict).name) {
           return null; // the writer writes a response under its call's name, in its call's turn
         }
@@ -1008,33 +973,11 @@ const gemini: Adapter = {
     starts.push(kinds.length);
     return { kinds, refs, starts, offsets };
   },
-  // (a renamed call, its result and a note of plain parts take the neutral route, as in Python: its writer keeps
-  // the user turns apart where the assembly would join them; those holding parts it does not read are written here
-  // as Python's writer writes them)
-  renamedCalls(items, finalIds) {
-    const item = items[0];
-    if (readsPlain(item) || geminiCalls(item).some((call) => !call.id)) return null;
-    let k = 0;
-    const parts = item.parts.map((part: Dict) =>
-      "functionCall" in part ? { ...part, functionCall: { ...(part.functionCall as Dict), id: finalIds[k++] } } : part,
-    );
-    return [{ ...item, parts }];
-  },
-  renamedResult(piece, finalId) {
-    const response = piece.functionResponse as Dict;
-    if (!response.id || plainResponsePart(piece)) return null;
-    return [{ ...piece, functionResponse: { ...response, id: finalId } }];
-  },
-  note(piece, caller) {
-    if (plainResponsePart(piece)) return null;
-    const response = piece.functionResponse as Dict;
-    const callId = (response.id as string) || null;
-    if (callId === null || caller !== null) return null;
-    const [output, isError] = geminiResponseText(response.response as Dict);
-    const media = Array.isArray(response.parts) ? (response.parts as Dict[]) : [];
-    const text = orphanNoteText(response.name as string, callId, isError, output, media.length > 0);
-    return [{ text }, ...media];
-  },
+  // (a renamed call, its result and a note take the neutral route, as in Python: its writer keeps the user turns apart
+  // where the assembly would join them)
+  renamedCalls: () => null,
+  renamedResult: () => null,
+  note: () => null,
   syntheticResult(calls, k, finalId, isReadOnly) {
     const call = geminiCalls(calls[0])[k] as Dict;
     const name = call.name as string;
@@ -1044,45 +987,15 @@ const gemini: Adapter = {
   },
 };
 
-function onlyKeys(value: Dict, allowed: readonly string[]): boolean {
-  for (const key in value) if (!allowed.includes(key)) return false;
-  return true;
-}
-
-/** True for a functionResponse part the neutral reader takes (`{"output"|"error": text}`, nothing beside). */
-function plainResponsePart(part: Dict): boolean {
-  const response = part.functionResponse as Dict;
-  const value = response.response as Dict;
-  const keys = Object.keys(value);
-  return (
-    size(part) === 1 &&
-    onlyKeys(response, ["id", "name", "response"]) &&
-    keys.length === 1 &&
-    (keys[0] === "output" || keys[0] === "error") &&
-    typeof value[keys[0] as string] === "string"
-  );
-}
-
-/** True when the planner renames a call of this model content (an id an earlier call has, `seen`: rule 5) and
- * `renamedCalls` leaves that to the neutral route (a content the neutral reader takes, or one with a call without
- * an id); adds the content's call ids to `seen`. */
-function renamedByNeutralRoute(item: Item, ids: readonly string[], seen: Set<string>): boolean {
+/** True when the planner renames a call of this model content (an id an earlier call has, `seen`: rule 5), which
+ * only the neutral route writes; adds the content's call ids to `seen`. */
+function renamedCallIn(ids: readonly string[], seen: Set<string>): boolean {
   let repeated = false;
   for (const id of ids) {
     if (seen.has(id)) repeated = true;
     else seen.add(id);
   }
-  return repeated && (readsPlain(item) || geminiCalls(item).some((call) => !call.id));
-}
-
-/** True for a content the neutral reader takes (a role, one-key parts of text, calls and responses). */
-function readsPlain(item: Item): boolean {
-  return (
-    item.role !== undefined &&
-    (item.parts as Dict[]).every(
-      (part) => size(part) === 1 && ("text" in part || "functionCall" in part || ("functionResponse" in part && plainResponsePart(part))),
-    )
-  );
+  return repeated;
 }
 
 const ADAPTERS: Record<ProviderName, Adapter> = {
