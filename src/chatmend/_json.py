@@ -311,9 +311,12 @@ def _mended(value: Any) -> Any:
 def copy_json(value: Any) -> Any:
     """A copy of JSON data for a body a writer returns, so that a caller editing the body never edits the (frozen)
     history it was written from."""
-    if isinstance(value, dict) and not any(isinstance(v, (dict, list)) for v in value.values()):
+    if isinstance(value, dict):
+        for item in value.values():
+            if isinstance(item, (dict, list)):
+                return copy_tree(value)  # a stack, not recursion: any depth read is copied
         return dict(value)  # atomic values (the usual arguments) need nothing more
-    return copy_tree(value)  # a stack, not recursion: any depth read is copied
+    return copy_tree(value)
 
 
 def copy_tree(value: Any, *, sort_keys: bool = False, leaf: Callable[[Any], Any] | None = None) -> Any:
