@@ -187,7 +187,8 @@ class Bedrock(Provider):
         if len({t.name for t in tools}) < len(tools):
             raise UnsupportedError("tool names must be unique", feature="tool name")
         config = options.pop("toolConfig", None)
-        names = wire_names([*(t.name for t in tools), *_config_names(config), *used_tool_names(history)])
+        called = used_tool_names(history)
+        names = wire_names([*(t.name for t in tools), *_config_names(config), *called])
         blocks, start = system_blocks(history, system)
         body: dict[str, Any] = {"messages": self._turns(write_messages(history, ids, start=start, names=names))}
         if blocks:
@@ -198,9 +199,9 @@ class Bedrock(Provider):
             body["toolConfig"] = {**config, "tools": [*specs, *config.get("tools", [])]} if specs else config
         elif specs:
             body["toolConfig"] = {"tools": specs}
-        elif any(m.tool_calls for m in history):
+        elif called:
             # BR5: toolUse and toolResult blocks need a toolConfig; the tools the history called existed
-            body["toolConfig"] = {"tools": [_open_tool(names[name]) for name in used_tool_names(history)]}
+            body["toolConfig"] = {"tools": [_open_tool(names[name]) for name in called]}
         body.update(options)
         return body
 

@@ -177,7 +177,7 @@ def _tool_input(call: ToolCall) -> Any:
 class _Writer:
     """One pass over a repaired history: the wire messages, merged so that user and assistant turns alternate."""
 
-    __slots__ = ("history", "ids", "moved", "names", "out")
+    __slots__ = ("history", "ids", "names", "out")
 
     def __init__(self, history: list[ChatMessage], ids: IdAssigner, names: Mapping[str, str]) -> None:
         self.history = history
@@ -185,8 +185,6 @@ class _Writer:
         self.names = names
         """Tool names to the names written (BR12, `names.wire_names`); a name not in it is written as it is."""
         self.out: list[WireMessage] = []
-        self.moved: list[Block] = []
-        """Media of an assistant message (only user turns carry images and documents), for the next user turn."""
 
     def user(self, blocks: list[Block]) -> None:
         """Add blocks to the user turn being written (BR3: results, moved media and a steer share one turn)."""
@@ -205,36 +203,28 @@ class _Writer:
             out.append({"role": "user", "content": [{"text": USER_FILLER}]})
         out.append({"role": "assistant", "content": blocks})
 
-    def flush_moved(self) -> None:
-        """The assistant's media, after its results."""
-        if self.moved:
-            moved, self.moved = self.moved, []
-            self.user(moved)
-
     def run(self, start: int, leading_filler: bool) -> None:
         """Write every message from `start` on."""
         history = self.history
         i = start
         while i < len(history):
             message = history[i]
-            if message.role == "assistant":
-                self.flush_moved()
+            role = message.role
+            if role == "assistant":
                 i = self.assistant(i, leading_filler)
                 continue
-            self.flush_moved()
-            if message.role == "user":
+            if role == "user":
                 content = message.content
                 if isinstance(content, str):
                     self.user([] if _blank(content) else [{"text": content}])
                 else:
                     self.user(_content_blocks(content))
-            elif message.role == "system":
+            elif role == "system":
                 self.system_in_place(message)
             else:
                 # unreachable after repair (every result follows its call); check reports it
                 self.user([tool_result(message, message.tool_call_id or "")])
             i += 1
-        self.flush_moved()
 
     def system_in_place(self, message: ChatMessage) -> None:
         """A later system message as user text in place, tagged so the model knows whose words these are."""
@@ -246,17 +236,19 @@ class _Writer:
         self.user(blocks)
 
     def assistant(self, i: int, leading_filler: bool) -> int:
-        """Write the assistant message at `i` and its results; the index after them."""
+        """Write the assistant message at `i`, its results and its media (only user turns carry images and
+        documents: they follow the results); the index after them."""
         message = self.history[i]
         content = message.content
         blocks: list[Block] = []
+        moved: list[Block] = []
         if isinstance(content, str):
             if not _blank(content):
                 blocks.append({"text": content})
         else:
             for part in content:
                 if isinstance(part, (ImagePart, FilePart)):  # images and files go in user turns only: after the results
-                    self.moved.extend(_content_blocks((part,)))
+                    moved.extend(_content_blocks((part,)))
                     continue
                 # Bedrock's own thinking as reasoning (its signature is valid here), any other part as in a user turn
                 block = _reasoning(part) if isinstance(part, ThinkingPart) else None
@@ -268,8 +260,10 @@ class _Writer:
         call_ids = [self.ids.next_id(c.name) for c in calls]
         for call, wire_id in zip(calls, call_ids):
             name = self.names.get(call.name, call.name)
-            blocks.append({"toolUse": {"toolUseId": wire_id, "name": name, "input": _tool_input(call),
-                                       **_own(call.provider_data)}})
+            use = {"toolUseId": wire_id, "name": name, "input": _tool_input(call)}
+            if call.provider_data:
+                use.update(_own(call.provider_data))
+            blocks.append({"toolUse": use})
         if not blocks:
             blocks = [{"text": ASSISTANT_FILLER}]  # BR3: the turn stays, so the user turns around it stay apart
         self.assistant_turn(blocks, leading_filler)
@@ -283,6 +277,8 @@ class _Writer:
             results.append(tool_result(history[j], wire_id))
             j += 1
         self.user(results)
+        if moved:
+            self.user(moved)
         return j
 
 
@@ -293,7 +289,8 @@ def tool_result(message: ChatMessage, wire_id: str) -> Block:
     block: Block = {"toolUseId": wire_id, "content": _result_content(message.content, message.is_error)}
     if message.is_error:
         block["status"] = "error"
-    block.update(_own(message.provider_data))
+    if message.provider_data:
+        block.update(_own(message.provider_data))
     return {"toolResult": block}
 
 
