@@ -508,6 +508,12 @@ function outsideTurn(item: Item | undefined): boolean {
 /** The list as Python's writer writes it whole: the items the assembly has, but an output message that is a turn
  * of its own and whose item id was already sent, written in the plain shape (OR6: an item id is sent once). */
 function responsesWholeList(items: Item[]): Item[] {
+  items.forEach((item, k) => {
+    if (item.type === "reasoning" && !replayedAsItIs(items, k)) {
+      // (the writer writes such a turn in its plain shape, reasoning left out, by rules the package does not port)
+      throw new UnsupportedBodyError("openai_responses", "a turn holding reasoning Python's writer would not replay as it is");
+    }
+  });
   const sent = new Set<string>();
   const kinds = new Map<unknown, string>(); // each call id's call type
   return items.map((item, k) => {
@@ -525,11 +531,41 @@ function responsesWholeList(items: Item[]): Item[] {
 /** An output written in its call's output type, as the writer writes a result read from another type; refused for
  * an output of parts (their writing in another type is not ported). */
 function inCallType(item: Item, kind: string): Dict {
+  const callId = answeredId(item) as string;
+  const ofParts = item.type === "function_call_output" || item.type === "custom_tool_call_output";
+  if (ofParts && Array.isArray(item.output) && (kind === "function_call" || kind === "custom_tool_call")) {
+    // parts, written again as input parts (an error mark first stays first)
+    const parts = item.output.map((part: unknown) => (isDict(part) ? outputPart(part) : null));
+    if (parts.includes(null)) throw new UnsupportedBodyError("openai_responses", "an output part whose rewriting is not ported");
+    const output = parts.map((part: string | Dict) => (typeof part === "string" ? { type: "input_text", text: part } : part));
+    return { type: CALL_OUTPUTS[kind], call_id: callId, output: output.length > 0 ? output : "" };
+  }
   const read = readClientOutput(item);
+  if (read !== null && read.more.length > 0 && (kind === "function_call" || kind === "custom_tool_call")) {
+    // (a screenshot, say: its text, then its parts, as input parts)
+    const text = read.text ? [{ type: "input_text", text: read.text }] : [];
+    const mark = read.isError ? [{ type: "input_text", text: "[error]" }] : [];
+    return { type: CALL_OUTPUTS[kind], call_id: callId, output: [...mark, ...text, ...read.more] };
+  }
   if (read === null || read.more.length > 0) {
     throw new UnsupportedBodyError("openai_responses", "an output of parts answering a call of another type");
   }
-  return outputItem(kind, answeredId(item) as string, read.text, read.isError);
+  return outputItem(kind, callId, read.text, read.isError);
+}
+
+/** True when the reasoning item at `k` stands in a turn the writer replays as it is: every reasoning, message and
+ * call of the turn (as the reader joins it) with an item id, the reasoning's encrypted content, an item after it. */
+function replayedAsItIs(items: Item[], k: number): boolean {
+  const reasoning = items[k] as Dict;
+  if (typeof reasoning.id !== "string" || typeof reasoning.encrypted_content !== "string") return false;
+  let end = k + 1;
+  while (end < items.length && !outsideTurn(items[end]) && !INPUT_SIDE.includes(items[end].type)) {
+    const item = items[end];
+    const named = item.type === "reasoning" || (item.type ?? "message") === "message" || isClientCall(item);
+    if (named && typeof item.id !== "string") break; // (the reader opens a turn of its own there)
+    end += 1;
+  }
+  return end > k + 1 && items[end - 1].type !== "reasoning";
 }
 
 /** The fields of a client call item that are not its payload (`wire.CALL_META`). */
