@@ -1135,6 +1135,126 @@ def gemini_neutral_bodies() -> list[tuple[str, dict[str, Any]]]:
     return bodies
 
 
+GENERATED_MIX_BODIES = 60
+"""Generated Responses bodies mixing every client call type, and Gemini bodies mixing every part its reader keeps."""
+
+
+def generated_client_call_bodies() -> list[tuple[str, dict[str, Any]]]:
+    """Seeded Responses bodies of rounds of calls of every client type (function calls with and without item ids),
+    an assistant message before them at times, their outputs lost, shuffled, late, orphaned, ids reused."""
+    r = random.Random("client calls")
+    bodies = []
+    for n in range(GENERATED_MIX_BODIES):
+        items: list[Any] = [{"role": "user", "content": "hi"}]
+        for t in range(r.randint(1, 4)):
+            made: list[tuple[str, str]] = []
+            if r.random() < 0.4:
+                items.append(r.choice([{"role": "assistant", "content": "On it."},
+                                       {"type": "message", "id": f"msg_{n}_{t}", "role": "assistant",
+                                        "content": [{"type": "output_text", "text": "x"}]}]))
+            for k in range(r.randint(1, 3)):
+                call_id = r.choice(["a", "b", f"c{t}", f"d{t}{k}"])
+                kind = r.choice(["function_call", "function_call", *CLIENT_CALLS])
+                if kind == "function_call":
+                    call = {"type": "function_call", "call_id": call_id, "name": "search", "arguments": "{}"}
+                    items.append({**call, "id": f"fc_{call_id}"} if r.random() < 0.2 else call)
+                else:
+                    items.append(_client_call(kind, call_id, str(t)))
+                made.append((kind, call_id))
+            outputs = [{"type": "function_call_output", "call_id": call_id,
+                        "output": r.choice(["ok", "[error] bad", [{"type": "input_text", "text": "t"}]])}
+                       if kind == "function_call" else _client_output(kind, call_id)
+                       for kind, call_id in made if r.random() < 0.8]
+            if r.random() < 0.2:
+                r.shuffle(outputs)
+            if r.random() < 0.2:
+                items.append({"role": "user", "content": "wait"})
+            if r.random() < 0.1:
+                outputs.append({"type": "function_call_output", "call_id": "ghost", "output": "late"})
+            items += outputs
+            if r.random() < 0.3:
+                items.append({"role": "user", "content": "more"})
+        bodies.append((f"client calls generated {n}", {"model": "m", "store": r.random() < 0.5, "input": items}))
+    return bodies
+
+
+def generated_gemini_part_bodies() -> list[tuple[str, dict[str, Any]]]:
+    """Seeded Gemini bodies mixing thoughts, signatures, code, media, calls with and without ids, responses of any
+    object (some with media), images after a label and content fields, their responses lost, shuffled, late, orphaned,
+    ids reused."""
+    r = random.Random("gemini parts")
+    image = {"inlineData": {"mimeType": "image/png", "data": PNG}}
+
+    def user() -> dict[str, Any]:
+        parts: list[Any] = [{"text": r.choice(["hi", "look", "", "go on", "Images from tool result a1:"])}]
+        if r.random() < 0.3:
+            parts.append({"inlineData": {"mimeType": r.choice(["image/png", "application/pdf"]), "data": PNG}})
+        if r.random() < 0.15:
+            parts.append({"fileData": {"mimeType": "application/pdf", "fileUri": "gs://b/x.pdf"}})
+        if r.random() < 0.1:
+            parts[0]["x_extra"] = 1
+        return {"role": "user", "parts": parts}
+
+    bodies = []
+    for n in range(GENERATED_MIX_BODIES):
+        with_ids = r.random() < 0.6
+        contents: list[Any] = [user()]
+        for t in range(r.randint(1, 4)):
+            parts: list[Any] = []
+            if r.random() < 0.4:
+                parts.append({"text": "thinking", "thought": True, **({"thoughtSignature": SIG} if r.random() < 0.5
+                                                                      else {})})
+            if r.random() < 0.5:
+                parts.append({"text": r.choice(["Let me look.", ""]), **({"thoughtSignature": SIG}
+                                                                        if r.random() < 0.2 else {})})
+            if r.random() < 0.15:
+                parts.append({"executableCode": {"language": "PYTHON", "code": "1"}})
+            made = []
+            for k in range(r.randint(1, 2)):
+                call_id, name = r.choice(["a1", "a2", "b1", f"c{t}"]), r.choice(["read_file", "add"])
+                call = {"name": name, "args": r.choice([{"p": "x"}, {}, {"_raw": "x"}])}
+                part: dict[str, Any] = {"functionCall": {"id": call_id, **call} if with_ids else call}
+                if k == 0 and r.random() < 0.5:
+                    part["thoughtSignature"] = SIG
+                parts.append(part)
+                made.append((call_id, name))
+            contents.append({"role": "model", "parts": parts})
+            answers = []
+            for call_id, name in made:
+                if r.random() < 0.15:
+                    continue
+                response = {"name": name, "response": r.choice([{"output": "ok"}, {"error": "bad"},
+                                                                 {"result": {"n": 1}}, {"output": {"a": [1, 2]}}])}
+                if with_ids:
+                    response = {"id": call_id, **response}
+                if r.random() < 0.15:
+                    response["parts"] = [image]
+                answers.append({"functionResponse": response})
+            if r.random() < 0.2:
+                r.shuffle(answers)
+            if r.random() < 0.1:
+                ghost = {"name": "x", "response": {"output": "late"}}
+                answers.append({"functionResponse": {"id": "ghost", **ghost} if with_ids else ghost})
+            if r.random() < 0.2:
+                contents.append(user())
+            if answers:
+                content: dict[str, Any] = {"role": "user", "parts": answers}
+                if r.random() < 0.1:
+                    content["x_content"] = True
+                if r.random() < 0.1:
+                    content.pop("role")
+                contents.append(content)
+            if r.random() < 0.3:
+                contents.append(user())
+            if r.random() < 0.2:
+                contents.append({"role": "model", "parts": [{"text": "Done."}]})
+        body: dict[str, Any] = {"contents": contents}
+        if r.random() < 0.3:
+            body["model"] = r.choice(["gemini-3-pro-preview", "gemini-2.5-flash"])
+        bodies.append((f"gemini parts generated {n}", body))
+    return bodies
+
+
 def body_case(provider: str, name: str, body: dict[str, Any], read_only: list[str] | None = None) -> dict[str, Any]:
     adapter = get(provider)
     is_read_only = set(read_only).__contains__ if read_only is not None else None
@@ -1194,8 +1314,10 @@ def body_cases(provider: str) -> list[dict[str, Any]]:
         cases += [body_case(provider, name, body) for name, body in gemini_check_bodies()]
         cases += [body_case(provider, name, body) for name, body in gemini_unnamed_call_bodies()]
         cases += [body_case(provider, name, body) for name, body in gemini_neutral_bodies()]
+        cases += [body_case(provider, name, body) for name, body in generated_gemini_part_bodies()]
     if provider == "openai_responses":
         cases += [body_case(provider, name, body) for name, body in client_call_bodies()]
+        cases += [body_case(provider, name, body) for name, body in generated_client_call_bodies()]
         cut_off = {"model": "m", "input": [{"role": "user", "content": "hi"},
                                            {"type": "custom_tool_call", "call_id": "c1", "name": "grep", "input": "x"}]}
         cases.append(body_case(provider, "client call: a custom tool's call cut off, read only", cut_off,

@@ -547,10 +547,18 @@ function inCallType(item: Item, kind: string): Dict {
     const mark = read.isError ? [{ type: "input_text", text: "[error]" }] : [];
     return { type: CALL_OUTPUTS[kind], call_id: callId, output: [...mark, ...text, ...read.more] };
   }
-  if (read === null || read.more.length > 0) {
+  if (read === null || (read.more.length > 0 && kind === "local_shell_call" && read.isError)) {
     throw new UnsupportedBodyError("openai_responses", "an output of parts answering a call of another type");
   }
-  return outputItem(kind, callId, read.text, read.isError);
+  if (kind === "computer_call") {
+    // its first image (or screenshot by file id) as the screenshot, else a blank one
+    const shot = read.more.find((part) => isDict(part) && (part.type === "input_image" || part.type === "computer_screenshot"));
+    if (isDict(shot)) {
+      const output = shot.type === "input_image" ? { type: "computer_screenshot", image_url: shot.image_url } : shot;
+      return { type: "computer_call_output", call_id: callId, output };
+    }
+  }
+  return outputItem(kind, callId, read.text, read.isError); // (the other types take text only: parts beside it are left out)
 }
 
 /** True when the reasoning item at `k` stands in a turn the writer replays as it is: every reasoning, message and
