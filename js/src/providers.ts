@@ -485,17 +485,88 @@ function responsesToolName(caller: Item[] | null, callId: unknown): string | nul
 
 /** The output texts of a turn's assistant messages. */
 function outputTexts(items: Item[]): unknown[] {
-  return items
-    .filter((item) => item.type === "message")
-    .flatMap((item) => (item.content as Dict[]).filter((part) => part.type === "output_text").map((part) => part.text));
+  return items.filter(isAssistantMessage).flatMap((item) => {
+    if (typeof item.content === "string") return [item.content];
+    return (item.content as Dict[]).flatMap((part) => {
+      if (part.type === "output_text") return [part.text];
+      return part.type === "refusal" && typeof part.refusal === "string" ? [part.refusal] : [];
+    });
+  });
+}
+
+function isAssistantMessage(item: Item): boolean {
+  return (item.type ?? "message") === "message" && item.role === "assistant";
 }
 
 /** A turn's words in the writer's plain shape: one assistant message without item ids (OR6, OR8). */
 function plainAssistantMessage(items: Item[], texts: unknown[]): Dict {
-  const phase = items.find((item) => item.type === "message" && PHASES.includes(item.phase))?.phase;
+  const phase = items.find((item) => isAssistantMessage(item) && PHASES.includes(item.phase))?.phase;
   const message: Dict = { role: "assistant", content: texts.join("\n") };
   if (phase !== undefined) message.phase = phase;
   return message;
+}
+
+/** A turn in the writer's plain shape (`plain_assistant`): its text as one message (none for no text), the hosted
+ * items as they are, the calls without item ids under `callIds` (another client call keeps its own item id: the
+ * writer's `call_item` writes it from the call it read); reasoning, which travels only with its items' ids (OR8), left
+ * out. Null for a call this package does not write as Python does. */
+function plainTurn(items: Item[], callIds: readonly (string | null)[]): Item[] | null {
+  const texts = outputTexts(items);
+  const text = texts.join("\n");
+  const hosted = items.filter((item) => !isAssistantMessage(item) && item.type !== "reasoning" && !isClientCall(item));
+  const calls: Dict[] = [];
+  let k = 0;
+  for (const item of items.filter(isClientCall)) {
+    const callId = callIds[k++] as string;
+    const call =
+      item.type === "function_call"
+        ? { type: "function_call", call_id: callId, name: item.name, arguments: item.arguments }
+        : clientCallItem(item, callId);
+    if (call === null) return null;
+    calls.push(call);
+  }
+  return [...(text ? [plainAssistantMessage(items, texts)] : []), ...hosted, ...calls];
+}
+
+/** The first item of the assistant turn each item stands in, as Python's reader joins items into turns (-1 for an
+ * item of no turn): replayed items, with item ids, and plain ones are never one turn, and a plain message after
+ * calls or after another message opens a turn of its own. */
+function readerTurns(items: Item[]): number[] {
+  const starts: number[] = [];
+  let start = -1;
+  let allIds = true;
+  let named = false; // the turn holds a message, reasoning or a call
+  let calls = 0;
+  let messages = 0;
+  items.forEach((item, k) => {
+    const message = isAssistantMessage(item);
+    const call = isClientCall(item);
+    const outside = !message && !call && (isClientOutput(item) || INPUT_SIDE.includes(item.type) ||
+      ((item.type ?? "message") === "message"));
+    if (outside) {
+      start = -1;
+      starts.push(-1);
+      return;
+    }
+    const hasId = typeof item.id === "string";
+    const isNamed = message || call || item.type === "reasoning";
+    const joins = start >= 0 && (!isNamed || ((!named || hasId === allIds) && (!message || hasId || (calls === 0 && messages === 0))));
+    if (!joins) {
+      start = k;
+      allIds = true;
+      named = false;
+      calls = 0;
+      messages = 0;
+    }
+    if (isNamed) {
+      named = true;
+      allIds &&= hasId;
+    }
+    if (call) calls += 1;
+    if (message) messages += 1;
+    starts.push(start);
+  });
+  return starts;
 }
 
 /** True for an item that ends an assistant turn before it and opens none: a client call's output, or the words
@@ -508,24 +579,44 @@ function outsideTurn(item: Item | undefined): boolean {
 /** The list as Python's writer writes it whole: the items the assembly has, but an output message that is a turn
  * of its own and whose item id was already sent, written in the plain shape (OR6: an item id is sent once). */
 function responsesWholeList(items: Item[]): Item[] {
-  items.forEach((item, k) => {
-    if (item.type === "reasoning" && !replayedAsItIs(items, k)) {
-      // (the writer writes such a turn in its plain shape, reasoning left out, by rules the package does not port)
-      throw new UnsupportedBodyError("openai_responses", "a turn holding reasoning Python's writer would not replay as it is");
-    }
-  });
   const sent = new Set<string>();
   const kinds = new Map<unknown, string>(); // each call id's call type
-  return items.map((item, k) => {
+  const turns = readerTurns(items);
+  const out: Item[] = [];
+  let k = 0;
+  while (k < items.length) {
+    const item = items[k];
+    let end = k + 1;
+    if (turns[k] === k) while (end < items.length && turns[end] === k) end += 1;
+    const turn = items.slice(k, end);
+    if (turn.some((entry) => entry.type === "reasoning")) {
+      // a turn holding reasoning is sent as it is, but Python writes one that ends with reasoning (OR7) anew in a run
+      // of its own (`_keeps`), and one whose item ids were sent before in the plain shape: neither is ported
+      const ids = turn.flatMap(itemIds);
+      if (turn[turn.length - 1].type === "reasoning" || ids.some((id) => sent.has(id))) {
+        throw new UnsupportedBodyError("openai_responses", "a turn holding reasoning Python's writer would not send as it is");
+      }
+      for (const entry of turn) if (isClientCall(entry)) kinds.set(entry.call_id, entry.type);
+      for (const id of ids) sent.add(id);
+      out.push(...turn);
+      k = end;
+      continue;
+    }
     if (isClientCall(item)) kinds.set(item.call_id, item.type);
     const kind = isClientOutput(item) ? kinds.get(answeredId(item)) : undefined;
-    if (kind !== undefined && CALL_OUTPUTS[kind] !== item.type) return inCallType(item, kind);
+    if (kind !== undefined && CALL_OUTPUTS[kind] !== item.type) {
+      out.push(inCallType(item, kind));
+      k += 1;
+      continue;
+    }
     const ids = itemIds(item);
-    const alone = item.type === "message" && item.role === "assistant" && outsideTurn(items[k - 1]) && outsideTurn(items[k + 1]);
+    const alone = isAssistantMessage(item) && outsideTurn(items[k - 1]) && outsideTurn(items[k + 1]);
     const resent = alone && ids.some((id) => sent.has(id));
     for (const id of ids) sent.add(id);
-    return resent ? plainAssistantMessage([item], outputTexts([item])) : item;
-  });
+    out.push(resent ? plainAssistantMessage([item], outputTexts([item])) : item);
+    k += 1;
+  }
+  return out;
 }
 
 /** An output written in its call's output type, as the writer writes a result read from another type; refused for
@@ -559,21 +650,6 @@ function inCallType(item: Item, kind: string): Dict {
     }
   }
   return outputItem(kind, callId, read.text, read.isError); // (the other types take text only: parts beside it are left out)
-}
-
-/** True when the reasoning item at `k` stands in a turn the writer replays as it is: every reasoning, message and
- * call of the turn (as the reader joins it) with an item id, the reasoning's encrypted content, an item after it. */
-function replayedAsItIs(items: Item[], k: number): boolean {
-  const reasoning = items[k] as Dict;
-  if (typeof reasoning.id !== "string" || typeof reasoning.encrypted_content !== "string") return false;
-  let end = k + 1;
-  while (end < items.length && !outsideTurn(items[end]) && !INPUT_SIDE.includes(items[end].type)) {
-    const item = items[end];
-    const named = item.type === "reasoning" || (item.type ?? "message") === "message" || isClientCall(item);
-    if (named && typeof item.id !== "string") break; // (the reader opens a turn of its own there)
-    end += 1;
-  }
-  return end > k + 1 && items[end - 1].type !== "reasoning";
 }
 
 /** The fields of a client call item that are not its payload (`wire.CALL_META`). */
@@ -846,23 +922,7 @@ const openaiResponses: Adapter = {
     if (own.length === 0 || !before.some((item) => itemIds(item).some((id) => own.includes(id)))) {
       return items.map((item) => (isClientCall(item) ? { ...item, call_id: finalIds[k++] } : item));
     }
-    // OR6: an item id already sent. The writer's plain shape: the text as one message, the hosted items as they
-    // are, the calls without ids; reasoning, which travels only with its items' ids (OR8), is left out
-    const texts = outputTexts(items);
-    const message = plainAssistantMessage(items, texts);
-    const hosted = items.filter((item) => item.type !== "message" && item.type !== "reasoning" && !isClientCall(item));
-    // (another client call keeps its own item id: the writer's `call_item` writes it from the call it read)
-    const calls: Dict[] = [];
-    for (const item of items.filter(isClientCall)) {
-      const callId = finalIds[k++] as string;
-      const call =
-        item.type === "function_call"
-          ? { type: "function_call", call_id: callId, name: item.name, arguments: item.arguments }
-          : clientCallItem(item, callId);
-      if (call === null) return null;
-      calls.push(call);
-    }
-    return [...(texts.length > 0 ? [message] : []), ...hosted, ...calls];
+    return plainTurn(items, finalIds); // OR6: an item id already sent
   },
   // (an output is written back as it was read, under its call's new id: a local shell's output names it `id`; one of
   // another type than its call's, a tool search's answered by a function's output, in its call's type)
