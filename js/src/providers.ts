@@ -95,6 +95,9 @@ interface Adapter extends Writer {
    * wire beyond pairing (Anthropic's: consecutive turns of one role merged); absent where the package does not
    * port it. */
   wholeList?(items: Item[], input: readonly Item[]): Item[];
+  /** The assembled list with the turns Python's neutral route does not keep written anew (Responses' `_keeps`: a
+   * turn ending with reasoning), and the positions written anew. */
+  unkeptTurns?(items: Item[], rewritten: number[]): [Item[], number[]];
   /** True when the repair shows the input is refused, so it need not be judged valid as it is. */
   refused(report: BodyReport): boolean;
 }
@@ -619,6 +622,46 @@ function responsesWholeList(items: Item[]): Item[] {
   return out;
 }
 
+/** `items` with each turn that ends with a reasoning item written anew in the plain shape, and the outputs of its
+ * calls after it written anew too (Python's `_keeps`, OR7: a reasoning item whose item is gone is left out, and its
+ * turn's run holds the calls' results); `rewritten` moved with the items. */
+function responsesUnkeptTurns(items: Item[], rewritten: number[]): [Item[], number[]] {
+  if (!items.some((item) => item.type === "reasoning")) return [items, rewritten]; // (no turn ends with reasoning)
+  const turns = readerTurns(items);
+  const written = new Set(rewritten);
+  const out: Item[] = [];
+  const at: number[] = [];
+  let k = 0;
+  while (k < items.length) {
+    let end = k + 1;
+    if (turns[k] === k) while (end < items.length && turns[end] === k) end += 1;
+    const turn = items.slice(k, end);
+    if (turns[k] !== k || turn[turn.length - 1].type !== "reasoning") {
+      if (written.has(k)) at.push(out.length);
+      out.push(items[k]);
+      k += 1;
+      continue;
+    }
+    const callIds = turn.filter(isClientCall).map((call) => call.call_id);
+    const plain = plainTurn(turn, callIds);
+    if (plain === null) throw new UnsupportedBodyError("openai_responses", "a call whose plain shape is not ported");
+    for (const item of plain) {
+      at.push(out.length);
+      out.push(item);
+    }
+    k = end;
+    // its calls' results, right after it, written with it
+    while (k < items.length && isClientOutput(items[k]) && callIds.includes(answeredId(items[k]))) {
+      at.push(out.length);
+      out.push({ ...items[k] });
+      k += 1;
+    }
+  }
+  return out.length === items.length && at.length === rewritten.length && items.every((item, j) => item === out[j])
+    ? [items, rewritten]
+    : [out, at];
+}
+
 /** An output written in its call's output type, as the writer writes a result read from another type; refused for
  * an output of parts (their writing in another type is not ported). */
 function inCallType(item: Item, kind: string): Dict {
@@ -819,6 +862,7 @@ const openaiResponses: Adapter = {
   // (a list still breaking a rule after repair, Python's neutral route writes whole: the writer gives back the items
   // the assembly has, but an assistant message standing alone whose item id was already sent, in its plain shape)
   wholeList: responsesWholeList,
+  unkeptTurns: responsesUnkeptTurns,
   // Items chatmend does not model (reasoning, hosted tools' calls, computer calls and their outputs, an output
   // message's id, status and annotations, images and files) ride along in the assistant turn they stand in, or open
   // one: only the ids repair pairs by matter here.
@@ -1239,6 +1283,7 @@ function stubRepair(
     assembled = assemble(adapter, items, stubs, planned, isReadOnly);
     if (assembled === null) return null;
   }
+  if (neutral && changed && adapter.unkeptTurns !== undefined) assembled = adapter.unkeptTurns(assembled[0], assembled[1]);
   const key = adapter.listKey;
   if (adapter.name === "gemini" && listHoldsProblem(adapter.name, { ...body, [key]: assembled[0] })) {
     return null; // a rule of Gemini's own beyond pairing (GE10, a part's shape): the neutral route's writer knows it
