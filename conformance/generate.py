@@ -1139,15 +1139,18 @@ GENERATED_MIX_BODIES = 60
 """Generated Responses bodies mixing every client call type, and Gemini bodies mixing every part its reader keeps."""
 
 
-def generated_client_call_bodies() -> list[tuple[str, dict[str, Any]]]:
+def generated_client_call_bodies(reasoning: bool = False) -> list[tuple[str, dict[str, Any]]]:
     """Seeded Responses bodies of rounds of calls of every client type (function calls with and without item ids),
-    an assistant message before them at times, their outputs lost, shuffled, late, orphaned, ids reused."""
-    r = random.Random("client calls")
+    an assistant message before them at times (with `reasoning`, a reasoning item first at times), their outputs
+    lost, shuffled, late, orphaned, ids reused."""
+    r = random.Random("client calls with reasoning" if reasoning else "client calls")
     bodies = []
     for n in range(GENERATED_MIX_BODIES):
         items: list[Any] = [{"role": "user", "content": "hi"}]
         for t in range(r.randint(1, 4)):
             made: list[tuple[str, str]] = []
+            if reasoning and r.random() < 0.3:
+                items.append({"type": "reasoning", "id": f"rs_{n}_{t}", "summary": [], "encrypted_content": "gAAA"})
             if r.random() < 0.4:
                 items.append(r.choice([{"role": "assistant", "content": "On it."},
                                        {"type": "message", "id": f"msg_{n}_{t}", "role": "assistant",
@@ -1174,7 +1177,8 @@ def generated_client_call_bodies() -> list[tuple[str, dict[str, Any]]]:
             items += outputs
             if r.random() < 0.3:
                 items.append({"role": "user", "content": "more"})
-        bodies.append((f"client calls generated {n}", {"model": "m", "store": r.random() < 0.5, "input": items}))
+        name = f"client calls with reasoning generated {n}" if reasoning else f"client calls generated {n}"
+        bodies.append((name, {"model": "m", "store": r.random() < 0.5, "input": items}))
     return bodies
 
 
@@ -1318,6 +1322,7 @@ def body_cases(provider: str) -> list[dict[str, Any]]:
     if provider == "openai_responses":
         cases += [body_case(provider, name, body) for name, body in client_call_bodies()]
         cases += [body_case(provider, name, body) for name, body in generated_client_call_bodies()]
+        cases += [body_case(provider, name, body) for name, body in generated_client_call_bodies(reasoning=True)]
         cut_off = {"model": "m", "input": [{"role": "user", "content": "hi"},
                                            {"type": "custom_tool_call", "call_id": "c1", "name": "grep", "input": "x"}]}
         cases.append(body_case(provider, "client call: a custom tool's call cut off, read only", cut_off,

@@ -593,15 +593,17 @@ function responsesWholeList(items: Item[]): Item[] {
     if (turns[k] === k) while (end < items.length && turns[end] === k) end += 1;
     const turn = items.slice(k, end);
     if (turn.some((entry) => entry.type === "reasoning")) {
-      // a turn holding reasoning is sent as it is, but Python writes one that ends with reasoning (OR7) anew in a run
-      // of its own (`_keeps`), and one whose item ids were sent before in the plain shape: neither is ported
+      // a turn holding reasoning is sent as it is, one that ends with reasoning in the plain shape (OR7: the writer
+      // does not replay it); one whose item ids were sent before is not ported
       const ids = turn.flatMap(itemIds);
-      if (turn[turn.length - 1].type === "reasoning" || ids.some((id) => sent.has(id))) {
-        throw new UnsupportedBodyError("openai_responses", "a turn holding reasoning Python's writer would not send as it is");
+      if (ids.some((id) => sent.has(id))) {
+        throw new UnsupportedBodyError("openai_responses", "a turn holding reasoning whose item ids were sent before");
       }
       for (const entry of turn) if (isClientCall(entry)) kinds.set(entry.call_id, entry.type);
       for (const id of ids) sent.add(id);
-      out.push(...turn);
+      const plain = turn[turn.length - 1].type === "reasoning" ? plainTurn(turn, turn.filter(isClientCall).map((c) => c.call_id)) : turn;
+      if (plain === null) throw new UnsupportedBodyError("openai_responses", "a call whose plain shape is not ported");
+      out.push(...plain);
       k = end;
       continue;
     }
