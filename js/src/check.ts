@@ -471,7 +471,7 @@ function jsonType(value: unknown): string {
   return Array.isArray(value) ? "an array" : "an object";
 }
 
-function checkResponses(body: Dict, items: Item[], report: Report): void {
+function checkResponses(body: Dict, items: Item[], report: Report, _options: CheckOptions, anyOrder: boolean): void {
   const add = (code: string, path: string, message: string) =>
     report({ code, path, message, provider: "openai_responses" });
   const missing = (path: string) => add("OR0", path, `Missing required parameter: '${path}'.`);
@@ -527,110 +527,119 @@ function checkResponses(body: Dict, items: Item[], report: Report): void {
   };
   const store = body.store;
   // the shape of each item
-  items.forEach((item: Dict, i: number) => {
-    const kind = item.type ?? "message";
-    if (kind === "message") {
-      const role = item.role;
-      if (!ROLES.includes(role)) {
-        add("OR0", `${at(i)}.role`, `Invalid value: '${pyStr(role)}'. Supported values are: 'assistant', 'system', ` +
-          "'developer', and 'user'.");
-      } else if (!("content" in item)) missing(`${at(i)}.content`);
-      else if (Array.isArray(item.content)) {
-        parts(item.content, i, "content", role === "assistant" ? ASSISTANT_PART_TYPES : OUTPUT_PART_TYPES);
-      } else if (typeof item.content !== "string") {
-        wrongType(`${at(i)}.content`, "one of a string or an array of content parts", item.content);
+  const shapes = () => {
+    items.forEach((item: Dict, i: number) => {
+      const kind = item.type ?? "message";
+      if (kind === "message") {
+        const role = item.role;
+        if (!ROLES.includes(role)) {
+          add("OR0", `${at(i)}.role`, `Invalid value: '${pyStr(role)}'. Supported values are: 'assistant', 'system', ` +
+            "'developer', and 'user'.");
+        } else if (!("content" in item)) missing(`${at(i)}.content`);
+        else if (Array.isArray(item.content)) {
+          parts(item.content, i, "content", role === "assistant" ? ASSISTANT_PART_TYPES : OUTPUT_PART_TYPES);
+        } else if (typeof item.content !== "string") {
+          wrongType(`${at(i)}.content`, "one of a string or an array of content parts", item.content);
+        }
+      } else if (kind === "function_call") {
+        callIdOf(item, i);
+        if (typeof item.name !== "string") missing(`${at(i)}.name`);
+        if (!("arguments" in item)) missing(`${at(i)}.arguments`);
+        else if (typeof item.arguments !== "string") wrongType(`${at(i)}.arguments`, "a string", item.arguments);
+      } else if (kind === "function_call_output" || kind === "custom_tool_call_output") {
+        callIdOf(item, i);
+        if (!("output" in item)) missing(`${at(i)}.output`);
+        else if (Array.isArray(item.output)) parts(item.output, i, "output", OUTPUT_PART_TYPES);
+        else if (typeof item.output !== "string") {
+          wrongType(`${at(i)}.output`, "one of a string or an array of output content parts", item.output);
+        }
+      } else if (isClientCall(item) || (isClientOutput(item) && kind !== "local_shell_call_output")) {
+        callIdOf(item, i);
+      } else if (kind === "reasoning") {
+        if (!("id" in item)) missing(`${at(i)}.id`);
+        if (!Array.isArray(item.summary)) missing(`${at(i)}.summary`);
+        if (store === false && typeof item.encrypted_content !== "string") add("OR9", at(i), notPersisted(item.id));
+      } else if (kind === "item_reference" && store === false) {
+        add("OR9", at(i), notPersisted(item.id));
+      } else if (typeof kind !== "string") {
+        wrongType(`${at(i)}.type`, "a string", kind);
       }
-    } else if (kind === "function_call") {
-      callIdOf(item, i);
-      if (typeof item.name !== "string") missing(`${at(i)}.name`);
-      if (!("arguments" in item)) missing(`${at(i)}.arguments`);
-      else if (typeof item.arguments !== "string") wrongType(`${at(i)}.arguments`, "a string", item.arguments);
-    } else if (kind === "function_call_output" || kind === "custom_tool_call_output") {
-      callIdOf(item, i);
-      if (!("output" in item)) missing(`${at(i)}.output`);
-      else if (Array.isArray(item.output)) parts(item.output, i, "output", OUTPUT_PART_TYPES);
-      else if (typeof item.output !== "string") {
-        wrongType(`${at(i)}.output`, "one of a string or an array of output content parts", item.output);
-      }
-    } else if (isClientCall(item) || (isClientOutput(item) && kind !== "local_shell_call_output")) {
-      callIdOf(item, i);
-    } else if (kind === "reasoning") {
-      if (!("id" in item)) missing(`${at(i)}.id`);
-      if (!Array.isArray(item.summary)) missing(`${at(i)}.summary`);
-      if (store === false && typeof item.encrypted_content !== "string") add("OR9", at(i), notPersisted(item.id));
-    } else if (kind === "item_reference" && store === false) {
-      add("OR9", at(i), notPersisted(item.id));
-    } else if (typeof kind !== "string") {
-      wrongType(`${at(i)}.type`, "a string", kind);
-    }
-  });
+    });
+  };
   // item ids: the type's prefix (OR4), their charset (OR5), no two alike (OR6)
-  const seen = new Set<string>();
-  items.forEach((item: Dict, i: number) => {
-    if (!("id" in item)) return;
-    const kind = item.type ?? "message";
-    const itemId = item.id;
-    if (itemId === null && kind !== "item_reference") return; // null is the same as leaving it out
-    const where = `input[${i}].id`;
-    if (typeof itemId !== "string") {
-      wrongType(where, "a string", itemId);
-      return;
-    }
-    const prefix = ID_PREFIX[kind as string];
-    if (!ITEM_ID.test(itemId)) {
-      add("OR5", where, `Invalid '${where}': '${pyStr(itemId)}'. Expected an ID that contains letters, numbers, ` +
-        "underscores, or dashes, but this value contained additional characters.");
-    } else if (prefix !== undefined && !itemId.startsWith(prefix)) {
-      add("OR4", where, `Invalid '${where}': '${pyStr(itemId)}'. Expected an ID that begins with '${prefix}'.`);
-    }
-    if (kind === "item_reference" || kind === "local_shell_call_output") return;
-    if (seen.has(itemId)) {
-      add("OR6", where, `Duplicate item found with id ${itemId}. Remove duplicate items from your input and try again.`);
-    }
-    seen.add(itemId);
-  });
-  // OR1, OR2, OR10, OR11: every client call and its own output pair one to one by call_id, with no message between
-  const duplicate = (kind: string, callId: string, each: string, matching: string) =>
-    `Duplicate ${kind} for call_id '${callId}'. Each ${each} must have exactly one matching ${matching}`;
-  const calls = new Map<string, number>(); // each call id's first call item (its kind is that item's type)
-  const outputs = new Set<string>();
-  const chained =
-    (body.previous_response_id !== undefined && body.previous_response_id !== null) ||
-    items.some((item: Dict) => item.type === "item_reference");
-  let lastMessage = -1;
-  items.forEach((item: Dict, i: number) => {
-    const kind = (item.type ?? "message") as string;
-    if (kind === "message" && item.role !== "assistant") lastMessage = i;
-    if (isClientCall(item)) {
-      const callId = item.call_id as string;
-      if (!callId) return;
-      if (calls.has(callId)) add("OR10", `input[${i}].call_id`, duplicate(kind, callId, kind, CALL_OUTPUTS[kind] as string));
-      else calls.set(callId, i);
-    } else if (isClientOutput(item)) {
-      const callId = answeredId(item);
-      if (typeof callId !== "string" || !callId) return;
-      const callKind = OUTPUT_CALLS[kind] as string;
-      if (outputs.has(callId)) {
-        add("OR10", `input[${i}].call_id`, duplicate(kind, callId, callKind, kind));
+  const itemIds = () => {
+    const seen = new Set<string>();
+    items.forEach((item: Dict, i: number) => {
+      if (!("id" in item)) return;
+      const kind = item.type ?? "message";
+      const itemId = item.id;
+      if (itemId === null && kind !== "item_reference") return; // null is the same as leaving it out
+      const where = `input[${i}].id`;
+      if (typeof itemId !== "string") {
+        wrongType(where, "a string", itemId);
         return;
       }
-      outputs.add(callId);
-      const callAt = calls.get(callId);
-      const callType = callAt === undefined ? undefined : ((items[callAt] as Dict).type as string);
-      if (callAt === undefined) {
-        if (!chained) add("OR2", `input[${i}]`, `No tool call found for ${words(callKind)} output with call_id ${callId}.`);
-      } else if (callType !== callKind && !(callType === "tool_search_call" && kind === "function_call_output")) {
-        add("OR2", `input[${i}]`, `The ${kind} for call_id ${callId} answers a ${callType}, whose output is a ` +
-          `${CALL_OUTPUTS[callType as string]}.`);
-      } else if (lastMessage > callAt) {
-        add("OR11", `input[${i}]`, `The ${kind} for call_id ${callId} is separated from its ${callKind} by the ` +
-          `message at input[${lastMessage}].`);
+      const prefix = ID_PREFIX[kind as string];
+      if (!ITEM_ID.test(itemId)) {
+        add("OR5", where, `Invalid '${where}': '${pyStr(itemId)}'. Expected an ID that contains letters, numbers, ` +
+          "underscores, or dashes, but this value contained additional characters.");
+      } else if (prefix !== undefined && !itemId.startsWith(prefix)) {
+        add("OR4", where, `Invalid '${where}': '${pyStr(itemId)}'. Expected an ID that begins with '${prefix}'.`);
       }
-    }
-  });
-  calls.forEach((i, callId) => {
-    if (!outputs.has(callId)) add("OR1", `input[${i}]`, `No tool output found for ${words((items[i] as Dict).type as string)} ${callId}.`);
-  });
+      if (kind === "item_reference" || kind === "local_shell_call_output") return;
+      if (seen.has(itemId)) {
+        add("OR6", where, `Duplicate item found with id ${itemId}. Remove duplicate items from your input and try again.`);
+      }
+      seen.add(itemId);
+    });
+  };
+  // OR1, OR2, OR10, OR11: every client call and its own output pair one to one by call_id, with no message between
+  const pairs = () => {
+    const duplicate = (kind: string, callId: string, each: string, matching: string) =>
+      `Duplicate ${kind} for call_id '${callId}'. Each ${each} must have exactly one matching ${matching}`;
+    const calls = new Map<string, number>(); // each call id's first call item (its kind is that item's type)
+    const outputs = new Set<string>();
+    const chained =
+      (body.previous_response_id !== undefined && body.previous_response_id !== null) ||
+      items.some((item: Dict) => item.type === "item_reference");
+    let lastMessage = -1;
+    items.forEach((item: Dict, i: number) => {
+      const kind = (item.type ?? "message") as string;
+      if (kind === "message" && item.role !== "assistant") lastMessage = i;
+      if (isClientCall(item)) {
+        const callId = item.call_id as string;
+        if (!callId) return;
+        if (calls.has(callId)) add("OR10", `input[${i}].call_id`, duplicate(kind, callId, kind, CALL_OUTPUTS[kind] as string));
+        else calls.set(callId, i);
+      } else if (isClientOutput(item)) {
+        const callId = answeredId(item);
+        if (typeof callId !== "string" || !callId) return;
+        const callKind = OUTPUT_CALLS[kind] as string;
+        if (outputs.has(callId)) {
+          add("OR10", `input[${i}].call_id`, duplicate(kind, callId, callKind, kind));
+          return;
+        }
+        outputs.add(callId);
+        const callAt = calls.get(callId);
+        const callType = callAt === undefined ? undefined : ((items[callAt] as Dict).type as string);
+        if (callAt === undefined) {
+          if (!chained) add("OR2", `input[${i}]`, `No tool call found for ${words(callKind)} output with call_id ${callId}.`);
+        } else if (callType !== callKind && !(callType === "tool_search_call" && kind === "function_call_output")) {
+          add("OR2", `input[${i}]`, `The ${kind} for call_id ${callId} answers a ${callType}, whose output is a ` +
+            `${CALL_OUTPUTS[callType as string]}.`);
+        } else if (lastMessage > callAt) {
+          add("OR11", `input[${i}]`, `The ${kind} for call_id ${callId} is separated from its ${callKind} by the ` +
+            `message at input[${lastMessage}].`);
+        }
+      }
+    });
+    calls.forEach((i, callId) => {
+      const kind = words((items[i] as Dict).type as string);
+      if (!outputs.has(callId)) add("OR1", `input[${i}]`, `No tool output found for ${kind} ${callId}.`);
+    });
+  };
+  // (asked only whether the list holds a problem, the pairs first: a broken list most often breaks them early)
+  for (const pass of anyOrder ? [pairs, shapes, itemIds] : [shapes, itemIds, pairs]) pass();
   // OR7: a reasoning item is followed by the item it produced
   const unfollowed: Problem[] = [];
   let following: Dict | undefined;
