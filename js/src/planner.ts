@@ -53,6 +53,8 @@ export interface Stubs {
   starts?: number[];
   /** Where each message's parts begin in its item's content (with `starts`). */
   offsets?: number[];
+  /** The list holds an item a turn may end with that the writer does not send alone (Responses: reasoning). */
+  unsentAlone?: boolean;
 }
 
 /** A call whose id changed: the assistant message's index, the call's index in it, old and new id. */

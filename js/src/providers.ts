@@ -96,7 +96,7 @@ interface Adapter extends Writer {
    * port it. */
   wholeList?(items: Item[], input: readonly Item[]): Item[];
   /** The assembled list with the turns Python's neutral route does not keep written anew (Responses' `_keeps`: a
-   * turn ending with reasoning), and the positions written anew. */
+   * turn ending with reasoning), and the positions written anew (asked only of a list whose stubs say `unsentAlone`). */
   unkeptTurns?(items: Item[], rewritten: number[]): [Item[], number[]];
   /** True when the repair shows the input is refused, so it need not be judged valid as it is. */
   refused(report: BodyReport): boolean;
@@ -628,7 +628,6 @@ function responsesWholeList(items: Item[]): Item[] {
  * calls after it written anew too (Python's `_keeps`, OR7: a reasoning item whose item is gone is left out, and its
  * turn's run holds the calls' results); `rewritten` moved with the items. */
 function responsesUnkeptTurns(items: Item[], rewritten: number[]): [Item[], number[]] {
-  if (!items.some((item) => item.type === "reasoning")) return [items, rewritten]; // (no turn ends with reasoning)
   const turns = readerTurns(items);
   const written = new Set(rewritten);
   const out: Item[] = [];
@@ -874,6 +873,7 @@ const openaiResponses: Adapter = {
     const starts: number[] = [];
     let calls: string[] | null = null; // the call ids of the turn being read
     let said = false; // the turn being read holds the assistant's message
+    let unsentAlone = false; // a reasoning item met
     // (as Python's reader joins items into a turn: replayed items, with item ids, and plain ones are never mixed)
     let replayed = false; // the turn being read holds a message, reasoning or a call
     let allIds = true; // each of them has an item id
@@ -956,10 +956,11 @@ const openaiResponses: Adapter = {
         starts.push(kinds.length - 1); // (an item of the turn being read: its reasoning, hosted tools, message)
       }
       if (named) joined(item);
+      if (kind === "reasoning") unsentAlone = true;
       said ||= reply;
     }
     starts.push(kinds.length);
-    return { kinds, refs, starts };
+    return { kinds, refs, starts, unsentAlone };
   },
   // (the hooks write every client call's steps as Python's writer writes them: `write.call_item`, `result_item`)
   renamedCalls(items, finalIds, before) {
@@ -1285,7 +1286,9 @@ function stubRepair(
     assembled = assemble(adapter, items, stubs, planned, isReadOnly);
     if (assembled === null) return null;
   }
-  if (neutral && changed && adapter.unkeptTurns !== undefined) assembled = adapter.unkeptTurns(assembled[0], assembled[1]);
+  if (neutral && changed && stubs.unsentAlone && adapter.unkeptTurns !== undefined) {
+    assembled = adapter.unkeptTurns(assembled[0], assembled[1]);
+  }
   const key = adapter.listKey;
   if (adapter.name === "gemini" && listHoldsProblem(adapter.name, { ...body, [key]: assembled[0] })) {
     return null; // a rule of Gemini's own beyond pairing (GE10, a part's shape): the neutral route's writer knows it
