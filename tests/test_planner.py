@@ -345,7 +345,7 @@ def test_the_stubs_say_which_messages_each_item_holds_and_where_each_message_beg
     refs: list[Any] = []
     for item in items:
         if isinstance(item, int):  # a turn of calls, one call an item (Responses')
-            ids = tuple(f"call_{len(starts)}_{k}" for k in range(item))
+            ids = [f"call_{len(starts)}_{k}" for k in range(item)]
             stubs.add(CALLS, ids[:1])
             for call_id in ids[1:]:
                 stubs.join(call_id)

@@ -43,7 +43,7 @@ BLANK = 2
 REPLY = 3
 """An assistant message with no calls that is not blank: it ends a span."""
 CALLS = 4
-"""An assistant message with calls (its ref: the calls' ids as written, a tuple)."""
+"""An assistant message with calls (its ref: the calls' ids as written, a list or a tuple)."""
 BLANK_CALLS = 5
 """CALLS whose message says nothing else but whitespace: when `strip` removes all its calls, rule 1 drops it
 (a CALLS stub is kept then, without calls)."""
@@ -80,7 +80,7 @@ class Stubs:
     def __init__(self, *, items: bool = False) -> None:
         self.kinds: list[int] = []
         self.refs: list[Any] = []
-        """A CALLS stub's call ids (a tuple of strings), a RESULT stub's call id, None for the others (only a
+        """A CALLS stub's call ids (a sequence of strings), a RESULT stub's call id, None for the others (only a
         RESULT's ref is a string)."""
         self.starts: list[int] | None = [] if items else None
         """The first message of each item, and after them the number of messages (None when message i is item
@@ -92,19 +92,20 @@ class Stubs:
     def add(self, kind: int, ref: Any = None, at: int = 0) -> None:
         """The next message: its kind, its ref (a CALLS stub's call ids, a RESULT stub's call id) and, with
         `items`, where its blocks begin in its item (0: the message opens an item of its own)."""
-        starts = self.starts
-        if starts is not None:
-            if not at:
-                starts.append(len(self.kinds))
+        if at:
             self.offsets.append(at)
+        elif self.starts is not None:
+            self.starts.append(len(self.kinds))
+            self.offsets.append(0)
         self.kinds.append(kind)
         self.refs.append(ref)
 
     def join(self, call_id: str) -> None:
-        """The next item holds one more call of the CALLS message added last (a call an item: Responses')."""
+        """The next item holds one more call of the CALLS message added last, whose ids are a list (a call an item:
+        Responses')."""
         assert self.starts is not None
         self.starts.append(len(self.kinds) - 1)
-        self.refs[-1] += (call_id,)
+        self.refs[-1].append(call_id)
 
     def end(self) -> Stubs:
         """The stubs, every item read."""
@@ -247,7 +248,7 @@ class Planner:
         with nothing, and `run` treats it as it treats any message outside a span.
         """
         kinds, refs, n = self.kinds, self.refs, len(self.kinds)
-        calls: tuple[str, ...] = refs[start]
+        calls: Sequence[str] = refs[start]
         if self.caller is not None:
             for call_id in calls:
                 self.caller[call_id] = start
@@ -318,7 +319,7 @@ class Planner:
         self.plan.interrupted_at.append((start, ci))
         self._say(SYNTHETIC, start, (ci, final))
 
-    def _final_ids(self, start: int, calls: tuple[str, ...], ci: int) -> list[str | None]:
+    def _final_ids(self, start: int, calls: Sequence[str], ci: int) -> list[str | None]:
         """Rule 5 for the calls of the assistant message at `start`, from call `ci` on, the first that cannot keep
         its id (empty, or used before): every call's final id."""
         allocate = self._allocate
@@ -334,7 +335,7 @@ class Planner:
             self.plan.renamed.append(RenamedId(start, ci, call_id, final))
         return final
 
-    def _strip_unanswered(self, start: int, calls: tuple[str, ...], results: list[int],
+    def _strip_unanswered(self, start: int, calls: Sequence[str], results: list[int],
                           leave_open: bool) -> list[str | None] | None:
         """`strip`: the span's calls with no result go (listed in `stripped_at`; with `leave_open` none does, the
         last reply's calls stay open); rule 5 for the others alone, so that a stripped call takes no id. None
@@ -350,7 +351,7 @@ class Planner:
             return finals
         return None
 
-    def _pair_results(self, calls: tuple[str, ...], index: int, results: list[int],
+    def _pair_results(self, calls: Sequence[str], index: int, results: list[int],
                       first_open: int) -> tuple[int, list[int]]:
         """Rule 3: each result takes the first unanswered call with its original id; others become notes.
 

@@ -595,9 +595,9 @@ class Provider(ABC):
 
     def _stubs(self, items: list[Any]) -> Stubs | None:
         """Hook of the stub route: one stub per neutral message of the list (`chatmend.planner`: its kind, and the
-        ids repair pairs by), or None when the items are not all of shapes the adapter's hooks write back exactly
-        as its neutral route would (default: none, the neutral route). With `blocks_key`, `Stubs.offsets` says
-        where each message's blocks begin in its item."""
+        ids repair pairs by; each added with `Stubs.add`), or None when the items are not all of shapes the
+        adapter's hooks write back exactly as its neutral route would (default: none, the neutral route). With
+        `blocks_key`, `Stubs.offsets` says where each message's blocks begin in its item."""
         return None
 
     def _renamed_calls(self, items: list[Any], final_ids: Sequence[str]) -> list[Any] | None:

@@ -51,13 +51,16 @@ def stubs(items: list[Any]) -> Stubs | None:
         for at, block in enumerate(content):
             if type(block) is not dict:
                 return None
-            if block.get("type") == "tool_result":
-                call_id = _result_id(block)
-                if call_id is None:
+            kind = block.get("type")
+            if kind == "tool_result":
+                call_id, output = block.get("tool_use_id"), block.get("content")
+                if len(block) != 3 or type(output) is not str or not output or output.isspace():
+                    call_id = _result_id(block)  # not a plain text result: an error flag, a breakpoint, text blocks
+                if type(call_id) is not str:
                     return None
                 add(RESULT, call_id, at)
                 others = False
-            elif not _plain_user_block(block):
+            elif not _plain_user_block(kind, block):
                 return None
             elif not others:
                 add(OTHER, None, at)
@@ -98,7 +101,7 @@ def _assistant_stub(content: Any, add: Callable[[int, Any], None]) -> bool:
     if ids:
         if blank:
             return False  # AN9: the writer leaves a blank text block out of a turn that says something (calls do)
-        add(CALLS, tuple(ids))
+        add(CALLS, ids)
     elif blank and said:
         return False
     else:
@@ -112,8 +115,6 @@ def _result_id(block: dict[str, Any]) -> str | None:
     call_id, content = block.get("tool_use_id"), block.get("content")
     if type(call_id) is not str:
         return None
-    if len(block) == 3 and type(content) is str and content and not content.isspace():
-        return call_id  # (the common case: no flag, no breakpoint)
     size = len(block) - (_CACHED in block) - ("is_error" in block)
     if size != 3 or ("is_error" in block and type(block["is_error"]) is not bool):
         return None
@@ -121,16 +122,15 @@ def _result_id(block: dict[str, Any]) -> str | None:
         plain = bool(content) and not content.isspace()
     else:
         plain = type(content) is list and bool(content) and all(
-            type(part) is dict and part.get("type") == "text" and _plain_user_block(part) for part in content)
+            type(part) is dict and part.get("type") == "text" and _plain_user_block("text", part) for part in content)
     return call_id if plain else None
 
 
-def _plain_user_block(block: dict[str, Any]) -> bool:
-    """A text block with non-blank text, or an image, maybe with a cache breakpoint."""
+def _plain_user_block(kind: Any, block: dict[str, Any]) -> bool:
+    """A text block (`kind`: its type) with non-blank text, or an image, maybe with a cache breakpoint."""
     size = len(block)
     if size != 2 and size - (_CACHED in block) != 2:
         return False
-    kind = block.get("type")
     if kind == "text":
         text = block.get("text")
         return type(text) is str and bool(text) and not text.isspace()

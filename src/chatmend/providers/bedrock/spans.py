@@ -56,7 +56,7 @@ def stubs(items: list[Any]) -> Stubs | None:
     return out.end()
 
 
-def _call_ids(content: list[Any]) -> tuple[str, ...] | None:
+def _call_ids(content: list[Any]) -> list[str] | None:
     """The toolUseIds of an assistant turn of text then calls; None for any other turn."""
     ids: list[str] = []
     for block in content:
@@ -71,7 +71,7 @@ def _call_ids(content: list[Any]) -> tuple[str, ...] | None:
                 type(use["name"]) is not str or not use["name"] or type(use["input"]) is not dict:
             return None
         ids.append(use["toolUseId"])
-    return tuple(ids)
+    return ids
 
 
 def _plain_text(text: Any) -> bool:

@@ -28,7 +28,7 @@ def stubs(items: list[Any]) -> Stubs | None:
     """One stub per neutral message of a contents list of plain turns; None for any other list."""
     out = Stubs(items=True)
     add = out.add
-    calls: tuple[str, ...] = ()  # the call ids of the content before, when it is a model turn
+    calls: list[str] = []  # the call ids of the content before, when it is a model turn
     after_model = True  # a call turn needs a user turn before it (GE2): none before the first content
     for i, item in enumerate(items):
         if type(item) is not dict or len(item) != 2:
@@ -67,11 +67,11 @@ def stubs(items: list[Any]) -> Stubs | None:
                 return None  # the writer writes a response under its call's name, in its call's turn
             add(RESULT, call_id, at)
             k += 1
-        calls, after_model = (), False
+        calls, after_model = [], False
     return out.end()
 
 
-def _model_ids(parts: list[Any], index: int) -> tuple[str, ...] | None:
+def _model_ids(parts: list[Any], index: int) -> list[str] | None:
     """The ids of a model turn's calls (each without one under the id `repair_body`'s reader mints); None when the
     turn is not of text then calls."""
     ids: list[str] = []
@@ -90,7 +90,7 @@ def _model_ids(parts: list[Any], index: int) -> tuple[str, ...] | None:
         if type(name) is not str or not name or type(call.get("args")) is not dict or type(call_id) is not str:
             return None
         ids.append(call_id or minted_id(index, len(ids)))
-    return tuple(ids)
+    return ids
 
 
 def _call_name(content: dict[str, Any], k: int) -> str:

@@ -92,7 +92,7 @@ def stubs(items: list[Any], *, named: bool = False) -> Stubs | None:
                 if not _plain_call_shape(call):
                     return None
                 call_ids.append(call["id"])
-            add(CALLS, tuple(call_ids))
+            add(CALLS, call_ids)
         elif role == "user" or role == "system":
             if size != 2 or (type(content) is not str and not (role == "user" and content and _text_parts(content))):
                 return None  # (an empty list is not a note's: the writer would write it otherwise)

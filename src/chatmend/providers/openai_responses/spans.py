@@ -35,7 +35,7 @@ def stubs(items: list[Any]) -> Stubs | None:
             if in_calls:
                 out.join(call_id)
             else:
-                add(CALLS, (call_id,))
+                add(CALLS, [call_id])
                 in_calls = True
             continue
         in_calls = False
