@@ -535,7 +535,7 @@ function checkResponses(body: Dict, items: Item[], report: Report, _options: Che
         if (!ROLES.includes(role)) {
           add("OR0", `${at(i)}.role`, `Invalid value: '${pyStr(role)}'. Supported values are: 'assistant', 'system', ` +
             "'developer', and 'user'.");
-        } else if (!("content" in item)) missing(`${at(i)}.content`);
+        } else if (item.content === undefined && !("content" in item)) missing(`${at(i)}.content`);
         else if (Array.isArray(item.content)) {
           parts(item.content, i, "content", role === "assistant" ? ASSISTANT_PART_TYPES : OUTPUT_PART_TYPES);
         } else if (typeof item.content !== "string") {
@@ -544,11 +544,11 @@ function checkResponses(body: Dict, items: Item[], report: Report, _options: Che
       } else if (kind === "function_call") {
         callIdOf(item, i);
         if (typeof item.name !== "string") missing(`${at(i)}.name`);
-        if (!("arguments" in item)) missing(`${at(i)}.arguments`);
+        if (item.arguments === undefined && !("arguments" in item)) missing(`${at(i)}.arguments`);
         else if (typeof item.arguments !== "string") wrongType(`${at(i)}.arguments`, "a string", item.arguments);
       } else if (kind === "function_call_output" || kind === "custom_tool_call_output") {
         callIdOf(item, i);
-        if (!("output" in item)) missing(`${at(i)}.output`);
+        if (item.output === undefined && !("output" in item)) missing(`${at(i)}.output`);
         else if (Array.isArray(item.output)) parts(item.output, i, "output", OUTPUT_PART_TYPES);
         else if (typeof item.output !== "string") {
           wrongType(`${at(i)}.output`, "one of a string or an array of output content parts", item.output);
@@ -570,9 +570,9 @@ function checkResponses(body: Dict, items: Item[], report: Report, _options: Che
   const itemIds = () => {
     const seen = new Set<string>();
     items.forEach((item: Dict, i: number) => {
-      if (!("id" in item)) return;
-      const kind = item.type ?? "message";
       const itemId = item.id;
+      if (itemId === undefined && !("id" in item)) return; // (a value read first: `in` is the slower question)
+      const kind = item.type ?? "message";
       if (itemId === null && kind !== "item_reference") return; // null is the same as leaving it out
       const where = `input[${i}].id`;
       if (typeof itemId !== "string") {
