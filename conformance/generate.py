@@ -821,6 +821,21 @@ def generated_vocabulary_bodies(provider: str) -> list[tuple[str, dict[str, Any]
     return bodies
 
 
+def _said(text: str) -> dict[str, Any]:
+    """A Responses user message of text."""
+    return {"role": "user", "content": text}
+
+
+def _user_turn(*parts: Any) -> dict[str, Any]:
+    """A Gemini user content of `parts`."""
+    return {"role": "user", "parts": list(parts)}
+
+
+def _model_turn(*parts: Any) -> dict[str, Any]:
+    """A Gemini model content of `parts`."""
+    return {"role": "model", "parts": list(parts)}
+
+
 def _client_call(kind: str, call_id: str, item_id: str = "1") -> dict[str, Any]:
     """A Responses client call of item type `kind` (other than a function), as the SDK's types spell it."""
     payload: dict[str, dict[str, Any]] = {
@@ -839,7 +854,7 @@ def _client_call(kind: str, call_id: str, item_id: str = "1") -> dict[str, Any]:
 
 def _client_output(kind: str, call_id: str) -> dict[str, Any]:
     """The output of a Responses client call of item type `kind`, in that call's output type."""
-    return {
+    outputs: dict[str, dict[str, Any]] = {
         "custom_tool_call": {"type": "custom_tool_call_output", "call_id": call_id, "output": "patched"},
         "local_shell_call": {"type": "local_shell_call_output", "id": call_id, "output": "a.py\nb.py"},
         "shell_call": {"type": "shell_call_output", "call_id": call_id, "output": [
@@ -850,7 +865,8 @@ def _client_output(kind: str, call_id: str) -> dict[str, Any]:
             "type": "computer_screenshot", "image_url": f"data:image/png;base64,{PNG}"}},
         "tool_search_call": {"type": "tool_search_output", "call_id": call_id, "execution": "client", "tools": [
             {"name": "add", "parameters": {"properties": {}, "type": "object"}, "type": "function"}]},
-    }[kind]  # (the tools' keys in order: a note holds their JSON text, and the vectors' inputs are written sorted)
+    }  # (the tools' keys in order: a note holds their JSON text, and the vectors' inputs are written sorted)
+    return outputs[kind]
 
 
 CLIENT_CALLS = ("custom_tool_call", "local_shell_call", "shell_call", "apply_patch_call", "computer_call",
@@ -861,13 +877,21 @@ CLIENT_CALLS = ("custom_tool_call", "local_shell_call", "shell_call", "apply_pat
 def _outputs_of_another_type() -> list[tuple[str, dict[str, Any]]]:
     """Responses bodies of outputs of another type than their call's: a client tool search answered by a function's
     output (the API takes it), and mismatches the API refuses (OR2), kept, renamed, or beside a call cut off."""
-    user = lambda text: {"role": "user", "content": text}  # noqa: E731
-    search = lambda call_id: {"type": "tool_search_call", "call_id": call_id, "execution": "client",  # noqa: E731
-                              "status": "completed", "arguments": {"query": "add"}}
-    answer = lambda call_id, text="ok": {"type": "function_call_output", "call_id": call_id,  # noqa: E731
-                                         "output": text}
-    function = lambda call_id: {"type": "function_call", "call_id": call_id, "name": "s", "arguments": "{}"}  # noqa: E731
-    custom = lambda call_id, text: {"type": "custom_tool_call_output", "call_id": call_id, "output": text}  # noqa: E731
+    user = _said
+
+    def search(call_id: str) -> dict[str, Any]:
+        return {"type": "tool_search_call", "call_id": call_id, "execution": "client", "status": "completed",
+                "arguments": {"query": "add"}}
+
+    def answer(call_id: str, text: str = "ok") -> dict[str, Any]:
+        return {"type": "function_call_output", "call_id": call_id, "output": text}
+
+    def function(call_id: str) -> dict[str, Any]:
+        return {"type": "function_call", "call_id": call_id, "name": "s", "arguments": "{}"}
+
+    def custom(call_id: str, text: str) -> dict[str, Any]:
+        return {"type": "custom_tool_call_output", "call_id": call_id, "output": text}
+
     computer = _client_call("computer_call", "c1")
     shapes: dict[str, list[Any]] = {
         "a tool search answered by a function's output": [user("hi"), search("t1"), answer("t1"), user("again")],
@@ -894,7 +918,7 @@ def client_call_bodies() -> list[tuple[str, dict[str, Any]]]:
     """Responses bodies whose repair answers, notes or renames a client call other than a function: each call type
     cut off, its output orphaned, its id reused (with its item id too: the writer's plain shape), beside function
     calls and reasoning; and orphan outputs of every shape the reader reads (error marks, parts, failed shells)."""
-    user = lambda text: {"role": "user", "content": text}  # noqa: E731
+    user = _said
     function = {"type": "function_call", "call_id": "f1", "name": "search", "arguments": "{}"}
     answered = {"type": "function_call_output", "call_id": "f1", "output": "ok"}
     reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"}
@@ -971,12 +995,13 @@ def client_call_bodies() -> list[tuple[str, dict[str, Any]]]:
 def gemini_check_bodies() -> list[tuple[str, dict[str, Any]]]:
     """Gemini bodies of every shape rule the checker judges beyond the turn rules (GE0 data shapes, GE5 names, GE7
     roles, GE9 references, snake_case fields, a kind of part newer than chatmend), each one Python repairs."""
-    user = lambda *parts: {"role": "user", "parts": list(parts)}  # noqa: E731
-    model = lambda *parts: {"role": "model", "parts": list(parts)}  # noqa: E731
+    user, model = _user_turn, _model_turn
     hi = {"text": "hi"}
     call = {"functionCall": {"id": "a", "name": "read_file", "args": {"path": "x"}}}
-    response = lambda **fields: {"functionResponse": {  # noqa: E731
-        "id": "a", "name": "read_file", "response": {"output": "ok"}, **fields}}
+
+    def response(**fields: Any) -> dict[str, Any]:
+        return {"functionResponse": {"id": "a", "name": "read_file", "response": {"output": "ok"}, **fields}}
+
     shot = {"inlineData": {"mimeType": "image/png", "data": PNG, "displayName": "shot.png"}}
     contents: dict[str, list[Any]] = {
         "GE0 inline data not base64": [user(hi, {"inlineData": {"mimeType": "image/png", "data": "not base64!"}})],
@@ -1009,7 +1034,8 @@ def gemini_check_bodies() -> list[tuple[str, dict[str, Any]]]:
                                                           "response": {"output": "ok"}}})],
         "a kind of part newer than chatmend": [user(hi, {"futureData": {"x": 1}})],
     }
-    bodies = [(f"check: {name}", {"contents": items}) for name, items in contents.items()]
+    bodies: list[tuple[str, dict[str, Any]]] = [(f"check: {name}", {"contents": items})
+                                                 for name, items in contents.items()]
     bodies += [
         ("check: GE6 no contents", {"contents": []}),
         ("check: a system instruction of a bad part", {"systemInstruction": {"parts": [{"inlineData": {"data": "!"}}]},
@@ -1025,20 +1051,31 @@ def gemini_check_bodies() -> list[tuple[str, dict[str, Any]]]:
 def gemini_unnamed_call_bodies() -> list[tuple[str, dict[str, Any]]]:
     """Gemini bodies of calls without ids beside parts the plain reader does not read (a thought signature, a
     thought, code), broken in each way repair mends, for Gemini 3 and before."""
-    user = lambda text: {"role": "user", "parts": [{"text": text}]}  # noqa: E731
-    call = lambda name="read_file": {"functionCall": {"name": name, "args": {"path": "a"}}}  # noqa: E731
-    answer = lambda name="read_file", media=False: {"functionResponse": {  # noqa: E731
-        "name": name, "response": {"output": "ok"},
-        **({"parts": [{"inlineData": {"mimeType": "image/png", "data": PNG}}]} if media else {})}}
+    def user(text: str) -> dict[str, Any]:
+        return _user_turn({"text": text})
+
+    def call(name: str = "read_file") -> dict[str, Any]:
+        return {"functionCall": {"name": name, "args": {"path": "a"}}}
+
+    def answer(name: str = "read_file", media: bool = False) -> dict[str, Any]:
+        response: dict[str, Any] = {"name": name, "response": {"output": "ok"}}
+        if media:
+            response["parts"] = [{"inlineData": {"mimeType": "image/png", "data": PNG}}]
+        return {"functionResponse": response}
+
     code = {"executableCode": {"language": "PYTHON", "code": "print(1)"}}
-    firsts = {"signed": lambda: [{**call(), "thoughtSignature": SIG}],
-              "thought": lambda: [{"text": "Think first.", "thought": True}, call()],
-              "code": lambda: [code, call()]}
-    bodies = []
+    firsts: dict[str, list[Any]] = {"signed": [{**call(), "thoughtSignature": SIG}],
+                                    "thought": [{"text": "Think first.", "thought": True}, call()],
+                                    "code": [code, call()]}
+    bodies: list[tuple[str, dict[str, Any]]] = []
     for kind, first in firsts.items():
-        one = lambda first=first: {"role": "model", "parts": first()}  # noqa: E731
-        two = lambda first=first: {"role": "model", "parts": [*first(), call("add")]}  # noqa: E731
-        answers = lambda *parts: {"role": "user", "parts": list(parts)}  # noqa: E731
+        def one(first: list[Any] = first) -> dict[str, Any]:
+            return _model_turn(*first)
+
+        def two(first: list[Any] = first) -> dict[str, Any]:
+            return _model_turn(*first, call("add"))
+
+        answers = _user_turn
         shapes = {
             "cut off": [user("hi"), one()],
             "cut off, then words": [user("hi"), one(), user("go on")],
@@ -1064,14 +1101,20 @@ def gemini_neutral_bodies() -> list[tuple[str, dict[str, Any]]]:
     images after a label, media in a response, a content's own fields and roles, thoughts and signatures on any part,
     raw or non-object arguments, responses of any object, files by URI, fields beside a part or a call, snake_case,
     empty texts, code, a model turn holding a response; and three malformed parts the writer writes anew."""
-    user = lambda *parts: {"role": "user", "parts": list(parts)}  # noqa: E731
-    model = lambda *parts: {"role": "model", "parts": list(parts)}  # noqa: E731
+    user, model = _user_turn, _model_turn
     hi, wait = {"text": "hi"}, {"text": "wait"}
-    call = lambda **more: {"functionCall": {"id": "a", "name": "read_file", "args": {"path": "x"}, **more}}  # noqa: E731
-    response = lambda **more: {"functionResponse": {  # noqa: E731
-        "id": "a", "name": "read_file", "response": {"output": "ok"}, **more}}
+
+    def call(**more: Any) -> dict[str, Any]:
+        return {"functionCall": {"id": "a", "name": "read_file", "args": {"path": "x"}, **more}}
+
+    def response(**more: Any) -> dict[str, Any]:
+        return {"functionResponse": {"id": "a", "name": "read_file", "response": {"output": "ok"}, **more}}
+
     image = {"inlineData": {"mimeType": "image/png", "data": PNG}}
-    late = lambda *first: [user(hi), model(*first), user(wait), user(response())]  # noqa: E731
+
+    def late(*first: Any) -> list[Any]:
+        return [user(hi), model(*first), user(wait), user(response())]
+
     contents: dict[str, list[Any]] = {
         "images after a label": [user(hi), model(call()), user(response(), {"text": "Images from tool result a:"},
                                                                           image), user({"text": "go"}), model(call())],
@@ -1122,7 +1165,7 @@ def gemini_neutral_bodies() -> list[tuple[str, dict[str, Any]]]:
                  {"functionResponse": {"id": "b1", "name": "read_file", "response": {"output": {"a": [1, 2]}},
                                        "parts": [image]}})],
     }
-    bodies = []
+    bodies: list[tuple[str, dict[str, Any]]] = []
     for name, items in contents.items():
         bodies.append((f"neutral: {name}", {"contents": items}))
         bodies.append((f"neutral: {name}, Gemini 3", {"model": "gemini-3-pro-preview", "contents": items}))
@@ -1237,7 +1280,7 @@ def generated_gemini_part_bodies() -> list[tuple[str, dict[str, Any]]]:
             if r.random() < 0.2:
                 r.shuffle(answers)
             if r.random() < 0.1:
-                ghost = {"name": "x", "response": {"output": "late"}}
+                ghost: dict[str, Any] = {"name": "x", "response": {"output": "late"}}
                 answers.append({"functionResponse": {"id": "ghost", **ghost} if with_ids else ghost})
             if r.random() < 0.2:
                 contents.append(user())
