@@ -634,8 +634,8 @@ function checkResponses(body: Dict, items: Item[], report: Report, _options: Che
       }
     });
     calls.forEach((i, callId) => {
-      const kind = words((items[i] as Dict).type as string);
-      if (!outputs.has(callId)) add("OR1", `input[${i}]`, `No tool output found for ${kind} ${callId}.`);
+      if (outputs.has(callId)) return;
+      add("OR1", `input[${i}]`, `No tool output found for ${words((items[i] as Dict).type as string)} ${callId}.`);
     });
   };
   // (asked only whether the list holds a problem, the pairs first: a broken list most often breaks them early)
