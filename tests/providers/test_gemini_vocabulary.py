@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -554,3 +556,40 @@ def test_result_media_moved_after_the_responses_are_read_back_into_their_result(
     body = GEMINI.to_request(history, model="gemini-2.5-flash")  # before Gemini 3: media after the responses
     assert "parts" not in body["contents"][-1]["parts"][0]["functionResponse"]
     assert GEMINI.from_request(body)[-1].content == media
+
+
+@pytest.mark.parametrize(("uri", "expected"), [
+    ("gs://bucket/clip.MOV", "video/mov"),
+    ("https://x/a/voice.wav?alt=media#t=3", "audio/wav"),
+    ("https://x/r.pdf", "application/pdf"),
+    ("gs://b/photo.heic", "image/heic"),
+    ("https://generativelanguage.googleapis.com/v1beta/files/abc123", None),
+    ("https://x/dir.v2/file", None),
+])
+def test_a_file_uri_without_its_mime_type_gets_geminis_own_spelling_of_it(uri: str, expected: str | None) -> None:
+    history = [ChatMessage(role="user", content=[FilePart(url=uri), TextPart(text="what is it?")])]
+    body = GEMINI.to_request(history, model="gemini-2.5-flash")
+    blob = body["contents"][0]["parts"][0]["fileData"]
+    assert blob == ({"mimeType": expected, "fileUri": uri} if expected else {"fileUri": uri})
+    read = GEMINI.from_request(body)[0].content[0]
+    assert isinstance(read, ImagePart) == (expected or "").startswith("image/")
+
+
+def test_a_data_uri_in_file_data_is_read_by_the_type_it_declares() -> None:
+    body = {"contents": [_user({"fileData": {"fileUri": "data:image/webp;base64,UklGR"}})]}
+    assert isinstance(GEMINI.from_request(body)[0].content[0], ImagePart)
+
+
+def test_mime_types_come_from_a_fixed_table_not_the_hosts() -> None:
+    # the host's MIME tables differ from machine to machine, and loading them changes the mimetypes module's state
+    script = ("import mimetypes\n"
+              "from chatmend import ChatMessage, FilePart\n"
+              "from chatmend.providers.gemini import PROVIDER\n"
+              "history = [ChatMessage(role='user', content=[FilePart(url='gs://b/a.wmv')])]\n"
+              "body = PROVIDER.to_request(history, model='gemini-2.5-flash')\n"
+              "PROVIDER.from_request(body)\n"
+              "assert not mimetypes.inited, 'mimetypes read the host tables'\n"
+              "print(body['contents'][0]['parts'][0]['fileData']['mimeType'])\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "video/wmv"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import mimetypes
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
@@ -29,6 +28,7 @@ from chatmend.providers.gemini.wire import (
     NAME,
     RAW_ARGUMENTS_KEY,
     get,
+    media_type_of,
     response_text,
     spellings,
 )
@@ -146,7 +146,7 @@ def _media(part: Mapping[str, Any], kind: str, path: str, modelled: frozenset[st
         return FilePart(media_type=media_type, data=payload, provider_data=data,
                         filename=name if isinstance(name, str) else None)
     uri = _optional_string(blob, "fileUri", where) or ""
-    if (mime or mimetypes.guess_type(uri)[0] or "").startswith("image/"):
+    if (mime or media_type_of(uri) or "").startswith("image/"):
         return ImagePart(url=uri, media_type=mime, provider_data=data)
     name = blob.get("displayName", blob.get("display_name"))
     return FilePart(url=uri, media_type=mime, provider_data=data, filename=name if isinstance(name, str) else None)

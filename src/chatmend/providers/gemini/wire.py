@@ -30,6 +30,30 @@ PART_METADATA = ("thought", "thoughtSignature", "videoMetadata", "mediaResolutio
 (GE0); a part with a key in neither list is of a kind newer than chatmend, and passes."""
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]*={0,2}")
 
+# fmt: off
+MEDIA_TYPES = {
+    "png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "webp": "image/webp", "heic": "image/heic",
+    "heif": "image/heif", "gif": "image/gif",
+    "wav": "audio/wav", "mp3": "audio/mp3", "aiff": "audio/aiff", "aac": "audio/aac", "ogg": "audio/ogg",
+    "flac": "audio/flac",
+    "mp4": "video/mp4", "mpeg": "video/mpeg", "mov": "video/mov", "avi": "video/avi", "flv": "video/x-flv",
+    "mpg": "video/mpg", "webm": "video/webm", "wmv": "video/wmv", "3gp": "video/3gpp",
+    "pdf": "application/pdf", "txt": "text/plain",
+}
+# fmt: on
+"""The MIME type of a file URI by its suffix, in Gemini's own spelling of the types it documents for media, PDF
+and text: a fixed table, so that a body is the same bytes on every machine (the host's MIME tables differ)."""
+
+
+def media_type_of(uri: str) -> str | None:
+    """The MIME type a file URI names: a `data:` URI's own, else its path's suffix in `MEDIA_TYPES`."""
+    if uri[:5].lower() == "data:":
+        declared = re.split(r"[;,]", uri[5:], maxsplit=1)[0].strip().lower()
+        return declared or None
+    path = re.split(r"[?#]", uri, maxsplit=1)[0]
+    name = path.rsplit("/", 1)[-1]
+    return MEDIA_TYPES.get(name.rsplit(".", 1)[-1].lower()) if "." in name else None
+
 
 def _snake(name: str) -> str:
     """`inlineData` as the SDK sometimes sends it, `inline_data` (the API accepts both)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import mimetypes
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -27,6 +26,7 @@ from chatmend.providers.gemini.wire import (
     NAME,
     RAW_ARGUMENTS_KEY,
     is_base64,
+    media_type_of,
     response_text,
 )
 from chatmend.repair import RepairResult
@@ -98,7 +98,7 @@ def _media(part: ImagePart | FilePart) -> dict[str, Any]:
             raise UnsupportedError(f"a file uploaded to {part.provider} ({part.file_id!r}) is not a Gemini file",
                                    provider=NAME, feature="file_id")
         url = part.file_id or ""
-    mime = part.media_type or mimetypes.guess_type(url)[0]
+    mime = part.media_type or media_type_of(url)
     blob = {"mimeType": mime, "fileUri": url} if mime else {"fileUri": url}
     return _with_kept({"fileData": blob}, "fileData", _kept(part.provider_data))
 
