@@ -1138,6 +1138,12 @@ def gemini_neutral_bodies() -> list[tuple[str, dict[str, Any]]]:
                                     user({"functionResponse": {"id": "a", "name": "read_file"}})],
         "a file by URI": [user(hi, {"fileData": {"mimeType": "application/pdf", "fileUri": "gs://b/x.pdf",
                                                  "displayName": "x"}}), model(call()), user(wait), user(response())],
+        "files by URI without their MIME type": [user(hi, {"fileData": {"fileUri": "gs://b/clip.MOV"}}), model(call()),
+                                                 user(wait), user(response(), {"fileData": {"fileUri": "gs://b/a.wav"}},
+                                                                  {"fileData": {"fileUri": "https://x/files/abc"}})],
+        "images by URI without their MIME type in a result's parts": [user(hi), model(call()), user(wait), user(
+            response(parts=[{"fileData": {"fileUri": "gs://b/x.png?alt=media"}},
+                            {"fileData": {"fileUri": "data:image/webp;base64,UklGR"}}]))],
         "an image by URI in a result's parts": [user(hi), model(call()), user(wait), user(response(parts=[
             {"fileData": {"mimeType": "image/png", "fileUri": "gs://b/x.png"}}]))],
         "a part field beside a call": [user(hi), model({**call(), "x_meta": True}), user(wait),

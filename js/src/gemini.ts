@@ -236,9 +236,30 @@ function media(part: Dict, kind: string, modelled: readonly string[], single: bo
     return withKept<FilePart>({ type: "file", media_type: mediaType, data }, into);
   }
   const uri = optionalString(blob, "fileUri") || "";
-  if (!mime || uri.startsWith("data:")) throw UNREAD; // (a MIME type guessed from the URI: Python's table, not ported)
-  if (mime.startsWith("image/")) return withKept<ImagePart>({ type: "image", url: uri, media_type: mime }, into);
-  return withKept<FilePart>({ type: "file", url: uri, media_type: mime }, into);
+  const read: { url: string; media_type?: string } = mime ? { url: uri, media_type: mime } : { url: uri };
+  if ((mime || mediaTypeOf(uri) || "").startsWith("image/")) return withKept<ImagePart>({ type: "image", ...read }, into);
+  return withKept<FilePart>({ type: "file", ...read }, into);
+}
+
+/** The MIME type of a file URI by its suffix, in Gemini's own spelling (Python's `gemini.wire.MEDIA_TYPES`). */
+const MEDIA_TYPES: ReadonlyMap<string, string> = new Map(Object.entries({
+  png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", webp: "image/webp", heic: "image/heic",
+  heif: "image/heif", gif: "image/gif",
+  wav: "audio/wav", mp3: "audio/mp3", aiff: "audio/aiff", aac: "audio/aac", ogg: "audio/ogg", flac: "audio/flac",
+  mp4: "video/mp4", mpeg: "video/mpeg", mov: "video/mov", avi: "video/avi", flv: "video/x-flv", mpg: "video/mpg",
+  webm: "video/webm", wmv: "video/wmv", "3gp": "video/3gpp",
+  pdf: "application/pdf", txt: "text/plain",
+}));
+
+/** The MIME type a file URI names: a `data:` URI's own, else its path's suffix in `MEDIA_TYPES`. */
+export function mediaTypeOf(uri: string): string | undefined {
+  if (uri.slice(0, 5).toLowerCase() === "data:") {
+    const declared = (uri.slice(5).split(/[;,]/, 1)[0] ?? "").trim().toLowerCase();
+    return declared || undefined;
+  }
+  const name = (uri.split(/[?#]/, 1)[0] ?? "").split("/").pop() ?? "";
+  const dot = name.lastIndexOf(".");
+  return dot < 0 ? undefined : MEDIA_TYPES.get(name.slice(dot + 1).toLowerCase());
 }
 
 /** A text part as read: a plain text as its string (made a part by `plainest` when its content holds more), a
@@ -492,7 +513,9 @@ function mediaPart(part: ImagePart | FilePart): Dict {
   if (part.data !== undefined) {
     return partWithKept({ inlineData: { mimeType: part.media_type, data: part.data } }, "inlineData", kept(part));
   }
-  return partWithKept({ fileData: { mimeType: part.media_type, fileUri: part.url } }, "fileData", kept(part));
+  const mime = part.media_type || mediaTypeOf(part.url ?? "");
+  const blob = mime ? { mimeType: mime, fileUri: part.url } : { fileUri: part.url };
+  return partWithKept({ fileData: blob }, "fileData", kept(part));
 }
 
 function textOf(part: TextPart): Dict {
