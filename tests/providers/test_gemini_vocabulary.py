@@ -567,7 +567,7 @@ def test_result_media_moved_after_the_responses_are_read_back_into_their_result(
     ("https://x/dir.v2/file", None),
 ])
 def test_a_file_uri_without_its_mime_type_gets_geminis_own_spelling_of_it(uri: str, expected: str | None) -> None:
-    history = [ChatMessage(role="user", content=[FilePart(url=uri), TextPart(text="what is it?")])]
+    history = [ChatMessage(role="user", content=(FilePart(url=uri), TextPart(text="what is it?")))]
     body = GEMINI.to_request(history, model="gemini-2.5-flash")
     blob = body["contents"][0]["parts"][0]["fileData"]
     assert blob == ({"mimeType": expected, "fileUri": uri} if expected else {"fileUri": uri})
