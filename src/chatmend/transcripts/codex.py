@@ -7,6 +7,8 @@ line, then the bare items, and `{"record_type": "state"}` lines; 0.17x lines als
 `web_search_call`, ...); a `compacted` record's `replacement_history` replaces the whole history before it
 (the history restarts there); `session_meta`, `turn_context` and `event_msg` records describe the session
 and are kept as they are and not read, like `reasoning` and `web_search_call` items (server-side, no output).
+The content parts of messages and outputs are the Responses API's: the Responses adapter reads them
+(`read_content`); this store reads only what Codex alone writes (its records, the `{"content", "success"}` output).
 
 Codex pairs a call with its output by `call_id`, wherever the output stands, and keeps the byte offsets of
 earlier lines (`thread_history_1.sqlite`): repair rewrites the lines it changes in their place and APPENDS what
@@ -25,6 +27,7 @@ from chatmend.files.session import Session
 from chatmend.ids import normalize_tool_id
 from chatmend.messages import Part
 from chatmend.providers.base import text_field
+from chatmend.providers.openai_responses.read import read_content
 from chatmend.providers.openai_responses.wire import (
     CALL_ID_MAX,
     CALL_OUTPUTS,
@@ -70,42 +73,25 @@ def read(lines: Iterable[str]) -> Session:
     return Codex(parse_records(lines, what=_WHAT, warnings=warnings)).session(warnings)
 
 
-def _image(url: str) -> ImagePart:
-    """An `input_image` URL as an ImagePart (inline when a base64 data URL)."""
-    if url.startswith("data:") and ";base64," in url:
-        head, data = url[5:].split(";base64,", 1)
-        return ImagePart(media_type=head or "image/png", data=data)
-    return ImagePart(url=url)
+def _content(content: object, path: str) -> str | tuple[Part, ...]:
+    """Responses content as the adapter reads it (no parts when absent), one text part as its text."""
+    read = read_content([] if content is None else content, path)
+    if isinstance(read, tuple) and len(read) == 1 and isinstance(read[0], TextPart):
+        return read[0].text
+    return read
 
 
-def _parts(content: object) -> str | tuple[Part, ...]:
-    """Responses content (a string or input/output parts) as neutral content."""
-    if isinstance(content, str):
-        return content
-    parts: list[Part] = []
-    for part in content if isinstance(content, list) else ():
-        if not isinstance(part, Mapping):
-            continue
-        if text_field(part) in ("input_text", "output_text", "text") and isinstance(part.get("text"), str):
-            parts.append(TextPart(text=part["text"]))
-        elif part.get("type") == "input_image" and isinstance(part.get("image_url"), str):
-            parts.append(_image(part["image_url"]))
-    if len(parts) == 1 and isinstance(parts[0], TextPart):
-        return parts[0].text
-    return tuple(parts)
-
-
-def _output(payload: Mapping[str, Any]) -> tuple[str | tuple[Part, ...], bool]:
-    """A call output's content, and whether it failed (`{"content", "success": false}`; a tool search's found
-    tools as their JSON)."""
+def _output(payload: Mapping[str, Any], where: str) -> tuple[str | tuple[Part, ...], bool]:
+    """A call output's content, and whether it failed (`{"content", "success": false}`, the object Codex stores;
+    a tool search's found tools as their JSON)."""
     if payload.get("type") == "tool_search_output":
         tools = payload.get("tools")
         return (compact_json({"tools": tools}) if isinstance(tools, list) else ""), False
     output = payload.get("output")
     if isinstance(output, Mapping):
         failed = output.get("success") is False
-        return _parts(output.get("content", "")), failed
-    return _parts(output if output is not None else ""), False
+        return _content(output.get("content", ""), f"{where}output.content"), failed
+    return _content(output if output is not None else "", f"{where}output"), False
 
 
 class Codex(TranscriptFormat):
@@ -181,13 +167,13 @@ class Codex(TranscriptFormat):
                 # An assistant message and the calls right after it are one reply.
                 self._flush()
                 self._assistant = ([], [], [(k, b)])
-                content = _parts(payload.get("content"))
+                content = _content(payload.get("content"), f"{where}content")
                 self._assistant[0].extend((TextPart(text=content),) if isinstance(content, str) else content)
                 return True
             if role in ("user", "developer", "system"):
                 self._flush()
                 self.add(ChatMessage(role="user" if role == "user" else "system",
-                                     content=_parts(payload.get("content"))), [(k, b)])
+                                     content=_content(payload.get("content"), f"{where}content")), [(k, b)])
                 return True
             return False
         if _is_call(payload, kind):
@@ -208,7 +194,7 @@ class Codex(TranscriptFormat):
         if is_client_output(payload, kind) or kind == "local_shell_call_output":
             call_id = optional_text(record, f"{where}call_id", payload.get("call_id"))
             self._check_ids(record, payload, where)
-            content, failed = _output(payload)
+            content, failed = _output(payload, where)
             self._flush()
             waiting = self.tool_name(call_id)
             reply = self._reply_of.pop(call_id, None)

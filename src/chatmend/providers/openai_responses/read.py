@@ -112,8 +112,9 @@ def _read_parts(content: object, path: str) -> list[Content]:
     return out
 
 
-def _read_content(content: object, path: str) -> str | tuple[Content, ...]:
-    """A message's content: a string stays a string, a list becomes parts."""
+def read_content(content: object, path: str) -> str | tuple[Content, ...]:
+    """A message's content, or a call output's: a string stays a string, a list of parts becomes neutral parts
+    (stores hand their Responses content here)."""
     if isinstance(content, str):
         return content
     return tuple(_read_parts(content, path))
@@ -369,7 +370,7 @@ class Reader:
                 self.current(item).add_message(item, path)
             elif role in ("user", "system", "developer"):
                 neutral_role: Role = "user" if role == "user" else "system"
-                content = _read_content(item.get("content", ""), f"{path}.content")
+                content = read_content(item.get("content", ""), f"{path}.content")
                 self.add(ChatMessage(role=neutral_role, content=content), item)
             else:
                 raise read_error(f"unknown role {brief(role)}; expected one of {', '.join(ROLES)}", path)
