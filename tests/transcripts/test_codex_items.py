@@ -10,8 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chatmend import ImagePart, TextPart
 from chatmend.cli import main
+from chatmend.exceptions import InputError
 from chatmend.ids import normalize_tool_id
+from chatmend.providers.openai_responses.read import Reader
 from tests.strategies import examples
 from tests.transcripts.helpers import lines_of, read_text
 
@@ -195,3 +198,59 @@ def test_ids_before_a_compaction_are_not_sent_so_not_a_problem() -> None:
     assert lines[:4] == text.splitlines()[:4]  # its line is kept as it is
     assert "id" not in json.loads(lines[4])["payload"]["replacement_history"][0]
     assert not read_text(out, "codex").problems
+
+
+_PARTS = [{"type": "input_text", "text": "look"},
+          {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo="},
+          {"type": "input_image", "image_url": "https://example.com/shot.png", "detail": "high"}]
+
+
+def _as_the_adapter_reads(content: list[Record]) -> Any:
+    """The content of a user message of these parts as the Responses adapter reads it."""
+    reader = Reader()
+    reader.read({"type": "message", "role": "user", "content": content}, "input[0]")
+    return reader.messages[0].content
+
+
+def test_a_message_and_an_output_read_their_parts_as_the_responses_adapter_does() -> None:
+    call = {"type": "function_call", "call_id": "call_v", "name": "view_image", "arguments": "{}"}
+    output = {"type": "function_call_output", "call_id": "call_v", "output": _PARTS}
+    user = {"type": "message", "role": "user", "content": _PARTS}
+    session = read_text("".join(lines_of(_rollout(call, output, user))), "codex")
+    expected = (TextPart(text="look"), ImagePart(media_type="image/png", data="iVBORw0KGgo="),
+                ImagePart(url="https://example.com/shot.png"))
+    assert _as_the_adapter_reads(_PARTS) == expected
+    assert session.messages[-2].content == expected and session.messages[-1].content == expected
+
+
+def test_parts_codex_does_not_write_read_as_the_adapter_reads_them_not_dropped() -> None:
+    parts = [{"type": "refusal", "refusal": "no"}, {"type": "input_file", "file_id": "file_1"}]
+    user = {"type": "message", "role": "user", "content": parts}
+    session = read_text("".join(lines_of(_rollout(user))), "codex")
+    assert session.messages[-1].content == _as_the_adapter_reads(parts)
+    assert [type(p).__name__ for p in session.messages[-1].content] == ["TextPart", "FilePart"]
+
+
+@pytest.mark.parametrize(("item", "path"), [
+    ({"type": "message", "role": "user", "content": [{"type": "input_text", "text": 5}]}, "payload.content[0]"),
+    ({"type": "message", "role": "assistant", "content": ["hi"]}, "payload.content[0]"),
+    ({"type": "function_call_output", "call_id": "call_x", "output": 5}, "payload.output"),
+    ({"type": "function_call_output", "call_id": "call_x", "output": {"content": [7], "success": False}},
+     "payload.output.content[0]"),
+])
+def test_a_malformed_part_is_an_error_at_its_line_and_path(item: Record, path: str) -> None:
+    with pytest.raises(InputError) as caught:
+        read_text("".join(lines_of(_rollout(item))), "codex")
+    assert caught.value.line == 4 and f"{path}: " in caught.value.message
+
+
+def test_a_malformed_part_in_a_compaction_names_its_place_in_the_replacement_history() -> None:
+    records = _rollout()
+    records.append({"timestamp": "2026-12-01T10:00:09.000Z", "ordinal": 3, "type": "compacted", "payload": {
+        "message": "", "replacement_history": [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]},
+            {"type": "message", "role": "user", "content": [{"type": "input_text"}]}]}})
+    with pytest.raises(InputError) as caught:
+        read_text("".join(lines_of(records)), "codex")
+    assert caught.value.line == 4
+    assert "payload.replacement_history[1].content[0]: " in caught.value.message
