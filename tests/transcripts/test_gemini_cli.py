@@ -4,12 +4,16 @@ place with every other line unchanged."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from chatmend import ChatMessage, ToolCall
 from chatmend.formats import read
+from chatmend.providers.gemini.read import read_content, read_response
 from tests.transcripts.helpers import lines_of, read_text
 
 HEADER = {"sessionId": "s-1", "projectHash": "ab12", "startTime": "2026-12-01T10:00:00.000Z",
@@ -120,6 +124,35 @@ def test_an_orphan_response_becomes_a_note_in_its_part() -> None:
     out = "".join(chunks).split("\n")
     assert out[:2] == "".join(lines_of(records)).split("\n")[:2]
     assert "ghost" in json.loads(out[2])["content"][0]["text"]
+
+
+def test_parts_and_responses_read_as_the_gemini_adapter_reads_them() -> None:
+    image = {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}
+    user = [{"text": "look"}, image]
+    model = [{"text": "weighing it", "thought": True}, {"text": "listing"},
+             {"functionCall": {"id": "c1", "name": "ls", "args": {"dir": "."}}}]
+    answer = [{"functionResponse": {"id": "c1", "name": "ls", "response": {"error": "denied"}}}]
+    stored = {"functionResponse": {"name": "ls", "response": {"files": ["a"]}}}
+    records: list[dict[str, Any]] = [
+        HEADER, {"id": "u", "type": "user", "content": user}, {"id": "m", "type": "gemini", "content": model},
+        {"id": "r", "type": "user", "content": answer},
+        {"id": "m2", "type": "gemini", "content": "", "toolCalls": [
+            {"id": "c2", "name": "ls", "args": {}, "status": "error", "result": [stored]}]}]
+    session = read_text("".join(lines_of(records)))
+    # Gemini CLI sends no thought back: the adapter reads the body without it
+    contents = [{"role": "user", "parts": user}, {"role": "model", "parts": model[1:]},
+                {"role": "user", "parts": answer}]
+    expected: list[ChatMessage] = []
+    calls: Sequence[ToolCall] = ()
+    for k in range(len(contents)):
+        read_messages, calls = read_content(contents, k, calls)
+        expected += read_messages
+    assert expected[2].content == "denied" and expected[2].is_error
+    assert session.messages[:3] == expected
+    # a toolCalls entry's result: its id and name from the entry, an error when its status says so
+    result = session.messages[-1]
+    assert result == replace(read_response(stored, "result[0]"), tool_call_id="c2", is_error=True)
+    assert result.content == '{"files": ["a"]}'
 
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,7 +7,8 @@ records (`type` `user`, `gemini`, `info`, `error`, `warning`) each replacing any
 `messages` list. A `gemini` record's calls are its `toolCalls[]`; a completed call's response is stored in
 `toolCalls[].result`, and (0.61) once more in a separate `user` record of `functionResponse` parts. Gemini CLI
 sends both on resume (2 responses for 1 call, a 400): chatmend reads them as one response, warns, and repair
-removes the second copy. User text Gemini CLI does not send (`<session_context>`, `/` commands) is not read.
+removes the second copy. User text Gemini CLI does not send (`<session_context>`, `/` commands) is not read,
+nor are thoughts. The parts themselves (text, images, calls, responses) are read by the Gemini adapter.
 
 Repair writes the records it changes where they stand (a synthetic response goes into its call's
 `toolCalls[]` entry, as Gemini CLI writes one) and keeps every other line byte for byte.
@@ -17,12 +18,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from chatmend import ChatMessage, HistoryError, RepairResult, ToolCall
 from chatmend.files.io import InputError
 from chatmend.files.session import Session
+from chatmend.messages import plainest_content
+from chatmend.providers.gemini.read import read_model, read_plain, read_response
 from chatmend.providers.words import provider_words
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._records import (
@@ -77,24 +80,27 @@ def _text(parts: list[Any]) -> str:
     return "".join(p["text"] for p in parts if isinstance(p, Mapping) and isinstance(p.get("text"), str))
 
 
-def _response_text(response: object) -> str:
-    """A functionResponse's `response` as neutral content: its `output` text, else its JSON."""
-    output = response.get("output") if isinstance(response, Mapping) else None
-    if isinstance(output, str) and isinstance(response, Mapping) and len(response) == 1:
-        return output
-    return json.dumps(response, ensure_ascii=False, separators=(",", ":"))
+def _is_response(part: object) -> bool:
+    """True for a `functionResponse` part."""
+    return isinstance(part, Mapping) and isinstance(part.get("functionResponse"), Mapping)
 
 
-def _responses(result: object, call: Mapping[str, Any]) -> list[tuple[int, str, str]]:
-    """A toolCalls entry's stored result as (part index, call id, text) responses."""
+def _responses(result: object, call: Mapping[str, Any], path: str) -> list[tuple[int, ChatMessage]]:
+    """A toolCalls entry's stored result as (part index, tool message) responses, each read by the Gemini
+    adapter (a result string is Gemini CLI's own: the response's text); a response without an id answers
+    its entry's call."""
+    own_id = str(call.get("id") or "")
+    name = str(call.get("name") or "tool")
+    is_error = call.get("status") == "error"
     if isinstance(result, str):
-        return [(-1, str(call.get("id") or ""), result)]
+        return [(-1, ChatMessage(role="tool", tool_call_id=own_id, tool_name=name, is_error=is_error,
+                                 content=result))]
     out = []
     for n, part in enumerate(_parts(result)):
-        response = part.get("functionResponse") if isinstance(part, Mapping) else None
-        if isinstance(response, Mapping):
-            out.append((n, str(response.get("id") or call.get("id") or ""),
-                        _response_text(response.get("response"))))
+        if _is_response(part):
+            response = read_response(part, f"{path}.result[{n}]")
+            out.append((n, replace(response, tool_call_id=response.tool_call_id or own_id, tool_name=name,
+                                   is_error=is_error or response.is_error)))
     return out
 
 
@@ -182,11 +188,11 @@ class GeminiCli:
         answered = self._answered
         texts: list[Any] = []
         for n, part in enumerate(parts):
-            response = part.get("functionResponse") if isinstance(part, Mapping) else None
-            if not isinstance(response, Mapping):
+            if not _is_response(part):
                 texts.append(part)
                 continue
-            call_id = str(response.get("id") or "")
+            response = read_response(part, f"{self._at(source)}: content[{n}]")
+            call_id = response.tool_call_id or ""
             if call_id and call_id in answered:  # a response its call's turn already holds (toolCalls[].result)
                 self.duplicates.setdefault((source.line, source.item), []).append(n)
                 self._copies.append(f"{self._at(source)}: a second copy of the response to {call_id} (Gemini CLI "
@@ -194,32 +200,32 @@ class GeminiCli:
                 self.warnings.append(self._copies[-1])
                 self._copy_problem(source, call_id)
                 continue
-            self._add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=str(response.get("name") or "") or None,
-                                  content=_response_text(response.get("response"))), "response", source, n)
+            self._add(response, "response", source, n)
             answered.add(call_id)
         text = _text(texts)
         if texts and text.strip() and not text.strip().startswith(_IGNORED):
-            self._add(ChatMessage(role="user", content=text), "user", source, -1)
+            where = f"{self._at(source)}: content"
+            read = [read_plain(part, f"{where}[{n}]") for n, part in enumerate(texts) if isinstance(part, Mapping)]
+            self._add(ChatMessage(role="user", content=plainest_content([p for p in read if p is not None])),
+                      "user", source, -1)
 
     def _read_model(self, source: _Source, record: Mapping[str, Any], parts: list[Any]) -> None:
         if isinstance(record.get("model"), str):
             self.model = record["model"]
-        calls_in_content = [p["functionCall"] for p in parts if isinstance(p, Mapping)
-                            and isinstance(p.get("functionCall"), Mapping)]
+        sent = [p for p in parts if isinstance(p, Mapping) and not p.get("thought")]  # Gemini CLI sends no thoughts
+        model = read_model(sent, f"{self._at(source)}: content")
         tool_calls = [c for c in record.get("toolCalls") or [] if isinstance(c, Mapping)]
-        text = "".join(p["text"] for p in parts if isinstance(p, Mapping) and isinstance(p.get("text"), str)
-                       and not p.get("thought"))
-        listed = calls_in_content or tool_calls
-        calls = tuple(ToolCall(id=str(c.get("id") or ""), name=str(c.get("name") or "tool"),
-                               arguments=args if isinstance(args := c.get("args"), dict) else {})
-                      for c in listed)
+        calls = model.tool_calls or tuple(
+            ToolCall(id=str(c.get("id") or ""), name=str(c.get("name") or "tool"),
+                     arguments=args if isinstance(args := c.get("args"), dict) else {}) for c in tool_calls)
         self._answered = set()
-        if not calls and not text:
+        if not calls and not model.content:
             return  # Gemini CLI sends no turn for it
-        self._add(ChatMessage(role="assistant", content=text, tool_calls=calls), "model", source, -1)
+        self._add(replace(model, tool_calls=calls), "model", source, -1)
         own = {str(c.get("id") or "") for c in tool_calls}
         for n, call in enumerate(tool_calls):
-            for p, call_id, output in _responses(call.get("result"), call):
+            for p, response in _responses(call.get("result"), call, f"{self._at(source)}: toolCalls[{n}]"):
+                call_id = response.tool_call_id or ""
                 if call_id in self._answered or (call_id != str(call.get("id") or "") and call_id in own):
                     # another call's response (after a resume Gemini CLI stores the whole turn with each call)
                     self.result_copies.setdefault((source.line, source.item), []).append((n, p))
@@ -228,8 +234,7 @@ class GeminiCli:
                     self.warnings.append(self._copies[-1])
                     self._copy_problem(source, call_id, f"toolCalls[{n}]")
                     continue
-                self._add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=str(call.get("name") or "tool"),
-                                      is_error=call.get("status") == "error", content=output), "result", source, n)
+                self._add(response, "result", source, n)
                 self._answered.add(call_id)
 
     def _copy_problem(self, source: _Source, call_id: str, where: str = "") -> None:

@@ -291,6 +291,24 @@ def _response_kept(part: Mapping[str, Any], fr: Mapping[str, Any], own_id: str |
     return kept
 
 
+def _tool_message(tool_call_id: str, tool_name: str | None, response: Any, media: list[Part],
+                  kept: dict[str, Any]) -> ChatMessage:
+    """A functionResponse, read into its fields, as a tool message."""
+    content, is_error = _result_content(response, media)
+    return ChatMessage(role="tool", tool_call_id=tool_call_id, tool_name=tool_name, is_error=is_error,
+                       content=content, provider_data={NAME: kept} if kept else None)
+
+
+def read_response(part: Mapping[str, Any], path: str) -> ChatMessage:
+    """A `functionResponse` part as a tool message, on its own (its id as it stands, empty when it has none): what
+    a store that keeps responses apart from their contents hands over."""
+    where = path + ".functionResponse"
+    fr = as_mapping(get(part, "functionResponse"), where)
+    own_id = _optional_string(fr, "id", where)
+    return _tool_message(own_id or "", fr.get("name") or None, fr.get("response"),
+                         _response_parts(fr.get("parts"), where + ".parts"), _response_kept(part, fr, own_id, None))
+
+
 def _read_user(parts: list[Any], path: str, calls: Sequence[ToolCall], keep_empty: bool = False) -> list[ChatMessage]:
     """A user content: its function responses as tool messages, then the rest as one user message.
 
@@ -333,19 +351,7 @@ def _read_user(parts: list[Any], path: str, calls: Sequence[ToolCall], keep_empt
             continue
         if item is not None:
             rest.append(item)
-    out = []
-    for r in results:
-        content, is_error = _result_content(r["response"], r["media"])
-        out.append(
-            ChatMessage(
-                role="tool",
-                tool_call_id=r["tool_call_id"],
-                tool_name=r["tool_name"],
-                is_error=is_error,
-                content=content,
-                provider_data={NAME: r["kept"]} if r["kept"] else None,
-            )
-        )
+    out = [_tool_message(**r) for r in results]
     if rest:
         out.append(ChatMessage(role="user", content=plainest_content(rest)))
     return out
