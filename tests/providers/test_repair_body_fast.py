@@ -1,5 +1,5 @@
-"""`repair_body`'s stub route gives what the neutral route gives on Chat lists: a list `_list_valid` passes is one
-`check` finds nothing in, and a body repaired on stubs equals the body repaired without them."""
+"""`repair_body`'s stub route gives what the neutral route gives on Chat lists: a body repaired on stubs equals the
+body repaired without them."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from chatmend.exceptions import ChatmendError
 from chatmend.planner import Stubs
 from chatmend.providers.openai_chat import OpenAIChat
-from chatmend.providers.openai_chat import spans as chat_spans
 from tests.strategies import examples
 
 IDS = st.sampled_from(["a", "b", "c", "", "x" * 41, "call_1"])
@@ -74,25 +73,6 @@ class SlowChat(OpenAIChat):
 FAST, SLOW = OpenAIChat(), SlowChat()
 
 
-def test_the_plain_shapes_are_judged_in_one_pass() -> None:
-    plain = [{"role": "user", "content": "hi"}, {"role": "system", "content": "s"},
-             {"role": "assistant", "content": None, "tool_calls": [
-                 {"id": "a", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}}]},
-             {"role": "tool", "tool_call_id": "a", "content": "ok"}, {"role": "assistant", "content": "done"}]
-    assert chat_spans.list_valid(plain, 40) and FAST.check({"model": "gpt-4.1", "messages": plain}) == []
-    near = [{"role": "developer", "content": "s"}, {"role": "user", "content": "hi", "name": "n"},
-            {"role": "tool", "tool_call_id": "a", "content": "ok", "name": "f"}]
-    assert not any(chat_spans.list_valid([*plain, item], 40) for item in near)
-
-
-@examples(300)
-@given(items=LISTS)
-def test_a_list_judged_valid_in_one_pass_is_one_check_finds_nothing_in(items: list[dict[str, Any]]) -> None:
-    problems = FAST.check({"model": "gpt-4.1", "messages": items})
-    if chat_spans.list_valid(items, FAST.id_max_length):
-        assert problems == []
-
-
 @examples(300)
 @given(items=LISTS)
 def test_repair_body_with_the_fast_path_equals_it_without(items: list[dict[str, Any]]) -> None:
@@ -122,12 +102,11 @@ def test_repair_body_with_the_fast_path_equals_it_without(items: list[dict[str, 
     assert set(fast.rewritten) <= set(slow.rewritten)
 
 
-def test_dialects_with_rules_of_their_own_never_judge_a_list_in_one_pass() -> None:
+def test_dialects_with_rules_of_their_own_check_the_list_the_stubs_assemble() -> None:
     from chatmend import providers
 
     for name in ("kimi", "mistral", "groq", "xai", "deepseek", "ollama", "openrouter", "vllm"):
-        adapter = providers.get(name)
-        assert not adapter.plain_lists_valid and adapter._list_valid([{"role": "user", "content": "hi"}]) is False
+        assert not providers.get(name).plain_lists_valid
 
 
 # --- the runs of rewritten items (regressions found by bench/body_repair.py's messy bodies) ----------------------

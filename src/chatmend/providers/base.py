@@ -659,7 +659,7 @@ class Provider(ABC):
                     if units is not items:
                         new_items, rewritten = _flattened(new_items, set(rewritten))
                     repaired = BodyRepair({**body, self.list_key: new_items}, result, rewritten, flat, item_of)
-            if self._list_valid(repaired.body[self.list_key]) or not self._list_problems(repaired.body):
+            if not self._list_problems(repaired.body):
                 return repaired
             # the list breaks a rule of the wire beyond pairing (its first role, alternation): the writer knows
             # them, so the whole list is written anew
@@ -676,18 +676,6 @@ class Provider(ABC):
         """Hook of the neutral route: False for a unit whose messages repair left alone that the writer must write
         anew all the same (Responses' turn ending in a reasoning item, OR7). Default: every such unit is kept."""
         return True
-
-    def _list_valid(self, items: list[Any]) -> bool:
-        """True only when `check` would find no problem in a body with this conversation list, told by one cheap
-        pass over the raw items that builds no model; False when unsure (`repair_body` then runs `check`).
-
-        Hook of the neutral route (which re-checks the list it returns): an adapter returns True for the lists it
-        can judge exactly, e.g. when every item is of a plain shape its reader reads exactly and its writer writes
-        (string content, a call's `arguments` as text), and every call is answered where the wire wants it, under
-        ids the provider accepts. It must never say True where `check` finds a problem: the tests compare it with
-        `check` (`tests/providers/test_repair_body_fast.py`). Default: always unsure.
-        """
-        return False
 
     def _list_problems(self, body: Mapping[str, Any]) -> list[Problem]:
         """`check`'s problems of the body's conversation list (not of its other fields, the caller's)."""

@@ -128,11 +128,6 @@ class OpenAIChat(ChatReading, ChatWriting, ChatChecking):
         note = ChatMessage(role="user", content=(TextPart(text=text),))
         return self._write_messages([note], None, IdAssigner([]), within=True)
 
-    def _list_valid(self, items: list[Any]) -> bool:
-        """A list of plain messages judged in one pass (`spans.list_valid`), for a dialect whose rules are OpenAI's
-        (`plain_lists_valid`)."""
-        return self.plain_lists_valid and spans.list_valid(items, self.id_max_length)
-
     # ------------------------------------------------------------------------------------------ send
 
     def _create(self, client: Any, body: dict[str, Any]) -> Any:

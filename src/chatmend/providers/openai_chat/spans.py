@@ -1,11 +1,11 @@
-"""Chat Completions' stubs for `repair_body`'s stub route (`chatmend.planner`), and a list's validity told by one
-pass over its dicts.
+"""Chat Completions' stubs for `repair_body`'s stub route (`chatmend.planner`).
 
 Most messages of an agent's saved body are of a handful of plain shapes: a user, system or tool message with
 string content, an assistant message with string (or null) content and function calls whose `arguments` are
 JSON text. `stubs` takes exactly those shapes (the same keys, the same JSON types; a tool message with its tool's
-`name` for a dialect that names results), and `list_valid` says what `OpenAIChat.check` would say of a list of
-them. Anything else (another key, a content list, a `developer` message) goes the neutral route.
+`name` for a dialect that names results): a list of them, repaired, keeps OpenAI's rules OC1-OC6, so the
+assembled list needs no `check` (`plain_lists_valid`). Anything else (another key, a content list, a `developer`
+message) goes the neutral route.
 """
 
 from __future__ import annotations
@@ -14,51 +14,13 @@ from typing import Any
 
 from chatmend.planner import BLANK, CALLS, OTHER, REPLY, RESULT, Stubs
 
-__all__ = ["list_valid", "stubs"]
-
-
-def list_valid(items: list[Any], id_max_length: int | None) -> bool:
-    """True only when every item is of a plain shape and the list keeps OpenAI's rules OC1-OC6 (each call
-    answered by the tool messages right after it, once; ids unique in their message and at most `id_max_length`
-    long): what `OpenAIChat.check` then finds nothing in. False for anything else (unsure)."""
-    if not items:
-        return False  # an empty list is a 400 of its own (EMPTY)
-    pending: set[str] = set()  # the calls of the open tool run still to answer
-    in_run = False  # an assistant message with calls opened a run that only tool messages continue
-    for item in items:
-        if type(item) is not dict:
-            return False
-        role = item.get("role")
-        if role == "tool":
-            call_id = item.get("tool_call_id")
-            if not in_run or len(item) != 3 or type(item.get("content")) is not str or call_id not in pending:
-                return False
-            pending.discard(call_id)
-            continue
-        if pending:
-            return False  # OC1: a call of the run before is not answered
-        in_run = False
-        if role == "user" or role == "system":
-            content = item.get("content")
-            if len(item) != 2 or (type(content) is not str and not (role == "user" and _text_parts(content))):
-                return False
-            continue
-        if role != "assistant" or not _plain_assistant(item):
-            return False
-        calls = item.get("tool_calls")
-        if calls:
-            ids = [call["id"] for call in calls]
-            if len(set(ids)) != len(ids) or (id_max_length is not None and max(map(len, ids)) > id_max_length):
-                return False
-            pending.update(ids)
-            in_run = True
-    return not pending
+__all__ = ["stubs"]
 
 
 def stubs(items: list[Any], *, named: bool = False) -> Stubs | None:
     """The stubs of `repair_body`'s stub route (`chatmend.planner`), one per message: None unless every item is of a
-    plain shape (and a user note's text parts), so that `list_valid` would judge the repaired list, and repair of
-    the stubs is repair of what the reader reads. With `named`, a tool message may carry its tool's `name`."""
+    plain shape (and a user note's text parts), so that the repaired list keeps OpenAI's rules, and repair of the
+    stubs is repair of what the reader reads. With `named`, a tool message may carry its tool's `name`."""
     out = Stubs()
     add = out.add
     for item in items:
