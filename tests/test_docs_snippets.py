@@ -40,8 +40,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 BIN = Path(sys.executable).parent
 LANGUAGES = {"python", "sh", "json", "text"}
-CI_TEST_COMMAND = ("python3 -m venv .venv && .venv/bin/pip install -q --no-compile -e '.[dev]' && .venv/bin/ruff check . "
-                   "&& .venv/bin/mypy && .venv/bin/pytest -q -n auto "
+CI_TEST_COMMAND = ("python3 -m venv .venv && .venv/bin/pip install -q --no-compile -e '.[dev]' "
+                   "&& .venv/bin/ruff check . && .venv/bin/mypy && .venv/bin/pytest -q -n auto "
                    "&& (cd js && npm ci --no-audit --no-fund && npm test)")
 
 
