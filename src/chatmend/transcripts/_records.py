@@ -33,7 +33,7 @@ from chatmend.repair import IsReadOnly, is_placeholder
 
 __all__ = [
     "BlockAt", "Record", "TranscriptFormat", "as_read_only", "block_content", "compact_json", "content_blocks",
-    "errors_at_line", "expect", "fresh_id", "joined_text", "located", "neutral_content", "optional_text",
+    "errors_at_line", "expect", "fresh_id", "joined_text", "located", "optional_text",
     "parse_records", "read_call", "relink_chain", "seeded_uuid", "tool_locations", "writable_repair",
 ]
 
@@ -522,13 +522,6 @@ def block_content(blocks: list[Any], original: object) -> str | list[Any]:
     if isinstance(original, str) and blocks == [original]:
         return original
     return [{"type": "text", "text": b} if isinstance(b, str) else b for b in blocks]
-
-
-def neutral_content(parts: Sequence[Part]) -> str | tuple[Part, ...]:
-    """Parts as neutral content: one text (or none) as a plain string."""
-    if all(isinstance(p, TextPart) for p in parts) and len(parts) <= 1:
-        return parts[0].text if parts and isinstance(parts[0], TextPart) else ""
-    return tuple(parts)
 
 
 def joined_text(content: str | Sequence[Part]) -> str:

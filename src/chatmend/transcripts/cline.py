@@ -24,7 +24,7 @@ from typing import Any
 from chatmend import ChatMessage, ImagePart, RepairResult, TextPart, ToolCall
 from chatmend.files.io import InputError
 from chatmend.files.session import Session
-from chatmend.messages import Part
+from chatmend.messages import Part, plainest_content
 from chatmend.providers.anthropic.read import read_turn
 from chatmend.providers.anthropic.write import text_result_block, user_blocks
 from chatmend.transcripts._document import DocumentFormat, item_records, list_text, read_json
@@ -35,7 +35,6 @@ from chatmend.transcripts._records import (
     content_blocks,
     errors_at_line,
     expect,
-    neutral_content,
     optional_text,
     read_call,
 )
@@ -247,7 +246,7 @@ class TaskHistory(DocumentFormat):
         elif role in ("user", "tool"):
             self._read_roo_turn(k, record)
         elif role == "system":
-            self.add(ChatMessage(role="system", content=neutral_content(_parts(record.blocks))),
+            self.add(ChatMessage(role="system", content=plainest_content(_parts(record.blocks))),
                      [(k, b) for b in range(len(record.blocks))])
         else:
             raise InputError(f"role: expected 'user' or 'assistant', got {json.dumps(role)[:40]}", line=record.line)
@@ -271,7 +270,7 @@ class TaskHistory(DocumentFormat):
             elif kind == "tool-call":
                 calls.append(read_call(record, f"{path}.", block, id="toolCallId", name="toolName", arguments="input",
                                        expected="an object (the tool's input)"))
-        self.add_reply(ChatMessage(role="assistant", content=neutral_content(tuple(parts)), tool_calls=tuple(calls)),
+        self.add_reply(ChatMessage(role="assistant", content=plainest_content(tuple(parts)), tool_calls=tuple(calls)),
                        at)
 
     def _read_roo_turn(self, k: int, record: Record) -> None:
@@ -280,7 +279,7 @@ class TaskHistory(DocumentFormat):
 
         def close_group() -> None:
             if group:
-                self.add(ChatMessage(role="user", content=neutral_content(_parts([record.blocks[b] for b in group]))),
+                self.add(ChatMessage(role="user", content=plainest_content(_parts([record.blocks[b] for b in group]))),
                          [(k, b) for b in group])
                 group.clear()
 

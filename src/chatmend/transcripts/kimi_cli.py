@@ -18,7 +18,7 @@ from typing import Any
 
 from chatmend import ChatMessage, ImagePart, TextPart, ThinkingPart, ToolCall
 from chatmend.files.session import Session
-from chatmend.messages import Part
+from chatmend.messages import Part, plainest_content
 from chatmend.transcripts._records import (
     Record,
     TranscriptFormat,
@@ -26,7 +26,6 @@ from chatmend.transcripts._records import (
     errors_at_line,
     expect,
     joined_text,
-    neutral_content,
     optional_text,
     parse_records,
     tool_locations,
@@ -90,7 +89,7 @@ def _neutral(parts: list[Any], *, assistant: bool) -> str | tuple[Part, ...]:
             url = part.get("image_url", {}).get("url") if isinstance(part.get("image_url"), Mapping) else None
             if isinstance(url, str) and url.strip():
                 out.append(ImagePart(url=url))
-    return neutral_content(out)
+    return plainest_content(out)
 
 
 class KimiCli(TranscriptFormat):

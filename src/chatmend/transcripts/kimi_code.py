@@ -23,7 +23,7 @@ from typing import Any
 
 from chatmend import ChatMessage, TextPart, ThinkingPart, ToolCall
 from chatmend.files.session import Session
-from chatmend.messages import Part
+from chatmend.messages import Part, plainest_content
 from chatmend.transcripts._records import (
     BlockAt,
     Record,
@@ -31,7 +31,6 @@ from chatmend.transcripts._records import (
     errors_at_line,
     expect,
     joined_text,
-    neutral_content,
     optional_text,
     parse_records,
     read_call,
@@ -163,7 +162,7 @@ class KimiCode(TranscriptFormat):
             if isinstance(item, _Step):
                 if item.at:
                     thinking = any(isinstance(p, ThinkingPart) for p in item.parts)
-                    content = tuple(item.parts) if thinking else neutral_content(item.parts)
+                    content = tuple(item.parts) if thinking else plainest_content(item.parts)
                     self.add_reply(ChatMessage(role="assistant", content=content, tool_calls=tuple(item.calls)),
                                    item.at)
                 continue
@@ -182,7 +181,7 @@ class KimiCode(TranscriptFormat):
             return  # an assistant or tool message appended whole is rare: kept as it is, not read
         parts = _text_parts(stored.get("content"))
         record.blocks = [record.data]
-        message = ChatMessage(role="user" if role == "user" else "system", content=neutral_content(parts))
+        message = ChatMessage(role="user" if role == "user" else "system", content=plainest_content(parts))
         pending.append((k, (message, [(k, 0)])))
 
     def _read_event(self, k: int, record: Record, event: Mapping[str, Any], steps: dict[str, _Step],

@@ -30,7 +30,7 @@ from typing import Any
 from chatmend import ChatMessage, ImagePart, RepairResult, TextPart, ThinkingPart
 from chatmend.files.io import InputError, first_line
 from chatmend.files.session import Session
-from chatmend.messages import Part
+from chatmend.messages import Part, plainest_content
 from chatmend.transcripts._records import (
     Record,
     TranscriptFormat,
@@ -38,7 +38,6 @@ from chatmend.transcripts._records import (
     expect,
     fresh_id,
     joined_text,
-    neutral_content,
     optional_text,
     parse_records,
     read_call,
@@ -300,7 +299,7 @@ class Pi(TranscriptFormat):
             system = data.get("systemMessage")
             if isinstance(system, Mapping):
                 record.blocks = [("message", None), ("message", None)]
-                self.add(ChatMessage(role="system", content=neutral_content(
+                self.add(ChatMessage(role="system", content=plainest_content(
                     _parts(record, "systemMessage.content", system.get("content"), assistant=False))), blocks_at)
                 blocks_at = [(k, 1)]
             else:
@@ -313,7 +312,7 @@ class Pi(TranscriptFormat):
             self.add(ChatMessage(role="user", content=_BRANCH_PREFIX + summary + _BRANCH_SUFFIX), blocks_at)
         elif kind == "custom_message":
             record.blocks = [("message", None)]
-            self.add(ChatMessage(role="user", content=neutral_content(
+            self.add(ChatMessage(role="user", content=plainest_content(
                 _parts(record, "content", data.get("content"), assistant=False))), blocks_at)
         elif kind == "message":
             message = data.get("message")
@@ -342,7 +341,7 @@ class Pi(TranscriptFormat):
                     calls.append(read_call(record, f"message.content[{n}].", block, id="id", name="name",
                                            arguments="arguments", expected="an object (the call's arguments)"))
             parts = _parts(record, "message.content", items, assistant=True)
-            self.add_reply(ChatMessage(role="assistant", content=neutral_content(parts), tool_calls=tuple(calls)),
+            self.add_reply(ChatMessage(role="assistant", content=plainest_content(parts), tool_calls=tuple(calls)),
                            [(k, b) for b in range(len(record.blocks))])
         elif role == "toolResult":
             record.blocks = [("result", message)]
@@ -350,11 +349,11 @@ class Pi(TranscriptFormat):
             name = self.tool_name(call_id) or optional_text(record, "message.toolName", message.get("toolName"))
             self.add(ChatMessage(role="tool", tool_call_id=call_id, tool_name=name or None,
                                  is_error=message.get("isError") is True,
-                                 content=neutral_content(_parts(record, "message.content", content, assistant=False))),
+                                 content=plainest_content(_parts(record, "message.content", content, assistant=False))),
                      [(k, 0)])
         elif role in ("user", "custom", "system"):
             record.blocks = [("message", None)]
-            self.add(ChatMessage(role="system" if role == "system" else "user", content=neutral_content(
+            self.add(ChatMessage(role="system" if role == "system" else "user", content=plainest_content(
                 _parts(record, "message.content", content, assistant=False))), [(k, 0)])
         elif role == "bashExecution":
             if message.get("excludeFromContext"):
