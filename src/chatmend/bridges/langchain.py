@@ -34,8 +34,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.messages.tool import invalid_tool_call, tool_call
 
 from chatmend import providers
+from chatmend.bridges import call_arguments, rebuilt
 from chatmend.messages import ChatMessage, ToolCall, text_of
 from chatmend.repair import IsReadOnly, Wording, repair_history
+from chatmend.results import Origin
 
 __all__ = ["SYNTHESIZED", "RepairMiddleware", "pre_model_hook", "repair"]
 
@@ -48,23 +50,19 @@ def repair(messages: Sequence[BaseMessage], *, is_read_only: IsReadOnly | None =
     """The history made valid by `repair_history`'s rules, in LangChain's types (the input is not changed)."""
     neutral = [_neutral(m) for m in messages]
     result = repair_history(neutral, is_read_only=is_read_only, wording=wording)
-    if not result.changed:
-        return [_synced(m) if isinstance(m, AIMessage) else m for m in messages]
-    out: list[BaseMessage] = []
-    for message, origin in zip(result.messages, result.origins()):
-        if origin.kind == "synthetic":
-            call = messages[origin.message_index]
-            assert isinstance(call, AIMessage) and origin.call_index is not None
-            out.append(_synthetic(message, _calls(call)[origin.call_index]))
-        elif origin.kind == "note":
-            out.append(HumanMessage(content=text_of(message.content)))
-        elif message is neutral[origin.message_index]:
-            out.append(messages[origin.message_index])
-        else:
-            out.append(_renamed(messages[origin.message_index], message))
-        if isinstance(out[-1], AIMessage):
-            out[-1] = _synced(out[-1])
-    return out
+
+    def synthetic(message: ChatMessage, origin: Origin) -> BaseMessage:
+        call = messages[origin.message_index]
+        assert isinstance(call, AIMessage) and origin.call_index is not None
+        return _synthetic(message, _calls(call)[origin.call_index])
+
+    def note(message: ChatMessage) -> BaseMessage:
+        return HumanMessage(content=text_of(message.content))
+
+    repaired = messages
+    if result.changed:
+        repaired = rebuilt(messages, neutral, result, synthetic=synthetic, note=note, renamed=_renamed)
+    return [_synced(m) if isinstance(m, AIMessage) else m for m in repaired]
 
 
 def pre_model_hook(state: dict[str, Any]) -> dict[str, Any]:
@@ -144,7 +142,8 @@ def _calls(message: AIMessage) -> list[_Call]:
 def _neutral(message: BaseMessage) -> ChatMessage:
     """What repair needs of a message: its role, its calls or the call it answers, and whether it says anything."""
     if isinstance(message, AIMessage):
-        calls = tuple(ToolCall(id=c.id, name=c.name, arguments=_arguments(c.arguments)) for c in _calls(message))
+        calls = tuple(ToolCall(id=c.id, name=c.name, arguments=call_arguments(c.arguments))
+                      for c in _calls(message))
         return ChatMessage(role="assistant", content=_reply_text(message.content), tool_calls=calls)
     if isinstance(message, ToolMessage):
         return ChatMessage(role="tool", tool_call_id=message.tool_call_id, tool_name=message.name,
@@ -152,12 +151,6 @@ def _neutral(message: BaseMessage) -> ChatMessage:
     if isinstance(message, SystemMessage):
         return ChatMessage(role="system", content=_text(message.content))
     return ChatMessage(role="user", content=_text(message.content) or f"[{message.type}]")
-
-
-def _arguments(args: Any) -> dict[str, Any] | str:
-    if isinstance(args, dict):
-        return args
-    return args if isinstance(args, str) else ""
 
 
 def _reply_text(content: Any) -> str:

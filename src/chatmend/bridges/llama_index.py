@@ -30,9 +30,11 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole, TextBlock
 from llama_index.core.bridge.pydantic import PrivateAttr, SerializeAsAny
 from llama_index.core.memory import BaseMemory, Memory
 
+from chatmend.bridges import call_arguments, rebuilt
 from chatmend.messages import ChatMessage as NeutralMessage
 from chatmend.messages import ToolCall, text_of
 from chatmend.repair import IsReadOnly, Wording, repair_history
+from chatmend.results import Origin
 
 __all__ = ["SYNTHESIZED", "RepairedMemory", "repair"]
 
@@ -51,18 +53,7 @@ def repair(messages: Sequence[ChatMessage], *, is_read_only: IsReadOnly | None =
     result = repair_history(neutral, is_read_only=is_read_only, wording=wording)
     if not result.changed:
         return list(messages)
-    out: list[ChatMessage] = []
-    for message, origin in zip(result.messages, result.origins()):
-        if origin.kind == "synthetic":
-            out.append(ChatMessage(role=MessageRole.TOOL, content=text_of(message.content), additional_kwargs={
-                "tool_call_id": message.tool_call_id or "", "name": message.tool_name, SYNTHESIZED: True}))
-        elif origin.kind == "note":
-            out.append(ChatMessage(role=MessageRole.USER, content=text_of(message.content)))
-        elif message is neutral[origin.message_index]:
-            out.append(messages[origin.message_index])
-        else:
-            out.append(_renamed(messages[origin.message_index], message))
-    return out
+    return rebuilt(messages, neutral, result, synthetic=_synthetic, note=_note, renamed=_renamed)
 
 
 class RepairedMemory(BaseMemory):
@@ -159,12 +150,12 @@ def _neutral(message: ChatMessage) -> NeutralMessage:
     """What repair needs of a message: its role, its calls or the call it answers, and whether it says anything."""
     role = message.role
     if role in _ASSISTANT:
-        calls = [ToolCall(id=b.tool_call_id or "", name=b.tool_name or "tool", arguments=_arguments(b.tool_kwargs))
+        calls = [ToolCall(id=b.tool_call_id or "", name=b.tool_name or "tool", arguments=call_arguments(b.tool_kwargs))
                  for b in message.blocks if isinstance(b, ToolCallBlock)]
         if not calls:
             for entry in _entries(message):
                 name, arguments = _entry_call(entry)
-                calls.append(ToolCall(id=_entry_id(entry), name=name, arguments=_arguments(arguments)))
+                calls.append(ToolCall(id=_entry_id(entry), name=name, arguments=call_arguments(arguments)))
         return NeutralMessage(role="assistant", content=_text(message, calls=True), tool_calls=tuple(calls))
     if role == MessageRole.TOOL:
         kwargs = message.additional_kwargs
@@ -175,12 +166,6 @@ def _neutral(message: ChatMessage) -> NeutralMessage:
     if role in _SYSTEM:
         return NeutralMessage(role="system", content=_text(message))
     return NeutralMessage(role="user", content=_text(message) or f"[{role.value}]")
-
-
-def _arguments(args: Any) -> dict[str, Any] | str:
-    if isinstance(args, dict):
-        return args
-    return args if isinstance(args, str) else ""
 
 
 def _text(message: ChatMessage, *, calls: bool = False) -> str:
@@ -196,6 +181,15 @@ def _text(message: ChatMessage, *, calls: bool = False) -> str:
 
 
 # ------------------------------------------------------------------------------------------------- writing
+
+def _synthetic(message: NeutralMessage, origin: Origin) -> ChatMessage:
+    return ChatMessage(role=MessageRole.TOOL, content=text_of(message.content), additional_kwargs={
+        "tool_call_id": message.tool_call_id or "", "name": message.tool_name, SYNTHESIZED: True})
+
+
+def _note(message: NeutralMessage) -> ChatMessage:
+    return ChatMessage(role=MessageRole.USER, content=text_of(message.content))
+
 
 def _renamed(original: ChatMessage, message: NeutralMessage) -> ChatMessage:
     """A copy of the original under the final ids repair gave (rule 5): its blocks and `tool_calls` entries

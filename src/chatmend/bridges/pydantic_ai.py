@@ -50,6 +50,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import RunContext
 
+from chatmend.bridges import call_arguments
 from chatmend.messages import ChatMessage, ToolCall, text_of
 from chatmend.repair import IsReadOnly, Wording, repair_history
 from chatmend.results import Origin, RepairResult
@@ -171,18 +172,12 @@ def _to_neutral(messages: Sequence[ModelMessage]) -> tuple[list[ChatMessage], li
 
 
 def _assistant(response: ModelResponse) -> ChatMessage:
-    calls = tuple(ToolCall(id=p.tool_call_id, name=p.tool_name or "tool", arguments=_arguments(p.args))
+    calls = tuple(ToolCall(id=p.tool_call_id, name=p.tool_name or "tool", arguments=call_arguments(p.args))
                   for p in response.parts if isinstance(p, ToolCallPart))
     # rule 1 drops a reply of whitespace alone; any other part (thinking, files, native tools) is content
     texts = [p.content if isinstance(p, TextPart) else f"[{p.part_kind}]" for p in response.parts
              if not isinstance(p, ToolCallPart)]
     return ChatMessage(role="assistant", content="\n".join(texts), tool_calls=calls)
-
-
-def _arguments(args: Any) -> dict[str, Any] | str:
-    if isinstance(args, dict):
-        return args
-    return args if isinstance(args, str) else ""
 
 
 def _request_part(part: ModelRequestPart) -> ChatMessage:
