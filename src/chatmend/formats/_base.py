@@ -210,7 +210,7 @@ def _read_jsonl(stream: Iterator[str], fmt: str, prefer: str | None) -> Session:
         reader: Callable[[Iterable[str]], Session] = importlib.import_module(f"chatmend.transcripts.{fmt}").read
         return reader(lines)
     held = list(lines)  # (its items are held whole too)
-    items, numbers = parse_records(held, what=f"one {fmt} message a line")
+    items, numbers = _json_values(held, what=f"one {fmt} message a line")
     key = adapter(fmt).list_key
     if len(items) == 1 and isinstance(items[0], Mapping) and key in items[0]:
         return read_provider(fmt, items[0], shape="body", locations=_body_locations(items[0], key),
@@ -248,8 +248,10 @@ def _refuse_bad_line(buffered: list[str]) -> None:
                          column=exc.colno if exc.lineno == 1 else 1) from None
 
 
-def parse_records(lines: Iterable[str], *, what: str) -> tuple[list[Any], list[int]]:
-    """Every non-blank line as JSON, with its line number; a bad line is a located InputError."""
+def _json_values(lines: Iterable[str], *, what: str) -> tuple[list[Any], list[int]]:
+    """Every non-blank line of a provider's JSON Lines as a JSON value (any: the adapter says what it expected),
+    with its line number; a bad line is a located InputError. Not `transcripts._records.parse_records`: a store's
+    records are objects, kept with their line ends to be written back."""
     items: list[Any] = []
     numbers: list[int] = []
     for number, line in enumerate(lines, start=1):
