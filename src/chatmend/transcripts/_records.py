@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from chatmend import ChatMessage, RepairResult, TextPart, ToolCall, repair_history
@@ -34,20 +32,11 @@ from chatmend.repair import IsReadOnly, is_placeholder
 __all__ = [
     "BlockAt", "Record", "TranscriptFormat", "as_read_only", "block_content", "compact_json", "content_blocks",
     "errors_at_line", "expect", "fresh_id", "joined_text", "located", "optional_text",
-    "parse_records", "read_call", "relink_chain", "seeded_uuid", "tool_locations", "writable_repair",
+    "parse_records", "read_call", "relink_chain", "seeded_uuid", "writable_repair",
 ]
 
 BlockAt = tuple[int, int]
 """(record index, block index): where a block of a neutral message was read from."""
-
-
-def tool_locations(env: Mapping[str, str] | None, variable: str, dotdir: str, folder: str) -> list[Path]:
-    """Where an agent tool keeps its sessions: `folder` in its own folder, `$variable` when set, else `~/<dotdir>`
-    (`env`: the process environment when None; its `$HOME` first)."""
-    env = os.environ if env is None else env
-    chosen = env.get(variable, "").strip()
-    root = Path(chosen) if chosen else Path(env.get("HOME") or Path.home()) / dotdir
-    return [root / folder]
 
 
 def seeded_uuid(seed: str) -> str:

@@ -20,6 +20,7 @@ import pkgutil
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from chatmend import ChatMessage, RepairResult
@@ -30,6 +31,7 @@ from chatmend.repair import IsReadOnly
 __all__ = [
     "FILES", "STORES", "SessionFiles", "Store", "StoredSession", "WriteBack", "data_home", "existing_files", "home",
     "one", "open_store", "register", "register_files", "registered", "registered_files", "select", "store_session",
+    "tool_locations",
 ]
 
 
@@ -124,6 +126,15 @@ def home(env: Mapping[str, str]) -> str:
 def data_home(env: Mapping[str, str]) -> str:
     """Where tools of the XDG layout keep their data: `$XDG_DATA_HOME`, else `~/.local/share`."""
     return env.get("XDG_DATA_HOME") or os.path.join(home(env), ".local", "share")
+
+
+def tool_locations(env: Mapping[str, str] | None, variable: str, dotdir: str, folder: str) -> list[Path]:
+    """Where an agent tool keeps its sessions: `folder` in its own folder, `$variable` when set, else `~/<dotdir>`
+    (`env`: the process environment when None; its `$HOME` first)."""
+    env = os.environ if env is None else env
+    chosen = env.get(variable, "").strip()
+    root = Path(chosen) if chosen else Path(home(env)) / dotdir
+    return [root / folder]
 
 
 def existing_files(paths: Iterable[str]) -> list[str]:

@@ -38,6 +38,7 @@ from chatmend.transcripts._records import (
     optional_text,
     read_call,
 )
+from chatmend.transcripts._stores import home, tool_locations
 
 __all__ = [
     "FILE_NAME", "NAME", "ROO_NAME", "TOOL", "default_locations", "holds_session", "is_session_file", "read",
@@ -66,13 +67,13 @@ _EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
 def editor_storage(extension: str, env: Mapping[str, str] | None = None) -> list[Path]:
     """The global storage directories of a VS Code extension in every VS Code build, on this platform."""
     env = os.environ if env is None else env
-    home = Path(env.get("HOME") or Path.home())
+    home_dir = Path(home(env))
     if env.get("APPDATA"):  # Windows
         roots = [Path(env["APPDATA"])]
-    elif (home / "Library" / "Application Support").is_dir():  # macOS
-        roots = [home / "Library" / "Application Support"]
+    elif (home_dir / "Library" / "Application Support").is_dir():  # macOS
+        roots = [home_dir / "Library" / "Application Support"]
     else:
-        roots = [Path(env.get("XDG_CONFIG_HOME") or home / ".config")]
+        roots = [Path(env.get("XDG_CONFIG_HOME") or home_dir / ".config")]
     return [root / editor / "User" / "globalStorage" / extension for root in roots for editor in _EDITORS]
 
 
@@ -81,13 +82,8 @@ def default_locations(env: Mapping[str, str] | None = None) -> list[Path]:
     tasks`) and the Cline CLI's data directory (`$CLINE_DATA_DIR`, else `$CLINE_DIR/data`, else
     `~/.cline/data`, then `tasks`). The directories to scan; some may not exist."""
     env = os.environ if env is None else env
-    home = Path(env.get("HOME") or Path.home())
-    if env.get("CLINE_DATA_DIR", "").strip():
-        data = Path(env["CLINE_DATA_DIR"].strip())
-    elif env.get("CLINE_DIR", "").strip():
-        data = Path(env["CLINE_DIR"].strip()) / "data"
-    else:
-        data = home / ".cline" / "data"
+    chosen = env.get("CLINE_DATA_DIR", "").strip()
+    data = Path(chosen) if chosen else tool_locations(env, "CLINE_DIR", ".cline", "data")[0]
     return [*(storage / "tasks" for storage in editor_storage(EXTENSION_ID, env)), data / "tasks"]
 
 

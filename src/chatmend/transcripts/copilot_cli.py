@@ -44,9 +44,9 @@ from chatmend.transcripts._records import (
     parse_records,
     read_call,
     seeded_uuid,
-    tool_locations,
     writable_repair,
 )
+from chatmend.transcripts._stores import tool_locations
 
 __all__ = ["NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command", "session_id"]
 

@@ -26,6 +26,7 @@ from chatmend.files.session import InFormat, Session
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._document import ListText, list_text
 from chatmend.transcripts._records import as_read_only
+from chatmend.transcripts._stores import home
 
 __all__ = ["NAME", "TOOL", "default_locations", "holds_session", "is_session_file", "read_document",
            "resume_command"]
@@ -43,8 +44,7 @@ def default_locations(env: Mapping[str, str] | None = None) -> list[Path]:
     """Where Gemini CLI keeps its project directories, which hold the checkpoints: `$GEMINI_CLI_HOME/.gemini/tmp`
     (Gemini CLI's home override), else `~/.gemini/tmp`."""
     env = os.environ if env is None else env
-    home = env.get("GEMINI_CLI_HOME", "").strip() or env.get("HOME") or str(Path.home())
-    return [Path(home) / ".gemini" / "tmp"]
+    return [Path(env.get("GEMINI_CLI_HOME", "").strip() or home(env)) / ".gemini" / "tmp"]
 
 
 def is_session_file(path: str | os.PathLike[str]) -> bool:

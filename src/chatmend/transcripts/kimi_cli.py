@@ -28,8 +28,8 @@ from chatmend.transcripts._records import (
     joined_text,
     optional_text,
     parse_records,
-    tool_locations,
 )
+from chatmend.transcripts._stores import tool_locations
 
 __all__ = ["NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command"]
 

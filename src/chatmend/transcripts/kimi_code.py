@@ -34,8 +34,8 @@ from chatmend.transcripts._records import (
     optional_text,
     parse_records,
     read_call,
-    tool_locations,
 )
+from chatmend.transcripts._stores import tool_locations
 
 __all__ = ["NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command"]
 

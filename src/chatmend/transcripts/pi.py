@@ -43,6 +43,7 @@ from chatmend.transcripts._records import (
     read_call,
     relink_chain,
 )
+from chatmend.transcripts._stores import home
 
 __all__ = [
     "NAME", "OPENCLAW", "TOOL", "default_locations", "is_record", "is_session_file", "openclaw_locations", "read",
@@ -77,14 +78,10 @@ _PROVIDERS = {
 # --- what a doctor needs -------------------------------------------------------------------------------------
 
 
-def _home(env: Mapping[str, str]) -> Path:
-    return Path(env.get("HOME") or Path.home())
-
-
 def _expand(path: str, env: Mapping[str, str]) -> Path:
     """A path as pi and OpenClaw expand it: a leading `~` is the home directory."""
     if path == "~" or path.startswith("~/"):
-        return _home(env) / path[2:]
+        return Path(home(env)) / path[2:]
     return Path(path)
 
 
@@ -96,7 +93,7 @@ def default_locations(env: Mapping[str, str] | None = None) -> list[Path]:
     if sessions:
         return [_expand(sessions, env)]
     agent = env.get("PI_CODING_AGENT_DIR", "").strip()
-    return [(_expand(agent, env) if agent else _home(env) / ".pi" / "agent") / "sessions"]
+    return [(_expand(agent, env) if agent else Path(home(env)) / ".pi" / "agent") / "sessions"]
 
 
 def openclaw_locations(env: Mapping[str, str] | None = None) -> list[Path]:
@@ -104,8 +101,9 @@ def openclaw_locations(env: Mapping[str, str] | None = None) -> list[Path]:
     `~/.openclaw`, then `agents/<agent>/sessions`. One folder a location (the caller walks it)."""
     env = os.environ if env is None else env
     state = env.get("OPENCLAW_STATE_DIR", "").strip()
-    home = env.get("OPENCLAW_HOME", "").strip()
-    root = _expand(state, env) if state else (_expand(home, env) if home else _home(env)) / ".openclaw"
+    openclaw_home = env.get("OPENCLAW_HOME", "").strip()
+    root = _expand(state, env) if state else (
+        _expand(openclaw_home, env) if openclaw_home else Path(home(env))) / ".openclaw"
     agents = root / "agents"
     try:
         names = sorted(p.name for p in agents.iterdir() if p.is_dir())

@@ -39,8 +39,8 @@ from chatmend.transcripts._records import (
     parse_records,
     relink_chain,
     seeded_uuid,
-    tool_locations,
 )
+from chatmend.transcripts._stores import tool_locations
 
 __all__ = ["NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command", "session_id"]
 
