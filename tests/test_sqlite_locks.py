@@ -22,10 +22,17 @@ HOUR_AGO = time.time() - 3600
 NEW_TURN = json.dumps([{"type": "text", "text": "the app's next turn"}])
 
 
+# How long chatmend waits for a lock in these runs: a lock here is held until chatmend has exited, so the wait only
+# sets how long each refusal takes, not what happens.
+BUSY_SECONDS = 0.5
+
+
 def chatmend(*args: str, before_write: str = "") -> subprocess.CompletedProcess[str]:
-    """`chatmend ARGS` in a subprocess; `before_write`, Python code, runs as the database store is about to
-    write (`sqlite3` and `db`, the store's path, at hand): what the tool does meanwhile."""
-    code = "import sys, chatmend.cli as c\n"
+    """`chatmend ARGS` in a subprocess, waiting `BUSY_SECONDS` for a lock; `before_write`, Python code, runs as the
+    database store is about to write (`sqlite3` and `db`, the store's path, at hand): what the tool does
+    meanwhile."""
+    code = ("import sys, chatmend.cli as c, chatmend.transcripts._sqlite as store\n"
+            f"store.BUSY_SECONDS = {BUSY_SECONDS!r}\n")
     if before_write:
         code += ("import sqlite3\nfrom chatmend.transcripts._sqlite import SqliteStore\n"
                  "write_back = SqliteStore.write_back\n"
