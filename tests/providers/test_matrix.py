@@ -1,25 +1,28 @@
 """Every provider × every messy history: what each adapter promises, checked the same way for all.
 
-For each generated history and each registered provider: the body passes the provider's own `check`, is
+For each generated history, for every registered provider in turn: the body passes the provider's own `check`, is
 JSON, is deterministic, is prefix-stable on the wire, carries every text and image of the history, and
 reads back (`from_request`) without losing any of them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, replace
 from typing import Any
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import given, note
 from hypothesis import strategies as st
 
 import chatmend.ids
 from chatmend import ChatMessage, ImagePart, ReadError, Repairer, TextPart, providers, repair_history
 from chatmend.ids import all_fit
+from chatmend.providers.base import Provider
 from chatmend.repair import is_placeholder
 from tests.providers.chat_helpers import completion
 from tests.providers.common import body_or_none, writable
@@ -73,70 +76,87 @@ def assert_carries(history: list[ChatMessage], wire: str) -> None:
         assert image in wire, f"image {image[:20]!r} lost"
 
 
-def to_request(name: str, history: list[ChatMessage], *, prefix: bool = False) -> dict[str, Any]:
-    """The provider's body; for a history it refuses for sending no messages (system text only), {} for a
-    `prefix` (nothing sent yet), else the example is skipped."""
-    body = body_or_none(providers.get(name), history, model="test-model")
-    if body is None:
-        assume(prefix)
-        return {}
-    return body
+def each_provider(history: list[ChatMessage]) -> Iterator[tuple[str, Provider, list[ChatMessage]]]:
+    """Every provider, its name and the history as it writes it; one drawn history serves them all (drawing it
+    costs more than the checks)."""
+    for name in sorted(MESSAGE_LIST):
+        provider = providers.get(name)
+        yield name, provider, writable(provider, history)
 
 
-@pytest.mark.parametrize("name", sorted(MESSAGE_LIST))
+@contextlib.contextmanager
+def reported(name: str) -> Iterator[None]:
+    """Names the provider in the report of an example that fails for it."""
+    try:
+        yield
+    except BaseException:
+        note(f"provider: {name}")
+        raise
+
+
+def to_request(name: str, history: list[ChatMessage]) -> dict[str, Any] | None:
+    """The provider's body, or None for a history it refuses for sending no messages (system text only)."""
+    return body_or_none(providers.get(name), history, model="test-model")
+
+
 @MATRIX
 @given(history=messy_histories())
-def test_body_is_accepted_json_deterministic_and_carries_everything(name: str, history: list[ChatMessage]) -> None:
-    history = writable(providers.get(name), history)
-    provider = providers.get(name)
-    body = to_request(name, history)
-    assert provider.check(body) == []
-    wire = json.dumps(body, ensure_ascii=False)
-    assert json.dumps(to_request(name, history), ensure_ascii=False) == wire
-    assert_carries(history, wire)
+def test_body_is_accepted_json_deterministic_and_carries_everything(history: list[ChatMessage]) -> None:
+    for name, provider, sent in each_provider(history):
+        with reported(name):
+            body = to_request(name, sent)
+            if body is None:
+                continue
+            assert provider.check(body) == []
+            wire = json.dumps(body, ensure_ascii=False)
+            assert json.dumps(to_request(name, sent), ensure_ascii=False) == wire
+            assert_carries(sent, wire)
 
 
-@pytest.mark.parametrize("name", sorted(MESSAGE_LIST))
 @MATRIX
 @given(history=messy_histories())
-def test_wire_is_prefix_stable(name: str, history: list[ChatMessage]) -> None:
-    history = writable(providers.get(name), history)
-    key = MESSAGE_LIST[name]
-    full = to_request(name, history)[key]
-    for i, message in enumerate(history):
-        if message.role == "assistant" and not is_placeholder(message):
-            shorter = to_request(name, history[:i], prefix=True).get(key, [])
-            assert full[: len(shorter)] == shorter, f"to_request(history[:{i}]) is not a prefix"
+def test_wire_is_prefix_stable(history: list[ChatMessage]) -> None:
+    for name, _, sent in each_provider(history):
+        with reported(name):
+            key = MESSAGE_LIST[name]
+            body = to_request(name, sent)
+            if body is None:
+                continue
+            full = body[key]
+            for i, message in enumerate(sent):
+                if message.role == "assistant" and not is_placeholder(message):
+                    shorter = (to_request(name, sent[:i]) or {}).get(key, [])  # None: nothing sent yet
+                    assert full[: len(shorter)] == shorter, f"to_request(history[:{i}]) is not a prefix"
 
 
-@pytest.mark.parametrize("name", sorted(MESSAGE_LIST))
 @MATRIX
 @given(history=messy_histories())
-def test_reading_the_body_back_keeps_every_text_and_image(name: str, history: list[ChatMessage]) -> None:
-    history = writable(providers.get(name), history)
-    provider = providers.get(name)
-    back = provider.from_request(to_request(name, history))
-    assert all(isinstance(m, ChatMessage) for m in back)
-    assert_carries(history, json.dumps([asdict(m) for m in back], ensure_ascii=False))
+def test_reading_the_body_back_keeps_every_text_and_image(history: list[ChatMessage]) -> None:
+    for name, provider, sent in each_provider(history):
+        with reported(name):
+            body = to_request(name, sent)
+            if body is None:
+                continue
+            back = provider.from_request(body)
+            assert all(isinstance(m, ChatMessage) for m in back)
+            assert_carries(sent, json.dumps([asdict(m) for m in back], ensure_ascii=False))
 
 
 def reads_only(tool: str) -> bool:
     return tool in ("read_file", "search")
 
 
-@pytest.mark.parametrize("name", sorted(MESSAGE_LIST))
 @MATRIX
 @given(history=messy_histories(), cut=st.integers(min_value=0, max_value=40))
-def test_a_kept_repairer_gives_the_same_bodies_as_a_fresh_repair(name: str, history: list[ChatMessage],
-                                                                 cut: int) -> None:
-    history = writable(providers.get(name), history)
-    # A session sent at every length, then a history that does not extend the last one (it starts over).
-    provider = providers.get(name)
-    repairer = Repairer(is_read_only=reads_only)
-    lengths = [*range(len(history) + 1), min(cut, len(history))]
-    for n in lengths:
-        expected = body_or_none(provider, history[:n], model="test-model", is_read_only=reads_only)
-        assert body_or_none(provider, history[:n], model="test-model", repairer=repairer) == expected
+def test_a_kept_repairer_gives_the_same_bodies_as_a_fresh_repair(history: list[ChatMessage], cut: int) -> None:
+    for name, provider, sent in each_provider(history):
+        with reported(name):
+            # A session sent at every length, then a history that does not extend the last one (it starts over).
+            repairer = Repairer(is_read_only=reads_only)
+            lengths = [*range(len(sent) + 1), min(cut, len(sent))]
+            for n in lengths:
+                expected = body_or_none(provider, sent[:n], model="test-model", is_read_only=reads_only)
+                assert body_or_none(provider, sent[:n], model="test-model", repairer=repairer) == expected
 
 
 @pytest.mark.parametrize("name", sorted(MESSAGE_LIST))
@@ -158,46 +178,46 @@ def fitting(message: ChatMessage) -> ChatMessage:
     return message
 
 
-@pytest.mark.parametrize("name", sorted(MESSAGE_LIST))
 @MATRIX
 @given(history=messy_histories(), fit=st.booleans())
-def test_ids_sent_as_they_are_give_the_body_the_id_map_gives(name: str, history: list[ChatMessage],
-                                                             fit: bool) -> None:
-    history = writable(providers.get(name), history)
-    # When every final id already fits, they are the wire ids as they are (ids.all_fit): nothing may change.
-    if fit:
-        history = [fitting(m) for m in history]
-        assert all_fit(repair_history(history).final_ids, 40, re.compile(r"[a-zA-Z0-9_-]*"))
-    shortcut = to_request(name, history)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(chatmend.ids, "all_fit", lambda *args: False)
-        mapped = to_request(name, history)
-    assert shortcut == mapped
+def test_ids_sent_as_they_are_give_the_body_the_id_map_gives(history: list[ChatMessage], fit: bool) -> None:
+    for name, _, sent in each_provider(history):
+        with reported(name):
+            # When every final id already fits, they are the wire ids as they are (ids.all_fit): nothing may change.
+            if fit:
+                sent = [fitting(m) for m in sent]
+                assert all_fit(repair_history(sent).final_ids, 40, re.compile(r"[a-zA-Z0-9_-]*"))
+            shortcut = to_request(name, sent)
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(chatmend.ids, "all_fit", lambda *args: False)
+                mapped = to_request(name, sent)
+            assert shortcut == mapped
 
 
-@pytest.mark.parametrize("name", sorted(MESSAGE_LIST))
 @examples(100)
 @given(history=messy_histories(), data=st.data())
-def test_a_corrupted_body_is_reported_or_read_never_crashes(name: str, history: list[ChatMessage],
-                                                            data: st.DataObject) -> None:
-    history = writable(providers.get(name), history)
+def test_a_corrupted_body_is_reported_or_read_never_crashes(history: list[ChatMessage], data: st.DataObject) -> None:
     # Bad input gets a clear error: whatever a field holds, `check` lists problems (each with a code, a path and
     # the provider's words) and `from_request` reads the body or raises a ReadError that says where; a body
     # `check` finds nothing wrong with reads, unless it holds a part of a kind the neutral model cannot hold.
-    provider = providers.get(name)
-    body = to_request(name, history)
-    corrupt(data, [body])
-    problems = provider.check(body)
-    assert all(p.code and p.path is not None and p.message for p in problems)
-    try:
-        read = provider.from_request(body)
-    except ReadError as error:
-        assert error.reason and error.provider == name
-        # (a part of a kind the neutral model has no place for, as audio or a file, is sent but cannot be read)
-        unreadable_kind = error.reason.startswith("unsupported content part")
-        assert problems or unreadable_kind, f"check found nothing, yet reading failed: {error}"
-    else:
-        assert all(isinstance(m, ChatMessage) for m in read)
+    for name, provider, sent in each_provider(history):
+        with reported(name):
+            body = to_request(name, sent)
+            if body is None:
+                continue
+            corrupt(data, [body])
+            problems = provider.check(body)
+            assert all(p.code and p.path is not None and p.message for p in problems)
+            try:
+                read = provider.from_request(body)
+            except ReadError as error:
+                assert error.reason and error.provider == name
+                # (a part of a kind the neutral model has no place for, as audio or a file, is sent but cannot be
+                # read)
+                unreadable_kind = error.reason.startswith("unsupported content part")
+                assert problems or unreadable_kind, f"check found nothing, yet reading failed: {error}"
+            else:
+                assert all(isinstance(m, ChatMessage) for m in read)
 
 
 # A reply of each provider's shape: thinking (where the wire has it), text and a call.
