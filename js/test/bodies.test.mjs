@@ -4,7 +4,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { check, PROVIDERS, repairBody, UnsupportedBodyError } from "../dist/index.js";
-import { DIVERGENT } from "./support/divergent.mjs";
 import { REFUSED } from "./support/refused.mjs";
 import { canonical, load, options } from "./support/vectors.mjs";
 
@@ -13,14 +12,9 @@ const LIST_KEY = { anthropic: "messages", openai_chat: "messages", openai_respon
 
 for (const provider of PROVIDERS) {
   test(`conformance bodies/${provider}`, () => {
-    const counts = { cases: 0, neutral: 0, divergent: 0, refused: 0 };
-    const divergent = new Set(DIVERGENT[provider] ?? []);
+    const counts = { cases: 0, neutral: 0, refused: 0 };
     const refused = new Set(REFUSED[provider] ?? []);
     for (const c of load(`bodies/${provider}.json.gz`)) {
-      if (divergent.has(c.name)) {
-        counts.divergent += 1;
-        continue;
-      }
       if (refused.has(c.name)) {
         assert.throws(() => repairBody(provider, c.input, options(c.options)), UnsupportedBodyError, c.name);
         counts.refused += 1;
@@ -39,11 +33,10 @@ for (const provider of PROVIDERS) {
         if (!repaired.rewritten.includes(k)) assert.ok(items.includes(item), `${c.name}: item ${k} is the input's own`);
       });
     }
-    assert.equal(counts.divergent, divergent.size, "every known divergence names a case");
     assert.equal(counts.refused, refused.size, "every refusal names a case");
     console.log(
       `${provider}: ${counts.cases} cases byte for byte (${counts.neutral} of them by Python's neutral route), ` +
-        `${counts.refused} refused by name, ${counts.divergent} known divergences skipped`,
+        `${counts.refused} refused by name`,
     );
   });
 }
@@ -51,9 +44,7 @@ for (const provider of PROVIDERS) {
 for (const provider of CHECKED) {
   test(`conformance check bodies/${provider}`, () => {
     let judged = 0;
-    const divergent = new Set(DIVERGENT[provider] ?? []);
     for (const c of load(`bodies/${provider}.json.gz`)) {
-      if (divergent.has(c.name)) continue;
       const problems = check(provider, c.input);
       judged += 1;
       const got = problems.map(({ code, path, message }) => ({ code, path, message }));
@@ -69,7 +60,7 @@ for (const provider of CHECKED) {
 test("repairBody never changes its input", () => {
   for (const provider of PROVIDERS) {
     for (const c of load(`bodies/${provider}.json.gz`)) {
-      if (DIVERGENT[provider]?.includes(c.name) || REFUSED[provider]?.includes(c.name)) continue;
+      if (REFUSED[provider]?.includes(c.name)) continue;
       const before = canonical(c.input);
       repairBody(provider, c.input, options(c.options));
       assert.equal(canonical(c.input), before, c.name);

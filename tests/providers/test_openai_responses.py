@@ -846,3 +846,20 @@ def test_an_image_without_a_readable_url_is_a_read_error_that_says_which(image: 
     with pytest.raises(ReadError) as info:
         orr.from_request(body)
     assert (info.value.path, info.value.reason) == (path, reason)
+
+
+def test_a_renamed_call_whose_item_id_was_sent_before_is_written_plain_in_its_run_and_the_rest_kept() -> None:
+    """OR6: a run's writer knows the item ids the list sends before it, so the renamed call goes without its item
+    id there, and the list needs no writing anew: the words after it are the input's own object, though moved."""
+    call = {"type": "function_call", "id": "fc_b", "call_id": "b", "name": "search", "arguments": "{}"}
+    items: list[Any] = [
+        {"role": "user", "content": "hi"}, call, {"type": "function_call_output", "call_id": "b", "output": "ok"},
+        {"role": "user", "content": "more"}, dict(call), {"role": "user", "content": "again"},
+    ]
+    repaired = PROVIDER.repair_body({"model": "gpt-5", "input": items})
+    out = repaired.body["input"]
+    assert out[4] == {"type": "function_call", "call_id": "b_1", "name": "search", "arguments": "{}"}
+    assert out[5]["type"] == "function_call_output" and out[5]["call_id"] == "b_1"
+    assert repaired.rewritten == [4, 5]
+    assert all(out[k] is items[k] for k in range(4)) and out[6] is items[5]
+    assert PROVIDER.check(repaired.body) == []

@@ -702,12 +702,18 @@ class Provider(ABC):
                     new_items.append(items[r])
                 p += 1
                 continue
-            written = self._write_items(out[run.lead:run.end], _assigners(wire_ids, calls_before[run.lead]),
-                                        run.start - run.lead)
+            written = self._write_run(new_items, out[run.lead:run.end],
+                                      _assigners(wire_ids, calls_before[run.lead]), run.start - run.lead)
             rewritten.extend(range(len(new_items), len(new_items) + len(written)))
             new_items.extend(written)
             p = run.end
         return new_items, rewritten
+
+    def _write_run(self, before: list[Any], messages: list[ChatMessage], ids: Callable[[], IdAssigner],
+                   lead: int) -> list[Any]:
+        """Hook of `_rebuild`: a run's items (`_write_items`), written after `before`, the new list so far (its kept
+        units and written items). Default: the run's lead is all the context its writer needs."""
+        return self._write_items(messages, ids, lead)
 
     def _read_groups(self, items: list[Any]) -> list[list[ChatMessage]] | None:
         """The neutral messages of each item of the conversation list, in order, one list per item (hook: an

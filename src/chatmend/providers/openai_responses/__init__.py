@@ -50,7 +50,7 @@ of plain items (`spans.stubs`) is decided on stubs first, as every adapter's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, ClassVar
 
 from chatmend.exceptions import Problem
@@ -67,6 +67,7 @@ from chatmend.providers.openai_responses.wire import (
     OWN_PART_TYPES,
     RESPONSES_ITEM_TYPES,
     is_client_call,
+    sent_ids,
 )
 from chatmend.providers.openai_responses.write import Writer, function_call_output, instructions, tool, with_wire
 from chatmend.repair import IsReadOnly, RepairResult, reads_only, synthetic_result
@@ -188,11 +189,20 @@ class OpenAIResponses(Provider):
     def _write_items(self, messages: list[ChatMessage], ids: Callable[[], IdAssigner], lead: int) -> list[Any]:
         """The items of `messages[lead:]`, written after the lead's (for its calls) by one writer: never through
         `_write_body`, which would make a leading system message `instructions`."""
-        writer = Writer(ids())
-        writer.write(messages[:lead])
-        start = len(writer.items)
-        writer.write(messages[lead:])
-        return writer.items[start:]
+        return _run_items(messages, ids(), lead, ())
+
+    def _write_run(self, before: list[Any], messages: list[ChatMessage], ids: Callable[[], IdAssigner],
+                   lead: int) -> list[Any]:
+        """A run's items, its writer knowing the item ids the list sends before it (OR6: an item id is sent once):
+        a turn whose ids were sent before goes in the plain shape, as the whole list's writer writes it, and the
+        list needs no writing anew for that."""
+        written = _run_items(messages, ids(), lead, ())
+        own = {i for item in written for i in sent_ids(item)}
+        if not own:
+            return written  # (an agent's plain traffic: no walk of the list before)
+        sent = {i for entry in before for item in (entry if isinstance(entry, list) else (entry,))
+                for i in sent_ids(item)}
+        return written if own.isdisjoint(sent) else _run_items(messages, ids(), lead, sent)
 
     def from_response(self, response: Any) -> ChatMessage:
         """The reply's output items (reasoning, message, function_call) as one assistant message."""
@@ -224,6 +234,16 @@ class OpenAIResponses(Provider):
     def _create(self, client: Any, body: dict[str, Any]) -> Any:
         """`client.responses.create(**body)` on an `openai.OpenAI` client (or `AsyncOpenAI`)."""
         return client.responses.create(**body)
+
+
+def _run_items(messages: list[ChatMessage], ids: IdAssigner, lead: int, sent: Collection[str]) -> list[Any]:
+    """The items of `messages[lead:]`, written after the lead's by one writer that knows `sent` were sent."""
+    writer = Writer(ids)
+    writer.item_ids.update(sent)
+    writer.write(messages[:lead])
+    start = len(writer.items)
+    writer.write(messages[lead:])
+    return writer.items[start:]
 
 
 PROVIDER = OpenAIResponses()

@@ -80,3 +80,14 @@ def answered_id(item: Mapping[str, Any]) -> object:
     if call_id is None and item.get("type") == "local_shell_call_output":
         return item.get("id")
     return call_id
+
+
+def sent_ids(item: object) -> tuple[str, ...]:
+    """The item id an input item sends (OR6: each once), as the writer counts them: an output's `id` may be its
+    call's id, and a reference's is a stored item's, not one of its own."""
+    if not isinstance(item, Mapping):
+        return ()
+    value, kind = item.get("id"), item.get("type")
+    if not isinstance(value, str) or kind == "item_reference" or (isinstance(kind, str) and kind.endswith("_output")):
+        return ()
+    return (value,)
