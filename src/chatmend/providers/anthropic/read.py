@@ -20,7 +20,6 @@ from chatmend.messages import (
     ChatMessage,
     FilePart,
     ImagePart,
-    NativePart,
     Part,
     TextPart,
     ThinkingPart,
@@ -36,6 +35,7 @@ from chatmend.providers.anthropic.wire import (
     THINKING_TAGS,
     untagged,
 )
+from chatmend.providers.kept import as_provider_data, native, unnamed_fields
 
 ProviderData = dict[str, Any] | None
 
@@ -47,8 +47,7 @@ _IN_MESSAGES = {PROVIDER_NAME: {IN_MESSAGES: True}}
 
 def _extra(block: Mapping[str, Any], named: frozenset[str]) -> ProviderData:
     """The block's fields the neutral model does not name, as `provider_data` (None when there are none)."""
-    extra = {k: v for k, v in block.items() if k not in named}
-    return {PROVIDER_NAME: extra} if extra else None
+    return as_provider_data(PROVIDER_NAME, unnamed_fields(block, named))
 
 
 def _message(**fields: Any) -> ChatMessage:
@@ -152,7 +151,7 @@ def _read_result(block: Mapping[str, Any], name_of: Callable[[str], str | None],
     is_error = block.get("is_error")
     extra = None
     if len(block) > 2 + ("content" in block) + (is_error is True):
-        extra = {k: v for k, v in block.items() if k not in _RESULT_KEYS}
+        extra = unnamed_fields(block, _RESULT_KEYS)
         if "is_error" in block and is_error is not True:
             extra["is_error"] = is_error
     if raw is not None and not raw:
@@ -252,7 +251,7 @@ def _read_part(block: Any) -> Part:
         return _read_image(block)
     if kind == "document":
         return _read_document(block)
-    return NativePart(provider=PROVIDER_NAME, data=dict(block))
+    return native(PROVIDER_NAME, block)
 
 
 def _read_image(block: Mapping[str, Any]) -> Part:
@@ -275,7 +274,7 @@ def _read_image(block: Mapping[str, Any]) -> Part:
     elif kind in ("base64", "url"):
         raise ReadError(f"an image's {kind} source needs its {'data' if kind == 'base64' else 'url'}",
                         path="source")
-    return NativePart(provider=PROVIDER_NAME, data=dict(block))
+    return native(PROVIDER_NAME, block)
 
 
 def _read_document(block: Mapping[str, Any]) -> Part:
@@ -295,13 +294,13 @@ def _read_document(block: Mapping[str, Any]) -> Part:
             try:
                 data = base64.b64encode(data.encode()).decode("ascii")
             except UnicodeEncodeError:  # a lone surrogate: no bytes to carry, kept verbatim
-                return NativePart(provider=PROVIDER_NAME, data=dict(block))
+                return native(PROVIDER_NAME, block)
         return FilePart(media_type=DOCUMENT_MEDIA_TYPES[kind], data=data, filename=filename, provider_data=extra)
     if kind == "url" and len(source) == 2 and isinstance(source.get("url"), str):
         return FilePart(url=source["url"], filename=filename, provider_data=extra)
     if kind == "file" and len(source) == 2 and isinstance(source.get("file_id"), str):
         return FilePart(file_id=source["file_id"], provider=PROVIDER_NAME, filename=filename, provider_data=extra)
-    return NativePart(provider=PROVIDER_NAME, data=dict(block))
+    return native(PROVIDER_NAME, block)
 
 
 # --- an agent's transcript: its turns, handed over by the store that holds them ---------------------------------

@@ -32,6 +32,11 @@ DOCUMENT_MEDIA_TYPES = {"base64": "application/pdf", "text": "text/plain"}
 """A document source's `type` -> the one media type it takes (a url source is a PDF's, a file source any)."""
 
 
+def blank(text: str) -> bool:
+    """True for text the API refuses as a text block (AN9: empty or whitespace only), and Converse too (BR8)."""
+    return not text or text.isspace()
+
+
 def tagged(text: str, tags: tuple[str, str]) -> str:
     """`text` between the tag lines `tags`."""
     return tags[0] + text + tags[1]

@@ -18,10 +18,12 @@ from chatmend.providers.anthropic.wire import (
     SIGNED_THINKING,
     SYSTEM_TAGS,
     THINKING_TAGS,
+    blank,
     tagged,
 )
 from chatmend.providers.base import IdAssigner, parse_data_url
 from chatmend.providers.body import Dropped
+from chatmend.providers.kept import kept_field, kept_fields
 from chatmend.repair import RepairResult
 
 Block = dict[str, Any]
@@ -33,24 +35,14 @@ _MEDIA_ALIASES = {"image/jpg": "image/jpeg"}
 _ASSISTANT_IMAGES = "Images from the assistant:"
 
 
-def _blank(text: str) -> bool:
-    """True for text the API refuses as a text block (AN9: empty or whitespace only)."""
-    return not text or text.isspace()
-
-
 def _text(text: str) -> Block:
     """A text block."""
     return {"type": "text", "text": text}
 
 
-def _own(provider_data: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The fields of `provider_data` that are Anthropic's (another provider's are never written here)."""
-    return provider_data.get(PROVIDER_NAME) if provider_data is not None else None
-
-
 def _with(block: Block, provider_data: dict[str, Any] | None) -> Block:
     """The block with the fields read from Anthropic that the part does not name (`cache_control`, ...)."""
-    extra = _own(provider_data)
+    extra = kept_fields(provider_data, PROVIDER_NAME)
     if extra:
         block.update(extra)
     return block
@@ -124,7 +116,7 @@ def _content_blocks(parts: Sequence[Part]) -> list[Block]:
     blocks: list[Block] = []
     for part in parts:
         if isinstance(part, TextPart):
-            if not _blank(part.text):
+            if not blank(part.text):
                 blocks.append(_text_block(part))
         elif isinstance(part, ImagePart):
             blocks.append(_image(part))
@@ -132,7 +124,7 @@ def _content_blocks(parts: Sequence[Part]) -> list[Block]:
             blocks.append(part.data)
         elif isinstance(part, FilePart):
             blocks.append(_document(part))
-        elif not _blank(part.text):
+        elif not blank(part.text):
             blocks.append(_text(tagged(part.text, THINKING_TAGS)))
     return blocks
 
@@ -155,7 +147,7 @@ def _input(arguments: dict[str, Any] | str) -> dict[str, Any]:
     """`tool_use.input`: the object, or verbatim text under RAW_ARGUMENTS (input must be an object)."""
     if isinstance(arguments, dict):
         return arguments
-    return {} if _blank(arguments) else {RAW_ARGUMENTS: arguments}
+    return {} if blank(arguments) else {RAW_ARGUMENTS: arguments}
 
 
 def _produces(message: ChatMessage) -> bool:
@@ -167,19 +159,18 @@ def _produces(message: ChatMessage) -> bool:
         return True
     content = message.content
     if isinstance(content, str):
-        return not _blank(content)
+        return not blank(content)
     if message.role == "assistant":
         return any(isinstance(p, (ImagePart, FilePart, NativePart)) or (
-            isinstance(p, (TextPart, ThinkingPart)) and not _blank(p.text) and (
+            isinstance(p, (TextPart, ThinkingPart)) and not blank(p.text) and (
                 isinstance(p, TextPart) or _signed(p) is None)) for p in content)
     return any(isinstance(p, (ImagePart, FilePart, NativePart)) or (
-        isinstance(p, (TextPart, ThinkingPart)) and not _blank(p.text)) for p in content)
+        isinstance(p, (TextPart, ThinkingPart)) and not blank(p.text)) for p in content)
 
 
 def _in_messages(message: ChatMessage) -> bool:
     """True for a system message read from a `role: "system"` message inside `messages`."""
-    extra = _own(message.provider_data)
-    return bool(extra and extra.get(IN_MESSAGES))
+    return bool(kept_field(message.provider_data, PROVIDER_NAME, IN_MESSAGES))
 
 
 def _tool_use(call: ToolCall, wire_id: str) -> Block:
@@ -242,7 +233,7 @@ class _Writer:
 
     def system_blocks(self, system: str | None) -> tuple[list[Block], int]:
         """The top-level system (the option, then text-only system messages before anything else is sent)."""
-        blocks = [_text(system)] if system is not None and not _blank(system) else []
+        blocks = [_text(system)] if system is not None and not blank(system) else []
         history = self.history
         i = 0
         while i < len(history):
@@ -255,11 +246,11 @@ class _Writer:
                 break  # it stood inside `messages`: it goes back there
             content = history[i].content
             if isinstance(content, str):
-                if not _blank(content):
+                if not blank(content):
                     blocks.append(_text(content))
             elif all(isinstance(p, TextPart) for p in content):
                 blocks.extend(_text_block(p) for p in content
-                              if isinstance(p, TextPart) and not _blank(p.text))
+                              if isinstance(p, TextPart) and not blank(p.text))
             else:
                 break  # images cannot go in the top-level system: this one goes in place
             i += 1
@@ -282,7 +273,7 @@ class _Writer:
             if role == "user":
                 content = message.content
                 if isinstance(content, str):
-                    if not _blank(content):  # AN9: a blank message is not sent at all
+                    if not blank(content):  # AN9: a blank message is not sent at all
                         self.emit_user(content)
                 else:
                     blocks = _content_blocks(content)
@@ -307,11 +298,11 @@ class _Writer:
             self.in_run = False
             return
         if isinstance(content, str):
-            if not _blank(content):
+            if not blank(content):
                 self.emit_user(tagged(content, SYSTEM_TAGS))
             return
         text = "\n".join(p.text for p in content if isinstance(p, TextPart))
-        blocks = [_text(tagged(text, SYSTEM_TAGS))] if not _blank(text) else []
+        blocks = [_text(tagged(text, SYSTEM_TAGS))] if not blank(text) else []
         blocks.extend(_content_blocks([p for p in content if not isinstance(p, (TextPart, ThinkingPart))]))
         if blocks:
             self.emit_user(blocks)
@@ -330,7 +321,7 @@ class _Writer:
             blocks = []
             for j, part in enumerate(content):
                 if isinstance(part, TextPart):
-                    if not _blank(part.text):
+                    if not blank(part.text):
                         blocks.append(_text_block(part))
                 elif isinstance(part, NativePart):
                     blocks.append(part.data)
@@ -344,7 +335,7 @@ class _Writer:
                             continue
                         blocks.append(signed)
                         has_thinking = True
-                    elif not _blank(part.text):  # another provider's thinking: its text only
+                    elif not blank(part.text):  # another provider's thinking: its text only
                         blocks.append(_text(tagged(part.text, THINKING_TAGS)))
         if has_thinking:
             blocks = self.place_thinking(blocks, i, bool(calls), bool(media))
@@ -474,7 +465,7 @@ def user_blocks(message: ChatMessage) -> list[Block]:
     """A user message's content as the blocks of a user turn (AN9: a blank text is not sent)."""
     content = message.content
     if isinstance(content, str):
-        return [] if _blank(content) else [_text(content)]
+        return [] if blank(content) else [_text(content)]
     return _content_blocks(content)
 
 

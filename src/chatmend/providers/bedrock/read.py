@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from chatmend.exceptions import HistoryError, ReadError, error_context, validation_reason
-from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, ToolCall
+from chatmend.messages import ChatMessage, FilePart, ImagePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.anthropic.wire import SYSTEM_TAGS, THINKING_TAGS, untagged
 from chatmend.providers.bedrock.wire import (
     MEDIA_KINDS,
@@ -17,6 +17,7 @@ from chatmend.providers.bedrock.wire import (
     media_type_of,
 )
 from chatmend.providers.bedrock.write import JSON_TEXT
+from chatmend.providers.kept import as_provider_data, native, unnamed_fields
 
 
 def _message(**fields: Any) -> ChatMessage:
@@ -36,28 +37,18 @@ def blob(value: Any) -> str | None:
     return None
 
 
-def _provider_data(extra: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Fields chatmend does not name, under Bedrock's key (None when there are none)."""
-    return {PROVIDER_NAME: dict(extra)} if extra else None
-
-
-def _native(block: Mapping[str, Any]) -> NativePart:
-    """A block chatmend does not model (cachePoint, guardContent, citationsContent, searchResult, a new type)."""
-    return NativePart(provider=PROVIDER_NAME, data=dict(block))
-
-
 def _media(kind: str, value: Any, block: Mapping[str, Any]) -> Part:
     """An image, document, video or audio block as a part; one whose source chatmend cannot hold stays native."""
     if not isinstance(value, Mapping) or not isinstance(value.get("format"), str):
-        return _native(block)
+        return native(PROVIDER_NAME, block)
     source = value.get("source")
     fmt: str = value["format"]
-    extra = {k: v for k, v in value.items() if k not in ("format", "source", "name")}
+    extra = unnamed_fields(value, ("format", "source", "name"))
     data = blob(source.get("bytes")) if isinstance(source, Mapping) else None
     s3 = source.get("s3Location") if isinstance(source, Mapping) else None
     url = s3.get("uri") if isinstance(s3, Mapping) and isinstance(s3.get("uri"), str) else None
     if (data is None) == (url is None) or not isinstance(source, Mapping) or len(source) != 1:
-        return _native(block)  # a text or content document, or a malformed source: kept as it is
+        return native(PROVIDER_NAME, block)  # a text or content document, or a malformed source: kept as it is
     if url is not None:
         assert isinstance(s3, Mapping)
         rest = {k: v for k, v in s3.items() if k != "uri"}
@@ -65,15 +56,15 @@ def _media(kind: str, value: Any, block: Mapping[str, Any]) -> Part:
     media_type = media_type_of(kind, fmt)
     if kind == "image":
         return ImagePart(media_type=media_type if data is not None else None, data=data, url=url,
-                         provider_data=_provider_data(extra))
+                         provider_data=as_provider_data(PROVIDER_NAME, extra))
     name = value.get("name")
     if kind == "document":
         if not isinstance(name, str):
-            return _native(block)
+            return native(PROVIDER_NAME, block)
     else:
         extra = {"kind": kind, **extra}
     return FilePart(media_type=media_type, data=data, url=url, filename=name if isinstance(name, str) else None,
-                    provider_data=_provider_data(extra))
+                    provider_data=as_provider_data(PROVIDER_NAME, extra))
 
 
 def _user_part(block: Any, j: int) -> Part:
@@ -87,26 +78,25 @@ def _user_part(block: Any, j: int) -> Part:
             return ThinkingPart(text=inner) if inner is not None else TextPart(text=value)
         if kind in MEDIA_KINDS:
             return _media(kind, value, block)
-    return _native(block)
+    return native(PROVIDER_NAME, block)
 
 
 def _reasoning(value: Any, block: Mapping[str, Any]) -> Part:
     """A `reasoningContent` block: readable text with its signature, or redacted bytes."""
     if not isinstance(value, Mapping):
-        return _native(block)
-    extra = {k: v for k, v in value.items() if k not in ("reasoningText", "redactedContent")}
+        return native(PROVIDER_NAME, block)
+    kept = as_provider_data(PROVIDER_NAME, unnamed_fields(value, ("reasoningText", "redactedContent")))
     text = value.get("reasoningText")
     redacted = blob(value.get("redactedContent"))
     if isinstance(text, Mapping) and isinstance(text.get("text"), str) and redacted is None:
         signature = text.get("signature")
-        more = {k: v for k, v in text.items() if k not in ("text", "signature")}
+        more = unnamed_fields(text, ("text", "signature"))
         if more or (signature is not None and not isinstance(signature, str)):
-            return _native(block)
-        return ThinkingPart(text=text["text"], signature=signature, provider=PROVIDER_NAME,
-                            provider_data=_provider_data(extra))
+            return native(PROVIDER_NAME, block)
+        return ThinkingPart(text=text["text"], signature=signature, provider=PROVIDER_NAME, provider_data=kept)
     if redacted is not None and text is None:
-        return ThinkingPart(redacted=True, data=redacted, provider=PROVIDER_NAME, provider_data=_provider_data(extra))
-    return _native(block)
+        return ThinkingPart(redacted=True, data=redacted, provider=PROVIDER_NAME, provider_data=kept)
+    return native(PROVIDER_NAME, block)
 
 
 def _call(value: Any, j: int) -> ToolCall:
@@ -125,8 +115,8 @@ def _call(value: Any, j: int) -> ToolCall:
         arguments = raw
     else:
         arguments = json.dumps(raw, ensure_ascii=False, separators=(",", ":"))
-    extra = {k: v for k, v in value.items() if k not in ("toolUseId", "name", "input")}
-    return ToolCall(id=call_id, name=value["name"], arguments=arguments, provider_data=_provider_data(extra))
+    kept = as_provider_data(PROVIDER_NAME, unnamed_fields(value, ("toolUseId", "name", "input")))
+    return ToolCall(id=call_id, name=value["name"], arguments=arguments, provider_data=kept)
 
 
 def read_assistant(content: Any) -> ChatMessage:
@@ -167,7 +157,7 @@ def _result(value: Any, j: int) -> ChatMessage:
             else:
                 parts.append(_user_part(block, k))
     status = value.get("status")
-    extra = {k: v for k, v in value.items() if k not in ("toolUseId", "content", "status")}
+    extra = unnamed_fields(value, ("toolUseId", "content", "status"))
     if status not in (None, "success", "error"):
         extra["status"] = status
     content: str | tuple[Part, ...] = tuple(parts)
@@ -176,7 +166,7 @@ def _result(value: Any, j: int) -> ChatMessage:
     elif len(parts) == 1 and type(parts[0]) is TextPart and parts[0].provider_data is None:
         content = parts[0].text
     return _message(role="tool", tool_call_id=value["toolUseId"], content=content, is_error=status == "error",
-                    provider_data=_provider_data(extra))
+                    provider_data=as_provider_data(PROVIDER_NAME, extra))
 
 
 def read_user(content: Any) -> list[ChatMessage]:
@@ -239,8 +229,8 @@ def read_system(system: Any) -> list[ChatMessage]:
         if len(block) == 1 and isinstance(block.get("text"), str):
             messages.append([TextPart(text=block["text"])])
         elif messages:
-            messages[-1].append(_native(block))
+            messages[-1].append(native(PROVIDER_NAME, block))
         else:
-            messages.append([_native(block)])
+            messages.append([native(PROVIDER_NAME, block)])
     return [_message(role="system", content=parts[0].text if len(parts) == 1 and type(parts[0]) is TextPart
                      else tuple(parts)) for parts in messages]

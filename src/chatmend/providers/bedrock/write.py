@@ -10,7 +10,7 @@ from typing import Any
 from chatmend._json import copy_json
 from chatmend.exceptions import UnsupportedError
 from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, ToolCall
-from chatmend.providers.anthropic.wire import SYSTEM_TAGS, THINKING_TAGS, tagged
+from chatmend.providers.anthropic.wire import SYSTEM_TAGS, THINKING_TAGS, blank, tagged
 from chatmend.providers.base import IdAssigner, parse_data_url
 from chatmend.providers.bedrock.wire import (
     ASSISTANT_FILLER,
@@ -23,6 +23,7 @@ from chatmend.providers.bedrock.wire import (
     USER_FILLER,
     VIDEO_FORMATS,
 )
+from chatmend.providers.kept import kept_field, kept_fields
 
 Block = dict[str, Any]
 WireMessage = dict[str, Any]
@@ -32,19 +33,6 @@ JSON_TEXT = "json"
 _IMAGE_AT = "Image at "
 _NAME_UNSAFE = re.compile(r"[^a-zA-Z0-9\s\-()\[\]]+")
 _SPACES = re.compile(r"\s+")
-
-
-def _blank(text: str) -> bool:
-    """True for text Converse refuses in a text block (BR8: empty or whitespace only)."""
-    return not text or text.isspace()
-
-
-def _own(provider_data: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The fields of a block chatmend does not name that Bedrock gave it (written back only to Bedrock)."""
-    if not provider_data:
-        return {}
-    mine = provider_data.get(PROVIDER_NAME)
-    return dict(mine) if isinstance(mine, Mapping) else {}
 
 
 def _source(data: str | None, url: str | None, extra: dict[str, Any]) -> dict[str, Any] | None:
@@ -63,7 +51,7 @@ def _image(part: ImagePart) -> Block:
         inline = parse_data_url(part.url)
         if inline.data is not None:
             part = ImagePart(media_type=inline.media_type, data=inline.data, provider_data=part.provider_data)
-    extra = _own(part.provider_data)
+    extra = dict(kept_fields(part.provider_data, PROVIDER_NAME) or {})  # a copy: each field is popped as it is written
     source = _source(part.data, part.url, extra)
     if source is None:
         return {"text": _IMAGE_AT + (part.url or "")}
@@ -92,7 +80,7 @@ def _document_name(filename: str | None) -> str:
 
 def _file(part: FilePart) -> Block:
     """A `document`, `video` or `audio` block by the file's media type."""
-    extra = _own(part.provider_data)
+    extra = dict(kept_fields(part.provider_data, PROVIDER_NAME) or {})  # a copy: each field is popped as it is written
     media_type = part.media_type or ""
     kind = extra.pop("kind", None) or ("video" if media_type.startswith("video/") else "audio" if media_type.startswith(
         "audio/") else "document")
@@ -114,7 +102,7 @@ def _reasoning(part: ThinkingPart) -> Block | None:
     """The part as a `reasoningContent` block when Bedrock made it (its signature is valid only there), else None."""
     if part.provider != PROVIDER_NAME:
         return None
-    extra = _own(part.provider_data)
+    extra = kept_fields(part.provider_data, PROVIDER_NAME) or {}
     if part.redacted:
         return {"reasoningContent": {"redactedContent": part.data, **extra}} if part.data else None
     text: dict[str, Any] = {"text": part.text}
@@ -128,14 +116,14 @@ def _block(part: Part) -> Block | None:
     Bedrock's native block verbatim (another's never reaches the writer); a text read from a `json` result block
     is not written here."""
     if isinstance(part, TextPart):
-        return None if _blank(part.text) else {"text": part.text}
+        return None if blank(part.text) else {"text": part.text}
     if isinstance(part, ImagePart):
         return _image(part)
     if isinstance(part, FilePart):
         return _file(part)
     if isinstance(part, NativePart):
         return part.data
-    return None if _blank(part.text) else {"text": tagged(part.text, THINKING_TAGS)}
+    return None if blank(part.text) else {"text": tagged(part.text, THINKING_TAGS)}
 
 
 def _content_blocks(parts: Sequence[Part]) -> list[Block]:
@@ -146,11 +134,11 @@ def _content_blocks(parts: Sequence[Part]) -> list[Block]:
 def _result_content(content: str | tuple[Part, ...], is_error: bool) -> list[Block]:
     """A `toolResult`'s content: text, json, images, documents; never empty when it failed (BR6)."""
     if isinstance(content, str):
-        blocks: list[Block] = [] if _blank(content) else [{"text": content}]
+        blocks: list[Block] = [] if blank(content) else [{"text": content}]
     else:
         blocks = []
         for part in content:
-            if isinstance(part, TextPart) and _own(part.provider_data).get("block") == JSON_TEXT:
+            if isinstance(part, TextPart) and kept_field(part.provider_data, PROVIDER_NAME, "block") == JSON_TEXT:
                 try:
                     value = json.loads(part.text)
                 except ValueError:
@@ -171,7 +159,7 @@ def _tool_input(call: ToolCall) -> Any:
     arguments = call.arguments
     if isinstance(arguments, dict):
         return copy_json(arguments)  # a caller editing the body must not edit the history
-    return {} if _blank(arguments) else {RAW_ARGUMENTS: arguments}
+    return {} if blank(arguments) else {RAW_ARGUMENTS: arguments}
 
 
 class _Writer:
@@ -216,7 +204,7 @@ class _Writer:
             if role == "user":
                 content = message.content
                 if isinstance(content, str):
-                    self.user([] if _blank(content) else [{"text": content}])
+                    self.user([] if blank(content) else [{"text": content}])
                 else:
                     self.user(_content_blocks(content))
             elif role == "system":
@@ -230,7 +218,7 @@ class _Writer:
         """A later system message as user text in place, tagged so the model knows whose words these are."""
         content = message.content
         text = content if isinstance(content, str) else "\n".join(p.text for p in content if isinstance(p, TextPart))
-        blocks = [] if _blank(text) else [{"text": tagged(text, SYSTEM_TAGS)}]
+        blocks = [] if blank(text) else [{"text": tagged(text, SYSTEM_TAGS)}]
         if not isinstance(content, str):
             blocks.extend(_content_blocks([p for p in content if not isinstance(p, TextPart)]))
         self.user(blocks)
@@ -243,7 +231,7 @@ class _Writer:
         blocks: list[Block] = []
         moved: list[Block] = []
         if isinstance(content, str):
-            if not _blank(content):
+            if not blank(content):
                 blocks.append({"text": content})
         else:
             for part in content:
@@ -262,7 +250,7 @@ class _Writer:
             name = self.names.get(call.name, call.name)
             use = {"toolUseId": wire_id, "name": name, "input": _tool_input(call)}
             if call.provider_data:
-                use.update(_own(call.provider_data))
+                use.update(kept_fields(call.provider_data, PROVIDER_NAME) or {})
             blocks.append({"toolUse": use})
         if not blocks:
             blocks = [{"text": ASSISTANT_FILLER}]  # BR3: the turn stays, so the user turns around it stay apart
@@ -290,26 +278,26 @@ def tool_result(message: ChatMessage, wire_id: str) -> Block:
     if message.is_error:
         block["status"] = "error"
     if message.provider_data:
-        block.update(_own(message.provider_data))
+        block.update(kept_fields(message.provider_data, PROVIDER_NAME) or {})
     return {"toolResult": block}
 
 
 def system_blocks(history: list[ChatMessage], system: str | None) -> tuple[list[Block], int]:
     """The top-level `system` blocks (the option, then the system messages the history opens with) and the index of
     the first message written in the list."""
-    blocks: list[Block] = [] if system is None or _blank(system) else [{"text": system}]
+    blocks: list[Block] = [] if system is None or blank(system) else [{"text": system}]
     i = 0
     while i < len(history) and history[i].role == "system":
         content = history[i].content
         if isinstance(content, str):
-            if not _blank(content):
+            if not blank(content):
                 blocks.append({"text": content})
         elif all(isinstance(p, TextPart) or (isinstance(p, NativePart) and p.provider == PROVIDER_NAME)
                  for p in content):
             for part in content:
                 if isinstance(part, NativePart):
                     blocks.append(part.data)  # a cachePoint or guardContent of the system prompt
-                elif isinstance(part, TextPart) and not _blank(part.text):
+                elif isinstance(part, TextPart) and not blank(part.text):
                     blocks.append({"text": part.text})
         else:
             break  # images cannot go in the top-level system: this one goes in place

@@ -15,7 +15,6 @@ from chatmend.messages import (
     ChatMessage,
     FilePart,
     ImagePart,
-    NativePart,
     Part,
     TextPart,
     ThinkingPart,
@@ -32,6 +31,7 @@ from chatmend.providers.gemini.wire import (
     response_text,
     spellings,
 )
+from chatmend.providers.kept import native
 
 _IMAGES_LABEL = re.compile(re.escape(IMAGES_LABEL).replace(re.escape("{id}"), "(.+)"))
 
@@ -121,11 +121,6 @@ def _kind(part: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _native(part: Mapping[str, Any]) -> NativePart:
-    """A part chatmend does not model, kept verbatim where it stood."""
-    return NativePart(provider=NAME, data=dict(part))
-
-
 def _media(part: Mapping[str, Any], kind: str, path: str, modelled: frozenset[str]) -> ImagePart | FilePart:
     """An `inlineData` or `fileData` part: an image as an ImagePart, anything else (documents, audio, video)
     as a FilePart; the blob's and the part's other fields (`displayName`, `videoMetadata`) in
@@ -179,7 +174,7 @@ def read_plain(part: Mapping[str, Any], path: str, keep_empty: bool = False) -> 
         return _text_part(part, path, _USER_TEXT_KEYS, keep_empty)
     if kind in _BLOB_KEYS:
         return _media(part, kind, path, _MEDIA_PART_KEYS[kind])
-    return _native(part)
+    return native(NAME, part)
 
 
 def _response_parts(parts: Any, path: str) -> list[Part]:
@@ -187,7 +182,7 @@ def _response_parts(parts: Any, path: str) -> list[Part]:
     out: list[Part] = []
     for q, raw in enumerate(as_list(parts, path)):
         part = as_mapping(raw, f"{path}[{q}]")
-        out.append(_read_image(part, f"{path}[{q}]") or _native(part))
+        out.append(_read_image(part, f"{path}[{q}]") or native(NAME, part))
     return out
 
 
@@ -239,7 +234,7 @@ def read_model(parts: list[Any], path: str, mint: MintId | None = None) -> ChatM
         part = as_mapping(raw, where)
         kind = _kind(part)
         if kind is None or kind == "functionResponse":  # a response in a model turn: kept as it stands
-            content.append(_native(part))
+            content.append(native(NAME, part))
             continue
         signature = get(part, "thoughtSignature")
         if kind == "functionCall":

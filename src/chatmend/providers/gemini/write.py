@@ -29,6 +29,7 @@ from chatmend.providers.gemini.wire import (
     media_type_of,
     response_text,
 )
+from chatmend.providers.kept import kept_fields
 from chatmend.repair import RepairResult
 
 # fmt: off
@@ -60,14 +61,6 @@ class Options:
     """The signature for a call turn that has none (Gemini 3 rejects it otherwise, GE4)."""
 
 
-def _kept(data: dict[str, Any] | None) -> dict[str, Any] | None:
-    """What a Gemini reader kept of a part, call or message beyond the neutral fields (None: nothing)."""
-    if data is None:
-        return None
-    kept = data.get(NAME)
-    return kept if isinstance(kept, dict) else None
-
-
 def _with_kept(item: dict[str, Any], kind: str, kept: dict[str, Any] | None) -> dict[str, Any]:
     """A written part with the fields its reader kept: the part's own beside the data, the data object's
     (`kind`'s) in it."""
@@ -90,7 +83,7 @@ def _media(part: ImagePart | FilePart) -> dict[str, Any]:
         part = replace(part, url=None, data=inline.data, media_type=part.media_type or inline.media_type)
     if part.data is not None:
         return _with_kept({"inlineData": {"mimeType": part.media_type, "data": part.data}}, "inlineData",
-                          _kept(part.provider_data))
+                          kept_fields(part.provider_data, NAME))
     url = part.url
     if url is None:  # a FilePart by file_id: a Gemini file's id is its URI
         assert isinstance(part, FilePart)
@@ -100,12 +93,12 @@ def _media(part: ImagePart | FilePart) -> dict[str, Any]:
         url = part.file_id or ""
     mime = part.media_type or media_type_of(url)
     blob = {"mimeType": mime, "fileUri": url} if mime else {"fileUri": url}
-    return _with_kept({"fileData": blob}, "fileData", _kept(part.provider_data))
+    return _with_kept({"fileData": blob}, "fileData", kept_fields(part.provider_data, NAME))
 
 
 def _text(part: TextPart) -> dict[str, Any]:
     """A text part with the fields its reader kept (`thought`, `videoMetadata`, `partMetadata`, ...)."""
-    return _with_kept({"text": part.text}, "text", _kept(part.provider_data))
+    return _with_kept({"text": part.text}, "text", kept_fields(part.provider_data, NAME))
 
 
 def _native(part: NativePart) -> dict[str, Any]:
@@ -149,7 +142,8 @@ def _model_parts(content: str | tuple[Part, ...]) -> list[dict[str, Any]]:
                 thought: dict[str, Any] = {"text": part.text, "thought": True}
                 if own is not None:
                     thought["thoughtSignature"] = own
-                out.append(_with_kept(thought, "text", _kept(part.provider_data) if part.provider == NAME else None))
+                kept = kept_fields(part.provider_data, NAME) if part.provider == NAME else None
+                out.append(_with_kept(thought, "text", kept))
             else:
                 pending = own
             continue
@@ -179,7 +173,7 @@ def call_signature(call: ToolCall) -> str | None:
 
 def _without_id(call: ToolCall) -> bool:
     """True when the call came without an id, and goes back without one (its responses too)."""
-    kept = _kept(call.provider_data)
+    kept = kept_fields(call.provider_data, NAME)
     return kept is not None and bool(kept.get("noId"))
 
 
@@ -192,7 +186,7 @@ def _add_call_parts(
     for index, (call, call_id) in enumerate(zip(calls, ids)):
         arguments = call.arguments
         args = strict_json.copy_json(arguments) if isinstance(arguments, dict) else {RAW_ARGUMENTS_KEY: arguments}
-        kept = _kept(call.provider_data) if call.provider_data else None
+        kept = kept_fields(call.provider_data, NAME) if call.provider_data else None
         fc: dict[str, Any] = (
             {"name": call.name, "args": args} if vertex or (kept is not None and kept.get("noId"))
             else {"id": call_id, "name": call.name, "args": args}
@@ -246,7 +240,7 @@ def _add_responses(
         else:
             text = "\n".join(p.text for p in content if isinstance(p, (TextPart, ThinkingPart)) and p.text)
             media = [p for p in content if isinstance(p, (ImagePart, FilePart, NativePart))]
-        kept = _kept(result.provider_data) if result.provider_data is not None else None
+        kept = kept_fields(result.provider_data, NAME) if result.provider_data is not None else None
         fr: dict[str, Any] = (
             {"name": call.name}
             if vertex or (kept is not None and kept.get("noId")) or (call.provider_data and _without_id(call))
@@ -294,7 +288,7 @@ def opens_turn(msg: ChatMessage) -> bool:
     """True for the first message of a user turn read right after another one: it opens its own again."""
     if msg.provider_data is None:
         return False
-    kept = _kept(msg.provider_data)
+    kept = kept_fields(msg.provider_data, NAME)
     return kept is not None and bool(kept.get("turn"))
 
 
@@ -302,7 +296,7 @@ def _turn(role: str, parts: list[dict[str, Any]], msg: ChatMessage) -> dict[str,
     """A content opened by `msg`, with the content's own fields its reader kept (callers test
     `msg.provider_data` first: most messages have none, and this is once a content)."""
     turn = {"role": role, "parts": parts}
-    kept = _kept(msg.provider_data)
+    kept = kept_fields(msg.provider_data, NAME)
     if kept is not None and kept.get("content"):
         turn.update(kept["content"])
     return turn

@@ -20,6 +20,7 @@ from chatmend.messages import (
     ToolCall,
 )
 from chatmend.providers.base import arguments_text, image_data_url, messages_of, parse_data_url, to_plain
+from chatmend.providers.kept import kept_fields, unnamed_fields
 from chatmend.providers.openai_chat.wire import (
     ASSISTANT_FIELDS,
     AUDIO_FORMAT,
@@ -35,7 +36,6 @@ from chatmend.providers.openai_chat.wire import (
     form_of,
     named_function,
     split_data_url,
-    unnamed_fields,
     with_raw_arguments,
 )
 
@@ -147,7 +147,7 @@ class ChatReading(ChatWire):
         name = item.get("name")
         if isinstance(name, str) and name == self._wire_name(calls.get(message.tool_call_id or "", name)):
             return message
-        own = dict(self._own(message.provider_data) or {})
+        own = dict(kept_fields(message.provider_data, self.name) or {})
         if name is None:
             own[FORM] = {**form_of(own), "name": "omitted"}
         else:

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 
 from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.base import Provider, image_data_url
+from chatmend.providers.kept import kept_fields
 
 Body = dict[str, Any]
 WireMessage = dict[str, Any]
@@ -105,11 +106,6 @@ def thinking_text(parts: Sequence[Part]) -> str:
 def image_url_part(part: ImagePart) -> dict[str, Any]:
     """An `image_url` content part."""
     return {"type": "image_url", "image_url": {"url": image_data_url(part)}}
-
-
-def unnamed_fields(item: Mapping[str, Any], named: frozenset[str] | tuple[str, ...]) -> dict[str, Any]:
-    """The fields of a wire object that the model does not name, verbatim."""
-    return {k: v for k, v in item.items() if k not in named}
 
 
 def own_fields(own: Mapping[str, Any], exclude: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -212,16 +208,9 @@ class ChatWire(Provider):
         """A tool name as the provider accepts it (hook: Mistral restricts names)."""
         return name
 
-    def _own(self, provider_data: Mapping[str, Any] | None) -> dict[str, Any] | None:
-        """This provider's entry of a `provider_data` (None when it has none)."""
-        if provider_data is None:
-            return None
-        own = provider_data.get(self.name)
-        return own if isinstance(own, dict) else None
-
     def _is_field(self, part: Part) -> bool:
         """True for a text part that is the assistant's `refusal` field, not a part of its content."""
-        return type(part) is TextPart and form_of(self._own(part.provider_data)).get("field") == "refusal"
+        return type(part) is TextPart and form_of(kept_fields(part.provider_data, self.name)).get("field") == "refusal"
 
     def _text_and_moved(self, content: Sequence[Part]) -> tuple[str, list[ImagePart | FilePart]]:
         """A content's text parts joined by newlines (the refusal field aside), and its images and files."""
@@ -232,7 +221,7 @@ class ChatWire(Provider):
         """True when a thinking part is one of this provider's `thinking` content parts (Mistral's chunks)."""
         if not self.thinking_parts or part.provider != self.name:
             return False
-        return form_of(self._own(part.provider_data)).get("field") != "reasoning_content"
+        return form_of(kept_fields(part.provider_data, self.name)).get("field") != "reasoning_content"
 
     def _needs_list(self, content: Sequence[Part]) -> bool:
         """True when a system, assistant or tool content cannot be written as a string without losing a part:
@@ -242,7 +231,7 @@ class ChatWire(Provider):
                 if "type" in p.data:
                     return True
             elif isinstance(p, TextPart):
-                if p.provider_data is not None and self._own(p.provider_data) is not None and not self._is_field(p):
+                if kept_fields(p.provider_data, self.name) is not None and not self._is_field(p):
                     return True
             elif isinstance(p, ThinkingPart) and self._is_chunk(p):
                 return True
@@ -250,7 +239,7 @@ class ChatWire(Provider):
 
     def _is_legacy(self, call: ToolCall) -> bool:
         """True for the call of an assistant message's legacy `function_call` field."""
-        return form_of(self._own(call.provider_data)).get("field") == "function_call"
+        return form_of(kept_fields(call.provider_data, self.name)).get("field") == "function_call"
 
     def _part_problem(self, part: Any) -> tuple[str, str] | None:
         """What is malformed in one content part (the field's path below the part, and why), or None. A part

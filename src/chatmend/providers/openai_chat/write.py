@@ -8,6 +8,7 @@ from typing import Any
 
 from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, Tool, ToolCall
 from chatmend.providers.base import IdAssigner, arguments_json, image_data_url
+from chatmend.providers.kept import kept_fields
 from chatmend.providers.openai_chat.wire import (
     AUDIO_FORMAT,
     ERROR_PREFIX,
@@ -128,7 +129,7 @@ class ChatWriting(ChatWire):
 
     def _write_system(self, message: ChatMessage, out: list[WireMessage]) -> None:
         """A system (or developer) message; its images and files follow in a user message (OC7)."""
-        own = self._own(message.provider_data)
+        own = kept_fields(message.provider_data, self.name)
         content = message.content
         split = (content, []) if isinstance(content, str) else self._split_plain(content)
         plain = split is not None
@@ -162,7 +163,7 @@ class ChatWriting(ChatWire):
     def _write_own(self, role: str, message: ChatMessage,
                    parts: Callable[[Sequence[Part]], list[dict[str, Any]]]) -> WireMessage:
         """A system, developer or user message read from this provider's own body: as it was spelled."""
-        own = self._own(message.provider_data) or {}
+        own = kept_fields(message.provider_data, self.name) or {}
         form = own.get(FORM) or {}
         wire: WireMessage = {"role": form.get("role", role)}
         value = self._wire_content(role, message.content, form.get("content"), parts)
@@ -221,7 +222,7 @@ class ChatWriting(ChatWire):
         """The assistant message (appended to `out`), its calls with wire ids; its images queue for after the
         tool run (a user message with its images alone goes through `_append_turn`)."""
         content = message.content
-        own = self._own(message.provider_data) if message.provider_data is not None else None
+        own = kept_fields(message.provider_data, self.name) if message.provider_data is not None else None
         calls = message.tool_calls
         fields: dict[str, Any] = {}  # message fields held in the content (the refusal, audio)
         reasoning = ""
@@ -295,7 +296,7 @@ class ChatWriting(ChatWire):
 
     def _write_call(self, call: ToolCall, call_id: str, wire_name: str) -> dict[str, Any] | None:
         """A call read from this provider's own body, as it was spelled (None: the legacy `function_call`)."""
-        own = self._own(call.provider_data) or {}
+        own = kept_fields(call.provider_data, self.name) or {}
         form = form_of(own)
         if form.get("field") == "function_call":
             return None
@@ -318,7 +319,7 @@ class ChatWriting(ChatWire):
 
     def _write_function_call(self, call: ToolCall, wire_name: str) -> dict[str, Any]:
         """The legacy `function_call` field of an assistant message."""
-        own = self._own(call.provider_data) or {}
+        own = kept_fields(call.provider_data, self.name) or {}
         return {"name": wire_name, "arguments": arguments_json(call), **own_fields(own)}
 
     def _write_result(self, message: ChatMessage, waiting: Waiting, images: list[dict[str, Any]]) -> WireMessage:
@@ -329,7 +330,7 @@ class ChatWriting(ChatWire):
         split = (content, []) if isinstance(content, str) else self._split_plain(content)
         plain = split is not None
         text, pics = split if split is not None else self._text_and_moved(content)  # type: ignore[arg-type]
-        own = self._own(message.provider_data)
+        own = kept_fields(message.provider_data, self.name)
         if pics:
             images.extend(self._labelled(f"tool result {call_id or wire_name}", pics))  # OC7
             text = text or NO_TEXT_FOR_IMAGES
@@ -410,14 +411,14 @@ class ChatWriting(ChatWire):
     def _write_part(self, part: Part) -> dict[str, Any] | None:
         """One content part as this provider writes it (None: thinking, which goes elsewhere or nowhere)."""
         if type(part) is TextPart:
-            own = self._own(part.provider_data)
+            own = kept_fields(part.provider_data, self.name)
             if own is None:
                 return {"type": "text", "text": part.text}
             if form_of(own).get("type") == "refusal":
                 return {"type": "refusal", "refusal": part.text, **own_fields(own)}
             return {"type": "text", "text": part.text, **own_fields(own)}
         if type(part) is ImagePart:
-            own = self._own(part.provider_data)
+            own = kept_fields(part.provider_data, self.name)
             if own is None:
                 return image_url_part(part)
             url = image_data_url(part)
@@ -434,7 +435,7 @@ class ChatWriting(ChatWire):
     def _write_file(self, part: FilePart) -> dict[str, Any]:
         """A file: inline audio as `input_audio`, the rest as a `file` part; a file Chat cannot carry (by URL, or
         uploaded to another provider) as a line of text naming it."""
-        own = self._own(part.provider_data) or {}
+        own = kept_fields(part.provider_data, self.name) or {}
         form = form_of(own)
         media = part.media_type or ""
         audio = form.get("type") == "input_audio" or (
@@ -459,7 +460,7 @@ class ChatWriting(ChatWire):
 
     def _write_chunk(self, part: ThinkingPart) -> dict[str, Any]:
         """One of Mistral's `thinking` chunks, as it came when its text is unchanged."""
-        own = self._own(part.provider_data) or {}
+        own = kept_fields(part.provider_data, self.name) or {}
         chunks = own.get("thinking")
         if not (isinstance(chunks, list) and chunks_text(chunks) == part.text) and not (
                 isinstance(chunks, str) and chunks == part.text):

@@ -27,6 +27,7 @@ from chatmend.messages import (
     ToolCall,
 )
 from chatmend.providers.base import arguments_text, parse_data_url
+from chatmend.providers.kept import native
 from chatmend.providers.openai_responses.wire import (
     CALL_META,
     ERROR_MARK,
@@ -49,11 +50,6 @@ def read_error(message: str, path: str) -> ReadError:
     return ReadError(message, provider=NAME, path=path)
 
 
-def _native(part: Mapping[str, Any]) -> NativePart:
-    """A part or item the neutral model does not name, as its exact JSON."""
-    return NativePart(provider=NAME, data=dict(part))
-
-
 def _read_file(part: Mapping[str, Any]) -> FilePart | NativePart:
     """An `input_file` part: by `file_id`, inline `file_data` (a data URL) or `file_url`."""
     filename = part.get("filename") if isinstance(part.get("filename"), str) else None
@@ -67,7 +63,7 @@ def _read_file(part: Mapping[str, Any]) -> FilePart | NativePart:
         return FilePart(data=data, media_type="application/octet-stream", filename=filename)
     if isinstance(url, str):
         return FilePart(url=url, filename=filename)
-    return _native(part)
+    return native(NAME, part)
 
 
 def _read_part(part: object, path: str) -> Content | None:
@@ -82,11 +78,11 @@ def _read_part(part: object, path: str) -> Content | None:
         return TextPart(text=text)
     if kind == "refusal":
         refusal = part.get("refusal")
-        return TextPart(text=refusal) if isinstance(refusal, str) else _native(part)
+        return TextPart(text=refusal) if isinstance(refusal, str) else native(NAME, part)
     if kind in ("input_image", "computer_screenshot"):
         url = part.get("image_url")
         if url is None:
-            return _native(part)  # by file_id: kept as it is
+            return native(NAME, part)  # by file_id: kept as it is
         if not isinstance(url, str):
             raise read_error(f"'image_url' must be a string, got {type(url).__name__}", f"{path}.image_url")
         with model_rejections_at(f"{path}.image_url"):  # an empty url
@@ -97,7 +93,7 @@ def _read_part(part: object, path: str) -> Content | None:
         audio = part.get("input_audio")
         if isinstance(audio, Mapping) and isinstance(audio.get("data"), str) and isinstance(audio.get("format"), str):
             return FilePart(data=audio["data"], media_type=f"audio/{audio['format']}")
-    return _native(part)
+    return native(NAME, part)
 
 
 def _read_parts(content: object, path: str) -> list[Content]:
@@ -129,7 +125,7 @@ def _read_output(output: object, path: str) -> tuple[bool, str | tuple[Content, 
             return True, output[len(ERROR_MARK) + 1:]
         return False, output
     if isinstance(output, Mapping):
-        return False, (_native(output),)  # not an output the API takes (older Codex rollouts): kept as it is
+        return False, (native(NAME, output),)  # not an output the API takes (older Codex rollouts): kept as it is
     parts = _read_parts(output, path)
     if parts and isinstance(parts[0], TextPart) and parts[0].text == ERROR_MARK:
         return True, tuple(parts[1:])
@@ -300,7 +296,7 @@ class Turn:
 
     def add_native(self, item: Mapping[str, Any]) -> None:
         """Add an item the neutral model does not name (a hosted tool's call, an MCP listing, ...), in place."""
-        self.parts.append(_native(item))
+        self.parts.append(native(NAME, item))
         self.layout.append({"type": "native", "id": item.get("id")})
 
     def message(self) -> ChatMessage:
@@ -386,7 +382,7 @@ class Reader:
             if not isinstance(call_id, str):
                 raise read_error(f"a {kind} needs a string 'call_id'", path)
             if self.referenced is not None and call_id not in self.referenced:
-                self.add(ChatMessage(role="user", content=(_native(item),)), item)  # answers a referenced call
+                self.add(ChatMessage(role="user", content=(native(NAME, item),)), item)  # answers a referenced call
                 return
             is_error, output = read_result(item, kind, path)
             self.add(ChatMessage(role="tool", tool_call_id=call_id, is_error=is_error,
@@ -394,7 +390,7 @@ class Reader:
         elif not isinstance(kind, str):
             raise read_error(f"an item's 'type' must be a string, got {type(kind).__name__}", f"{path}.type")
         elif kind in INPUT_SIDE:
-            self.add(ChatMessage(role="user", content=(_native(item),)), item)
+            self.add(ChatMessage(role="user", content=(native(NAME, item),)), item)
         else:
             self.current(item).add_native(item)
 

@@ -29,6 +29,7 @@ from chatmend.messages import (
     text_of,
 )
 from chatmend.providers.base import IdAssigner, arguments_json, arguments_text, image_data_url
+from chatmend.providers.kept import kept_field, kept_fields
 from chatmend.providers.openai_responses.read import Reader, call_kind
 from chatmend.providers.openai_responses.wire import (
     CALL_OUTPUTS,
@@ -46,14 +47,6 @@ BLANK_PNG = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ
              "gAAAABJRU5ErkJggg==")
 """The screenshot of a `computer_call_output` written for a result with no image (a synthetic one): the output
 type holds a screenshot and nothing else, so a blank 1x1 PNG answers the call."""
-
-
-def _own(provider_data: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    """This provider's entry of a `provider_data` (empty when there is none)."""
-    if not provider_data:
-        return {}
-    mine = provider_data.get(NAME)
-    return mine if isinstance(mine, Mapping) else {}
 
 
 def _item_id(value: object, kind: str) -> str | None:
@@ -181,7 +174,7 @@ def call_item(call: ToolCall, call_id: str, kind: str, item_id: str | None = Non
             item["id"] = item_id
         item.update(call_id=call_id, name=call.name, arguments=arguments_json(call))
         return item
-    mine = _own(call.provider_data)
+    mine = kept_fields(call.provider_data, NAME) or {}
     arguments = call.arguments if isinstance(call.arguments, dict) else {"input": call.arguments}
     item = {"type": kind}
     if isinstance(mine.get("id"), str):
@@ -220,7 +213,7 @@ def _fits(message: ChatMessage, wire: list[Any]) -> bool:
 
 def _summary(part: ThinkingPart) -> list[Json]:
     """The reasoning summary as received, else one summary_text of the part's text."""
-    stored = _own(part.provider_data).get("summary")
+    stored = kept_field(part.provider_data, NAME, "summary")
     if isinstance(stored, list) and all(
         isinstance(s, Mapping) and isinstance(s.get("text"), str) for s in stored
     ):
@@ -268,12 +261,12 @@ _Step = tuple[Any, ...]
 
 def _default_layout(message: ChatMessage, split: _Split) -> list[_Step] | None:
     """Replay order without a recorded layout: content order (one message item), then the calls."""
-    mine = _own(message.provider_data)
+    mine = kept_fields(message.provider_data, NAME) or {}
     plan: list[_Step] = []
     text_placed = False
     for part in split.order:
         if isinstance(part, ThinkingPart):
-            plan.append(("reasoning", part, _item_id(_own(part.provider_data).get("id"), "reasoning")))
+            plan.append(("reasoning", part, _item_id(kept_field(part.provider_data, NAME, "id"), "reasoning")))
         elif isinstance(part, NativePart):
             plan.append(("native", part, None))
         elif not text_placed:
@@ -283,7 +276,7 @@ def _default_layout(message: ChatMessage, split: _Split) -> list[_Step] | None:
     if split.texts and not text_placed:
         return None
     for call in message.tool_calls:
-        plan.append(("function_call", call, _item_id(_own(call.provider_data).get("id"), "function_call")))
+        plan.append(("function_call", call, _item_id(kept_field(call.provider_data, NAME, "id"), "function_call")))
     return plan
 
 
@@ -303,12 +296,12 @@ def _recorded_layout(message: ChatMessage, split: _Split, items: object) -> list
         kind = entry.get("type")
         if kind == "reasoning":
             part = next(thinking, None)
-            if part is None or _own(part.provider_data).get("id") != entry.get("id"):
+            if part is None or kept_field(part.provider_data, NAME, "id") != entry.get("id"):
                 return None
             plan.append(("reasoning", part, _item_id(entry.get("id"), "reasoning")))
         elif kind == "function_call":
             call = next(calls, None)
-            if call is None or _own(call.provider_data).get("id") != entry.get("id"):
+            if call is None or kept_field(call.provider_data, NAME, "id") != entry.get("id"):
                 return None
             plan.append(("function_call", call, _item_id(entry.get("id"), "function_call")))
         elif kind == "message":
@@ -394,7 +387,7 @@ class Writer:
     def verbatim(self, message: ChatMessage, answers: str | None) -> bool:
         """Write the message's recorded items (`wire`) as they were, the call ids put in; False when it has none
         that still fit (or their item ids were already sent in this request, OR6)."""
-        wire = _own(message.provider_data).get("wire")
+        wire = kept_field(message.provider_data, NAME, "wire")
         if not isinstance(wire, list) or not wire or not _fits(message, wire):
             return False
         if answers is None and isinstance(wire[-1], Mapping) and wire[-1].get("type") == "reasoning":
@@ -465,7 +458,7 @@ class Writer:
         # OR7/OR8: reasoning and item ids travel together or not at all; only encrypted reasoning replays.
         if not split.thinking or split.images or any(not p.data for p in split.thinking):
             return None
-        mine = _own(message.provider_data)
+        mine = kept_fields(message.provider_data, NAME) or {}
         plan = _recorded_layout(message, split, mine.get("items")) if "items" in mine else None
         if plan is None:
             plan = _default_layout(message, split)
@@ -485,7 +478,7 @@ class Writer:
         if text:
             item: Json = {"role": "assistant", "content": text}
             if message.provider_data is not None:
-                phase = _own(message.provider_data).get("phase")
+                phase = kept_field(message.provider_data, NAME, "phase")
                 if phase in PHASES:
                     item["phase"] = phase
             items.append(item)
@@ -537,7 +530,7 @@ def with_wire(message: ChatMessage, items: list[Any], answers: str | None) -> Ch
     if default_items(message, answers) == items:
         return message
     data = dict(message.provider_data or {})
-    data[NAME] = {**_own(data), "wire": items}
+    data[NAME] = {**(kept_fields(data, NAME) or {}), "wire": items}
     return replace(message, provider_data=data)
 
 
