@@ -33,8 +33,7 @@ from chatmend.files.inplace import (
     open_elsewhere,
     refuse_hard_links,
     replace_file,
-    torn_tail_left_out,
-    without_torn_tail,
+    write_repaired,
 )
 from chatmend.files.io import Chunk
 from chatmend.files.problems import as_sent, neutral_problems
@@ -254,13 +253,10 @@ def _scan_file(target: Target, fix: bool, force: bool, now: float) -> Finding:
             if text is None:
                 repaired, chunks = session.repaired(None)
                 text = kept_bom(data) + "".join(chunks)
-            written, tail = without_torn_tail(text, data)
-            if written != data:
-                finding.backup = _replace(real, [written], data, st, force)
-                finding.status = "fixed"
-                finding.changes = _changes(repaired, session.fixes)
-                if tail:
-                    finding.changes.append(torn_tail_left_out(data, tail, finding.backup))
+            backup, torn = write_repaired(text, data, lambda written: _replace(real, [written], data, st, force))
+            if backup is not None:
+                finding.backup, finding.status = backup, "fixed"
+                finding.changes = _changes(repaired, session.fixes) + ([torn] if torn else [])
     except (ChatmendError, OSError, UnicodeDecodeError) as exc:
         message = exc.in_file(path) if isinstance(exc, InputError) else f"{path}: {exc}"
         finding.status = "unreadable" if finding.status == "ok" else finding.status

@@ -30,7 +30,7 @@ from chatmend.cli._shared import model_for, store_of
 from chatmend.cli._text import OK, UsageError, display, printable, say
 from chatmend.exceptions import problems_gone
 from chatmend.files.bodies import wire_json
-from chatmend.files.inplace import kept_bom, torn_tail_left_out, without_torn_tail
+from chatmend.files.inplace import kept_bom, write_repaired
 from chatmend.files.io import open_input, read_all
 from chatmend.files.session import Streamed
 from chatmend.formats import (
@@ -118,15 +118,13 @@ def run_repair(args: argparse.Namespace) -> int:
             report["changed"] = report["changed"] or bool(fixed)
         if args.in_place:
             assert st is not None
-            written, tail = without_torn_tail(text, data)
-            rewrite = (report["changed"] or bool(tail)) and written != data  # an unchanged file is not written
-            backup = replace_in_place(source, [written], data, st, args.file,
-                                      force=_forced(args)) if rewrite else None
-            report["written"] = source if rewrite else None
+            backup, torn = write_repaired(text, data, lambda written: replace_in_place(
+                source, [written], data, st, args.file, force=_forced(args)), changed=report["changed"])
+            report["written"] = source if backup is not None else None
             report["backup"] = backup
-            if tail and backup is not None:
+            if torn is not None:
                 report["changed"] = True
-                report.setdefault("store", []).append(torn_tail_left_out(data, tail, backup))
+                report.setdefault("store", []).append(torn)
         elif not as_rendered:
             write_output([text], args.output)
     to_file = args.in_place or not is_stdout(args.output)

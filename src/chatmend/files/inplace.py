@@ -40,9 +40,8 @@ __all__ = [
     "replace_file",
     "sweep_temporary_files",
     "torn_tail",
-    "torn_tail_left_out",
     "unchanged",
-    "without_torn_tail",
+    "write_repaired",
 ]
 
 STALE_SECONDS = 600.0
@@ -232,18 +231,24 @@ def kept_bom(data: bytes) -> str:
     return "\ufeff" if data.startswith(codecs.BOM_UTF8) else ""
 
 
-def without_torn_tail(text: str, data: bytes) -> tuple[bytes, bytes]:
-    """`text`, to replace `data` (the file's bytes as read), as bytes without the torn last line `data` ends with
-    (left out, so that the agent's next record starts a line of its own); and that line (b"" for none)."""
+def write_repaired(text: str, data: bytes, replace: Callable[[bytes], str | None], *,
+                   changed: bool = True) -> tuple[str | None, str | None]:
+    """Replace the file read as `data` with `text`, its repair, through `replace` (given the bytes to write, it
+    returns the backup's name), without the torn last line `data` ends with: left out, so that the agent's next
+    record starts a line of its own, its bytes kept in the backup. Nothing is written when that is `data` itself,
+    nor when the repair changed nothing (`changed`) and no torn line is left out. Returns the backup's name (None:
+    nothing written) and what is said of the torn line left out (None: none)."""
     written = text.encode("utf-8")
     tail = torn_tail(data)
-    return (written[:-len(tail)] if tail and written.endswith(tail) else written), tail
-
-
-def torn_tail_left_out(data: bytes, tail: bytes, backup: str) -> str:
-    """What a repair says of the torn last line `tail` it left out of the file read as `data`."""
+    if tail and written.endswith(tail):
+        written = written[:-len(tail)]
+    if written == data or not (changed or tail):
+        return None, None
+    backup = replace(written)
+    if not tail or backup is None:
+        return backup, None
     last = data.count(b"\n") + 1
-    return f"line {last}: a torn last line ({len(tail)} bytes) left out; kept in {backup}"
+    return backup, f"line {last}: a torn last line ({len(tail)} bytes) left out; kept in {backup}"
 
 
 def _is_object(line: bytes) -> bool:
