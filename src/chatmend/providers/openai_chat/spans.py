@@ -71,17 +71,6 @@ def _text_parts(content: Any) -> bool:
         for part in content)
 
 
-def _plain_assistant(item: dict[str, Any]) -> bool:
-    """True when an assistant message is of a plain shape (`stubs` takes it)."""
-    content = item.get("content")
-    if "content" not in item or (content is not None and type(content) is not str):
-        return False
-    calls = item.get("tool_calls")
-    if calls is None:
-        return len(item) == 2
-    return len(item) == 3 and type(calls) is list and all(_plain_call_shape(call) for call in calls)
-
-
 def _plain_call_shape(call: Any) -> bool:
     """True for a function call `{"id", "type": "function", "function": {"name", "arguments"}}` with JSON text
     arguments."""
