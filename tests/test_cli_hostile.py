@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +122,7 @@ COMMANDS = [["check"], ["repair"], ["show"], ["convert", "--to", "anthropic", "-
 # --- 9: detection on fields of the wrong type --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", [
+WRONG_TYPES = [
     '{"role":"assistant","content":"","tool_calls":5}\n',
     '{"type":["user"],"role":"user","content":"x","uuid":"u"}\n',
     '{"type":{"a":1},"role":"user","content":"x"}\n',
@@ -129,12 +130,16 @@ COMMANDS = [["check"], ["repair"], ["show"], ["convert", "--to", "anthropic", "-
     json.dumps({"messages": [{"role": "user", "content": [{"type": ["text"]}]}]}),
     json.dumps([{"type": {"x": 1}}]),
     json.dumps({"input": [{"type": ["message"], "role": "user", "content": [{"type": {"a": 1}}]}]}),
-], ids=["calls-number", "type-list", "type-object", "body-calls-number", "part-type-list", "item-type-object",
-        "responses-type-list"])
+]
+
+
+@pytest.mark.parametrize("text", WRONG_TYPES, ids=["calls-number", "type-list", "type-object", "body-calls-number",
+                                                   "part-type-list", "item-type-object", "responses-type-list"])
 def test_fields_of_the_wrong_type_are_bad_input_not_a_crash(tmp_path: Path, text: str) -> None:
     (tmp_path / "s.json").write_text(text)
-    for command in COMMANDS:
-        proc = run(*command, "s.json", cwd=tmp_path)
+    for k, command in enumerate(COMMANDS):
+        # the first command of the first case as a user runs it, the sweep in-process (the same main(), fast)
+        proc = (run if k == 0 and text == WRONG_TYPES[0] else in_process)(*command, "s.json", cwd=tmp_path)
         no_traceback(proc)
         assert proc.returncode == 2, (command, proc.stderr)
         assert proc.stderr.startswith(b"s.json") or proc.stderr.startswith(b"chatmend: error: s.json"), proc.stderr
@@ -145,18 +150,19 @@ TARGETS = ["chatmend", "openai_chat", "anthropic", "gemini", "mistral", "kimi", 
 
 
 def in_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
-    """`main(args)` run in `cwd`, its streams captured as a subprocess's would be (fast, for sweeps; each item
-    has a subprocess test of its own too)."""
-    out, err = io.StringIO(), io.StringIO()
+    """`main(args)` run in `cwd`, its streams encoded as `run`'s process encodes them (PYTHONIOENCODING=utf-8:
+    stdout strict, stderr backslashreplace); fast, for sweeps: each item has cases in a real process too."""
+    out, err = io.BytesIO(), io.BytesIO()
     here = os.getcwd()
     os.chdir(cwd)
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with io.TextIOWrapper(out, encoding="utf-8", write_through=True) as stdout, \
+                io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace", write_through=True) as stderr, \
+                contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
             code = main(list(args))
+            return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
     finally:
         os.chdir(here)
-    return subprocess.CompletedProcess(list(args), code, out.getvalue().encode("utf-8", "backslashreplace"),
-                                       err.getvalue().encode("utf-8", "backslashreplace"))
 
 
 def every_command(path: str, cwd: Path, *, subprocess_too: bool = False
@@ -180,11 +186,14 @@ def with_value(source: Path, literal: str) -> str:
 # --- 11: numbers JSON cannot write -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e999", "9" * 5000])
+NUMBERS = ["NaN", "Infinity", "-Infinity", "1e999", "9" * 5000]
+
+
+@pytest.mark.parametrize("number", NUMBERS)
 @pytest.mark.parametrize("sample", ["anthropic_body.json", "openai_chat_messages.jsonl", "codex_rollout.jsonl"])
 def test_numbers_json_cannot_write_are_located_bad_input(tmp_path: Path, number: str, sample: str) -> None:
     (tmp_path / sample).write_text(with_value(SESSIONS / sample, number))
-    for command, proc in every_command(sample, tmp_path, subprocess_too=True):
+    for command, proc in every_command(sample, tmp_path, subprocess_too=number == NUMBERS[0]):
         no_traceback(proc)
         assert proc.returncode == 2, (command, proc.stderr)
         assert proc.stdout == b""
@@ -203,13 +212,17 @@ def test_the_library_refuses_them_too() -> None:
 
 # --- 12: lone surrogates -----------------------------------------------------------------------------------
 
+# checked from a real process too: a body, a JSON Lines transcript and a JSON store file
+SURROGATES_IN_A_PROCESS = ("anthropic_body.json", "claude_code.jsonl", "cline_task.json")
+
 
 @pytest.mark.parametrize("sample", sorted(p.name for p in SESSIONS.iterdir()))
 def test_a_lone_surrogate_is_located_bad_input_and_a_pair_is_text(tmp_path: Path, sample: str) -> None:
     (tmp_path / sample).write_text(with_value(SESSIONS / sample, '"\\ud800 x"'))
+    in_a_process = sample in SURROGATES_IN_A_PROCESS
     if sample.endswith(".json") and read(str(SESSIONS / sample)).format in providers.names():
         # a body (one JSON document): check finds it, repair mends it
-        for command, proc in every_command(sample, tmp_path, subprocess_too=True):
+        for command, proc in every_command(sample, tmp_path, subprocess_too=in_a_process):
             no_traceback(proc)
             if command == ["check"]:
                 assert proc.returncode == 1 and b": JSON: " in proc.stdout, (command, proc.stdout)
@@ -217,7 +230,7 @@ def test_a_lone_surrogate_is_located_bad_input_and_a_pair_is_text(tmp_path: Path
                 out = proc.stdout.decode()
                 assert proc.returncode == 0 and ("\ufffd" in out or "\\ufffd" in out), (command, proc.stderr)
     else:
-        for command, proc in every_command(sample, tmp_path, subprocess_too=True):
+        for command, proc in every_command(sample, tmp_path, subprocess_too=in_a_process):
             no_traceback(proc)
             assert proc.returncode == 2, (command, proc.stderr)
             err = proc.stderr.decode()  # located: the escape itself, or the field it made unreadable
@@ -268,8 +281,9 @@ def test_control_characters_are_escaped_in_everything_printed_for_a_person(tmp_p
     call = '{"id":' + ESCAPES + ',"name":"f\\u001b[2J","arguments":{}}'
     (tmp_path / "s.jsonl").write_text('{"role":"assistant","content":' + ESCAPES + ',"tool_calls":[' + call + "]}\n"
                                       '{"role":"user","content":"x\\r\\nfake: no problems\\u009b"}\n')
-    for command in (["show", "--color", "always"], ["check"], ["repair", "-o", "out.jsonl"], ["repair"]):
-        proc = run(*command, "s.jsonl", cwd=tmp_path)
+    for k, command in enumerate((["show", "--color", "always"], ["check"], ["repair", "-o", "out.jsonl"],
+                                 ["repair"])):
+        proc = (run if k == 0 else in_process)(*command, "s.jsonl", cwd=tmp_path)
         no_traceback(proc)
         printed = proc.stderr + (proc.stdout if command[0] != "repair" or "-o" in command else b"")
         text = printed.decode()
@@ -278,7 +292,7 @@ def test_control_characters_are_escaped_in_everything_printed_for_a_person(tmp_p
         assert "\\x1b]0;pwned\\x07" in text, text
     # the session written keeps them, as JSON escapes; and the JSON report is JSON
     assert chatmend.loads((tmp_path / "out.jsonl").read_text())[0].tool_calls[0].id == "\x1b]0;pwned\x07"
-    proc = run("repair", "s.jsonl", "-o", "out2.jsonl", "--report", "json", cwd=tmp_path)
+    proc = in_process("repair", "s.jsonl", "-o", "out2.jsonl", "--report", "json", cwd=tmp_path)
     assert json.loads(proc.stdout)["interrupted"][0]["id"] == "\x1b]0;pwned\x07"
 
 
@@ -360,7 +374,7 @@ def test_the_limit_bounds_lines_and_whole_documents_and_can_be_raised(tmp_path: 
     assert proc.returncode == 2
     assert proc.stderr == (b"pretty.json: a JSON document larger than 4 KiB, the limit; expected a request body or "
                            b"a list of messages (a larger limit: --max-json-size)\n")
-    proc = run("show", "--max-json-size", "4096", "one.jsonl", cwd=tmp_path)
+    proc = in_process("show", "--max-json-size", "4096", "one.jsonl", cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.startswith(b"one.jsonl:1: a line longer than 4 KiB, the limit")
     for name in ("pretty.json", "one.jsonl"):
@@ -372,13 +386,16 @@ def test_exactly_the_limit_is_read_and_one_byte_more_is_not(tmp_path: Path) -> N
     line = json.dumps({"role": "user", "content": "z" * 3000})
     (tmp_path / "s.jsonl").write_text(line + "\r\n")  # the line end does not count
     assert run("show", "--max-json-size", str(len(line)), "s.jsonl", cwd=tmp_path).returncode == 0
-    proc = run("show", "--max-json-size", str(len(line) - 1), "s.jsonl", cwd=tmp_path)
+    proc = in_process("show", "--max-json-size", str(len(line) - 1), "s.jsonl", cwd=tmp_path)
     assert proc.returncode == 2 and b"a line longer than" in proc.stderr
 
 
-@pytest.mark.parametrize("value", ["0", "12x", "-5", "M"])
+BAD_SIZES = ["0", "12x", "-5", "M"]
+
+
+@pytest.mark.parametrize("value", BAD_SIZES)
 def test_a_bad_size_is_a_usage_error(value: str) -> None:
-    proc = run("check", "--max-json-size", value, str(EXAMPLE))
+    proc = (run if value == BAD_SIZES[0] else in_process)("check", "--max-json-size", value, str(EXAMPLE), cwd=ROOT)
     assert proc.returncode == 2
     assert b"argument --max-json-size: expected a size such as 64M" in proc.stderr
 
@@ -394,11 +411,18 @@ def test_the_help_documents_the_limit() -> None:
 # --- also: what a writer writes, its own check accepts ---------------------------------------------------
 
 
+def as_a_user_runs_it(provider: str) -> Callable[..., subprocess.CompletedProcess[bytes]]:
+    """`run` for one provider, `in_process` for the others: what differs between providers is their adapter, not
+    the process."""
+    return run if provider == "anthropic" else in_process
+
+
 @pytest.mark.parametrize("provider", chatmend.providers.names())
 def test_a_system_only_history_is_refused_or_written_as_its_check_accepts(tmp_path: Path, provider: str) -> None:
     (tmp_path / "s.jsonl").write_text('{"role":"system","content":"Be brief."}\n')
     empty = chatmend.providers.get(provider).empty_list_error
-    converted = run("convert", "s.jsonl", "--to", provider, "--model", "m", "-o", "body.json", cwd=tmp_path)
+    converted = as_a_user_runs_it(provider)("convert", "s.jsonl", "--to", provider, "--model", "m", "-o", "body.json",
+                                            cwd=tmp_path)
     checked = in_process("check", "s.jsonl", "--provider", provider, cwd=tmp_path)
     no_traceback(converted)
     no_traceback(checked)
@@ -420,7 +444,8 @@ def test_a_history_with_nothing_to_send_is_refused_or_written_as_it_reads_back(t
     # found by bench/fuzz_cli.py: Bedrock wrote `"messages": []` and Gemini a lone bridge turn, bodies that carry
     # nothing and that chatmend could not read back
     (tmp_path / "s.jsonl").write_text('{"role":"user","content":""}\n')
-    converted = run("convert", "s.jsonl", "--to", provider, "--model", "m", "-o", "body.json", cwd=tmp_path)
+    converted = as_a_user_runs_it(provider)("convert", "s.jsonl", "--to", provider, "--model", "m", "-o", "body.json",
+                                            cwd=tmp_path)
     no_traceback(converted)
     if converted.returncode == 0:  # the empty message itself is sent (the OpenAI-compatible formats take it)
         body = json.loads((tmp_path / "body.json").read_text())
@@ -445,11 +470,11 @@ def test_a_saved_body_with_no_messages_is_a_problem_check_reports(tmp_path: Path
     assert adapter.check(body)[0] == chatmend.Problem(code="EMPTY", path=adapter.list_key,
                                                        message=adapter.empty_list_error or "", provider=provider)
     (tmp_path / "b.json").write_text(json.dumps(body))
-    proc = run("check", "b.json", "--from", provider, cwd=tmp_path)
+    proc = as_a_user_runs_it(provider)("check", "b.json", "--from", provider, cwd=tmp_path)
     if provider == "anthropic":  # its system text is read, so there is a history to check
         body["system"] = "Be brief."
         (tmp_path / "b.json").write_text(json.dumps(body))
-        proc = run("check", "b.json", "--from", provider, cwd=tmp_path)
+        proc = as_a_user_runs_it(provider)("check", "b.json", "--from", provider, cwd=tmp_path)
         assert proc.returncode == 1, proc.stderr
         assert proc.stdout.decode().splitlines()[0] == f"{adapter.list_key}: EMPTY: {adapter.empty_list_error}"
     else:  # nothing at all to read
@@ -488,7 +513,8 @@ def test_a_body_with_an_empty_image_url_is_located_bad_input(tmp_path: Path, pro
     (tmp_path / "b.json").write_text(json.dumps(body).replace("https://example.com/a.png", ""))
     for k, command in enumerate([*COMMANDS, ["convert", "--to", "gemini"]]):
         # the first as a user runs it, the sweep over the others in-process (the same main(), fast)
-        proc = (run if k == 0 else in_process)(*command, "b.json", "--from", provider, cwd=tmp_path)
+        proc = (as_a_user_runs_it(provider) if k == 0 else in_process)(*command, "b.json", "--from", provider,
+                                                                        cwd=tmp_path)
         no_traceback(proc)
         assert proc.returncode == 2, (command, proc.stderr)
         text = proc.stderr.decode()
