@@ -59,6 +59,7 @@ from chatmend.providers.anthropic.wire import (
 )
 from chatmend.providers.anthropic.write import (
     final_turn_lacks_thinking,
+    last_assistant_run,
     thinking_enabled,
     write_history,
     write_items,
@@ -287,7 +288,7 @@ def _apply_thinking_policy(provider: Anthropic, before: list[Any], repaired: Bod
     first = next((q for q, item in enumerate(items) if q >= len(before) or item is not before[q]), None)
     if first is None:
         return repaired
-    protected = _last_assistant_turn(items)
+    protected = last_assistant_run(items, lambda item: isinstance(item, Mapping) and item.get("role") == "assistant")
     bound = [q for q in range(first + 1, protected) if _signed_thinking_at(items[q])]
     if policy == "server":
         thinking = repaired.body.get("thinking")
@@ -326,19 +327,6 @@ def _signed_thinking_at(item: Any) -> bool:
     content = item.get("content")
     return isinstance(content, list) and any(
         isinstance(b, (dict, Mapping)) and b.get("type") in SIGNED_THINKING for b in content)
-
-
-def _last_assistant_turn(items: list[Any]) -> int:
-    """The first wire message of the last run of assistant messages (len(items) when there is none)."""
-    k = len(items)
-    while k > 0 and not (isinstance(items[k - 1], Mapping) and items[k - 1].get("role") == "assistant"):
-        k -= 1
-    if k == 0:
-        return len(items)
-    k -= 1
-    while k > 0 and isinstance(items[k - 1], Mapping) and items[k - 1].get("role") == "assistant":
-        k -= 1
-    return k
 
 
 def _default_max_tokens(options: Mapping[str, Any]) -> int:

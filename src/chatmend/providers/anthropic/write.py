@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from chatmend._json import copy_json
 from chatmend.exceptions import UnsupportedError
@@ -28,6 +28,7 @@ from chatmend.repair import RepairResult
 
 Block = dict[str, Any]
 WireMessage = dict[str, Any]
+_T = TypeVar("_T")
 ThinkingPolicy = Literal["drop", "keep"]
 """What a writer does with the signed thinking of an assistant message that a change of repair precedes."""
 
@@ -215,7 +216,7 @@ class _Writer:
         self.dropped: list[Dropped] = []
         self.unbound_after = _first_change(repair) if policy == "drop" else None
         """The first message repair changed: signed thinking after it is bound to a prefix that is gone."""
-        self.protected = _final_assistant_run(self.history)
+        self.protected = last_assistant_run(self.history, lambda message: message.role == "assistant")
         """The first message of the last assistant turn: its thinking is sent as it is (AT1, AT5)."""
 
     def emit_user(self, content: str | list[Block]) -> None:
@@ -478,15 +479,15 @@ def _first_change(repair: RepairResult) -> int | None:
     return min((r.message_index for r in repair.renamed), default=None)
 
 
-def _final_assistant_run(history: Sequence[ChatMessage]) -> int:
-    """The first message of the last run of assistant messages (len(history) when there is none)."""
-    k = len(history)
-    while k > 0 and history[k - 1].role != "assistant":
+def last_assistant_run(items: Sequence[_T], is_assistant: Callable[[_T], bool]) -> int:
+    """The first of the last run of assistant messages, neutral or wire (len(items) when there is none)."""
+    k = len(items)
+    while k > 0 and not is_assistant(items[k - 1]):
         k -= 1
     if k == 0:
-        return len(history)
+        return len(items)
     k -= 1
-    while k > 0 and history[k - 1].role == "assistant":
+    while k > 0 and is_assistant(items[k - 1]):
         k -= 1
     return k
 
