@@ -120,12 +120,9 @@ def targets(paths: Sequence[str] = (), *, env: Mapping[str, str] | None = None) 
     for path in paths:
         if not os.path.exists(path):
             raise InputError(f"{path}: no such file or directory")
-        given = _open_store(path)
-        if isinstance(given, _Locked):
-            found.append(Target(path, "store", ""))  # scanned, it says it is in use
-        elif given is not None:
-            found.append(Target(path, "store", given.tool))
-            given.close()
+        store = _store_target(path)
+        if store is not None:
+            found.append(store)
         elif os.path.isdir(path):
             found += _under(path, by_format)
         else:
@@ -144,19 +141,17 @@ def _unique(found: list[Target]) -> list[Target]:
     return out
 
 
-class _Locked:
-    """What `_open_store` gives for a database another connection keeps locked."""
-
-
-_LOCKED = _Locked()
-
-
-def _open_store(path: str) -> Store | _Locked | None:
-    """`open_store`, but a database locked past the busy timeout is `_LOCKED` (a store, in use), not an error."""
+def _store_target(path: str) -> Target | None:
+    """The store at `path` as a target, or None when there is none; a database locked past the busy timeout is a
+    store of a tool not known yet (scanned, it says it is in use), not an error."""
     try:
-        return open_store(path)
+        store = open_store(path)
     except DatabaseLocked:
-        return _LOCKED
+        return Target(path, "store", "")
+    if store is None:
+        return None
+    store.close()
+    return Target(path, "store", store.tool)
 
 
 def _file_target(path: str, files: SessionFiles) -> Target:
@@ -174,25 +169,20 @@ def _under(folder: str, by_format: Mapping[str, SessionFiles]) -> list[Target]:
         dirs.sort()
         kept = []
         for d in dirs:
-            path = os.path.join(root, d)
-            store = open_store(path)
+            store = _store_target(os.path.join(root, d))
             if store is None:
                 kept.append(d)
-                continue
-            found.append(Target(path, "store", store.tool))
-            store.close()
+            else:
+                found.append(store)
         dirs[:] = kept
         for name in sorted(names):
             path = os.path.join(root, name)
             if ".bak" in name or name.endswith(_SIDE_FILES) or name.startswith("."):
                 continue
             if is_sqlite(path):
-                database = _open_store(path)
-                if isinstance(database, _Locked):
-                    found.append(Target(path, "store", ""))
-                elif database is not None:
-                    found.append(Target(path, "store", database.tool))
-                    database.close()
+                database = _store_target(path)
+                if database is not None:
+                    found.append(database)
             elif name.endswith((".jsonl", ".json")):
                 found.append(Target(path, "file", ""))
     return found
