@@ -243,10 +243,10 @@ class TranscriptFormat(ABC):
         self.problems: list[str] = []
         """What the store holds that the provider refuses and repair fixes beyond the history, located."""
         self.fixes: list[str] = []
+        """What the last repair fixed beyond the history (filled as it writes)."""
         self.mended: dict[int, list[str]] = {}
         """Records read with a lone surrogate (half an emoji, which the provider refuses as invalid JSON), each
         with what repair says of it: repair writes them anew with U+FFFD in its place."""
-        """What the last repair fixed beyond the history (filled as it writes)."""
 
     # --- reading -------------------------------------------------------------------------------------------
 
