@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from chatmend._json import copy_json
 
 PROVIDER_NAME = "anthropic"
 """The registry name (`Anthropic.name`), and the `provider` of the thinking Anthropic made."""
@@ -35,6 +38,14 @@ DOCUMENT_MEDIA_TYPES = {"base64": "application/pdf", "text": "text/plain"}
 def blank(text: str) -> bool:
     """True for text the API refuses as a text block (AN9: empty or whitespace only), and Converse too (BR8)."""
     return not text or text.isspace()
+
+
+def tool_input(arguments: dict[str, Any] | str) -> dict[str, Any]:
+    """A call's `input`, here and on Bedrock, which takes an object: a copy of the arguments (a caller editing the
+    body must not edit the history), or text that is not one verbatim under RAW_ARGUMENTS."""
+    if isinstance(arguments, dict):
+        return copy_json(arguments)  # type: ignore[no-any-return]
+    return {} if blank(arguments) else {RAW_ARGUMENTS: arguments}
 
 
 def tagged(text: str, tags: tuple[str, str]) -> str:

@@ -7,19 +7,18 @@ import binascii
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
-from chatmend._json import copy_json
 from chatmend.exceptions import UnsupportedError
 from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, ToolCall
 from chatmend.providers.anthropic.wire import (
     IN_MESSAGES,
     MEDIA_TYPES,
     PROVIDER_NAME,
-    RAW_ARGUMENTS,
     SIGNED_THINKING,
     SYSTEM_TAGS,
     THINKING_TAGS,
     blank,
     tagged,
+    tool_input,
 )
 from chatmend.providers.base import IdAssigner, parse_data_url
 from chatmend.providers.body import Dropped
@@ -144,13 +143,6 @@ def _signed(part: ThinkingPart) -> Block | None:
     return None
 
 
-def _input(arguments: dict[str, Any] | str) -> dict[str, Any]:
-    """`tool_use.input`: the object, or verbatim text under RAW_ARGUMENTS (input must be an object)."""
-    if isinstance(arguments, dict):
-        return arguments
-    return {} if blank(arguments) else {RAW_ARGUMENTS: arguments}
-
-
 def _produces(message: ChatMessage) -> bool:
     """True when a message puts at least one block on the wire.
 
@@ -176,9 +168,7 @@ def _in_messages(message: ChatMessage) -> bool:
 
 def _tool_use(call: ToolCall, wire_id: str) -> Block:
     """A call as a tool_use block, its `cache_control`, `caller` and other fields back in place."""
-    arguments = call.arguments
-    block = {"type": "tool_use", "id": wire_id, "name": call.name,
-             "input": copy_json(arguments) if type(arguments) is dict else _input(arguments)}
+    block = {"type": "tool_use", "id": wire_id, "name": call.name, "input": tool_input(call.arguments)}
     return _with(block, call.provider_data) if call.provider_data is not None else block
 
 
@@ -344,12 +334,7 @@ class _Writer:
             ids = self.ids
             call_ids = [ids.next_id(c.name) for c in calls]
             for c, wire_id in zip(calls, call_ids):  # AN4: nothing follows the tool_use blocks in the turn.
-                if c.provider_data is None:
-                    arguments = c.arguments
-                    blocks.append({"type": "tool_use", "id": wire_id, "name": c.name,
-                                   "input": copy_json(arguments) if type(arguments) is dict else _input(arguments)})
-                else:
-                    blocks.append(_tool_use(c, wire_id))
+                blocks.append(_tool_use(c, wire_id))
                 if wire_id != c.id and self.unbound_after is not None and i < self.unbound_after:
                     self.unbound_after = i  # a renamed id changes the prefix of what follows
         if blocks:

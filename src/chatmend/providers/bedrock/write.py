@@ -7,10 +7,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from chatmend._json import copy_json
 from chatmend.exceptions import UnsupportedError
-from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, ToolCall
-from chatmend.providers.anthropic.wire import SYSTEM_TAGS, THINKING_TAGS, blank, tagged
+from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart
+from chatmend.providers.anthropic.wire import SYSTEM_TAGS, THINKING_TAGS, blank, tagged, tool_input
 from chatmend.providers.base import IdAssigner, parse_data_url
 from chatmend.providers.bedrock.wire import (
     ASSISTANT_FILLER,
@@ -19,7 +18,6 @@ from chatmend.providers.bedrock.wire import (
     ERROR_WITHOUT_OUTPUT,
     IMAGE_FORMATS,
     PROVIDER_NAME,
-    RAW_ARGUMENTS,
     USER_FILLER,
     VIDEO_FORMATS,
 )
@@ -154,14 +152,6 @@ def _result_content(content: str | tuple[Part, ...], is_error: bool) -> list[Blo
     return blocks
 
 
-def _tool_input(call: ToolCall) -> Any:
-    """`toolUse.input`: the object, or verbatim text under RAW_ARGUMENTS (the model takes an object)."""
-    arguments = call.arguments
-    if isinstance(arguments, dict):
-        return copy_json(arguments)  # a caller editing the body must not edit the history
-    return {} if blank(arguments) else {RAW_ARGUMENTS: arguments}
-
-
 class _Writer:
     """One pass over a repaired history: the wire messages, merged so that user and assistant turns alternate."""
 
@@ -248,7 +238,7 @@ class _Writer:
         call_ids = [self.ids.next_id(c.name) for c in calls]
         for call, wire_id in zip(calls, call_ids):
             name = self.names.get(call.name, call.name)
-            use = {"toolUseId": wire_id, "name": name, "input": _tool_input(call)}
+            use = {"toolUseId": wire_id, "name": name, "input": tool_input(call.arguments)}
             if call.provider_data:
                 use.update(kept_fields(call.provider_data, PROVIDER_NAME) or {})
             blocks.append({"toolUse": use})
