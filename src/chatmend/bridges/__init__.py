@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from chatmend.messages import ChatMessage
-from chatmend.results import Origin, RepairResult
+from chatmend.results import RepairResult
 
 __all__ = ["call_arguments", "rebuilt"]
 
@@ -26,15 +26,16 @@ def call_arguments(args: Any) -> dict[str, Any] | str:
 
 
 def rebuilt(messages: Sequence[_Message], neutral: Sequence[ChatMessage], result: RepairResult, *,
-            synthetic: Callable[[ChatMessage, Origin], _Message], note: Callable[[ChatMessage], _Message],
+            synthetic: Callable[[ChatMessage, _Message, int], _Message], note: Callable[[ChatMessage], _Message],
             renamed: Callable[[_Message, ChatMessage], _Message]) -> list[_Message]:
     """The repair of `neutral` (`messages` read one for one) in the framework's objects: a message repair left
-    alone is the input's own object, one it renamed is `renamed(original, message)`, a synthetic result and a
-    note are made by `synthetic` (given where its call is) and `note`."""
+    alone is the input's own object, one it renamed is `renamed(original, message)`, a synthetic result is
+    `synthetic(result, the reply of its call, the call's index in it)` and a note is `note(message)`."""
     out: list[_Message] = []
     for message, origin in zip(result.messages, result.origins()):
         if origin.kind == "synthetic":
-            out.append(synthetic(message, origin))
+            assert origin.call_index is not None  # a synthetic result always answers a call
+            out.append(synthetic(message, messages[origin.message_index], origin.call_index))
         elif origin.kind == "note":
             out.append(note(message))
         elif message is neutral[origin.message_index]:

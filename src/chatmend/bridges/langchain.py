@@ -37,7 +37,6 @@ from chatmend import providers
 from chatmend.bridges import call_arguments, rebuilt
 from chatmend.messages import ChatMessage, ToolCall, text_of
 from chatmend.repair import IsReadOnly, Wording, repair_history
-from chatmend.results import Origin
 
 __all__ = ["SYNTHESIZED", "RepairMiddleware", "pre_model_hook", "repair"]
 
@@ -50,18 +49,9 @@ def repair(messages: Sequence[BaseMessage], *, is_read_only: IsReadOnly | None =
     """The history made valid by `repair_history`'s rules, in LangChain's types (the input is not changed)."""
     neutral = [_neutral(m) for m in messages]
     result = repair_history(neutral, is_read_only=is_read_only, wording=wording)
-
-    def synthetic(message: ChatMessage, origin: Origin) -> BaseMessage:
-        call = messages[origin.message_index]
-        assert isinstance(call, AIMessage) and origin.call_index is not None
-        return _synthetic(message, _calls(call)[origin.call_index])
-
-    def note(message: ChatMessage) -> BaseMessage:
-        return HumanMessage(content=text_of(message.content))
-
     repaired = messages
     if result.changed:
-        repaired = rebuilt(messages, neutral, result, synthetic=synthetic, note=note, renamed=_renamed)
+        repaired = rebuilt(messages, neutral, result, synthetic=_synthetic, note=_note, renamed=_renamed)
     return [_synced(m) if isinstance(m, AIMessage) else m for m in repaired]
 
 
@@ -175,8 +165,11 @@ def _text(content: Any) -> str:
     return "\n".join(t for t in texts if t)
 
 
-def _synthetic(message: ChatMessage, call: _Call) -> ToolMessage:
-    """The ToolMessage answering a call repair found unanswered, in the form its call's kind is answered in."""
+def _synthetic(message: ChatMessage, reply: BaseMessage, index: int) -> ToolMessage:
+    """The ToolMessage answering a call repair found unanswered (the `index`th of `reply`), in the form its call's
+    kind is answered in."""
+    assert isinstance(reply, AIMessage)
+    call = _calls(reply)[index]
     text = text_of(message.content)
     content: Any = text
     if call.kind == "custom_tool_call":
@@ -187,6 +180,10 @@ def _synthetic(message: ChatMessage, call: _Call) -> ToolMessage:
         content = [{"type": "non_standard", "value": items[-1]}]
     return ToolMessage(content=content, tool_call_id=message.tool_call_id or "", name=message.tool_name,
                        status="error", response_metadata={SYNTHESIZED: True})
+
+
+def _note(message: ChatMessage) -> BaseMessage:
+    return HumanMessage(content=text_of(message.content))
 
 
 def _renamed(original: BaseMessage, message: ChatMessage) -> BaseMessage:

@@ -34,7 +34,6 @@ from chatmend.bridges import call_arguments, rebuilt
 from chatmend.messages import ChatMessage as NeutralMessage
 from chatmend.messages import ToolCall, text_of
 from chatmend.repair import IsReadOnly, Wording, repair_history
-from chatmend.results import Origin
 
 __all__ = ["SYNTHESIZED", "RepairedMemory", "repair"]
 
@@ -182,7 +181,7 @@ def _text(message: ChatMessage, *, calls: bool = False) -> str:
 
 # ------------------------------------------------------------------------------------------------- writing
 
-def _synthetic(message: NeutralMessage, origin: Origin) -> ChatMessage:
+def _synthetic(message: NeutralMessage, reply: ChatMessage, index: int) -> ChatMessage:
     return ChatMessage(role=MessageRole.TOOL, content=text_of(message.content), additional_kwargs={
         "tool_call_id": message.tool_call_id or "", "name": message.tool_name, SYNTHESIZED: True})
 
