@@ -1231,6 +1231,56 @@ def generated_client_call_bodies(reasoning: bool = False) -> list[tuple[str, dic
     return bodies
 
 
+def resent_turn_bodies() -> list[tuple[str, dict[str, Any]]]:
+    """Responses bodies that send a turn's item ids again (OR6), whose repair leaves a list the writer writes whole or
+    renames a call of such a turn: a turn whose ids were sent before goes in the plain shape, its reasoning left out."""
+    user = _said
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "thought"}],
+                 "encrypted_content": "gAAA"}
+    said = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed", "phase": "commentary",
+            "content": [{"type": "output_text", "text": "On it.", "annotations": []}]}
+    call = {"type": "function_call", "id": "fc_1", "call_id": "f1", "name": "search", "arguments": "{}"}
+    output = {"type": "function_call_output", "call_id": "f1", "output": "ok"}
+    shell = _client_call("local_shell_call", "s1")
+    web = {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search", "query": "q"}}
+    cut = {"type": "function_call", "call_id": "g1", "name": "grep", "arguments": "{}"}
+    shapes = {
+        "reasoning and words": [user("hi"), reasoning, said, user("more"), reasoning, said, user("go"), cut],
+        "reasoning and a call": [user("hi"), reasoning, call, output, user("more"), reasoning, call, output, user("go"),
+                                 cut],
+        "reasoning, words, a hosted search and a call": [user("hi"), reasoning, said, web, call, output, user("more"),
+                                                         reasoning, said, web, call, output, cut],
+        "a turn ending with reasoning": [user("hi"), said, reasoning, user("more"), said, reasoning, user("go"), cut],
+        "reasoning and a local shell call, its output lost": [user("hi"), reasoning, shell, user("more"), reasoning,
+                                                              shell, user("go")],
+        "reasoning with another summary": [user("hi"), reasoning, said, user("more"), {**reasoning, "summary": []},
+                                           said, cut],
+        "a turn ending with reasoning, its words again with other reasoning, words sent twice": [
+            user("hi"), said, reasoning, user("more"), {**reasoning, "id": "rs_2"}, said, user("go"),
+            {**said, "id": "msg_9"}, user("so"), {**said, "id": "msg_9"}, cut],
+        "reasoning and words whose message was sent alone": [user("hi"), said, user("more"), reasoning, said, cut],
+        "a computer call, then with reasoning": [user("hi"), _client_call("computer_call", "a"), user("more"),
+                                                 reasoning, _client_call("computer_call", "a")],
+    }
+    return [(f"resent turn: {name}", {"model": "m", "input": items}) for name, items in shapes.items()]
+
+
+def generated_resent_turn_bodies() -> list[tuple[str, dict[str, Any]]]:
+    """The seeded client call mixes (half with reasoning), each with a stretch of its items sent again later."""
+    r = random.Random("resent turns")
+    bodies = []
+    for reasoning in (False, True):
+        for name, body in generated_client_call_bodies(reasoning)[:GENERATED_MIX_BODIES // 2]:
+            items = body["input"]
+            replies = [k for k, item in enumerate(items) if "role" not in item or item.get("type") == "message"]
+            start = r.choice(replies)
+            end = min(len(items), start + r.randint(1, 4))
+            at = r.randint(end, len(items))
+            items = [*items[:at], *json.loads(json.dumps(items[start:end])), *items[at:]]
+            bodies.append((name.replace("generated", "resent"), {**body, "input": items}))
+    return bodies
+
+
 def generated_gemini_part_bodies() -> list[tuple[str, dict[str, Any]]]:
     """Seeded Gemini bodies mixing thoughts, signatures, code, media, calls with and without ids, responses of any
     object (some with media), images after a label and content fields, their responses lost, shuffled, late, orphaned,
@@ -1372,6 +1422,8 @@ def body_cases(provider: str) -> list[dict[str, Any]]:
         cases += [body_case(provider, name, body) for name, body in client_call_bodies()]
         cases += [body_case(provider, name, body) for name, body in generated_client_call_bodies()]
         cases += [body_case(provider, name, body) for name, body in generated_client_call_bodies(reasoning=True)]
+        cases += [body_case(provider, name, body) for name, body in resent_turn_bodies()]
+        cases += [body_case(provider, name, body) for name, body in generated_resent_turn_bodies()]
         cut_off = {"model": "m", "input": [{"role": "user", "content": "hi"},
                                            {"type": "custom_tool_call", "call_id": "c1", "name": "grep", "input": "x"}]}
         cases.append(body_case(provider, "client call: a custom tool's call cut off, read only", cut_off,

@@ -640,16 +640,19 @@ function checkResponses(body: Dict, items: Item[], report: Report, _options: Che
   };
   // (asked only whether the list holds a problem, the pairs first: a broken list most often breaks them early)
   for (const pass of anyOrder ? [pairs, shapes, itemIds] : [shapes, itemIds, pairs]) pass();
-  // OR7: a reasoning item is followed by the item it produced
+  // OR7: a reasoning item is followed by the item it produced (the first after it that is not reasoning)
   const unfollowed: Problem[] = [];
   let following: Dict | undefined;
   for (let i = items.length - 1; i >= 0; i--) {
     const item = items[i] as Dict;
-    if (item.type === "reasoning" && !(following !== undefined && isOutputItem(following) && typeof following.id === "string")) {
+    if (item.type !== "reasoning") {
+      following = item;
+      continue;
+    }
+    if (!(following !== undefined && isOutputItem(following) && typeof following.id === "string")) {
       unfollowed.push({ code: "OR7", path: `input[${i}]`, provider: "openai_responses",
         message: `Item '${pyStr(item.id)}' of type 'reasoning' was provided without its required following item.` });
     }
-    following = item;
   }
   for (const problem of unfollowed.reverse()) report(problem);
 }

@@ -534,7 +534,7 @@ function plainTurn(items: Item[], callIds: readonly (string | null)[]): Item[] |
 /** The first item of the assistant turn each item stands in, as Python's reader joins items into turns (-1 for an
  * item of no turn): replayed items, with item ids, and plain ones are never one turn, and a plain message after
  * calls or after another message opens a turn of its own. */
-function readerTurns(items: Item[]): number[] {
+function readerTurns(items: readonly Item[]): number[] {
   const starts: number[] = [];
   let start = -1;
   let allIds = true;
@@ -572,15 +572,27 @@ function readerTurns(items: Item[]): number[] {
   return starts;
 }
 
-/** True for an item that ends an assistant turn before it and opens none: a client call's output, or the words
- * of the user, the system or the developer. */
-function outsideTurn(item: Item | undefined): boolean {
-  if (item === undefined) return true;
-  return isClientOutput(item) || ((item.type ?? "message") === "message" && item.role !== "assistant");
+/** True when one of `ids` is sent by the items `before` a turn. A turn that ends with reasoning is written in the
+ * plain shape (OR7: a changed list leaves that reasoning out, `unkeptTurns`), which sends the item ids of its hosted
+ * items and client calls other than functions only. */
+function sentBefore(before: readonly Item[], ids: string[]): boolean {
+  const turns = readerTurns(before);
+  const endsWithReasoning = new Set<number>(); // the turns that do
+  before.forEach((item, j) => {
+    const turn = turns[j] as number;
+    if (turn >= 0 && turns[j + 1] !== turn && item.type === "reasoning") endsWithReasoning.add(turn);
+  });
+  return before.some((item, j) => {
+    const plain = endsWithReasoning.has(turns[j] as number) &&
+      (item.type === "reasoning" || item.type === "function_call" || isAssistantMessage(item));
+    return !plain && itemIds(item).some((id) => ids.includes(id));
+  });
 }
 
-/** The list as Python's writer writes it whole: the items the assembly has, but an output message that is a turn
- * of its own and whose item id was already sent, written in the plain shape (OR6: an item id is sent once). */
+/** The list as Python's writer writes it whole: the items the assembly has, but an assistant turn (as the reader
+ * joins items) that ends with reasoning or whose item ids were already sent written in the plain shape (OR7: the
+ * writer does not replay it; OR6: an item id is sent once), and an output of another type than its call's in its
+ * call's type. */
 function responsesWholeList(items: Item[]): Item[] {
   const sent = new Set<string>();
   const kinds = new Map<unknown, string>(); // each call id's call type
@@ -589,36 +601,24 @@ function responsesWholeList(items: Item[]): Item[] {
   let k = 0;
   while (k < items.length) {
     const item = items[k];
-    let end = k + 1;
-    if (turns[k] === k) while (end < items.length && turns[end] === k) end += 1;
-    const turn = items.slice(k, end);
-    if (turn.some((entry) => entry.type === "reasoning")) {
-      // a turn holding reasoning is sent as it is, one that ends with reasoning in the plain shape (OR7: the writer
-      // does not replay it); one whose item ids were sent before is not ported
+    if (turns[k] === k) {
+      let end = k + 1;
+      while (end < items.length && turns[end] === k) end += 1;
+      const turn = items.slice(k, end);
       const ids = turn.flatMap(itemIds);
-      if (ids.some((id) => sent.has(id))) {
-        throw new UnsupportedBodyError("openai_responses", "a turn holding reasoning whose item ids were sent before");
-      }
       for (const entry of turn) if (isClientCall(entry)) kinds.set(entry.call_id, entry.type);
-      for (const id of ids) sent.add(id);
-      const plain = turn[turn.length - 1].type === "reasoning" ? plainTurn(turn, turn.filter(isClientCall).map((c) => c.call_id)) : turn;
-      if (plain === null) throw new UnsupportedBodyError("openai_responses", "a call whose plain shape is not ported");
-      out.push(...plain);
+      const plain = plainTurn(turn, turn.filter(isClientCall).map((c) => c.call_id));
+      const asItIs = turn[turn.length - 1].type !== "reasoning" && !ids.some((id) => sent.has(id));
+      if (!asItIs && plain === null) throw new UnsupportedBodyError("openai_responses", "a call whose plain shape is not ported");
+      const written = asItIs ? turn : (plain as Item[]);
+      for (const entry of written) for (const id of itemIds(entry)) sent.add(id);
+      out.push(...written);
       k = end;
       continue;
     }
-    if (isClientCall(item)) kinds.set(item.call_id, item.type);
     const kind = isClientOutput(item) ? kinds.get(answeredId(item)) : undefined;
-    if (kind !== undefined && CALL_OUTPUTS[kind] !== item.type) {
-      out.push(inCallType(item, kind));
-      k += 1;
-      continue;
-    }
-    const ids = itemIds(item);
-    const alone = isAssistantMessage(item) && outsideTurn(items[k - 1]) && outsideTurn(items[k + 1]);
-    const resent = alone && ids.some((id) => sent.has(id));
-    for (const id of ids) sent.add(id);
-    out.push(resent ? plainAssistantMessage([item], outputTexts([item])) : item);
+    out.push(kind !== undefined && CALL_OUTPUTS[kind] !== item.type ? inCallType(item, kind) : item);
+    for (const id of itemIds(item)) sent.add(id);
     k += 1;
   }
   return out;
@@ -966,7 +966,7 @@ const openaiResponses: Adapter = {
   renamedCalls(items, finalIds, before) {
     let k = 0;
     const own = items.flatMap(itemIds); // (none in an agent's plain traffic: then no walk of the items before)
-    if (own.length === 0 || !before.some((item) => itemIds(item).some((id) => own.includes(id)))) {
+    if (own.length === 0 || !before.some((item) => itemIds(item).some((id) => own.includes(id))) || !sentBefore(before, own)) {
       return items.map((item) => (isClientCall(item) ? { ...item, call_id: finalIds[k++] } : item));
     }
     return plainTurn(items, finalIds); // OR6: an item id already sent

@@ -863,3 +863,23 @@ def test_a_renamed_call_whose_item_id_was_sent_before_is_written_plain_in_its_ru
     assert repaired.rewritten == [4, 5]
     assert all(out[k] is items[k] for k in range(4)) and out[6] is items[5]
     assert PROVIDER.check(repaired.body) == []
+
+
+def test_the_writer_counts_every_item_id_it_writes_whichever_shape_writes_it() -> None:
+    """OR6: a computer call's own item id, written by the plain shape, and a hosted tool's, are counted as sent, so a
+    later turn holding reasoning and one of them goes in the plain shape, its reasoning left out."""
+    from chatmend.providers.base import IdAssigner
+    from chatmend.providers.openai_responses.write import Writer
+
+    computer = {"type": "computer_call", "id": "cu_1", "call_id": "a", "status": "completed",
+                "action": {"type": "screenshot"}, "pending_safety_checks": []}
+    web = {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search", "query": "q"}}
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"}
+    items = [web, computer, {"role": "user", "content": "more"}, reasoning, {**computer, "call_id": "b"}]
+    messages = orr.from_request(items)
+    assert messages[0].provider_data is None  # (the plain shape writes that turn as it was)
+    writer = Writer(IdAssigner([c.id for m in messages for c in m.tool_calls]))
+    writer.write(messages[:1])
+    assert writer.items == [web, computer] and writer.item_ids == {"cu_1", "ws_1"}
+    writer.write(messages[1:])
+    assert [item.get("type", "message") for item in writer.items[2:]] == ["message", "computer_call"]

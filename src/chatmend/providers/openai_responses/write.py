@@ -41,6 +41,7 @@ from chatmend.providers.openai_responses.wire import (
     RESPONSES_ITEM_TYPES,
     Json,
     is_client_call,
+    sent_ids,
 )
 
 BLANK_PNG = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6k"
@@ -339,6 +340,7 @@ class Writer:
         self.kinds: dict[str, str] = {}
         """The item type of each call written that is not a function_call, by call_id (its output's type)."""
         self.item_ids: set[str] = set()
+        """The item ids of the items written (OR6: each is sent once), whichever shape wrote them."""
         self.items: list[Json] = []
 
     def write(self, messages: list[ChatMessage]) -> None:
@@ -373,7 +375,7 @@ class Writer:
                 if isinstance(content, str):
                     items.append({"role": role, "content": content})
                 elif len(content) == 1 and isinstance(content[0], NativePart) and _is_item(content[0]):
-                    items.append(dict(content[0].data))  # the caller's own item (an item_reference, ...)
+                    self.native(content[0])  # the caller's own item (an item_reference, ...)
                 else:
                     items.append(_input_message(role, content))
             else:
@@ -392,8 +394,7 @@ class Writer:
             return False
         if answers is None and isinstance(wire[-1], Mapping) and wire[-1].get("type") == "reasoning":
             return False  # OR7: a reasoning item whose item is gone is not sent (the default shape leaves it out)
-        ids = {item["id"] for item in wire if isinstance(item.get("id"), str) and item.get("type") != "item_reference"
-               and not _answers(item)}
+        ids = {i for item in wire for i in sent_ids(item)}
         if not self.item_ids.isdisjoint(ids):
             return False
         if answers is not None:
@@ -429,8 +430,7 @@ class Writer:
                 self.items.append({"type": "reasoning", "id": step[2], "summary": _summary(part),
                                    "encrypted_content": part.data})
             elif step[0] == "native":
-                native: NativePart = step[1]
-                self.items.append(dict(native.data))
+                self.native(step[1])
             elif step[0] == "message":
                 item: Json = {
                     "type": "message", "id": step[1], "role": "assistant", "status": "completed",
@@ -446,6 +446,12 @@ class Writer:
                 if kind != "function_call":
                     self.kinds[call_id] = kind
                 self.items.append(call_item(call, call_id, kind, step[2]))
+
+    def native(self, part: NativePart) -> None:
+        """An item the neutral model does not name, as it was; its item id counted as sent (OR6)."""
+        item = dict(part.data)
+        self.item_ids.update(sent_ids(item))
+        self.items.append(item)
 
     def call_id(self, name: str) -> str:
         """The call_id of the next call written (a call of tool `name`), remembered for its output."""
@@ -482,8 +488,8 @@ class Writer:
                 if phase in PHASES:
                     item["phase"] = phase
             items.append(item)
-        if natives:
-            items.extend(dict(p.data) for p in natives)
+        for native in natives:
+            self.native(native)
         if images:
             # Assistant content takes only output_text and refusal parts (OR0): images go to a user message.
             items.append({"role": "user", "content": _input_parts(images)})
@@ -494,7 +500,9 @@ class Writer:
             wait(call_id)
             if call.provider_data is not None and call_kind(call) != "function_call":
                 self.kinds[call_id] = kind = call_kind(call)
-                items.append(call_item(call, call_id, kind))
+                item = call_item(call, call_id, kind)
+                self.item_ids.update(sent_ids(item))  # (a computer call's own item id, say)
+                items.append(item)
                 continue
             raw = call.raw_arguments  # `arguments_json`, inlined
             items.append({"type": "function_call", "call_id": call_id, "name": name,
@@ -504,12 +512,6 @@ class Writer:
 def _is_item(part: NativePart) -> bool:
     """Whether a native part of a user message is a whole input item (not a content part)."""
     return part.native_type in RESPONSES_ITEM_TYPES
-
-
-def _answers(item: Mapping[str, Any]) -> bool:
-    """Whether an item is an output (its `id` may be the call's id, not an item id of its own)."""
-    kind = item.get("type")
-    return isinstance(kind, str) and kind.endswith("_output")
 
 
 def default_items(message: ChatMessage, answers: str | None) -> list[Json]:
