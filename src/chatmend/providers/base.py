@@ -194,6 +194,24 @@ class CheckContext:
     `unmixed`: the adapter `for_model` gives); None: told by `model`."""
 
 
+class CheckPass:
+    """What one pass of a provider's checker has found: its problems, each in the provider's words (`texts`, its
+    400 texts by rule id, with their variable parts as fields, for `rule`; a checker may word each in place)."""
+
+    def __init__(self, provider: str, texts: Mapping[str, str] | None = None) -> None:
+        self.provider = provider
+        self.texts = texts or {}
+        self.problems: list[Problem] = []
+
+    def add(self, code: str, path: str, message: str) -> None:
+        """Record a problem."""
+        self.problems.append(Problem(code=code, path=path, message=message, provider=self.provider))
+
+    def rule(self, code: str, path: str, key: str | None = None, **fields: Any) -> None:
+        """Record a problem of rule `code` worded as the provider words it (`key`: another of its texts)."""
+        self.add(code, path, self.texts[key or code].format(**fields))
+
+
 class Provider(ABC):
     """One provider's wire format. Subclasses set the flags and declarations, and implement the hooks
     (`_write_body`, `_check`, `_create`) and the readers (`_read_groups` or `from_request`, `from_response`)."""

@@ -9,7 +9,7 @@ from typing import Any
 from chatmend._json import brief
 from chatmend.exceptions import Problem
 from chatmend.providers.anthropic.wire import ID_ALPHABET, MEDIA_TYPES, PROVIDER_NAME, THINKING, TOOL_NAME
-from chatmend.providers.base import SHAPE, CheckContext
+from chatmend.providers.base import SHAPE, CheckContext, CheckPass
 
 _ID = re.compile(f"[{ID_ALPHABET}]+")  # AN5
 
@@ -75,20 +75,11 @@ def check(body: Any, context: CheckContext) -> list[Problem]:
     return _Pass().run(body)
 
 
-class _Pass:
+class _Pass(CheckPass):
     """One `check` pass: shapes first, then the rules on merged turns."""
 
     def __init__(self) -> None:
-        self.provider = PROVIDER_NAME
-        self.problems: list[Problem] = []
-
-    def add(self, code: str, path: str, message: str) -> None:
-        """Record a problem."""
-        self.problems.append(Problem(code=code, path=path, message=message, provider=self.provider))
-
-    def rule(self, code: str, path: str, key: str | None = None, **fields: Any) -> None:
-        """Record a problem worded as Anthropic words it."""
-        self.add(code, path, TEXTS[key or code].format(**fields))
+        super().__init__(PROVIDER_NAME, TEXTS)
 
     def run(self, body: Any) -> list[Problem]:
         """Every problem of the body."""

@@ -37,7 +37,7 @@ from typing import Any
 
 from chatmend.exceptions import Problem
 from chatmend.providers.anthropic.checker import TEXTS as ANTHROPIC_TEXTS
-from chatmend.providers.base import SHAPE, CheckContext
+from chatmend.providers.base import SHAPE, CheckContext, CheckPass
 from chatmend.providers.bedrock.wire import (
     ID,
     ID_ALPHABET,
@@ -94,21 +94,12 @@ def check(body: Any, context: CheckContext) -> list[Problem]:
     return _Pass(context.family or model_family(model)).run(body)
 
 
-class _Pass:
+class _Pass(CheckPass):
     """One `check` pass over a request: its shape first, then the rules (`family`: the model's, for BR9/BR10)."""
 
     def __init__(self, family: str | None = None) -> None:
-        self.provider = PROVIDER_NAME
+        super().__init__(PROVIDER_NAME, TEXTS)
         self.family = family
-        self.problems: list[Problem] = []
-
-    def add(self, code: str, path: str, message: str) -> None:
-        """Record a problem."""
-        self.problems.append(Problem(code=code, path=path, message=message, provider=self.provider))
-
-    def rule(self, code: str, path: str, **fields: Any) -> None:
-        """Record a problem worded as Converse words it."""
-        self.add(code, path, TEXTS[code].format(**fields))
 
     def run(self, body: Any) -> list[Problem]:
         """Every problem of the request."""

@@ -9,13 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatmend.exceptions import Problem
-from chatmend.providers.base import CheckContext
+from chatmend.providers.base import CheckContext, CheckPass
 from chatmend.providers.gemini.wire import DATA_FIELDS, NAME, PART_METADATA, get, is_base64, is_gemini3, spellings
-
-
-def _problem(code: str, path: str, message: str) -> Problem:
-    """A Gemini problem."""
-    return Problem(code=code, path=path, message=message, provider=NAME)
 
 
 def _api_path(path: str) -> str:
@@ -61,17 +56,13 @@ def check(body: Any, context: CheckContext) -> list[Problem]:
     return _Pass(context.model, context.platform == "vertex").body(body)
 
 
-class _Pass:
+class _Pass(CheckPass):
     """Collects the problems of one body."""
 
     def __init__(self, model: str | None, vertex: bool) -> None:
+        super().__init__(NAME)
         self.model = model
         self.vertex = vertex
-        self.problems: list[Problem] = []
-
-    def add(self, code: str, path: str, message: str) -> None:
-        """Record one problem."""
-        self.problems.append(_problem(code, path, message))
 
     def bytes_field(self, value: Any, path: str) -> None:
         """GE0: bytes travel as base64 text."""

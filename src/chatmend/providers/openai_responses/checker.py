@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from chatmend.exceptions import Problem
-from chatmend.providers.base import CheckContext
+from chatmend.providers.base import CheckContext, CheckPass
 from chatmend.providers.openai_responses.wire import (
     ALSO_ANSWERS,
     CALL_ID_MAX,
@@ -66,16 +66,12 @@ def check(body: Any, context: CheckContext) -> list[Problem]:
         return [Problem(code="OR0", path="", provider=NAME, message=f"Unreadable body: {exc!r}")]
 
 
-class _Pass:
+class _Pass(CheckPass):
     """Collects the problems of one body."""
 
     def __init__(self, body: Mapping[str, Any]) -> None:
+        super().__init__(NAME)
         self.body = body
-        self.problems: list[Problem] = []
-
-    def add(self, code: str, path: str, message: str) -> None:
-        """Record one problem."""
-        self.problems.append(Problem(code=code, path=path, message=message, provider=NAME))
 
     def missing(self, path: str) -> None:
         """A required parameter is absent (OR0)."""
