@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import itertools
 import json
@@ -60,19 +59,16 @@ def run_repair(args: argparse.Namespace) -> int:
         with store:
             return _repair_store(args, store)
     source = in_place_target(args.file) if args.in_place else args.file
-    if args.file != "-":
-        with open_input(source) as (handle, _):
-            if args.in_place:
-                lock_file(handle)  # held from the read to the rename; let go before a whole reading locks again
-                refuse_held_open(source, _forced(args))
+    with open_input(source) as (handle, _):
+        if args.in_place:
+            lock_file(handle)  # held from the read to the rename
+            refuse_held_open(source, _forced(args))
+        if args.file != "-":
             found = streamed(handle, args.fmt, max_size=args.max_json_size, digest=args.in_place)
             if found is not None and args.to in (None, found.format):
                 return _repair_streamed(args, found, handle, source)
-    with contextlib.ExitStack() as held:  # the --in-place lock, held from the read to the rename
-        handle, _ = held.enter_context(open_input(source))
-        if args.in_place:
-            lock_file(handle)
-            refuse_held_open(source, _forced(args))
+            if handle.seekable():
+                handle.seek(0)  # read whole below, from its first byte
         st = os.fstat(handle.fileno()) if args.file != "-" else None
         data = read_all(handle, args.max_json_size)
         session = read_bytes(data, args.fmt, name=display(args.file), max_size=args.max_json_size)
