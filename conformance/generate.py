@@ -1265,6 +1265,78 @@ def resent_turn_bodies() -> list[tuple[str, dict[str, Any]]]:
     return [(f"resent turn: {name}", {"model": "m", "input": items}) for name, items in shapes.items()]
 
 
+def output_part_bodies() -> list[tuple[str, dict[str, Any]]]:
+    """Responses bodies whose repair rewrites an output of parts the writer reads otherwise than it wrote them
+    (refusals as text, audio as an inline file, an image whose data URL names no media type): in a note, in its call's
+    output type (a custom tool's, a computer's, a local shell's, error-marked or not); and client calls whose payload
+    the plain shape writes otherwise (a custom tool's input that is not text, a tool search's arguments that are not
+    an object)."""
+    user = _said
+    text = {"type": "input_text", "text": "t"}
+    mark = {"type": "input_text", "text": "[error]"}
+    refusal = {"type": "refusal", "refusal": "I can't."}
+    audio = {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}
+    image = {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}"}
+    function = {"type": "function_call", "call_id": "f1", "name": "search", "arguments": "{}"}
+    shell, custom, computer = (_client_call(kind, call_id) for kind, call_id in
+                               (("local_shell_call", "s1"), ("custom_tool_call", "c1"), ("computer_call", "k1")))
+
+    def output(call_id: str, value: Any, kind: str = "function_call_output") -> dict[str, Any]:
+        return {"type": kind, "call_id": call_id, "output": value}
+
+    part_lists = {
+        "a refusal": [text, refusal], "a refusal alone": [refusal],
+        "a refusal without its text": [text, {"type": "refusal"}],
+        "audio": [text, audio],
+        "audio without its format": [{"type": "input_audio", "input_audio": {"data": "UklGRg=="}}],
+        "an image whose data URL names no media type": [
+            text, {"type": "input_image", "image_url": f"data:;base64,{PNG}"}],
+        "an image whose data URL has a parameter and no media type": [
+            {"type": "input_image", "image_url": f"data:;x=1;base64,{PNG}"}],
+        "an image whose data URL is not base64": [{"type": "input_image", "image_url": "data:,hello"}],
+        "an error mark, a refusal and audio": [mark, refusal, audio, text],
+        "a refusal that is an error mark": [{"type": "refusal", "refusal": "[error]"}, text],
+    }
+    shapes: dict[str, list[Any]] = {}
+    for name, parts in part_lists.items():
+        shapes[f"a note of an output of parts: {name}"] = [
+            user("hi"), function, output("f1", "ok"), output("zz", parts), user("go on")]
+        shapes[f"an output of parts answering a custom tool call: {name}"] = [
+            user("hi"), custom, output("c1", parts), user("again"), dict(custom),
+            output("c1", "x", "custom_tool_call_output")]
+        for call in (computer, shell):
+            shapes[f"an output of parts answering a {call['type']}: {name}"] = [
+                user("hi"), call, output(call["call_id"], parts), user("again"), function]
+    shot = {"type": "computer_screenshot", "image_url": f"data:;base64,{PNG}"}
+    shapes["a screenshot whose data URL names no media type, orphaned"] = [
+        user("hi"), {"type": "computer_call_output", "call_id": "zz", "output": shot}, user("go on")]
+    shapes["a screenshot whose data URL names no media type, answering a function renamed"] = [
+        user("hi"), function, output("f1", "ok"), user("again"), dict(function),
+        {"type": "computer_call_output", "call_id": "f1", "output": shot}]
+    for name, parts in {"with an image": [mark, text, image], "text only": [mark, text], "an image only": [mark, image],
+                        "two texts": [mark, text, {"type": "input_text", "text": "u"}]}.items():
+        shapes[f"an error-marked output of parts answering a local shell call, {name}"] = [
+            user("hi"), shell, output("s1", parts), user("again"), function]
+        shapes[f"an error-marked output of parts answering a local shell call renamed, {name}"] = [
+            user("hi"), shell, {"type": "local_shell_call_output", "id": "s1", "output": "ok"}, user("again"),
+            dict(shell), output("s1", parts)]
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"}
+    search = {"type": "tool_search_call", "call_id": "c1", "execution": "client"}
+    calls = {
+        "a custom tool call whose input is an object": {**custom, "input": {"n": 2, "patch": "x"}},
+        "a custom tool call whose input is null": {**custom, "input": None},
+        "a custom tool call without its input": {k: v for k, v in custom.items() if k != "input"},
+        "a client tool search whose arguments are text": {**search, "status": "completed", "arguments": "add"},
+        "a client tool search without arguments": {**search, "extra": [1]},
+    }
+    for name, call in calls.items():
+        shapes[f"{name}, renamed, its item id sent before"] = [
+            user("hi"), {**call, "id": "ctc_9"}, output("c1", "x", "custom_tool_call_output"), user("again"),
+            {**call, "id": "ctc_9"}]
+        shapes[f"{name}, in a turn ending with reasoning"] = [user("hi"), call, reasoning, user("again"), function]
+    return [(f"output parts: {name}", {"model": "m", "input": items}) for name, items in shapes.items()]
+
+
 def generated_resent_turn_bodies() -> list[tuple[str, dict[str, Any]]]:
     """The seeded client call mixes (half with reasoning), each with a stretch of its items sent again later."""
     r = random.Random("resent turns")
@@ -1424,6 +1496,7 @@ def body_cases(provider: str) -> list[dict[str, Any]]:
         cases += [body_case(provider, name, body) for name, body in generated_client_call_bodies(reasoning=True)]
         cases += [body_case(provider, name, body) for name, body in resent_turn_bodies()]
         cases += [body_case(provider, name, body) for name, body in generated_resent_turn_bodies()]
+        cases += [body_case(provider, name, body) for name, body in output_part_bodies()]
         cut_off = {"model": "m", "input": [{"role": "user", "content": "hi"},
                                            {"type": "custom_tool_call", "call_id": "c1", "name": "grep", "input": "x"}]}
         cases.append(body_case(provider, "client call: a custom tool's call cut off, read only", cut_off,

@@ -12,10 +12,10 @@
  * mapped to wire ids as Python's writers map them (`underWireIds`). Gemini's bodies the stubs do not take (or whose
  * list still breaks a rule) go the neutral route, as in Python (`gemini.ts`). Every Responses client call's steps
  * are written as Python's writer writes them (a synthetic output in the call's own output type, a note of any output
- * as its reader reads it). What is still refused with `UnsupportedBodyError`: shapes none of these readers take (an item that is not an
- * object, a Gemini content Python's reader refuses too, a value whose Python form is not ported: a number that is
- * not an integer in a rewritten response, a file by URI without a MIME type, an output part whose rewriting is not
- * ported).
+ * as its reader reads it, refusals, audio and untyped data URLs too). What is still refused with
+ * `UnsupportedBodyError`: shapes none of these readers take (an item that is not an object, a Gemini content
+ * Python's reader refuses too, an output part Python's reader refuses) and a value whose Python form is not ported
+ * (a number Python writes otherwise than JavaScript in a text the package writes).
  */
 
 import { assemble, type Item, type Writer } from "./assembly.js";
@@ -512,8 +512,8 @@ function plainAssistantMessage(items: Item[], texts: unknown[]): Dict {
 /** A turn in the writer's plain shape (`plain_assistant`): its text as one message (none for no text), the hosted
  * items as they are, the calls without item ids under `callIds` (another client call keeps its own item id: the
  * writer's `call_item` writes it from the call it read); reasoning, which travels only with its items' ids (OR8), left
- * out. Null for a call this package does not write as Python does. */
-function plainTurn(items: Item[], callIds: readonly (string | null)[]): Item[] | null {
+ * out. */
+function plainTurn(items: Item[], callIds: readonly (string | null)[]): Item[] {
   const texts = outputTexts(items);
   const text = texts.join("\n");
   const hosted = items.filter((item) => !isAssistantMessage(item) && item.type !== "reasoning" && !isClientCall(item));
@@ -521,12 +521,11 @@ function plainTurn(items: Item[], callIds: readonly (string | null)[]): Item[] |
   let k = 0;
   for (const item of items.filter(isClientCall)) {
     const callId = callIds[k++] as string;
-    const call =
+    calls.push(
       item.type === "function_call"
         ? { type: "function_call", call_id: callId, name: item.name, arguments: item.arguments }
-        : clientCallItem(item, callId);
-    if (call === null) return null;
-    calls.push(call);
+        : clientCallItem(item, callId),
+    );
   }
   return [...(text ? [plainAssistantMessage(items, texts)] : []), ...hosted, ...calls];
 }
@@ -607,10 +606,8 @@ function responsesWholeList(items: Item[]): Item[] {
       const turn = items.slice(k, end);
       const ids = turn.flatMap(itemIds);
       for (const entry of turn) if (isClientCall(entry)) kinds.set(entry.call_id, entry.type);
-      const plain = plainTurn(turn, turn.filter(isClientCall).map((c) => c.call_id));
       const asItIs = turn[turn.length - 1].type !== "reasoning" && !ids.some((id) => sent.has(id));
-      if (!asItIs && plain === null) throw new UnsupportedBodyError("openai_responses", "a call whose plain shape is not ported");
-      const written = asItIs ? turn : (plain as Item[]);
+      const written = asItIs ? turn : plainTurn(turn, turn.filter(isClientCall).map((c) => c.call_id));
       for (const entry of written) for (const id of itemIds(entry)) sent.add(id);
       out.push(...written);
       k = end;
@@ -644,9 +641,7 @@ function responsesUnkeptTurns(items: Item[], rewritten: number[]): [Item[], numb
       continue;
     }
     const callIds = turn.filter(isClientCall).map((call) => call.call_id);
-    const plain = plainTurn(turn, callIds);
-    if (plain === null) throw new UnsupportedBodyError("openai_responses", "a call whose plain shape is not ported");
-    for (const item of plain) {
+    for (const item of plainTurn(turn, callIds)) {
       at.push(out.length);
       out.push(item);
     }
@@ -663,11 +658,11 @@ function responsesUnkeptTurns(items: Item[], rewritten: number[]): [Item[], numb
     : [out, at];
 }
 
-/** An output written in its call's output type, as the writer writes a result read from another type; refused for
- * an output of parts (their writing in another type is not ported). */
+/** An output written in its call's output type, as the writer writes a result read from another type. */
 function inCallType(item: Item, kind: string): Dict {
   const callId = answeredId(item) as string;
-  const ofParts = item.type === "function_call_output" || item.type === "custom_tool_call_output";
+  const ofParts = item.type === "function_call_output" || item.type === "custom_tool_call_output" ||
+    item.type === "local_shell_call_output";
   if (ofParts && Array.isArray(item.output) && (kind === "function_call" || kind === "custom_tool_call")) {
     // parts, written again as input parts (an error mark first stays first)
     const parts = item.output.map((part: unknown) => (isDict(part) ? outputPart(part) : null));
@@ -682,8 +677,10 @@ function inCallType(item: Item, kind: string): Dict {
     const mark = read.isError ? [{ type: "input_text", text: "[error]" }] : [];
     return { type: CALL_OUTPUTS[kind], call_id: callId, output: [...mark, ...text, ...read.more] };
   }
-  if (read === null || (read.more.length > 0 && kind === "local_shell_call" && read.isError)) {
-    throw new UnsupportedBodyError("openai_responses", "an output of parts answering a call of another type");
+  if (read === null) throw new UnsupportedBodyError("openai_responses", "an output part whose rewriting is not ported");
+  if (kind === "local_shell_call" && read.isError && read.texts !== null) {
+    // parts in one text, the error mark a line of its own (`write._text_output` of the marked parts)
+    return { type: "local_shell_call_output", id: callId, output: ["[error]", ...read.texts].join("\n") };
   }
   if (kind === "computer_call") {
     // its first image (or screenshot by file id) as the screenshot, else a blank one
@@ -701,23 +698,26 @@ const CALL_META: readonly string[] = ["type", "id", "call_id", "status", "name",
 const STATUS_REQUIRED: readonly unknown[] = ["local_shell_call", "apply_patch_call", "computer_call"];
 
 /** A client call other than a function as Python's writer writes it in its plain shape (`write.call_item` of the
- * call `read._read_other_call` reads): its own item id, the call id, its payload, its status; null for a payload
- * this package does not write as Python does. */
-function clientCallItem(item: Dict, callId: string): Dict | null {
+ * call `read._read_other_call` reads): its own item id, the call id, its payload, its status. */
+function clientCallItem(item: Dict, callId: string): Dict {
   const kind = item.type as string;
   const out: Dict = { type: kind };
   if (typeof item.id === "string") out.id = item.id;
   out.call_id = callId;
+  const payload = (): Dict => {
+    const fields: Dict = {};
+    for (const key in item) if (!CALL_META.includes(key)) fields[key] = item[key];
+    return fields;
+  };
   if (kind === "custom_tool_call") {
-    if (typeof item.input !== "string") return null;
     out.name = typeof item.name === "string" && item.name ? item.name : kind;
-    out.input = item.input;
+    // an input that is not text as the JSON of the arguments it was read into
+    out.input = typeof item.input === "string" ? item.input : compactJson({ input: item.input ?? null });
   } else if (kind === "tool_search_call") {
-    if (!isDict(item.arguments)) return null;
-    out.arguments = item.arguments;
+    out.arguments = isDict(item.arguments) ? item.arguments : payload();
     out.execution = "client";
   } else {
-    for (const key in item) if (!CALL_META.includes(key)) out[key] = item[key];
+    Object.assign(out, payload());
   }
   if (typeof item.status === "string") out.status = item.status;
   else if (STATUS_REQUIRED.includes(kind)) out.status = "completed"; // (required in the SDK's types)
@@ -761,9 +761,10 @@ function foundTools(text: string): unknown[] {
   return isDict(found) && Array.isArray(found.tools) ? found.tools : [];
 }
 
-/** What Python's reader makes of a client output (`read.read_result`): whether it failed, its text, and its other
- * parts as a note writes them (after its text); null for a part this package does not write as Python does. */
-function readClientOutput(item: Dict): { isError: boolean; text: string; more: unknown[] } | null {
+/** What Python's reader makes of a client output (`read.read_result`): whether it failed, its text, its other
+ * parts as a note writes them (after its text), and its text parts when it is a list of parts; null for a part
+ * this package does not write as Python does. */
+function readClientOutput(item: Dict): ReadOutput | null {
   const output = item.output;
   switch (item.type) {
     case "shell_call_output": {
@@ -775,29 +776,29 @@ function readClientOutput(item: Dict): { isError: boolean; text: string; more: u
         const outcome = chunk.outcome;
         if (isDict(outcome) && (outcome.type !== "exit" || outcome.exit_code !== 0)) failed = true;
       }
-      return { isError: failed, text: texts.join("\n"), more: [] };
+      return textOutput(failed, texts.join("\n"));
     }
     case "apply_patch_call_output":
-      return { isError: item.status === "failed", text: typeof output === "string" ? output : "", more: [] };
+      return textOutput(item.status === "failed", typeof output === "string" ? output : "");
     case "computer_call_output": {
-      if (!isDict(output)) return { isError: false, text: "", more: [] };
+      if (!isDict(output)) return textOutput(false, "");
       const part = outputPart(output);
       if (part === null) return null;
-      return typeof part === "string" ? { isError: false, text: part, more: [] } : { isError: false, text: "", more: [part] };
+      return typeof part === "string" ? textOutput(false, part) : { isError: false, text: "", more: [part], texts: null };
     }
     case "tool_search_output": {
       const tools = item.tools;
-      return { isError: false, text: Array.isArray(tools) ? compactJson({ tools }) : "", more: [] };
+      return textOutput(false, Array.isArray(tools) ? compactJson({ tools }) : "");
     }
   }
   // a function's, a custom tool's and a local shell's output: text, error-marked, or parts
   const value = output ?? "";
   if (typeof value === "string") {
-    if (value === "[error]") return { isError: true, text: "", more: [] };
-    if (value.startsWith("[error] ")) return { isError: true, text: value.slice(8), more: [] };
-    return { isError: false, text: value, more: [] };
+    if (value === "[error]") return textOutput(true, "");
+    if (value.startsWith("[error] ")) return textOutput(true, value.slice(8));
+    return textOutput(false, value);
   }
-  if (isDict(value)) return { isError: false, text: "", more: [value] }; // (kept as it is)
+  if (isDict(value)) return { isError: false, text: "", more: [value], texts: null }; // (kept as it is)
   if (!Array.isArray(value)) return null;
   const texts: string[] = [];
   const more: unknown[] = [];
@@ -809,25 +810,42 @@ function readClientOutput(item: Dict): { isError: boolean; text: string; more: u
     else if (j === 0 && part === "[error]") isError = true;
     else texts.push(part);
   }
-  return { isError, text: texts.join("\n"), more };
+  return { isError, text: texts.join("\n"), more, texts };
 }
 
-/** A content part of an output as Python's reader reads it and its writer writes it back in a note: a text as its
- * string, an image by URL as an `input_image` (detail "auto"), a file or a part it does not name as it is; null
- * for a part whose rewriting this package does not port (audio, a refusal, an image URL it would change). */
+/** A client output as its reader reads it: `texts` are its text parts when it is a list of parts, else null. */
+interface ReadOutput {
+  isError: boolean;
+  text: string;
+  more: unknown[];
+  texts: string[] | null;
+}
+
+function textOutput(isError: boolean, text: string): ReadOutput {
+  return { isError, text, more: [], texts: null };
+}
+
+/** A content part of an output as Python's reader reads it and its writer writes it back in a note: a text or a
+ * refusal as its string, an image by URL as an `input_image` (detail "auto"; a data URL naming no media type names
+ * application/octet-stream), audio as an inline `input_file`, a file or a part it does not name as it is; null for
+ * a part Python's reader refuses (a text part without its text, an image whose URL is not a string or empty). */
 function outputPart(part: Dict): string | Dict | null {
   const kind = part.type;
   if (kind === "input_text" || kind === "output_text" || kind === "text") {
     return typeof part.text === "string" ? part.text : null;
   }
+  if (kind === "refusal" && typeof part.refusal === "string") return part.refusal;
   if (kind === "input_image" || kind === "computer_screenshot") {
     const url = part.image_url;
     if (url === undefined || url === null) return part;
-    const inline = typeof url === "string" && url.startsWith("data:") && url.includes(";base64,");
-    if (typeof url !== "string" || !url || (inline && url.startsWith("data:;"))) return null;
-    return { type: "input_image", image_url: url, detail: "auto" };
+    if (typeof url !== "string" || !url) return null;
+    const untyped = url.startsWith("data:;base64,"); // (`parse_data_url`'s default type)
+    return { type: "input_image", image_url: untyped ? `data:application/octet-stream${url.slice(5)}` : url, detail: "auto" };
   }
-  if (kind === "refusal" || kind === "input_audio") return null;
+  const audio = part.input_audio;
+  if (kind === "input_audio" && isDict(audio) && typeof audio.data === "string" && typeof audio.format === "string") {
+    return { type: "input_file", file_data: `data:audio/${audio.format};base64,${audio.data}` };
+  }
   return part; // (a file as the writer writes it back, or a part it keeps as it is)
 }
 
