@@ -26,18 +26,20 @@ def call_arguments(args: Any) -> dict[str, Any] | str:
 
 
 def rebuilt(messages: Sequence[_Message], neutral: Sequence[ChatMessage], result: RepairResult, *,
-            synthetic: Callable[[ChatMessage, _Message, int], _Message], note: Callable[[ChatMessage], _Message],
+            synthetic: Callable[[ChatMessage, _Message, int], _Message],
+            note: Callable[[ChatMessage, _Message], _Message],
             renamed: Callable[[_Message, ChatMessage], _Message]) -> list[_Message]:
     """The repair of `neutral` (`messages` read one for one) in the framework's objects: a message repair left
     alone is the input's own object, one it renamed is `renamed(original, message)`, a synthetic result is
-    `synthetic(result, the reply of its call, the call's index in it)` and a note is `note(message)`."""
+    `synthetic(result, the reply of its call, the call's index in it)` and a note `note(note, the orphan result
+    it stands for)`."""
     out: list[_Message] = []
     for message, origin in zip(result.messages, result.origins()):
         if origin.kind == "synthetic":
             assert origin.call_index is not None  # a synthetic result always answers a call
             out.append(synthetic(message, messages[origin.message_index], origin.call_index))
         elif origin.kind == "note":
-            out.append(note(message))
+            out.append(note(message, messages[origin.message_index]))
         elif message is neutral[origin.message_index]:
             out.append(messages[origin.message_index])
         else:

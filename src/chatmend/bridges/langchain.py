@@ -182,7 +182,7 @@ def _synthetic(message: ChatMessage, reply: BaseMessage, index: int) -> ToolMess
                        status="error", response_metadata={SYNTHESIZED: True})
 
 
-def _note(message: ChatMessage) -> BaseMessage:
+def _note(message: ChatMessage, orphan: BaseMessage) -> BaseMessage:
     return HumanMessage(content=text_of(message.content))
 
 

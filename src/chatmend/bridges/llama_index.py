@@ -186,7 +186,7 @@ def _synthetic(message: NeutralMessage, reply: ChatMessage, index: int) -> ChatM
         "tool_call_id": message.tool_call_id or "", "name": message.tool_name, SYNTHESIZED: True})
 
 
-def _note(message: NeutralMessage) -> ChatMessage:
+def _note(message: NeutralMessage, orphan: ChatMessage) -> ChatMessage:
     return ChatMessage(role=MessageRole.USER, content=text_of(message.content))
 
 

@@ -50,10 +50,10 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.tools import RunContext
 
-from chatmend.bridges import call_arguments
+from chatmend.bridges import call_arguments, rebuilt
 from chatmend.messages import ChatMessage, ToolCall, text_of
 from chatmend.repair import IsReadOnly, Wording, repair_history
-from chatmend.results import Origin, RepairResult
+from chatmend.results import RepairResult
 
 __all__ = ["SYNTHESIZED", "RepairCapability", "capability", "history_processor", "repair"]
 
@@ -61,6 +61,7 @@ SYNTHESIZED = "chatmend_synthesized_tool_return"
 """The `metadata` key of a result chatmend made (its value is True)."""
 
 _Source = tuple[int, int]  # (message index, part index) of the part a neutral message stands for
+_Item = ModelResponse | ModelRequestPart  # what a neutral message stands for: a reply, or a part of a request
 
 
 def repair(messages: Sequence[ModelMessage], *, is_read_only: IsReadOnly | None = None,
@@ -209,53 +210,53 @@ def _text(content: Any) -> str:
 def _rebuild(messages: Sequence[ModelMessage], neutral: list[ChatMessage], sources: list[_Source],
              result: RepairResult) -> list[ModelMessage]:
     """The repaired history as pydantic-ai messages, each unchanged message and part the input's own object."""
+    originals = [_original(messages, source) for source in sources]
+    items = rebuilt(originals, neutral, result, synthetic=_synthetic, note=_note, renamed=_renamed)
     out: list[ModelMessage] = []
     pending: list[tuple[ModelRequestPart, _Source | None]] = []  # request parts of the turn being gathered
-    for message, origin in zip(result.messages, result.origins()):
-        if message.role == "assistant":
+    for item, origin in zip(items, result.origins()):
+        if isinstance(item, ModelResponse):
             _flush(messages, pending, out)
-            out.append(_response(messages, neutral, sources, message, origin))
+            out.append(item)
         else:
-            pending.append(_request_part_of(messages, neutral, sources, message, origin, result))
+            kept = item is originals[origin.message_index]
+            pending.append((item, sources[origin.message_index] if kept else None))
     _flush(messages, pending, out)
     return out
 
 
-def _response(messages: Sequence[ModelMessage], neutral: list[ChatMessage], sources: list[_Source],
-              message: ChatMessage, origin: Origin) -> ModelResponse:
-    original = messages[sources[origin.message_index][0]]
-    assert isinstance(original, ModelResponse)
-    if message is neutral[origin.message_index]:
-        return original
-    ids = iter(call.id for call in message.tool_calls)  # renamed ids, in call order
-    parts: list[ModelResponsePart] = [dataclasses.replace(p, tool_call_id=next(ids)) if isinstance(p, ToolCallPart)
-                                      else p for p in original.parts]
-    return dataclasses.replace(original, parts=parts)
+def _original(messages: Sequence[ModelMessage], source: _Source) -> _Item:
+    """The reply, or the request part, a neutral message stands for."""
+    message = messages[source[0]]
+    return message if isinstance(message, ModelResponse) else message.parts[source[1]]
 
 
-def _request_part_of(messages: Sequence[ModelMessage], neutral: list[ChatMessage], sources: list[_Source],
-                     message: ChatMessage, origin: Origin,
-                     result: RepairResult) -> tuple[ModelRequestPart, _Source | None]:
-    if origin.kind == "synthetic":
-        response = messages[sources[origin.message_index][0]]
-        synthetic = ToolReturnPart(tool_name=message.tool_name or "tool", content=text_of(message.content),
-                                   tool_call_id=message.tool_call_id or "", outcome="interrupted",
-                                   metadata={SYNTHESIZED: True})
-        if response.timestamp is not None:  # the call's own time: the same history repairs to equal objects
-            synthetic = dataclasses.replace(synthetic, timestamp=response.timestamp)
-        return synthetic, None
-    if origin.kind == "note":
-        orphan = messages[sources[origin.message_index][0]].parts[sources[origin.message_index][1]]
-        note = UserPromptPart(content=text_of(message.content))
-        when = getattr(orphan, "timestamp", None)  # the orphan's own time: equal histories repair to equal notes
-        return (dataclasses.replace(note, timestamp=when) if when is not None else note), None
-    source = sources[origin.message_index]
-    part = messages[source[0]].parts[source[1]]
-    assert not isinstance(part, (TextPart, ToolCallPart))
-    if message is not neutral[origin.message_index] and isinstance(part, (ToolReturnPart, RetryPromptPart)):
-        return dataclasses.replace(part, tool_call_id=message.tool_call_id or ""), None  # renamed with its call
-    return part, source  # type: ignore[return-value]
+def _synthetic(message: ChatMessage, reply: _Item, index: int) -> _Item:
+    assert isinstance(reply, ModelResponse)
+    synthetic = ToolReturnPart(tool_name=message.tool_name or "tool", content=text_of(message.content),
+                               tool_call_id=message.tool_call_id or "", outcome="interrupted",
+                               metadata={SYNTHESIZED: True})
+    if reply.timestamp is not None:  # the call's own time: the same history repairs to equal objects
+        synthetic = dataclasses.replace(synthetic, timestamp=reply.timestamp)
+    return synthetic
 
+
+def _note(message: ChatMessage, orphan: _Item) -> _Item:
+    note = UserPromptPart(content=text_of(message.content))
+    when = getattr(orphan, "timestamp", None)  # the orphan's own time: equal histories repair to equal notes
+    return dataclasses.replace(note, timestamp=when) if when is not None else note
+
+
+def _renamed(original: _Item, message: ChatMessage) -> _Item:
+    """A reply's calls, or a result with its call, under the ids repair gave."""
+    if isinstance(original, ModelResponse):
+        ids = iter(call.id for call in message.tool_calls)  # renamed ids, in call order
+        parts: list[ModelResponsePart] = [dataclasses.replace(p, tool_call_id=next(ids))
+                                          if isinstance(p, ToolCallPart) else p for p in original.parts]
+        return dataclasses.replace(original, parts=parts)
+    if isinstance(original, (ToolReturnPart, RetryPromptPart)):
+        return dataclasses.replace(original, tool_call_id=message.tool_call_id or "")
+    return original
 
 
 def _flush(messages: Sequence[ModelMessage], pending: list[tuple[ModelRequestPart, _Source | None]],
