@@ -171,7 +171,6 @@ def _to_neutral(messages: Sequence[ModelMessage]) -> tuple[list[ChatMessage], li
     return neutral, sources
 
 
-
 def _assistant(response: ModelResponse) -> ChatMessage:
     calls = tuple(ToolCall(id=p.tool_call_id, name=p.tool_name or "tool", arguments=call_arguments(p.args))
                   for p in response.parts if isinstance(p, ToolCallPart))

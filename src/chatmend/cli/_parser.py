@@ -31,7 +31,6 @@ def _epilog() -> str:
             "docs: docs/ in the repository (the rules of every CODE: docs/rules.md)\n")
 
 
-
 class _Listed(Sequence[str]):
     """Choices listed when first read (argparse reads them to check a value or print help, never to parse one)."""
 

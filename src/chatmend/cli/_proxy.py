@@ -15,7 +15,6 @@ _SWITCH_INTERVAL = 0.0005
 """Seconds a thread holds the interpreter lock while another waits (Python's default is 0.005)."""
 
 
-
 def run_proxy(args: argparse.Namespace) -> int:
     """Serve the proxy until SIGINT or SIGTERM; the command line owns the process and its logging."""
     try:
