@@ -44,7 +44,8 @@ def serve_handler(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     """Serve `handler` on 127.0.0.1 (a free port) in a thread for the block; yields `http://127.0.0.1:PORT`, and
     closes the server and its thread after."""
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # shutdown() waits for the serve loop's next poll: poll often, or each server takes half a second to stop
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}"

@@ -270,7 +270,8 @@ def fake_upstream(*, judge: bool = True) -> Iterator[Upstream]:
         do_GET = do_POST = do_PUT = do_DELETE = _handle
 
     httpd = _Server(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # shutdown() waits for the serve loop's next poll: poll often, or each server takes half a second to stop
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield Upstream(f"http://127.0.0.1:{httpd.server_address[1]}", seen, sent, gone)
