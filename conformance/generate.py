@@ -1337,6 +1337,60 @@ def output_part_bodies() -> list[tuple[str, dict[str, Any]]]:
     return [(f"output parts: {name}", {"model": "m", "input": items}) for name, items in shapes.items()]
 
 
+NUMBERS = {"small": 1e-05, "smaller": 2.5e-07, "tiny": -1.2345e-10, "edge": 0.0001, "under the edge": 9.9e-05,
+           "plain": 123.456, "huge": 1.5e+22, "very huge": 1e+300, "whole": 7}
+"""Numbers Python's `json.dumps` writes otherwise than JavaScript's `String` (a fraction under 1e-4: `1e-05`), and
+beside them some both write alike. (No integral float under 1e21: `JSON.parse` reads `1e16` as `10000000000000000`,
+which a JavaScript reader cannot tell from Python's int.)"""
+
+
+def python_number_bodies(provider: str) -> list[tuple[str, dict[str, Any]]]:
+    """Bodies whose repair writes numbers into a text (a Gemini response object or arguments that are not an object as
+    a result's or a call's text, a Responses tool search's tools in a note, a custom tool's input in the plain shape),
+    and whose `check` quotes them (GE0)."""
+    if provider == "gemini":
+        user, model = _user_turn, _model_turn
+        hi, wait = {"text": "hi"}, {"text": "wait"}
+        call = {"functionCall": {"id": "a", "name": "read_file", "args": {"path": "x"}}}
+
+        def response(call_id: str, value: Any) -> dict[str, Any]:
+            return {"functionResponse": {"id": call_id, "name": "read_file", "response": value}}
+
+        contents = {
+            "an orphan response of numbers": [user(hi), model(call), user(response("a", {"output": "ok"})),
+                                              user({"text": "more"}), user(response("zz", dict(NUMBERS)))],
+            "a late response of numbers": [user(hi), model(call), user(wait),
+                                           user(response("a", {"values": list(NUMBERS.values())}))],
+            "a call whose arguments are a list of numbers, answered late": [
+                user(hi), model({"functionCall": {"id": "a", "name": "f", "args": [1e-05, 3.5e-09]}}), user(wait),
+                user(response("a", {"output": "ok"}))],
+            "a call whose arguments are a number, cut off": [
+                user(hi), model({"functionCall": {"id": "a", "name": "f", "args": 4.2e-06}}), user({"text": "go"})],
+        }
+        bodies: list[tuple[str, dict[str, Any]]] = [
+            (f"python numbers: {name}", {"contents": items}) for name, items in contents.items()]
+    else:
+        bodies = [(f"python numbers: {name}", {"model": "m", "input": items})
+                  for name, items in _number_inputs().items()]
+    # (keys sorted as the vectors store them: the text written keeps the order of the object read)
+    return [(name, json.loads(dump(body))) for name, body in bodies]
+
+
+def _number_inputs() -> dict[str, list[Any]]:
+    """Responses inputs whose repair writes numbers into a text."""
+    tools = [{"name": "add", "parameters": {"type": "object", "properties": {
+        "x": {"type": "number", "minimum": 1e-05, "maximum": 1.5e+22, "multipleOf": 2.5e-07}}}}]
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"}
+    return {
+        "an orphan tool search output of numbers": [
+            _said("hi"), {"type": "tool_search_output", "call_id": "zz", "execution": "client", "tools": tools},
+            _said("go on")],
+        "a custom tool call whose input is an object of numbers, in a turn ending with reasoning": [
+            _said("hi"), {**_client_call("custom_tool_call", "c1"), "input": {"n": 3, "scale": 1e-05}}, reasoning,
+            _said("again")],
+    }
+
+
 def generated_resent_turn_bodies() -> list[tuple[str, dict[str, Any]]]:
     """The seeded client call mixes (half with reasoning), each with a stretch of its items sent again later."""
     r = random.Random("resent turns")
@@ -1490,6 +1544,7 @@ def body_cases(provider: str) -> list[dict[str, Any]]:
         cases += [body_case(provider, name, body) for name, body in gemini_unnamed_call_bodies()]
         cases += [body_case(provider, name, body) for name, body in gemini_neutral_bodies()]
         cases += [body_case(provider, name, body) for name, body in generated_gemini_part_bodies()]
+        cases += [body_case(provider, name, body) for name, body in python_number_bodies(provider)]
     if provider == "openai_responses":
         cases += [body_case(provider, name, body) for name, body in client_call_bodies()]
         cases += [body_case(provider, name, body) for name, body in generated_client_call_bodies()]
@@ -1497,6 +1552,7 @@ def body_cases(provider: str) -> list[dict[str, Any]]:
         cases += [body_case(provider, name, body) for name, body in resent_turn_bodies()]
         cases += [body_case(provider, name, body) for name, body in generated_resent_turn_bodies()]
         cases += [body_case(provider, name, body) for name, body in output_part_bodies()]
+        cases += [body_case(provider, name, body) for name, body in python_number_bodies(provider)]
         cut_off = {"model": "m", "input": [{"role": "user", "content": "hi"},
                                            {"type": "custom_tool_call", "call_id": "c1", "name": "grep", "input": "x"}]}
         cases.append(body_case(provider, "client call: a custom tool's call cut off, read only", cut_off,

@@ -741,11 +741,7 @@ function pyDumps(value: unknown): string {
     })}"`;
   }
   if (typeof value === "boolean") return value ? "true" : "false";
-  if (typeof value === "number") {
-    const written = pythonNumber(value);
-    if (written === null) throw new UnsupportedBodyError("gemini", "a number whose Python form this package does not write");
-    return written;
-  }
+  if (typeof value === "number") return pythonNumber(value);
   if (Array.isArray(value)) return `[${value.map(pyDumps).join(", ")}]`;
   return `{${Object.entries(value as Dict).map(([k, v]) => `${pyDumps(k)}: ${pyDumps(v)}`).join(", ")}}`;
 }
@@ -1000,7 +996,8 @@ function checkGemini(body: Dict, contents: Item[], report: Report, options: Chec
 /** A call's name as Python's `str(name or "")` writes it, for the names this package writes. */
 function pyStrName(name: unknown): string {
   if (!name) return "";
-  if (typeof name === "string" || typeof name === "number") return String(name);
+  if (typeof name === "string") return name;
+  if (typeof name === "number") return pythonNumber(name);
   throw new UnsupportedBodyError("gemini", "a call name whose Python form this package does not write");
 }
 

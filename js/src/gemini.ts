@@ -101,30 +101,21 @@ const RESPONSE_KEYS: readonly string[] = ["id", "name", "response", "parts"];
 const CONTENT_KEYS: readonly string[] = ["role", "parts"];
 const READ_KINDS = ["text", "inlineData", "fileData", "functionCall", "functionResponse"] as const;
 
-/** Python's `json.dumps(value, ensure_ascii=False)` of a JSON value; null for a number whose Python form is not
- * JavaScript's (`pythonNumber`). */
-function pyJson(value: unknown): string | null {
+/** Python's `json.dumps(value, ensure_ascii=False)` of a JSON value (its numbers: `pythonNumber`). */
+function pyJson(value: unknown): string {
   if (typeof value === "number") return pythonNumber(value);
-  if (Array.isArray(value)) {
-    const items = value.map(pyJson);
-    return items.includes(null) ? null : `[${items.join(", ")}]`;
-  }
+  if (Array.isArray(value)) return `[${value.map(pyJson).join(", ")}]`;
   if (isDict(value)) {
     const items: string[] = [];
-    for (const key in value) {
-      const inner = pyJson(value[key]);
-      if (inner === null) return null;
-      items.push(`${JSON.stringify(key)}: ${inner}`);
-    }
+    for (const key in value) items.push(`${JSON.stringify(key)}: ${pyJson(value[key])}`);
     return `{${items.join(", ")}}`;
   }
   return JSON.stringify(value ?? null);
 }
 
 /** A response object as a tool result's text, whether it is an error (`wire.response_text`), and whether it says
- * no more than that (`{"output": text}` or `{"error": text}`, which the writer writes again); null for a value whose
- * Python form is not ported. */
-function responseText(response: unknown): { text: string; isError: boolean; plain: boolean } | null {
+ * no more than that (`{"output": text}` or `{"error": text}`, which the writer writes again). */
+function responseText(response: unknown): { text: string; isError: boolean; plain: boolean } {
   if (response === undefined || response === null) return { text: "", isError: false, plain: false };
   let value: unknown = response;
   let isError = false;
@@ -134,8 +125,7 @@ function responseText(response: unknown): { text: string; isError: boolean; plai
     value = isError ? response.error : response.output;
   }
   if (typeof value === "string") return { text: value, isError, plain: sole };
-  const text = pyJson(value);
-  return text === null ? null : { text, isError, plain: false };
+  return { text: pyJson(value), isError, plain: false };
 }
 
 /** The key of an object with exactly one key, or null. */
@@ -291,11 +281,7 @@ function plainest(parts: (Part | string)[]): string | Part[] {
 
 function readArguments(args: unknown): { [key: string]: JsonValue } | string {
   if (args === undefined || args === null) return {};
-  if (!isDict(args)) {
-    const text = pyJson(args);
-    if (text === null) throw UNREAD;
-    return text;
-  }
+  if (!isDict(args)) return pyJson(args);
   const raw = args[RAW_ARGUMENTS_KEY];
   if (typeof raw === "string" && soleKey(args) === RAW_ARGUMENTS_KEY) {
     let parsed: unknown;
@@ -379,7 +365,6 @@ function readUser(parts: unknown[], calls: readonly ToolCall[]): ChatMessage[] {
       const name = fr.name;
       if (name !== undefined && name !== null && typeof name !== "string") throw UNREAD;
       const said = responseText(fr.response);
-      if (said === null) throw UNREAD;
       const into = responseKept(part, fr, own, call, said.plain);
       out.push({
         role: "tool",

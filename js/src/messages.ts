@@ -98,12 +98,15 @@ export function isDict(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** A JSON number as Python's `json.dumps` writes it, for the numbers both write alike: an integer, or a fraction of
- * magnitude 1e-4 to 1e16 (both write those in fixed notation, shortest digits); null for any other (Python writes
- * `1e-05` where JavaScript writes `0.00001`). */
-export function pythonNumber(value: number): string | null {
-  const magnitude = Math.abs(value);
-  return Number.isInteger(value) || (magnitude >= 1e-4 && magnitude < 1e16) ? String(value) : null;
+/** A JSON number as Python's `json.dumps` writes it: a fraction as `repr(float)` (the shortest digits, fixed from
+ * 1e-4 on, below it in exponent form with two exponent digits at least: `1e-05` where JavaScript writes `0.00001`),
+ * an integral number as Python's int and JavaScript's `JSON.stringify` write it (its digits, `1e+21` on: `JSON.parse`
+ * keeps no difference between `1` and `1.0`, which Python writes `1.0`). */
+export function pythonNumber(value: number): string {
+  if (Number.isInteger(value) || Math.abs(value) >= 1e-4 || !Number.isFinite(value)) return String(value);
+  const [digits, exponent] = value.toExponential().split("e") as [string, string];
+  const power = Number(exponent);
+  return `${digits}e${power < 0 ? "-" : "+"}${String(Math.abs(power)).padStart(2, "0")}`;
 }
 
 /** A string's length in code points, as Python counts it. */

@@ -849,16 +849,11 @@ function outputPart(part: Dict): string | Dict | null {
   return part; // (a file as the writer writes it back, or a part it keeps as it is)
 }
 
-/** `json.dumps(value, separators=(",", ":"), ensure_ascii=False)` of a JSON value (refused for a number whose Python
- * form is not JavaScript's: `pythonNumber`). */
+/** `json.dumps(value, separators=(",", ":"), ensure_ascii=False)` of a JSON value (its numbers: `pythonNumber`). */
 function compactJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(compactJson).join(",")}]`;
   if (isDict(value)) return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}:${compactJson(v)}`).join(",")}}`;
-  if (typeof value === "number") {
-    const written = pythonNumber(value);
-    if (written === null) throw new UnsupportedBodyError("openai_responses", "a number whose Python form this package does not write");
-    return written;
-  }
+  if (typeof value === "number") return pythonNumber(value);
   return JSON.stringify(value);
 }
 
