@@ -50,7 +50,6 @@ class ChatWriting(ChatWire):
         waiting: Waiting = deque()  # the tool messages after an assistant message answer its calls in order
         out: list[WireMessage] = [WITHIN] if within else []
         images: list[dict[str, Any]] = []  # OC7: image parts waiting for the run of tool messages to end
-        named = self.tool_message_name
         # User and system messages go through `_append_turn` (a provider may move or precede them); assistant and tool
         # messages stand where they are written: `out.append`.
         if system is not None:
@@ -61,28 +60,10 @@ class ChatWriting(ChatWire):
                 self._append_turn(out, {"role": "user", "content": images})
                 images = []
             if role == "tool":
-                content = message.content
-                if type(content) is str and not message.is_error and message.provider_data is None \
-                                and waiting and waiting[0][0]:  # a plain result: `_write_result`'s result
-                    call_id, wire_name = waiting.popleft()
-                    out.append({"role": "tool", "tool_call_id": call_id, "name": wire_name, "content": content}
-                               if named else {"role": "tool", "tool_call_id": call_id, "content": content})
-                else:
-                    out.append(self._write_result(message, waiting, images))
+                out.append(self._write_result(message, waiting, images))
             elif role == "assistant":
                 self._on_assistant(out)
-                content = message.content
-                if type(content) is not str or message.provider_data is not None:
-                    self._write_assistant(message, ids, waiting, images, out)
-                elif not message.tool_calls:
-                    if content:
-                        out.append({"role": "assistant", "content": content})  # as `_write_assistant` writes a reply
-                elif self.reasoning_provider is None:  # text and calls as `_write_assistant` writes them (no reasoning)
-                    turn: WireMessage = {"role": "assistant", "content": content or None}
-                    self._write_calls(message.tool_calls, ids, waiting, turn)
-                    out.append(turn)
-                else:
-                    self._write_assistant(message, ids, waiting, images, out)
+                self._write_assistant(message, ids, waiting, images, out)
             elif role == "user":
                 content = message.content
                 if message.provider_data is None or self.name not in message.provider_data:
@@ -116,12 +97,7 @@ class ChatWriting(ChatWire):
         """A user message's content parts: all but thinking, which a user message has no place for."""
         out = []
         for p in content:
-            kind = type(p)
-            if kind is TextPart and p.provider_data is None:  # type: ignore[union-attr]
-                out.append({"type": "text", "text": p.text})  # type: ignore[union-attr]
-            elif kind is ImagePart and p.provider_data is None:  # type: ignore[union-attr]
-                out.append(image_url_part(p))  # type: ignore[arg-type]
-            elif kind is not ThinkingPart:
+            if type(p) is not ThinkingPart:
                 part = self._write_part(p)
                 if part is not None:
                     out.append(part)
@@ -327,10 +303,12 @@ class ChatWriting(ChatWire):
         user message after the run. A legacy `function_call`'s result is a `role:"function"` message."""
         call_id, wire_name = waiting.popleft()
         content = message.content
+        own = kept_fields(message.provider_data, self.name) if message.provider_data is not None else None
+        if own is None and isinstance(content, str):
+            return self._text_result(call_id, wire_name, content, is_error=message.is_error)
         split = (content, []) if isinstance(content, str) else self._split_plain(content)
         plain = split is not None
         text, pics = split if split is not None else self._text_and_moved(content)  # type: ignore[arg-type]
-        own = kept_fields(message.provider_data, self.name)
         if pics:
             images.extend(self._labelled(f"tool result {call_id or wire_name}", pics))  # OC7
             text = text or NO_TEXT_FOR_IMAGES
