@@ -31,7 +31,7 @@ from chatmend.providers.gemini.wire import (
     response_text,
     spellings,
 )
-from chatmend.providers.kept import native
+from chatmend.providers.kept import kept_field, native, unnamed_fields
 
 _IMAGES_LABEL = re.compile(re.escape(IMAGES_LABEL).replace(re.escape("{id}"), "(.+)"))
 
@@ -101,8 +101,7 @@ def _extras(data: Mapping[str, Any], modelled: frozenset[str]) -> dict[str, Any]
     """The fields of `data` the neutral model does not name (None when there are none)."""
     if len(data) == 1 and next(iter(data)) in modelled:  # the usual part: nothing beside its data
         return None
-    extras = {k: v for k, v in data.items() if k not in modelled}
-    return extras or None
+    return unnamed_fields(data, modelled) or None
 
 
 def _keep_extras(kept: dict[str, Any], key: str, data: Mapping[str, Any], modelled: frozenset[str]) -> None:
@@ -281,7 +280,7 @@ def _response_kept(part: Mapping[str, Any], fr: Mapping[str, Any], own_id: str |
     _keep_extras(kept, "part", part, _RESPONSE_PART_KEYS)
     if "parts" in fr:
         kept["inParts"] = True  # its media go back inside it
-    if not own_id and call is not None and (call.provider_data or {}).get(NAME, {}).get("noId"):
+    if not own_id and call is not None and kept_field(call.provider_data, NAME, "noId"):
         kept["noId"] = True
     return kept
 

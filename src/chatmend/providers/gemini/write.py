@@ -29,7 +29,7 @@ from chatmend.providers.gemini.wire import (
     media_type_of,
     response_text,
 )
-from chatmend.providers.kept import kept_fields
+from chatmend.providers.kept import kept_field, kept_fields
 from chatmend.repair import RepairResult
 
 # fmt: off
@@ -166,8 +166,7 @@ def _model_parts(content: str | tuple[Part, ...]) -> list[dict[str, Any]]:
 
 def call_signature(call: ToolCall) -> str | None:
     """The Gemini thought signature a call came with, when it is one the API can decode."""
-    data = (call.provider_data or {}).get(NAME)
-    signature = data.get("thoughtSignature") if isinstance(data, Mapping) else None
+    signature = kept_field(call.provider_data, NAME, "thoughtSignature")
     return signature if is_base64(signature) else None
 
 

@@ -27,7 +27,7 @@ from chatmend.messages import (
     ToolCall,
 )
 from chatmend.providers.base import arguments_text, parse_data_url
-from chatmend.providers.kept import native
+from chatmend.providers.kept import kept_field, native
 from chatmend.providers.openai_responses.wire import (
     CALL_META,
     ERROR_MARK,
@@ -223,11 +223,7 @@ def _read_other_call(item: Mapping[str, Any], kind: str) -> ToolCall:
 
 def call_kind(call: ToolCall) -> str:
     """The item type a call is written as (`function_call` unless its `provider_data` names another)."""
-    data = call.provider_data
-    if data is None:
-        return "function_call"
-    mine = data.get(NAME)
-    kind = mine.get("type") if isinstance(mine, Mapping) else None
+    kind = kept_field(call.provider_data, NAME, "type")
     return kind if isinstance(kind, str) else "function_call"
 
 
