@@ -1337,6 +1337,75 @@ def output_part_bodies() -> list[tuple[str, dict[str, Any]]]:
     return [(f"output parts: {name}", {"model": "m", "input": items}) for name, items in shapes.items()]
 
 
+def chat_spelling_bodies() -> list[tuple[str, dict[str, Any]]]:
+    """Chat bodies whose messages are spelled otherwise than the plain shapes Python's stubs take, as agents send
+    them (Python's neutral route repairs them): an assistant message with calls and an empty content, or none, or
+    text parts; a reply of text parts, empty or without content, with reasoning content; a tool message of text
+    parts, with no content or an empty one, with its tool's name; system and developer messages of text parts; a user
+    message of an image or an empty text. Six fixed shapes, then 60 seeded bodies of every mix."""
+    call = {"id": "a1", "type": "function", "function": {"name": "search", "arguments": "{}"}}
+    hi = {"role": "user", "content": "hi"}
+    fixed = {
+        "an assistant message without content": [hi, {"role": "assistant", "tool_calls": [call]}],
+        "an assistant message of an empty content": [hi, {"role": "assistant", "content": "", "tool_calls": [call]}],
+        "an assistant message of text parts": [
+            hi, {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "tool_calls": [call]}],
+        "a system message of text parts": [{"role": "system", "content": [{"type": "text", "text": "be"}]}, hi,
+                                           {"role": "assistant", "content": None, "tool_calls": [call]}],
+        "a user message of an empty content": [{"role": "user", "content": ""},
+                                               {"role": "assistant", "content": None, "tool_calls": [call]}],
+        "a tool message without content, the call's id reused": [
+            hi, {"role": "assistant", "content": None, "tool_calls": [call]}, {"role": "tool", "tool_call_id": "a1"},
+            hi, {"role": "assistant", "content": None, "tool_calls": [call]}],
+    }
+    bodies = [(f"chat spelling: {name}", {"model": "m", "messages": items}) for name, items in fixed.items()]
+    r = random.Random("chat spellings")
+    turns = Turns(random.Random("chat spelling turns"))
+
+    def spelled(message: dict[str, Any]) -> dict[str, Any]:
+        message = dict(message)
+        role, content, roll = message["role"], message.get("content"), r.random()
+        if role == "assistant" and message.get("tool_calls"):
+            if content is None and roll < 0.3:
+                message["content"] = ""
+            elif content is None and roll < 0.5:
+                del message["content"]
+            elif content is not None and roll < 0.3:
+                message["content"] = [{"type": "text", "text": content}]
+        elif role == "assistant":
+            if roll < 0.2 and isinstance(content, str):
+                message["content"] = [{"type": "text", "text": content}]
+            elif roll < 0.3:
+                message["content"] = ""
+            elif roll < 0.35:
+                message.pop("content", None)
+            elif roll < 0.4:
+                message["reasoning_content"] = "hm"
+        elif role == "tool":
+            if roll < 0.15:
+                message["content"] = [{"type": "text", "text": content}]
+            elif roll < 0.3:
+                message["content"] = None if roll < 0.25 else ""
+            elif roll < 0.35:
+                message["name"] = "search"
+        elif role == "system":
+            if roll < 0.3:
+                message["content"] = [{"type": "text", "text": content}]
+            elif roll < 0.4:
+                message["role"] = "developer"
+        elif roll < 0.1:
+            message["content"] = ""
+        elif roll < 0.2:
+            message["content"] = [{"type": "text", "text": content or "x"},
+                                  {"type": "image_url", "image_url": {"url": "https://x/z.png"}}]
+        return message
+
+    for n in range(GENERATED_MIX_BODIES):
+        body = chat_body(turns.skeleton(), turns.r)
+        bodies.append((f"chat spellings generated {n}", {**body, "messages": [spelled(m) for m in body["messages"]]}))
+    return bodies
+
+
 NUMBERS = {"small": 1e-05, "smaller": 2.5e-07, "tiny": -1.2345e-10, "edge": 0.0001, "under the edge": 9.9e-05,
            "plain": 123.456, "huge": 1.5e+22, "very huge": 1e+300, "whole": 7}
 """Numbers Python's `json.dumps` writes otherwise than JavaScript's `String` (a fraction under 1e-4: `1e-05`), and
@@ -1539,6 +1608,8 @@ def body_cases(provider: str) -> list[dict[str, Any]]:
     awkward = Turns(random.Random(f"awkward ids {provider}"))
     cases += [body_case(provider, f"awkward ids {k}", write(awkward.skeleton(awkward=True), awkward.r))
               for k in range(GENERATED_ID_BODIES)]
+    if provider == "openai_chat":
+        cases += [body_case(provider, name, body) for name, body in chat_spelling_bodies()]
     if provider == "gemini":
         cases += [body_case(provider, name, body) for name, body in gemini_check_bodies()]
         cases += [body_case(provider, name, body) for name, body in gemini_unnamed_call_bodies()]

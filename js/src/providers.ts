@@ -132,9 +132,37 @@ function textParts(content: unknown): boolean {
   );
 }
 
-/** A tool message's output as the note of an orphan says it: its text, or its text parts' texts. */
+/** A tool message's output as the note of an orphan says it: its text, or its text parts' texts (none for no
+ * content). */
 function chatOutput(content: unknown): string {
+  if (content === undefined || content === null) return "";
   return typeof content === "string" ? content : (content as Dict[]).map((part) => part.text).join("\n");
+}
+
+/** True for an assistant message's content that says nothing (rule 1): none, or blank text in a string or in
+ * text parts only. */
+function saysNothing(content: unknown): boolean {
+  if (content === undefined || content === null) return true;
+  if (typeof content === "string") return isBlank(content);
+  return Array.isArray(content) && content.every((part) => isDict(part) && part.type === "text" && typeof part.text === "string" && isBlank(part.text));
+}
+
+/** True for a message of the plain shapes Python's Chat stubs take (`spans.stubs`): the same keys, the same types. */
+function plainChatItem(item: Item): boolean {
+  const { role, content } = item;
+  if (content === "") return false;
+  const n = size(item);
+  if (role === "tool") return n === 3 && typeof content === "string" && typeof item.tool_call_id === "string";
+  if (role === "assistant") {
+    if (!("content" in item) || (content !== null && typeof content !== "string")) return false;
+    const calls = item.tool_calls;
+    if (calls === undefined || calls === null) return n === 2;
+    return n === 3 && calls.every((call: unknown) => isDict(call) && size(call) === 3 && isDict(call.function) && size(call.function) === 2);
+  }
+  if (role === "user" || role === "system") {
+    return n === 2 && (typeof content === "string" || (role === "user" && textParts(content) && content.every((part: Dict) => size(part) === 2)));
+  }
+  return false;
 }
 
 const openaiChat: Adapter = {
@@ -146,7 +174,8 @@ const openaiChat: Adapter = {
   blocksKey: null,
   joinsTurns: false,
   refused: refusedWhenAnsweredOrNoted,
-  neutralInPython: () => false,
+  // (Python's stubs take only the plain shapes, `spans.stubs`: with any other, its neutral route repairs the list)
+  neutralInPython: (items) => !items.every(plainChatItem),
   takesStubs: () => true,
   // Fields chatmend does not model (a name, reasoning content, a refusal, media parts) ride along in their message:
   // only the ids repair pairs by matter here.
@@ -156,17 +185,17 @@ const openaiChat: Adapter = {
     for (const item of items) {
       if (!isDict(item)) return null;
       const { role, content } = item;
-      if (content === "") return null; // a spelling the reader records: not plain
       if (role === "tool") {
-        if (typeof item.tool_call_id !== "string" || (typeof content !== "string" && !textParts(content))) return null;
+        if (typeof item.tool_call_id !== "string") return null;
         if ("name" in item && typeof item.name !== "string") return null;
+        // (media in a result: the writer moves them to a user message of their own; not ported)
+        if (typeof content !== "string" && content !== null && content !== undefined && !textParts(content)) return null;
         kinds.push(RESULT);
         refs.push(item.tool_call_id);
       } else if (role === "assistant") {
-        if (!("content" in item) || (content !== null && typeof content !== "string")) return null;
         const calls = item.tool_calls;
         if (calls === undefined || calls === null) {
-          kinds.push(typeof content === "string" && !isBlank(content) ? REPLY : BLANK);
+          kinds.push(saysNothing(content) ? BLANK : REPLY);
           refs.push(null);
           continue;
         }
@@ -174,9 +203,6 @@ const openaiChat: Adapter = {
         kinds.push(CALLS);
         refs.push(calls.map((call) => call.id as string));
       } else if (role === "user" || role === "system" || role === "developer") {
-        const textual =
-          typeof content === "string" || (role === "user" && Array.isArray(content) && content.length > 0);
-        if (!textual) return null;
         kinds.push(OTHER);
         refs.push(null);
       } else {
