@@ -493,20 +493,16 @@ class Writer:
         if images:
             # Assistant content takes only output_text and refusal parts (OR0): images go to a user message.
             items.append({"role": "user", "content": _input_parts(images)})
-        ids, wait = self.ids, self.waiting.append  # `call_id`, inlined: a reply's calls are the hot path
         for call in message.tool_calls:
-            name = call.name
-            call_id = ids.next_id(name)
-            wait(call_id)
+            call_id = self.call_id(call.name)
             if call.provider_data is not None and call_kind(call) != "function_call":
                 self.kinds[call_id] = kind = call_kind(call)
                 item = call_item(call, call_id, kind)
                 self.item_ids.update(sent_ids(item))  # (a computer call's own item id, say)
                 items.append(item)
                 continue
-            raw = call.raw_arguments  # `arguments_json`, inlined
-            items.append({"type": "function_call", "call_id": call_id, "name": name,
-                          "arguments": arguments_text(call.arguments) if raw is None else raw})
+            items.append({"type": "function_call", "call_id": call_id, "name": call.name,
+                          "arguments": arguments_json(call)})
 
 
 def _is_item(part: NativePart) -> bool:
