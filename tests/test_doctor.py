@@ -231,3 +231,37 @@ def test_a_claude_code_session_read_a_part_at_a_time_is_found_and_fixed_as_read_
                         .replace(str(home), "HOME"))
     assert outcomes[0] == outcomes[1]
     assert ("'fixed'" in outcomes[0]) is (sample != "valid")
+
+
+EXAMPLES = sorted(p for p in (ROOT / "examples").rglob("*") if p.suffix in (".json", ".jsonl"))
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: str(p.relative_to(ROOT / "examples")))
+def test_doctor_fix_writes_what_repair_in_place_writes(tmp_path: Path, example: Path) -> None:
+    # one repair of a file where it lies, whichever command runs it: a body keeps the items repair leaves alone
+    by_cli, by_doctor = tmp_path / "cli" / example.name, tmp_path / "doctor" / example.name
+    for path in (by_cli, by_doctor):
+        path.parent.mkdir()
+        shutil.copyfile(example, path)
+    assert main(["repair", "--in-place", "--force", str(by_cli)]) == 0
+    (finding,) = doctor([str(by_doctor)], fix=True, force=True, workers=1)
+    assert by_doctor.read_bytes() == by_cli.read_bytes()
+    assert (finding.status == "fixed") is (by_cli.read_bytes() != example.read_bytes())
+    assert bool(finding.changes) is (finding.status == "fixed")
+
+
+def test_doctor_judges_a_body_by_its_providers_rules_as_check_does(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # ids Mistral refuses: no neutral rule breaks, the provider answers 400 all the same
+    body = tmp_path / "mistral_body.json"
+    shutil.copyfile(SAMPLES / "mistral_body.json", body)
+    os.utime(body, (HOUR_AGO, HOUR_AGO))
+    assert main(["check", str(body)]) == 1
+    said = [line for line in capsys.readouterr().out.splitlines() if ": MI1: " in line]
+    (found,) = doctor([str(body)], workers=1)
+    assert found.status == "broken" and found.problems == said and len(said) == 2
+    assert main(["doctor", "--fix", "--force", str(body)]) == 0
+    out = capsys.readouterr().out
+    assert f"fixed {body} (wrote anew messages[1], messages[2]; the original is in {body}.bak)\n" in out
+    assert "resume:" not in out  # a body has no tool to resume it in
+    assert main(["check", str(body)]) == 0

@@ -36,7 +36,7 @@ from chatmend.files.inplace import (
     write_repaired,
 )
 from chatmend.files.io import Chunk
-from chatmend.files.problems import as_sent, neutral_problems
+from chatmend.files.problems import as_sent, body_problems, neutral_problems
 from chatmend.files.session import RepairSummary, Streamed
 from chatmend.formats import InputError, Session, read_bytes, streamed
 from chatmend.providers.words import provider_words
@@ -225,33 +225,46 @@ def _scan_file(target: Target, fix: bool, force: bool, now: float) -> Finding:
             finding.format = session.format
             finding.tool = finding.tool or _tool_of(session.format)
             result = as_sent(session, Repairer().repair(session.messages))
-            finding.problems = neutral_problems(session, result)
+            is_body = session.body is not None and session.provider is not None
+            # a body is judged as `check` judges it, by its provider's rules (ids Mistral refuses...)
+            finding.problems = body_problems(session) if is_body else neutral_problems(session, result)
             finding.said = _said(session, result)
+            broken = bool(finding.problems) if is_body else result.changed
             text: str | None = None
-            if not result.changed and (session.warnings or session.problems):
+            if not broken and (session.warnings or session.problems):
                 # a store's own fix beyond the history (Gemini CLI's response stored twice), or a torn last line
                 # left out: only its text says
-                repaired, chunks = session.repaired(None)
-                text = kept_bom(data) + "".join(chunks)
+                repaired, text, fixes = _repaired_text(session, data)
                 if text.encode("utf-8") == data:
                     return finding
                 finding.problems += session.problems + session.warnings
-            elif not result.changed:
+            elif not broken:
                 return finding
             if _left_alone(finding, st, fix, force, now, real, busy):
                 return finding
             if text is None:
-                repaired, chunks = session.repaired(None)
-                text = kept_bom(data) + "".join(chunks)
+                repaired, text, fixes = _repaired_text(session, data)
             backup, torn = write_repaired(text, data, lambda written: _replace(real, [written], data, st, force))
             if backup is not None:
                 finding.backup, finding.status = backup, "fixed"
-                finding.changes = _changes(repaired, session.fixes) + ([torn] if torn else [])
+                finding.changes = _changes(repaired, fixes) + ([torn] if torn else [])
     except (ChatmendError, OSError, UnicodeDecodeError) as exc:
         message = exc.in_file(path) if isinstance(exc, InputError) else f"{path}: {exc}"
         finding.status = "unreadable" if finding.status == "ok" else finding.status
         finding.problems = [*finding.problems, message]
     return finding
+
+
+def _repaired_text(session: Session, data: bytes) -> tuple[RepairResult, str, list[str]]:
+    """The repair of a file read whole, its text, as `chatmend repair --in-place` writes it, and what it says
+    beyond the repair: a provider's body is repaired in its own format (the items repair leaves alone kept as they
+    were, those written anew named), any other file rewritten."""
+    if session.repair_in_format is None:
+        repaired, chunks = session.repaired(None)
+        return repaired, kept_bom(data) + "".join(chunks), list(session.fixes)
+    done = session.repair_in_format(None)
+    text = kept_bom(data) + "".join(done.chunks)
+    return done.result, text, [f"wrote anew {', '.join(done.rewritten)}"] if done.rewritten else []
 
 
 def _locked(handle: IO[bytes]) -> str | None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 
 from chatmend import ChatmendError, Repairer, UnsupportedError
@@ -12,11 +11,9 @@ from chatmend.cli._report import plural
 from chatmend.cli._shared import model_for, store_of
 from chatmend.cli._text import BAD_INPUT, OK, PROBLEMS, UsageError, display, printable, say
 from chatmend.files.io import open_input
-from chatmend.files.problems import neutral_problems
+from chatmend.files.problems import body_problems, neutral_problems
 from chatmend.formats import InputError, Session, adapter, read, streamed
 from chatmend.transcripts._stores import Store, StoredSession, open_store, select
-
-_ITEM = re.compile(r"^[a-z]+\[(\d+)\]")
 
 RULES_PAGE = "docs/rules.md"
 """The page of the repository (and of the docs site, `rules/`) where every rule id has its heading."""
@@ -110,8 +107,7 @@ def _session_lines(session: Session, args: argparse.Namespace) -> tuple[list[str
     context = {"model": args.model, "platform": args.platform}
     lines: list[str] = []
     if provider is not None and provider == session.provider and session.body is not None:
-        lines = [f"{p.path}: {p.code}: {p.message}{_item_line(session, p.path)}"
-                 for p in adapter(provider).check(session.body, **context)]
+        lines = body_problems(session, **context)
     else:
         repairer = Repairer()
         lines = neutral_problems(session, repairer.repair(session.messages))
@@ -184,10 +180,3 @@ def _beside_a_store(path: str) -> bool:
     base, dash, suffix = path.rpartition("-")
     return bool(dash) and suffix in ("wal", "shm", "journal") and open_store(base) is not None
 
-
-def _item_line(session: Session, path: str) -> str:
-    """` (line N)` for a problem in JSON Lines of a body's list, naming the line of its item."""
-    match = _ITEM.match(path)
-    if not match or not session.item_lines or int(match.group(1)) >= len(session.item_lines):
-        return ""
-    return f" (line {session.item_lines[int(match.group(1))]})"

@@ -64,8 +64,9 @@ def _doctor_table(findings: Sequence[Any], fixing: bool) -> None:
     sys.stdout.write("\n" + ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) + "\n")
     for f in findings:
         if f.status == "fixed":
-            sys.stdout.write(printable(f"fixed {f.path} ({', '.join(f.changes)}; the original is in {f.backup}); "
-                                       f"resume: {f.resume}") + "\n")
+            resume = f"; resume: {f.resume}" if f.resume else ""  # a body is sent again by its program
+            sys.stdout.write(printable(f"fixed {f.path} ({', '.join(f.changes)}; the original is in {f.backup})"
+                                       f"{resume}") + "\n")
     broken = counts.get("broken", 0)
     if broken and not fixing:
         sys.stdout.write(f"`chatmend doctor --fix` repairs the {plural(broken, 'broken session', 'broken sessions')}"

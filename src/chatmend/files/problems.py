@@ -3,13 +3,33 @@ provider answer with a 400), located where each message was read."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from chatmend import ChatMessage, RepairResult
 from chatmend.answer_order import keep_answer_order
+from chatmend.files.bodies import adapter
 from chatmend.files.session import Session
 
-__all__ = ["as_sent", "neutral_problems", "problems_of"]
+__all__ = ["as_sent", "body_problems", "neutral_problems", "problems_of"]
+
+_ITEM = re.compile(r"^[a-z]+\[(\d+)\]")
+
+
+def body_problems(session: Session, *, model: str | None = None, platform: str | None = None) -> list[str]:
+    """What the provider would refuse in a body read from a file (`session.body`), in its words, each at its path
+    in the body (and its line, where the body's list was read from JSON Lines)."""
+    assert session.body is not None and session.provider is not None
+    return [f"{p.path}: {p.code}: {p.message}{_item_line(session, p.path)}"
+            for p in adapter(session.provider).check(session.body, model=model, platform=platform)]
+
+
+def _item_line(session: Session, path: str) -> str:
+    """` (line N)` for a problem in JSON Lines of a body's list, naming the line of its item."""
+    match = _ITEM.match(path)
+    if not match or not session.item_lines or int(match.group(1)) >= len(session.item_lines):
+        return ""
+    return f" (line {session.item_lines[int(match.group(1))]})"
 
 
 def neutral_problems(session: Session, result: RepairResult) -> list[str]:
