@@ -1406,6 +1406,47 @@ def chat_spelling_bodies() -> list[tuple[str, dict[str, Any]]]:
     return bodies
 
 
+def anthropic_result_bodies() -> list[tuple[str, dict[str, Any]]]:
+    """Anthropic bodies whose tool results are of shapes Python's stubs do not take (its neutral route repairs them): an
+    empty content, none, an empty list, images only, text and an image. Five fixed shapes, then 60 seeded bodies
+    with such results among plain ones."""
+    image = {"type": "image", "source": {"type": "url", "url": "https://x/y.png"}}
+    use = {"type": "tool_use", "id": "a1", "name": "search", "input": {}}
+    contents: dict[str, Any] = {"an empty content": "", "no content": None, "an empty list": [],
+                                "an image only": [image], "text and an image": [{"type": "text", "text": "a"}, image]}
+    spellings = [content for content in contents.values() if content is not None]
+    bodies = []
+    for name, content in contents.items():
+        result = {"type": "tool_result", "tool_use_id": "a1"}
+        if content is not None:
+            result["content"] = content
+        messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [use]},
+                    {"role": "user", "content": [result]}, {"role": "assistant", "content": [use]}]
+        bodies.append((f"anthropic result: {name}, the call's id reused",
+                       {"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": messages}))
+    r = random.Random("anthropic results")
+    turns = Turns(random.Random("anthropic result turns"))
+
+    def spelled(message: dict[str, Any]) -> dict[str, Any]:
+        if message["role"] != "user" or not isinstance(message["content"], list):
+            return message
+        blocks = []
+        for block in message["content"]:
+            roll = r.random()
+            if block.get("type") == "tool_result" and roll < 0.4:
+                block = {k: v for k, v in block.items() if k != "content"}
+                if roll >= 0.1:
+                    block["content"] = spellings[int(roll * 10) % len(spellings)]
+            blocks.append(block)
+        return {**message, "content": blocks}
+
+    for n in range(GENERATED_MIX_BODIES):
+        body = anthropic_body(turns.skeleton(), turns.r)
+        messages = [spelled(m) for m in body["messages"]]
+        bodies.append((f"anthropic results generated {n}", {**body, "messages": messages}))
+    return bodies
+
+
 NUMBERS = {"small": 1e-05, "smaller": 2.5e-07, "tiny": -1.2345e-10, "edge": 0.0001, "under the edge": 9.9e-05,
            "plain": 123.456, "huge": 1.5e+22, "very huge": 1e+300, "whole": 7}
 """Numbers Python's `json.dumps` writes otherwise than JavaScript's `String` (a fraction under 1e-4: `1e-05`), and
@@ -1610,6 +1651,8 @@ def body_cases(provider: str) -> list[dict[str, Any]]:
               for k in range(GENERATED_ID_BODIES)]
     if provider == "openai_chat":
         cases += [body_case(provider, name, body) for name, body in chat_spelling_bodies()]
+    if provider == "anthropic":
+        cases += [body_case(provider, name, body) for name, body in anthropic_result_bodies()]
     if provider == "gemini":
         cases += [body_case(provider, name, body) for name, body in gemini_check_bodies()]
         cases += [body_case(provider, name, body) for name, body in gemini_unnamed_call_bodies()]

@@ -239,20 +239,16 @@ function plainUserBlock(kind: unknown, block: Dict): boolean {
   return typeof kind === "string" && kind !== "tool_result" && kind !== "tool_use";
 }
 
-/** The call id of a tool_result whose content says something (text, or blocks of which one at least is text, images
- * and documents beside them); null for any other tool_result. */
+/** The call id of a tool_result (its content text, blocks, empty or none); null for one of another shape, and for a
+ * content of whitespace only (not ported: Python's writer leaves it out of a turn it writes anew). */
 function anthropicResultId(block: Dict): string | null {
   const callId = block.tool_use_id;
   const content = block.content;
   if (typeof callId !== "string") return null;
   if ("is_error" in block && typeof block.is_error !== "boolean") return null;
-  const plain =
-    typeof content === "string"
-      ? !isBlank(content)
-      : Array.isArray(content) &&
-        content.some((part) => isDict(part) && part.type === "text") &&
-        content.every((part) => isDict(part) && plainUserBlock(part.type, part));
-  return plain ? callId : null;
+  const readable = content === undefined || (typeof content === "string" && (content === "" || !isBlank(content))) ||
+    (Array.isArray(content) && content.every((part) => isDict(part) && typeof part.type === "string"));
+  return readable ? callId : null;
 }
 
 const NOT_PLAIN: [number, null] = [-1, null];
@@ -286,21 +282,64 @@ function anthropicAssistantStub(content: unknown): [number, string[] | null] {
   return [said ? REPLY : BLANK, null];
 }
 
-/** True for a turn Python's Anthropic stubs take: no field beside role and content; text, tool_use, images and
- * tool_results of text, with no other field than a cache breakpoint (and a result's error flag). */
+/** True for a turn of the plain shapes Python's stubs take (`anthropic.spans.stubs`: the same keys, the same types,
+ * no blank text the writer would leave out, results of text that says something). */
 function strictlyPlainTurn(item: Item): boolean {
   if (size(item) !== 2) return false;
-  const content = item.content;
-  if (typeof content === "string") return true;
-  const bare = (block: Dict, ...more: string[]) =>
-    Object.keys(block).every((key) => key === "type" || key === "cache_control" || more.includes(key));
-  return (content as Dict[]).every((block) => {
-    if (block.type === "text") return bare(block, "text");
-    if (block.type === "tool_use") return bare(block, "id", "name", "input");
-    if (block.type === "image") return item.role === "user" && bare(block, "source");
-    if (block.type !== "tool_result" || !bare(block, "tool_use_id", "content", "is_error")) return false;
-    return typeof block.content === "string" || (block.content as Dict[]).every((part) => part.type === "text" && bare(part, "text"));
+  const { role, content } = item;
+  if (role === "assistant") return plainAssistantTurn(content);
+  if (role !== "user") return false;
+  if (typeof content === "string") return !isBlank(content);
+  if (!Array.isArray(content) || content.length === 0) return false;
+  return content.every((block) => {
+    if (!isDict(block)) return false;
+    if (block.type !== "tool_result") return plainUserBlockShape(block.type, block);
+    const output = block.content;
+    if (size(block) === 3 && typeof output === "string" && !isBlank(output)) return typeof block.tool_use_id === "string";
+    return plainResultShape(block);
   });
+}
+
+/** `spans._assistant_stub`'s test: text blocks (none blank beside calls or beside words) before tool uses. */
+function plainAssistantTurn(content: unknown): boolean {
+  if (typeof content === "string") return true;
+  if (!Array.isArray(content)) return false;
+  let calls = false;
+  let blank = false;
+  let said = false;
+  for (const block of content) {
+    if (!isDict(block)) return false;
+    const n = size(block) - ("cache_control" in block ? 1 : 0);
+    if (block.type === "tool_use") {
+      if (n !== 4 || typeof block.id !== "string" || typeof block.name !== "string" || !block.name || !isDict(block.input)) return false;
+      calls = true;
+    } else if (block.type === "text") {
+      if (n !== 2 || typeof block.text !== "string" || calls) return false;
+      if (isBlank(block.text)) blank = true;
+      else said = true;
+    } else {
+      return false;
+    }
+  }
+  return !(blank && (calls || said));
+}
+
+/** `spans._result_id`'s test: a tool_result of text that says something (or text blocks that do), maybe an error
+ * flag and a cache breakpoint. */
+function plainResultShape(block: Dict): boolean {
+  const n = size(block) - ("cache_control" in block ? 1 : 0) - ("is_error" in block ? 1 : 0);
+  if (typeof block.tool_use_id !== "string" || n !== 3 || ("is_error" in block && typeof block.is_error !== "boolean")) return false;
+  const content = block.content;
+  if (typeof content === "string") return !isBlank(content);
+  return Array.isArray(content) && content.length > 0 &&
+    content.every((part) => isDict(part) && part.type === "text" && plainUserBlockShape("text", part));
+}
+
+/** `spans._plain_user_block`: a text block with text that says something, or an image, maybe with a cache breakpoint. */
+function plainUserBlockShape(kind: unknown, block: Dict): boolean {
+  if (size(block) - ("cache_control" in block ? 1 : 0) !== 2) return false;
+  if (kind === "text") return typeof block.text === "string" && !isBlank(block.text);
+  return kind === "image" && isDict(block.source);
 }
 
 /** The list as Anthropic's writer writes it whole: consecutive turns of one role merged into one (a string content
@@ -420,12 +459,13 @@ const anthropic: Adapter = {
     const callId = piece.tool_use_id as string;
     const names = caller === null ? [] : toolUses(caller[0]).filter((b) => b.id === callId).map((b) => b.name);
     const name = names.length > 0 ? (names[names.length - 1] as string) : null;
-    const content = piece.content;
+    const content = piece.content ?? "";
     const texts = typeof content === "string" ? [] : (content as Dict[]).filter((part) => part.type === "text");
     const output = typeof content === "string" ? content : texts.map((part) => part.text).join("\n");
-    const note = { type: "text", text: orphanNoteText(name, callId, piece.is_error === true, output) };
     // the result's images and documents follow its note, as the writer writes a user message's parts
-    return typeof content === "string" ? [note] : [note, ...(content as Dict[]).filter((part) => part.type !== "text")];
+    const more = typeof content === "string" ? [] : (content as Dict[]).filter((part) => part.type !== "text");
+    const note = { type: "text", text: orphanNoteText(name, callId, piece.is_error === true, output, more.length > 0) };
+    return [note, ...more];
   },
 };
 
