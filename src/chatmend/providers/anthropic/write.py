@@ -50,33 +50,29 @@ def _with(block: Block, provider_data: dict[str, Any] | None) -> Block:
 
 def _text_block(part: TextPart) -> Block:
     """A text part as a text block, its `cache_control` and `citations` back in place."""
-    block = {"type": "text", "text": part.text}
-    return _with(block, part.provider_data) if part.provider_data is not None else block
+    return _with(_text(part.text), part.provider_data)
 
 
 def _image(part: ImagePart) -> Block:
-    """An image block: base64 source for inline data (and `data:` URIs), url source otherwise."""
-    if part.provider_data is not None:
-        return _with(_image_block(part), part.provider_data)
-    return _image_block(part)
-
-
-def _image_block(part: ImagePart) -> Block:
-    """An image block without the fields of `provider_data`."""
+    """An image block: base64 source for inline data (and `data:` URIs), url source otherwise; the block's other
+    fields from `provider_data`."""
     if part.data is None:
         url = part.url or ""
         if not url.startswith("data:"):
-            return {"type": "image", "source": {"type": "url", "url": url}}
-        part = parse_data_url(url)
-        if part.data is None:
+            return _with({"type": "image", "source": {"type": "url", "url": url}}, part.provider_data)
+        inline = parse_data_url(url)
+        if inline.data is None:
             raise UnsupportedError("a data: URI image must be base64-encoded", provider=PROVIDER_NAME,
                                    feature="image")
-    media = part.media_type or ""
+        media, data = inline.media_type or "", inline.data
+    else:
+        media, data = part.media_type or "", part.data
     media = _MEDIA_ALIASES.get(media, media)
     if media not in MEDIA_TYPES:
         raise UnsupportedError(f"image media type {media!r} is not accepted; expected one of "
                                f"{', '.join(sorted(MEDIA_TYPES))}", provider=PROVIDER_NAME, feature="image")
-    return {"type": "image", "source": {"type": "base64", "media_type": media, "data": part.data}}
+    return _with({"type": "image", "source": {"type": "base64", "media_type": media, "data": data}},
+                 part.provider_data)
 
 
 def _document(part: FilePart) -> Block:
@@ -169,7 +165,7 @@ def _in_messages(message: ChatMessage) -> bool:
 def _tool_use(call: ToolCall, wire_id: str) -> Block:
     """A call as a tool_use block, its `cache_control`, `caller` and other fields back in place."""
     block = {"type": "tool_use", "id": wire_id, "name": call.name, "input": tool_input(call.arguments)}
-    return _with(block, call.provider_data) if call.provider_data is not None else block
+    return _with(block, call.provider_data)
 
 
 class _Writer:
@@ -307,7 +303,7 @@ class _Writer:
         has_thinking = False
         unbound = self.unbound_after is not None and self.unbound_after < i < self.protected
         if isinstance(content, str):
-            blocks: list[Block] = [{"type": "text", "text": content}] if content and not content.isspace() else []
+            blocks: list[Block] = [] if blank(content) else [_text(content)]
         else:
             blocks = []
             for j, part in enumerate(content):
@@ -432,15 +428,13 @@ def result_block(message: ChatMessage, wire_id: str) -> Block:
                  else {"type": "tool_result", "tool_use_id": wire_id})
         if message.is_error:
             block["is_error"] = True
-    if message.provider_data is not None:
-        _with(block, message.provider_data)
-    return block
+    return _with(block, message.provider_data)
 
 
 def text_result_block(wire_id: str, text: str, *, is_error: bool) -> Block:
     """A tool_result block of text (a synthetic result's, with no message to read it from)."""
     # AN9: a blank result is sent without content.
-    block: Block = ({"type": "tool_result", "tool_use_id": wire_id, "content": text} if text and not text.isspace()
+    block: Block = ({"type": "tool_result", "tool_use_id": wire_id, "content": text} if not blank(text)
                     else {"type": "tool_result", "tool_use_id": wire_id})
     if is_error:
         block["is_error"] = True
