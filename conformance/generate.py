@@ -1447,6 +1447,51 @@ def anthropic_result_bodies() -> list[tuple[str, dict[str, Any]]]:
     return bodies
 
 
+def responses_spelling_bodies() -> list[tuple[str, dict[str, Any]]]:
+    """Responses bodies of shapes Python's stubs do not take (its neutral route repairs them): a function's output of
+    null, none or an object, arguments of an object or none, a user message of an empty text or no parts. Eight fixed
+    shapes, then 60 seeded bodies with such items among plain ones."""
+    call = {"type": "function_call", "call_id": "f1", "name": "search", "arguments": "{}"}
+
+    def output(**more: Any) -> dict[str, Any]:
+        return {"type": "function_call_output", "call_id": "f1", **more}
+
+    shapes = {
+        "an output of an object": [_said("hi"), call, output(output={"x": 1}), _said("again"), dict(call)],
+        "an output of null": [_said("hi"), call, output(output=None), _said("again"), dict(call)],
+        "an output without output": [_said("hi"), call, output(), _said("again"), dict(call)],
+        "arguments of an object, cut off": [_said("hi"), {**call, "arguments": {"q": 1}}, _said("again")],
+        "arguments of an object, renamed": [_said("hi"), call, output(output="ok"), _said("again"),
+                                            {**call, "arguments": {"q": 1}}],
+        "no arguments, renamed": [_said("hi"), call, output(output="ok"), _said("again"),
+                                  {k: v for k, v in call.items() if k != "arguments"}],
+        "a user message of an empty text": [{"role": "user", "content": ""}, call],
+        "a user message of no parts": [{"role": "user", "content": []}, call],
+    }
+    bodies = [(f"responses spelling: {name}", {"model": "m", "input": items}) for name, items in shapes.items()]
+    r = random.Random("responses spellings")
+    turns = Turns(random.Random("responses spelling turns"))
+
+    def spelled(item: dict[str, Any]) -> dict[str, Any]:
+        item, roll = dict(item), r.random()
+        if item.get("type") == "function_call_output" and roll < 0.25:
+            item.pop("output")
+            if roll >= 0.1:
+                item["output"] = None if roll < 0.2 else {"x": 1}
+        elif item.get("type") == "function_call" and roll < 0.2:
+            item.pop("arguments")
+            if roll >= 0.1:
+                item["arguments"] = {"a": 1} if roll < 0.15 else None
+        elif item.get("role") == "user" and "type" not in item and roll < 0.15:
+            item["content"] = "" if roll < 0.1 else []
+        return item
+
+    for n in range(GENERATED_MIX_BODIES):
+        body = responses_body(turns.skeleton(), turns.r)
+        bodies.append((f"responses spellings generated {n}", {**body, "input": [spelled(m) for m in body["input"]]}))
+    return bodies
+
+
 NUMBERS = {"small": 1e-05, "smaller": 2.5e-07, "tiny": -1.2345e-10, "edge": 0.0001, "under the edge": 9.9e-05,
            "plain": 123.456, "huge": 1.5e+22, "very huge": 1e+300, "whole": 7}
 """Numbers Python's `json.dumps` writes otherwise than JavaScript's `String` (a fraction under 1e-4: `1e-05`), and
@@ -1666,6 +1711,7 @@ def body_cases(provider: str) -> list[dict[str, Any]]:
         cases += [body_case(provider, name, body) for name, body in resent_turn_bodies()]
         cases += [body_case(provider, name, body) for name, body in generated_resent_turn_bodies()]
         cases += [body_case(provider, name, body) for name, body in output_part_bodies()]
+        cases += [body_case(provider, name, body) for name, body in responses_spelling_bodies()]
         cases += [body_case(provider, name, body) for name, body in python_number_bodies(provider)]
         cut_off = {"model": "m", "input": [{"role": "user", "content": "hi"},
                                            {"type": "custom_tool_call", "call_id": "c1", "name": "grep", "input": "x"}]}

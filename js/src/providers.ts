@@ -525,9 +525,15 @@ function itemIds(item: Item): string[] {
 
 /** True for an item Python's Responses stubs take: a call, an output of text, or words, with no other field. */
 function strictlyPlainItem(item: Item): boolean {
-  if (item.type === "function_call") return size(item) === 4;
-  if (item.type === "function_call_output") return size(item) === 3 && typeof item.output === "string";
-  return item.type === undefined && size(item) === 2 && typeof item.content === "string";
+  if (item.type === "function_call") {
+    return size(item) === 4 && typeof item.call_id === "string" && typeof item.name === "string" && item.name !== "" &&
+      typeof item.arguments === "string";
+  }
+  if (item.type === "function_call_output") {
+    return size(item) === 3 && typeof item.call_id === "string" && typeof item.output === "string";
+  }
+  return item.type === undefined && size(item) === 2 && typeof item.content === "string" && item.content !== "" &&
+    INPUT_ROLES.includes(item.role);
 }
 
 /** The tool a call named: `name`, or for a built-in tool's call without one, the tool it calls (`wire.TOOL_NAMES`). */
@@ -589,11 +595,18 @@ function plainTurn(items: Item[], callIds: readonly (string | null)[]): Item[] {
     const callId = callIds[k++] as string;
     calls.push(
       item.type === "function_call"
-        ? { type: "function_call", call_id: callId, name: item.name, arguments: item.arguments }
+        ? { type: "function_call", call_id: callId, name: item.name, arguments: functionArguments(item.arguments) }
         : clientCallItem(item, callId),
     );
   }
   return [...(text ? [plainAssistantMessage(items, texts)] : []), ...hosted, ...calls];
+}
+
+/** A function call's `arguments` as the writer writes them (`arguments_json`): its text as it is, an object as compact
+ * JSON, none as no text. */
+function functionArguments(args: unknown): string {
+  if (typeof args === "string") return args;
+  return args === undefined || args === null ? "" : compactJson(args);
 }
 
 /** The first item of the assistant turn each item stands in, as Python's reader joins items into turns (-1 for an
@@ -966,7 +979,8 @@ const openaiResponses: Adapter = {
       const kind = item.type;
       if (isClientCall(item)) {
         const { call_id: callId, name } = item;
-        if (kind === "function_call" && (typeof name !== "string" || !name || typeof item.arguments !== "string")) {
+        const args = item.arguments;
+        if (kind === "function_call" && (typeof name !== "string" || !name || !(args === undefined || args === null || typeof args === "string" || isDict(args)))) {
           return null;
         }
         if (calls !== null && mixes(item)) calls = null; // (a call with an item id after calls without, say)
@@ -991,7 +1005,7 @@ const openaiResponses: Adapter = {
         starts.push(kinds.length);
         const answered = answeredId(item);
         if (typeof answered !== "string") return null;
-        if (kind === "function_call_output" && typeof item.output !== "string" && !Array.isArray(item.output)) {
+        if (kind === "function_call_output" && !(item.output === undefined || item.output === null || typeof item.output === "string" || Array.isArray(item.output) || isDict(item.output))) {
           return null;
         }
         kinds.push(RESULT);
@@ -1011,7 +1025,7 @@ const openaiResponses: Adapter = {
         calls = null;
         starts.push(kinds.length);
         const content = item.content;
-        if (typeof content === "string" ? !content : !Array.isArray(content) || content.length === 0) return null;
+        if (typeof content !== "string" && !Array.isArray(content)) return null;
         kinds.push(OTHER);
         refs.push(null);
         continue;
