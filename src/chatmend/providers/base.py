@@ -74,6 +74,7 @@ __all__ = [
     "SHAPE",
     "BodyRepair",
     "CheckContext",
+    "CheckPass",
     "Dropped",
     "EntryPoints",
     "HistoryInput",
@@ -89,6 +90,7 @@ __all__ = [
     "plain_sdk",
     "repaired",
     "sanitizing_id_maker",
+    "split_data_url",
     "text_field",
     "to_plain",
     "without_error_mark",
@@ -1114,12 +1116,20 @@ def image_data_url(part: ImagePart) -> str:
     return f"data:{part.media_type};base64,{part.data}"
 
 
+def split_data_url(url: str) -> tuple[str, str] | None:
+    """(media type, base64 data) of a base64 `data:` URI (the media type "" when it names none), else None."""
+    if not url.startswith("data:") or ";base64," not in url:
+        return None
+    head, data = url[5:].split(";base64,", 1)
+    return head, data
+
+
 def parse_data_url(url: str) -> ImagePart:
     """An ImagePart from a URL, inline when it is a base64 `data:` URI."""
-    if url.startswith("data:") and ";base64," in url:
-        head, data = url[5:].split(";base64,", 1)
-        return ImagePart(media_type=head or "application/octet-stream", data=data)
-    return ImagePart(url=url)
+    inline = split_data_url(url)
+    if inline is None:
+        return ImagePart(url=url)
+    return ImagePart(media_type=inline[0] or "application/octet-stream", data=inline[1])
 
 
 def plain_sdk(value: Any) -> Any:

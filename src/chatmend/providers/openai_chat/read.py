@@ -19,7 +19,14 @@ from chatmend.messages import (
     ThinkingPart,
     ToolCall,
 )
-from chatmend.providers.base import arguments_text, image_data_url, messages_of, parse_data_url, to_plain
+from chatmend.providers.base import (
+    arguments_text,
+    image_data_url,
+    messages_of,
+    parse_data_url,
+    split_data_url,
+    to_plain,
+)
 from chatmend.providers.kept import kept_fields, unnamed_fields
 from chatmend.providers.openai_chat.wire import (
     ASSISTANT_FIELDS,
@@ -35,7 +42,6 @@ from chatmend.providers.openai_chat.wire import (
     file_media_type,
     form_of,
     named_function,
-    split_data_url,
     with_raw_arguments,
 )
 
@@ -392,7 +398,7 @@ class ChatReading(ChatWire):
             return FilePart(file_id=file_id, filename=filename, provider=self.name, provider_data=self._pd(rest))
         assert isinstance(data, str)
         inline = split_data_url(data)
-        if inline is None:  # bare base64, as the SDK's docstring has it
+        if inline is None or not inline[0]:  # bare base64, as the SDK's docstring has it (or a URI naming no type)
             return FilePart(data=data, media_type=file_media_type(inner), filename=filename,
                             provider_data=self._pd(rest, {"file_data": "base64"}))
         return FilePart(data=inline[1], media_type=inline[0], filename=filename, provider_data=self._pd(rest))

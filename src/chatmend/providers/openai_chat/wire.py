@@ -129,14 +129,6 @@ def chunks_text(chunks: list[Any]) -> str:
     return "".join(t for c in chunks if isinstance(c, Mapping) and isinstance(t := c.get("text", ""), str))
 
 
-def split_data_url(url: str) -> tuple[str, str] | None:
-    """(media type, base64 data) of a base64 `data:` URI that the neutral form writes back the same, else None."""
-    if not url.startswith("data:") or ";base64," not in url:
-        return None
-    head, data = url[5:].split(";base64,", 1)
-    return (head, data) if head else None
-
-
 def file_media_type(file: Mapping[str, Any]) -> str:
     """The media type of a `file` part's inline bytes given without a `data:` prefix (the wire names none)."""
     name = file.get("filename")

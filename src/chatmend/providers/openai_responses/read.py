@@ -26,7 +26,7 @@ from chatmend.messages import (
     ThinkingPart,
     ToolCall,
 )
-from chatmend.providers.base import arguments_text, parse_data_url
+from chatmend.providers.base import arguments_text, parse_data_url, split_data_url
 from chatmend.providers.kept import kept_field, native
 from chatmend.providers.openai_responses.wire import (
     CALL_META,
@@ -57,9 +57,9 @@ def _read_file(part: Mapping[str, Any]) -> FilePart | NativePart:
     if isinstance(file_id, str):
         return FilePart(file_id=file_id, filename=filename, provider=NAME)
     if isinstance(data, str):
-        if data.startswith("data:") and ";base64," in data:
-            head, payload = data[5:].split(";base64,", 1)
-            return FilePart(data=payload, media_type=head or "application/octet-stream", filename=filename)
+        inline = split_data_url(data)
+        if inline is not None:
+            return FilePart(data=inline[1], media_type=inline[0] or "application/octet-stream", filename=filename)
         return FilePart(data=data, media_type="application/octet-stream", filename=filename)
     if isinstance(url, str):
         return FilePart(url=url, filename=filename)
