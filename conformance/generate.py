@@ -21,6 +21,7 @@ import argparse
 import gzip
 import json
 import random
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -1492,6 +1493,58 @@ def responses_spelling_bodies() -> list[tuple[str, dict[str, Any]]]:
     return bodies
 
 
+def lone_surrogate_bodies(provider: str) -> list[tuple[str, dict[str, Any]]]:
+    """Bodies holding lone surrogates (a high half without its low one, a low half alone: a cut emoji), which repair
+    replaces by U+FFFD: in a user's words, in a tool result, in a key, in a top-level field; in a valid body and in one
+    that repair changes too."""
+    cut, low = "\ud83d", "\ude00"
+    bodies: dict[str, dict[str, Any]]
+    if provider == "anthropic":
+        use = {"type": "tool_use", "id": "a1", "name": "search", "input": {"q": f"x{cut}"}}
+        bodies = {
+            "in the words, the body valid": {"messages": [{"role": "user", "content": f"hi {cut}"}]},
+            "in a result, a call cut off": {"system": f"Be brief{low}.", "messages": [
+                {"role": "user", "content": "hi"}, {"role": "assistant", "content": [use]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a1", "content": f"ok{cut}"}]},
+                {"role": "assistant", "content": [{**use, "id": "a2"}]}]},
+        }
+        bodies = {name: {"model": "claude-sonnet-4-5", "max_tokens": 1024, **body} for name, body in bodies.items()}
+    elif provider == "openai_chat":
+        call = {"id": "a1", "type": "function", "function": {"name": "search", "arguments": f"{{\"q\": \"{cut}\"}}"}}
+        bodies = {
+            "in the words, the body valid": {"model": "m", "messages": [{"role": "user", "content": f"hi {cut}"}]},
+            "in a result and a key, a call cut off": {"model": "m", "messages": [
+                {"role": "user", "content": "hi"}, {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "a1", "content": f"{low}ok", f"x{cut}": 1},
+                {"role": "assistant", "content": None, "tool_calls": [{**call, "id": "a2"}]}]},
+        }
+    elif provider == "openai_responses":
+        call = {"type": "function_call", "call_id": "f1", "name": "search", "arguments": "{}"}
+        bodies = {
+            "in the words, the body valid": {"model": "m", "input": [_said(f"hi {cut}")]},
+            "in an output and the instructions, a call cut off": {"model": "m", "instructions": f"Be{cut}", "input": [
+                _said("hi"), call, {"type": "function_call_output", "call_id": "f1", "output": f"ok{cut}"},
+                _said("again"), {**call, "call_id": "f2"}]},
+        }
+    else:
+        call = {"functionCall": {"id": "a", "name": "read_file", "args": {"path": f"x{low}"}}}
+        bodies = {
+            "in the words, the body valid": {"contents": [_user_turn({"text": f"hi {cut}"})]},
+            "in a response, a call cut off": {"contents": [
+                _user_turn({"text": "hi"}), _model_turn(call),
+                _user_turn({"functionResponse": {"id": "a", "name": "read_file", "response": {"output": f"ok{cut}"}}}),
+                _model_turn({"functionCall": {"id": "b", "name": "read_file", "args": {}}})]},
+        }
+    # (as the vectors store them, keys sorted: where a parser stops, and the order of the problems, follow the text)
+    return [(f"lone surrogate: {name}", json.loads(_surrogates_escaped(dump(body)))) for name, body in bodies.items()]
+
+
+def _surrogates_escaped(text: str) -> str:
+    """JSON text with each lone surrogate written as its escape (a Python string holds no other surrogate code point,
+    and UTF-8 encodes none)."""
+    return re.sub("[\ud800-\udfff]", lambda half: f"\\u{ord(half.group()):04x}", text)
+
+
 NUMBERS = {"small": 1e-05, "smaller": 2.5e-07, "tiny": -1.2345e-10, "edge": 0.0001, "under the edge": 9.9e-05,
            "plain": 123.456, "huge": 1.5e+22, "very huge": 1e+300, "whole": 7}
 """Numbers Python's `json.dumps` writes otherwise than JavaScript's `String` (a fraction under 1e-4: `1e-05`), and
@@ -1694,6 +1747,7 @@ def body_cases(provider: str) -> list[dict[str, Any]]:
     awkward = Turns(random.Random(f"awkward ids {provider}"))
     cases += [body_case(provider, f"awkward ids {k}", write(awkward.skeleton(awkward=True), awkward.r))
               for k in range(GENERATED_ID_BODIES)]
+    cases += [body_case(provider, name, body) for name, body in lone_surrogate_bodies(provider)]
     if provider == "openai_chat":
         cases += [body_case(provider, name, body) for name, body in chat_spelling_bodies()]
     if provider == "anthropic":
@@ -1734,7 +1788,7 @@ def vectors() -> dict[str, bytes]:
     out = {}
     for path, cases in files.items():
         if path.endswith(".gz"):
-            text = "[\n" + ",\n".join(dump(case) for case in cases) + "\n]\n"
+            text = _surrogates_escaped("[\n" + ",\n".join(dump(case) for case in cases) + "\n]\n")
             out[path] = gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
         else:
             out[path] = (json.dumps(cases, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8")

@@ -33,12 +33,8 @@ type Dict = Record<string, unknown>;
 // biome-ignore lint/suspicious/noExplicitAny: wire items are any JSON the provider takes
 type Item = any;
 
-/** Throws `UnsupportedBodyError` for a body holding a string with a lone surrogate (Python mends them first). */
-export function refuseLoneSurrogates(provider: ProviderName, body: unknown): void {
-  if (holdsLoneSurrogate(body)) throw new UnsupportedBodyError(provider, "a string holding a lone surrogate");
-}
 
-function holdsLoneSurrogate(value: unknown): boolean {
+export function holdsLoneSurrogate(value: unknown): boolean {
   if (typeof value === "string") return !value.isWellFormed();
   if (typeof value !== "object" || value === null) return false;
   if (Array.isArray(value)) {
@@ -61,8 +57,117 @@ export function check(provider: ProviderName, body: Record<string, unknown>, opt
   if (provider !== "gemini" && (!Array.isArray(items) || (items.length > 0 && !readable(provider, body)))) {
     throw new UnsupportedBodyError(provider, "a body whose list the stubs do not take");
   }
-  refuseLoneSurrogates(provider, body);
-  return listedProblems(provider, body, options);
+  const problems = listedProblems(provider, body, options);
+  if (holdsLoneSurrogate(body)) problems.push(...surrogateProblems(provider, body));
+  return problems;
+}
+
+// ------------------------------------------------------------------------------------ lone surrogates (JSON)
+
+/** One half of a surrogate pair with no other half beside it (`_json.LONE_HALF`). */
+const LONE_HALF = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+const LONE_WORDS = {
+  high: "The request body is not valid JSON: a lone high surrogate ({escape}) with no low surrogate after it, in the string at {path}",
+  low: "The request body is not valid JSON: a lone low surrogate ({escape}) with no high surrogate before it, in the string at {path}",
+};
+/** Anthropic's words, where its parser stops in the body sent compact on one line. */
+const ANTHROPIC_LONE_WORDS = {
+  high: "The request body is not valid JSON: no low surrogate in string: line 1 column {column} (char {char})",
+  low: "The request body is not valid JSON: invalid high surrogate in string: line 1 column {column} (char {char})",
+};
+
+interface Lone {
+  path: string;
+  half: string;
+}
+
+/** `JSON`: every string (value or key) holding a lone surrogate, in document order, in the provider's words
+ * (`Provider._surrogate_problems`). */
+function surrogateProblems(provider: ProviderName, body: unknown): Problem[] {
+  const found: Lone[] = [];
+  loneSurrogates(body, "", found);
+  const stops = provider === "anthropic" ? parserStops(body, found.length) : null;
+  return found.map(({ path, half }, k) => {
+    const high = half < "\uDC00";
+    const words = stops === null ? LONE_WORDS : ANTHROPIC_LONE_WORDS;
+    const char = stops?.[k] ?? 0;
+    const fields: Record<string, string> = {
+      escape: `\\u${half.charCodeAt(0).toString(16).padStart(4, "0")}`,
+      path,
+      column: String(char + 1),
+      char: String(char),
+    };
+    const message = (high ? words.high : words.low).replace(/\{(\w+)\}/g, (_, name: string) => fields[name] as string);
+    return { code: "JSON", path, message, provider };
+  });
+}
+
+/** `_json.find_lone_surrogates`: the first lone half of each string, a dict's keys before its values. */
+function loneSurrogates(value: unknown, path: string, out: Lone[]): void {
+  if (typeof value === "string") {
+    const match = LONE_HALF.exec(value);
+    if (match !== null) out.push({ path, half: match[0] });
+  } else if (Array.isArray(value)) {
+    for (let k = 0; k < value.length; k++) loneSurrogates(value[k], `${path}[${k}]`, out);
+  } else if (isDict(value)) {
+    for (const key in value) {
+      const match = LONE_HALF.exec(key);
+      if (match !== null) out.push({ path: `${path || "(top)"} key ${pyRepr(key)}`, half: match[0] });
+    }
+    for (const key in value) loneSurrogates(value[key], path ? `${path}.${key}` : key, out);
+  }
+}
+
+/** Python's `repr` of a key holding a lone surrogate: printable ASCII and the escapes of the halves; refused for a
+ * key of other characters (their Python form is not ported). */
+function pyRepr(key: string): string {
+  if (!/^[\x20-\x7e\uD800-\uDFFF]*$/.test(key)) {
+    throw new UnsupportedBodyError("anthropic", "a value whose Python repr this package does not write");
+  }
+  const quote = key.includes("'") && !key.includes('"') ? '"' : "'";
+  const body = key.replace(/[\\'\uD800-\uDFFF]/g, (c) => {
+    if (c === "\\") return "\\\\";
+    if (c === "'") return quote === "'" ? "\\'" : "'";
+    return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+  });
+  return `${quote}${body}${quote}`;
+}
+
+/** `base._parser_stops`: where a parser reading the body sent compact (Python's `json.dumps`, a lone half written
+ * as its escape) stops at each lone half, in code points; null when their count is not `count`. */
+function parserStops(body: unknown, count: number): number[] | null {
+  const text = pyCompact(body);
+  const stops: number[] = [];
+  let points = 0;
+  let at = 0;
+  const halves = new RegExp(LONE_HALF.source, "g");
+  for (let match = halves.exec(text); match !== null; match = halves.exec(text)) {
+    points += codePoints(text.slice(at, match.index));
+    at = match.index;
+    stops.push(points + 5 * stops.length + 6);
+  }
+  return stops.length === count ? stops : null;
+}
+
+/** `json.dumps(value, ensure_ascii=False, separators=(",", ":"))`: a lone half written as it is. */
+function pyCompact(value: unknown): string {
+  if (typeof value === "string") return pyCompactString(value);
+  if (typeof value === "number") return pythonNumber(value);
+  if (typeof value === "boolean") return value ? "true" : "false";
+  if (value === null || value === undefined) return "null";
+  if (Array.isArray(value)) return `[${value.map(pyCompact).join(",")}]`;
+  const entries: string[] = [];
+  for (const key in value as Dict) entries.push(`${pyCompactString(key)}:${pyCompact((value as Dict)[key])}`);
+  return `{${entries.join(",")}}`;
+}
+
+const SHORT_ESCAPES: Record<string, string> = { '"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f" };
+
+function pyCompactString(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: JSON escapes the control characters
+  const escaped = text.replace(/["\\\u0000-\u001f]/g, (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return `"${escaped}"`;
 }
 
 /** `body`'s problems, for a body whose list the package reads and whose strings all encode (`repairBody`'s own

@@ -19,7 +19,7 @@
  */
 
 import { assemble, type Item, type Writer } from "./assembly.js";
-import { listHoldsProblem, refuseLoneSurrogates } from "./check.js";
+import { holdsLoneSurrogate, listHoldsProblem } from "./check.js";
 import { type ChatMessage, codePoints, isBlank, isDict, pythonNumber } from "./messages.js";
 import { sanitizingIdMaker, shorteningIdMaker, wireIds } from "./ids.js";
 import {
@@ -1284,19 +1284,52 @@ export function repairBody(provider: ProviderName, body: Record<string, unknown>
   if (!isDict(body) || !Array.isArray(body[adapter.listKey])) {
     throw new TypeError(`expected a ${provider} body with a '${adapter.listKey}' list`);
   }
-  refuseLoneSurrogates(provider, body);
+  if (holdsLoneSurrogate(body)) {
+    // no UTF-8 writer encodes a lone surrogate, and providers refuse it: each becomes U+FFFD first, as in Python,
+    // and every item holding one is counted as written anew
+    const mended = withoutLoneSurrogates(body);
+    const items = mended[adapter.listKey] as Item[];
+    const repaired = repairList(adapter, mended, items, options.isReadOnly);
+    const before = new Set(body[adapter.listKey] as Item[]);
+    const list = repaired.body[adapter.listKey] as Item[];
+    const fresh = list.flatMap((item, k) => (before.has(item) ? [] : [k]));
+    const rewritten = [...new Set([...repaired.rewritten, ...fresh])].sort((x, y) => x - y);
+    return afterRepair(adapter, mended, items, { ...repaired, changed: true, rewritten });
+  }
   const items = body[adapter.listKey] as Item[];
-  const stubs = items.length > 0 && adapter.takesStubs(body) ? adapter.stubs(items) : null;
-  const stubbed = stubs === null ? null : stubRepair(adapter, body, items, stubs, options.isReadOnly);
-  const repaired = stubbed ?? neutralRepair(adapter, body, items, options.isReadOnly);
+  const repaired = repairList(adapter, body, items, options.isReadOnly);
   if (repaired.changed && !adapter.refused(repaired.report) && !listHoldsProblem(provider, body)) {
     // valid as it is: repair changes only what the provider would refuse
     return { body: { ...body }, changed: false, rewritten: [], report: emptyReport() };
   }
-  if (provider === "anthropic" && repaired.changed && anthropicNeutralInPython(items, body)) {
-    return droppingThinking(items, repaired); // Python's neutral route applies its default thinking policy
+  return afterRepair(adapter, body, items, repaired);
+}
+
+/** The stub route's repair of a body's list, else the neutral route's. */
+function repairList(adapter: Adapter, body: Record<string, unknown>, items: Item[], isReadOnly: IsReadOnly | undefined): BodyRepair {
+  const stubs = items.length > 0 && adapter.takesStubs(body) ? adapter.stubs(items) : null;
+  const stubbed = stubs === null ? null : stubRepair(adapter, body, items, stubs, isReadOnly);
+  return stubbed ?? neutralRepair(adapter, body, items, isReadOnly);
+}
+
+/** What the adapter does to a repaired body beyond repair (Python's `_after_repair`): Anthropic's default thinking
+ * policy where Python's neutral route repairs the body. */
+function afterRepair(adapter: Adapter, body: Record<string, unknown>, items: Item[], repaired: BodyRepair): BodyRepair {
+  if (adapter.name === "anthropic" && repaired.changed && anthropicNeutralInPython(items, body)) {
+    return droppingThinking(items, repaired);
   }
   return repaired;
+}
+
+/** `value` with every lone surrogate of its strings and keys replaced by U+FFFD (Python's `without_lone_surrogates`):
+ * only the containers on the way to a changed string are new. */
+function withoutLoneSurrogates<T>(value: T): T {
+  if (typeof value === "string") return (value.isWellFormed() ? value : value.toWellFormed()) as T;
+  if (typeof value !== "object" || value === null || !holdsLoneSurrogate(value)) return value;
+  if (Array.isArray(value)) return value.map(withoutLoneSurrogates) as T;
+  const out: Dict = {};
+  for (const [key, inner] of Object.entries(value)) out[key.toWellFormed()] = withoutLoneSurrogates(inner);
+  return out as T;
 }
 
 const SIGNED_THINKING = new Set(["thinking", "redacted_thinking"]);
