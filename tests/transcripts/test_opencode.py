@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from chatmend.cli import main
 from chatmend.formats import InputError
+from chatmend.transcripts import _sqlite as sqlite_store
 from chatmend.transcripts._stores import Store, open_store
 from chatmend.transcripts.opencode import OpencodeDatabase, OpencodeFolder
 from tests.transcripts.opencode_db import (
@@ -108,7 +109,9 @@ def test_repair_into_a_copy_leaves_the_database_alone(tmp_path: Path, capsys: py
     assert code == 2 and "repaired in place (--in-place" in err
 
 
-def test_a_running_opencode_holding_the_lock_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_running_opencode_holding_the_lock_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sqlite_store, "BUSY_SECONDS", 0.5)  # the lock is held throughout: a shorter wait, same refusal
     db = tmp_path / "opencode.db"
     make_db(db, KILLED)
     before = rows(db)
