@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from chatmend.exceptions import HistoryError, ReadError, error_context, validation_reason
-from chatmend.messages import ChatMessage, FilePart, ImagePart, Part, TextPart, ThinkingPart, ToolCall
+from chatmend.messages import ChatMessage, FilePart, ImagePart, Part, TextPart, ThinkingPart, ToolCall, plainest_content
 from chatmend.providers.anthropic.wire import SYSTEM_TAGS, THINKING_TAGS, untagged
 from chatmend.providers.bedrock.wire import (
     MEDIA_KINDS,
@@ -160,13 +160,8 @@ def _result(value: Any, j: int) -> ChatMessage:
     extra = unnamed_fields(value, ("toolUseId", "content", "status"))
     if status not in (None, "success", "error"):
         extra["status"] = status
-    content: str | tuple[Part, ...] = tuple(parts)
-    if not parts:
-        content = ""
-    elif len(parts) == 1 and type(parts[0]) is TextPart and parts[0].provider_data is None:
-        content = parts[0].text
-    return _message(role="tool", tool_call_id=value["toolUseId"], content=content, is_error=status == "error",
-                    provider_data=as_provider_data(PROVIDER_NAME, extra))
+    return _message(role="tool", tool_call_id=value["toolUseId"], content=plainest_content(parts),
+                    is_error=status == "error", provider_data=as_provider_data(PROVIDER_NAME, extra))
 
 
 def read_user(content: Any) -> list[ChatMessage]:
@@ -179,8 +174,7 @@ def read_user(content: Any) -> list[ChatMessage]:
 
     def close() -> None:
         if group:
-            out.append(_message(role="user", content=group[0].text if len(group) == 1 and type(
-                group[0]) is TextPart else tuple(group)))
+            out.append(_message(role="user", content=plainest_content(group)))
             group.clear()
 
     for j, block in enumerate(content):
@@ -232,5 +226,4 @@ def read_system(system: Any) -> list[ChatMessage]:
             messages[-1].append(native(PROVIDER_NAME, block))
         else:
             messages.append([native(PROVIDER_NAME, block)])
-    return [_message(role="system", content=parts[0].text if len(parts) == 1 and type(parts[0]) is TextPart
-                     else tuple(parts)) for parts in messages]
+    return [_message(role="system", content=plainest_content(parts)) for parts in messages]
