@@ -1545,6 +1545,62 @@ def _surrogates_escaped(text: str) -> str:
     return re.sub("[\ud800-\udfff]", lambda half: f"\\u{ord(half.group()):04x}", text)
 
 
+def anthropic_blank_bodies() -> list[tuple[str, dict[str, Any]]]:
+    """Anthropic bodies holding blank text, which the API refuses and Python's writer leaves out of what it writes
+    (AN9): a user turn of blank text, a blank text block beside results, before calls or beside words, a result of
+    whitespace; and consecutive user turns, which the writer joins only when both are of blocks. Six fixed shapes,
+    then 60 seeded bodies with blank text among plain turns."""
+    use = {"type": "tool_use", "id": "t1", "name": "search", "input": {}}
+    blank = {"type": "text", "text": " "}
+
+    def result(content: Any) -> dict[str, Any]:
+        return {"type": "tool_result", "tool_use_id": "t1", "content": content}
+
+    said, go = {"role": "user", "content": "hi"}, {"role": "user", "content": "go on"}
+    shapes = {
+        "a user turn of blank text": [said, {"role": "user", "content": " "}, {"role": "assistant", "content": [use]}],
+        "blank text beside a result": [said, {"role": "assistant", "content": [use]},
+                                       {"role": "user", "content": [result("ok"), {"type": "text", "text": ""}]}, go,
+                                       {"role": "assistant", "content": [use]}],
+        "blank text before calls": [said, {"role": "assistant", "content": [blank, use]}, go],
+        "blank text beside words": [said, {"role": "assistant", "content": [{"type": "text", "text": "ok"}, blank]},
+                                    go, {"role": "assistant", "content": [use]}],
+        "a result of whitespace, the call's id reused": [said, {"role": "assistant", "content": [use]},
+                                                         {"role": "user", "content": [result(" ")]}, go,
+                                                         {"role": "assistant", "content": [use]}],
+        "consecutive user turns and blank text": [
+            {"role": "user", "content": "a"}, {"role": "user", "content": [{"type": "text", "text": "b"}]},
+            {"role": "assistant", "content": [blank, use]},
+            {"role": "assistant", "content": [{"type": "text", "text": "x"}]},
+            {"role": "user", "content": "c"}, {"role": "user", "content": " "},
+            {"role": "assistant", "content": [{**use, "id": "t2"}]}],
+    }
+    bodies = [(f"anthropic blank: {name}", {"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": messages})
+              for name, messages in shapes.items()]
+    r = random.Random("anthropic blanks")
+    turns = Turns(random.Random("anthropic blank turns"))
+
+    def spelled(message: dict[str, Any]) -> dict[str, Any]:
+        content, roll = message["content"], r.random()
+        if isinstance(content, str):
+            return {**message, "content": " "} if roll < 0.1 else message
+        if message["role"] == "assistant":
+            return {**message, "content": [blank, *content]} if roll < 0.2 else message
+        blocks: list[Any] = []
+        for block in content:
+            if block.get("type") == "tool_result" and r.random() < 0.1:
+                block = {**block, "content": " "}
+            blocks.append(block)
+            if r.random() < 0.1:
+                blocks.append({"type": "text", "text": ""})
+        return {**message, "content": blocks}
+
+    for n in range(GENERATED_MIX_BODIES):
+        body = anthropic_body(turns.skeleton(), turns.r)
+        bodies.append((f"anthropic blanks generated {n}", {**body, "messages": [spelled(m) for m in body["messages"]]}))
+    return bodies
+
+
 NUMBERS = {"small": 1e-05, "smaller": 2.5e-07, "tiny": -1.2345e-10, "edge": 0.0001, "under the edge": 9.9e-05,
            "plain": 123.456, "huge": 1.5e+22, "very huge": 1e+300, "whole": 7}
 """Numbers Python's `json.dumps` writes otherwise than JavaScript's `String` (a fraction under 1e-4: `1e-05`), and
@@ -1752,6 +1808,7 @@ def body_cases(provider: str) -> list[dict[str, Any]]:
         cases += [body_case(provider, name, body) for name, body in chat_spelling_bodies()]
     if provider == "anthropic":
         cases += [body_case(provider, name, body) for name, body in anthropic_result_bodies()]
+        cases += [body_case(provider, name, body) for name, body in anthropic_blank_bodies()]
     if provider == "gemini":
         cases += [body_case(provider, name, body) for name, body in gemini_check_bodies()]
         cases += [body_case(provider, name, body) for name, body in gemini_unnamed_call_bodies()]

@@ -23,6 +23,8 @@ export interface Writer {
   renamedResult(piece: Item, finalId: string, call: [Item[], readonly (string | null)[]] | null): Item[] | null;
   syntheticResult(calls: Item[], k: number, finalId: string, isReadOnly: IsReadOnly | undefined): Item[] | null;
   note(piece: Item, caller: Item[] | null): Item[] | null;
+  /** The blocks of a user turn written anew (with `blocksKey`), as the writer writes them (default: as they are). */
+  turnBlocks?(blocks: Item[]): Item[];
 }
 
 /** The list `plan` makes of `items`, and the positions of the items written anew; null when a step is one the
@@ -202,8 +204,11 @@ class Assembly {
         this.rewritten.push(out.length - 1);
       }
     } else {
-      this.rewritten.push(out.length);
-      out.push({ role: "user", [key]: this.blocks });
+      const blocks = this.writer.turnBlocks?.(this.blocks) ?? this.blocks;
+      if (blocks.length > 0) {
+        this.rewritten.push(out.length);
+        out.push({ role: "user", [key]: blocks });
+      }
     }
     this.blocks = [];
     this.inTurn = false;

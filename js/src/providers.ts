@@ -235,8 +235,29 @@ const openaiChat: Adapter = {
 /** A user block other than a result: text that says something, or any block of another type (an image, a
  * document: it rides along as it is). */
 function plainUserBlock(kind: unknown, block: Dict): boolean {
-  if (kind === "text") return typeof block.text === "string" && !isBlank(block.text);
+  if (kind === "text") return typeof block.text === "string";
   return typeof kind === "string" && kind !== "tool_result" && kind !== "tool_use";
+}
+
+/** The blocks of a turn as Anthropic's writer writes them anew: no blank text, a result of blank text without its
+ * content (AN9); the very list when none changes. */
+function anthropicTurnBlocks(blocks: Item[]): Item[] {
+  let out: Item[] | null = null;
+  for (let k = 0; k < blocks.length; k++) {
+    const block = blocks[k];
+    const blankText = isDict(block) && block.type === "text" && typeof block.text === "string" && isBlank(block.text);
+    const blankResult = isDict(block) && block.type === "tool_result" && typeof block.content === "string" &&
+      block.content !== "" && isBlank(block.content);
+    if (out === null && (blankText || blankResult)) out = blocks.slice(0, k);
+    if (out === null || blankText) continue;
+    if (blankResult) {
+      const { content: _, ...rest } = block;
+      out.push(rest);
+    } else {
+      out.push(block);
+    }
+  }
+  return out ?? blocks;
 }
 
 /** The call id of a tool_result (its content text, blocks, empty or none); null for one of another shape, and for a
@@ -246,7 +267,7 @@ function anthropicResultId(block: Dict): string | null {
   const content = block.content;
   if (typeof callId !== "string") return null;
   if ("is_error" in block && typeof block.is_error !== "boolean") return null;
-  const readable = content === undefined || (typeof content === "string" && (content === "" || !isBlank(content))) ||
+  const readable = content === undefined || typeof content === "string" ||
     (Array.isArray(content) && content.every((part) => isDict(part) && typeof part.type === "string"));
   return readable ? callId : null;
 }
@@ -259,7 +280,6 @@ function anthropicAssistantStub(content: unknown): [number, string[] | null] {
   if (typeof content === "string") return [isBlank(content) ? BLANK : REPLY, null];
   if (!Array.isArray(content)) return NOT_PLAIN;
   const ids: string[] = [];
-  let blank = false;
   let said = false;
   for (const block of content) {
     if (!isDict(block) || typeof block.type !== "string") return NOT_PLAIN;
@@ -271,14 +291,12 @@ function anthropicAssistantStub(content: unknown): [number, string[] | null] {
       return NOT_PLAIN; // (a block after a call: the writer puts the calls last)
     } else if (block.type === "text") {
       if (typeof block.text !== "string") return NOT_PLAIN;
-      if (isBlank(block.text)) blank = true;
-      else said = true;
+      if (!isBlank(block.text)) said = true;
     } else if (block.type === "tool_result") {
       return NOT_PLAIN;
     }
   }
-  if (ids.length > 0) return blank ? NOT_PLAIN : [CALLS, ids];
-  if (blank && said) return NOT_PLAIN;
+  if (ids.length > 0) return [CALLS, ids];
   return [said ? REPLY : BLANK, null];
 }
 
@@ -342,18 +360,18 @@ function plainUserBlockShape(kind: unknown, block: Dict): boolean {
   return kind === "image" && isDict(block.source);
 }
 
-/** The list as Anthropic's writer writes it whole: consecutive turns of one role merged into one (a string content
- * as its text block). */
+/** The list as Anthropic's writer writes it whole: no blank text, and no turn left with none (AN9); a user turn of
+ * blocks joined to the user turn of blocks before it (`emit_user`); every other turn as it was. */
 function mergedTurns(items: Item[]): Item[] {
   const out: Item[] = [];
-  const blocks = (content: unknown): unknown[] =>
-    typeof content === "string" ? [{ type: "text", text: content }] : (content as unknown[]);
-  for (const item of items) {
+  for (const turn of items) {
+    const content = typeof turn.content === "string" ? turn.content : anthropicTurnBlocks(turn.content);
+    if (typeof content === "string" ? isBlank(content) : content.length === 0) continue;
     const last = out[out.length - 1];
-    if (last !== undefined && last.role === item.role) {
-      out[out.length - 1] = { role: item.role, content: [...blocks(last.content), ...blocks(item.content)] };
+    if (turn.role === "user" && typeof content !== "string" && last?.role === "user" && typeof last.content !== "string") {
+      out[out.length - 1] = { role: "user", content: [...last.content, ...content] };
     } else {
-      out.push(item);
+      out.push(content === turn.content ? turn : { ...turn, content });
     }
   }
   return out;
@@ -405,7 +423,6 @@ const anthropic: Adapter = {
       }
       if (role !== "user") return null;
       if (typeof content === "string") {
-        if (isBlank(content)) return null; // AN9: the writer leaves a blank turn out
         kinds.push(OTHER);
         refs.push(null);
         offsets.push(0);
@@ -440,16 +457,13 @@ const anthropic: Adapter = {
   renamedCalls(items, finalIds) {
     const item = items[0];
     let k = 0;
-    return [
-      {
-        ...item,
-        content: item.content.map((block: Dict) => (block.type === "tool_use" ? { ...block, id: finalIds[k++] } : block)),
-      },
-    ];
+    const content = anthropicTurnBlocks(item.content);
+    return [{ ...item, content: content.map((block: Dict) => (block.type === "tool_use" ? { ...block, id: finalIds[k++] } : block)) }];
   },
   renamedResult(piece, finalId) {
-    return [{ ...piece, tool_use_id: finalId }];
+    return anthropicTurnBlocks([{ ...piece, tool_use_id: finalId }]);
   },
+  turnBlocks: anthropicTurnBlocks,
   syntheticResult(calls, k, finalId, isReadOnly) {
     const name = toolUses(calls[0])[k]?.name as string;
     const text = syntheticText(name, readsOnly(isReadOnly, name));
