@@ -139,6 +139,13 @@ function chatOutput(content: unknown): string {
   return typeof content === "string" ? content : (content as Dict[]).map((part) => part.text).join("\n");
 }
 
+/** True for a content of text only: none, a string, or text parts. Media in a message other than the user's (OC7) the
+ * writer moves to a user message of their own: not ported. */
+function textOnly(content: unknown): boolean {
+  if (content === undefined || content === null || typeof content === "string") return true;
+  return Array.isArray(content) && content.every((part) => isDict(part) && part.type === "text" && typeof part.text === "string");
+}
+
 /** True for an assistant message's content that says nothing (rule 1): none, or blank text in a string or in
  * text parts only. */
 function saysNothing(content: unknown): boolean {
@@ -188,11 +195,11 @@ const openaiChat: Adapter = {
       if (role === "tool") {
         if (typeof item.tool_call_id !== "string") return null;
         if ("name" in item && typeof item.name !== "string") return null;
-        // (media in a result: the writer moves them to a user message of their own; not ported)
-        if (typeof content !== "string" && content !== null && content !== undefined && !textParts(content)) return null;
+        if (!textOnly(content)) return null;
         kinds.push(RESULT);
         refs.push(item.tool_call_id);
       } else if (role === "assistant") {
+        if (!textOnly(content)) return null;
         const calls = item.tool_calls;
         if (calls === undefined || calls === null) {
           kinds.push(saysNothing(content) ? BLANK : REPLY);
@@ -203,6 +210,7 @@ const openaiChat: Adapter = {
         kinds.push(CALLS);
         refs.push(calls.map((call) => call.id as string));
       } else if (role === "user" || role === "system" || role === "developer") {
+        if (role !== "user" && !textOnly(content)) return null;
         kinds.push(OTHER);
         refs.push(null);
       } else {
