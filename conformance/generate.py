@@ -1575,6 +1575,23 @@ def anthropic_blank_bodies() -> list[tuple[str, dict[str, Any]]]:
             {"role": "user", "content": "c"}, {"role": "user", "content": " "},
             {"role": "assistant", "content": [{**use, "id": "t2"}]}],
     }
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}}
+    contents = {
+        "a blank text block": [{"type": "text", "text": " "}],
+        "an empty text and an image": [{"type": "text", "text": ""}, image],
+        "a document": [{"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "doc"}}],
+        "a text with citations": [{"type": "text", "text": "a", "citations": []}],
+        "a blank text, then text": [{"type": "text", "text": " "}, {"type": "text", "text": "t"}],
+    }
+    other = {"role": "assistant", "content": [use, {**use, "id": "t2"}]}
+    for name, content in contents.items():
+        shapes[f"a result of {name}, renamed"] = [
+            said, {"role": "assistant", "content": [use]}, {"role": "user", "content": [result(content)]}, go,
+            {"role": "assistant", "content": [use]}, {"role": "user", "content": [result(content)]}]
+        shapes[f"a result of {name}, moved"] = [
+            said, other,
+            {"role": "user", "content": [{**result("ok"), "tool_use_id": "t2"}, {"type": "text", "text": "hm"}]},
+            {"role": "user", "content": [result(content)]}]
     bodies = [(f"anthropic blank: {name}", {"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": messages})
               for name, messages in shapes.items()]
     r = random.Random("anthropic blanks")

@@ -247,25 +247,34 @@ function plainUserBlock(kind: unknown, block: Dict): boolean {
   return typeof kind === "string" && kind !== "tool_result" && kind !== "tool_use";
 }
 
-/** The blocks of a turn as Anthropic's writer writes them anew: no blank text, a result of blank text without its
- * content (AN9); the very list when none changes. */
+/** The blocks of a turn as Anthropic's writer writes them anew: no blank text, in the turn or in a result's content,
+ * and a result left with none (or of blank text) without its content (AN9); the very list when none changes. */
 function anthropicTurnBlocks(blocks: Item[]): Item[] {
   let out: Item[] | null = null;
   for (let k = 0; k < blocks.length; k++) {
     const block = blocks[k];
-    const blankText = isDict(block) && block.type === "text" && typeof block.text === "string" && isBlank(block.text);
-    const blankResult = isDict(block) && block.type === "tool_result" && typeof block.content === "string" &&
-      block.content !== "" && isBlank(block.content);
-    if (out === null && (blankText || blankResult)) out = blocks.slice(0, k);
-    if (out === null || blankText) continue;
-    if (blankResult) {
-      const { content: _, ...rest } = block;
-      out.push(rest);
-    } else {
-      out.push(block);
-    }
+    const written = blankText(block) ? null : isDict(block) && block.type === "tool_result" ? writtenResult(block) : block;
+    if (out === null && written !== block) out = blocks.slice(0, k);
+    if (out !== null && written !== null) out.push(written);
   }
   return out ?? blocks;
+}
+
+function blankText(block: Item): boolean {
+  return isDict(block) && block.type === "text" && typeof block.text === "string" && isBlank(block.text);
+}
+
+/** A tool_result as the writer writes it: no blank text in its content, and no content when none is left (an empty
+ * string stays as it was spelled). */
+function writtenResult(block: Dict): Dict {
+  const content = block.content;
+  const kept: unknown = Array.isArray(content) ? anthropicTurnBlocks(content) : content;
+  const blank = typeof content === "string" ? content !== "" && isBlank(content) : Array.isArray(content) && content.length > 0 && (kept as Item[]).length === 0;
+  if (blank) {
+    const { content: _, ...rest } = block;
+    return rest;
+  }
+  return kept === content ? block : { ...block, content: kept };
 }
 
 /** The call id of a tool_result (its content text, blocks, empty or none); null for one of another shape, and for a
