@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-try:  # orjson reads a record in a third of the time of `json.loads`; not every interpreter has a wheel (PyPy)
+try:  # orjson reads a record faster than `json.loads` does; not every interpreter has a wheel (PyPy)
     import orjson as _orjson
 except ImportError:  # pragma: no cover - CPython installs it with chatmend
     _orjson = None  # type: ignore[assignment]
@@ -127,8 +127,8 @@ def _loads_bytes(line: bytes) -> Any:
 
 
 fast_loads: Callable[[bytes], Any] = _loads_bytes if _orjson is None else _orjson.loads
-"""The JSON value in a line (UTF-8 bytes), read by orjson (about a third of the time of `json.loads` on a
-transcript's records; orjson itself, not a function calling it: it is called once a record), for a caller that
+"""The JSON value in a line (UTF-8 bytes), read by orjson (quicker than `json.loads` on a transcript's
+records; orjson itself, not a function calling it: it is called once a record), for a caller that
 only needs to know whether `loads` reads it and what it reads at a few keys: it refuses (a ValueError) what
 `loads` refuses (NaN, Infinity, a number too large for a float, a lone surrogate, bytes that are not UTF-8) and
 more (an integer past the largest float, of 309 digits, nesting past `FAST_DEPTH` levels), but for nesting

@@ -43,8 +43,8 @@ class FinalIds:
     last search ended: a base repeated n times costs O(n) in all, not O(n²). The ids are kept twice: `used`,
     a set, answers "taken?", and `in_order` lists them as allocated (the result's final ids; `rollback`
     forgets the latest in O(their number)). One insertion-ordered dict would do both, but a lookup of a new
-    id in a large dict also reads its entry table, which a history of a million messages (366k ids) puts far
-    out of the CPU's cache: the time per message then grew with the history's length (bench/README.md).
+    id in a large dict also reads its entry table, which a long history puts far out of the CPU's cache: the
+    time per message then grew with the history's length (bench/README.md has the runs).
     """
 
     __slots__ = ("_journal", "_next_k", "in_order", "used")

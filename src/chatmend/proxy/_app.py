@@ -56,7 +56,7 @@ _HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-autho
                   "te", "trailer", "transfer-encoding", "upgrade"})
 _NOT_FORWARDED = _HOP | {"host", "content-length", TOKEN_HEADER}
 _THREAD_ABOVE = 16 * 1024  # bodies above this are repaired on a worker thread: the event loop keeps serving
-_REPAIR_THREADS = 4  # repairs at once on worker threads (they share one interpreter lock: more is no faster)
+_REPAIR_THREADS = 4  # repairs at once on worker threads (they share one interpreter lock: more would only wait for it)
 # The Bedrock routes `--sign-bedrock` signs: Converse, ConverseStream, InvokeModel, InvokeModelWithResponseStream
 _SIGNABLE = re.compile(r"/model/[^/]+/(?:converse|converse-stream|invoke|invoke-with-response-stream)")
 
