@@ -1568,6 +1568,10 @@ def anthropic_blank_bodies() -> list[tuple[str, dict[str, Any]]]:
         "a result of whitespace, the call's id reused": [said, {"role": "assistant", "content": [use]},
                                                          {"role": "user", "content": [result(" ")]}, go,
                                                          {"role": "assistant", "content": [use]}],
+        "a result of null, the call's id reused": [said, {"role": "assistant", "content": [use]},
+                                                   {"role": "user", "content": [result(None)]}, go,
+                                                   {"role": "assistant", "content": [use]}],
+        "a result of null, orphaned": [said, {"role": "user", "content": [result(None)]}, go],
         "consecutive user turns and blank text": [
             {"role": "user", "content": "a"}, {"role": "user", "content": [{"type": "text", "text": "b"}]},
             {"role": "assistant", "content": [blank, use]},

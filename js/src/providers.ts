@@ -264,12 +264,13 @@ function blankText(block: Item): boolean {
   return isDict(block) && block.type === "text" && typeof block.text === "string" && isBlank(block.text);
 }
 
-/** A tool_result as the writer writes it: no blank text in its content, and no content when none is left (an empty
- * string stays as it was spelled). */
+/** A tool_result as the writer writes it: no blank text in its content, and no content when none is left or it is
+ * null (an empty string stays as it was spelled). */
 function writtenResult(block: Dict): Dict {
   const content = block.content;
   const kept: unknown = Array.isArray(content) ? anthropicTurnBlocks(content) : content;
-  const blank = typeof content === "string" ? content !== "" && isBlank(content) : Array.isArray(content) && content.length > 0 && (kept as Item[]).length === 0;
+  const blank = typeof content === "string" ? content !== "" && isBlank(content) :
+    content === null || (Array.isArray(content) && content.length > 0 && (kept as Item[]).length === 0);
   if (blank) {
     const { content: _, ...rest } = block;
     return rest;
@@ -284,7 +285,7 @@ function anthropicResultId(block: Dict): string | null {
   const content = block.content;
   if (typeof callId !== "string") return null;
   if ("is_error" in block && typeof block.is_error !== "boolean") return null;
-  const readable = content === undefined || typeof content === "string" ||
+  const readable = content === undefined || content === null || typeof content === "string" ||
     (Array.isArray(content) && content.every((part) => isDict(part) && typeof part.type === "string"));
   return readable ? callId : null;
 }
