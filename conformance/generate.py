@@ -1425,6 +1425,17 @@ def anthropic_result_bodies() -> list[tuple[str, dict[str, Any]]]:
                     {"role": "user", "content": [result]}, {"role": "assistant", "content": [use]}]
         bodies.append((f"anthropic result: {name}, the call's id reused",
                        {"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": messages}))
+    flagged = {"type": "tool_result", "tool_use_id": "a1", "content": "x", "is_error": "true"}
+    for name, messages in {
+        "an error flag that is not a boolean, the call's id reused": [
+            {"role": "user", "content": "hi"}, {"role": "assistant", "content": [use]},
+            {"role": "user", "content": [flagged]}, {"role": "assistant", "content": [use]}],
+        "an error flag that is not a boolean, orphaned": [
+            {"role": "user", "content": "hi"}, {"role": "user", "content": [flagged]},
+            {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}],
+    }.items():
+        bodies.append((f"anthropic result: {name}",
+                       {"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": messages}))
     r = random.Random("anthropic results")
     turns = Turns(random.Random("anthropic result turns"))
 

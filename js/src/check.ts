@@ -539,6 +539,9 @@ function checkAnthropic(body: Dict, messages: Item[], report: Report): void {
       else if (answered.has(useId)) add("AN7", path, AN.AN7(n, m, useId));
       else if (!leading) add("AN3", path, AN.AN3(turn.first, count));
       answered.add(useId);
+      if ("is_error" in block && typeof block.is_error !== "boolean") {
+        add("SHAPE", `${path}.is_error`, `${path}.is_error: Input should be a valid boolean`);
+      }
       const content = block.content;
       if (Array.isArray(content)) {
         content.forEach((inner: Dict, k: number) => {

@@ -284,7 +284,6 @@ function anthropicResultId(block: Dict): string | null {
   const callId = block.tool_use_id;
   const content = block.content;
   if (typeof callId !== "string") return null;
-  if ("is_error" in block && typeof block.is_error !== "boolean") return null;
   const readable = content === undefined || content === null || typeof content === "string" ||
     (Array.isArray(content) && content.every((part) => isDict(part) && typeof part.type === "string"));
   return readable ? callId : null;
