@@ -61,7 +61,6 @@ __all__ = [
     "RepairResult",
     "Wording",
     "holds_sdk_object",
-    "interrupted_result",
     "is_placeholder",
     "is_sdk_object",
     "orphan_note",
@@ -256,11 +255,6 @@ def _says_nothing(content: str | Sequence[Part]) -> bool:
     if type(content) is str:
         return not content or content.isspace()
     return all(type(part) is TextPart and (not part.text or part.text.isspace()) for part in content)
-
-
-def interrupted_result(call: ToolCall, *, read_only: bool) -> ChatMessage:
-    """Rule 6: the synthetic result of a call that never got one."""
-    return synthetic_result(call.id, call.name, read_only=read_only)
 
 
 def synthetic_result(call_id: str, name: str, *, read_only: bool, wording: Wording | None = None,
