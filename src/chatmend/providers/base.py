@@ -452,10 +452,7 @@ class Provider(ABC):
         with error_context(provider=self.name):
             items = messages_of(data)
             system = self._read_system(data) if isinstance(data, Mapping) else []
-        groups = self._read_groups(items)
-        if groups is None:
-            raise NotImplementedError(f"{type(self).__name__} reads no groups: it overrides from_request")
-        return [*system, *(m for group in groups for m in group)]
+        return [*system, *(m for group in self._read_groups(items) for m in group)]
 
     def _read_system(self, body: Mapping[str, Any]) -> list[ChatMessage]:
         """Hook of `from_request`: the system messages of the body's fields beside its list (Anthropic's and
@@ -506,7 +503,8 @@ class Provider(ABC):
         items and the adapter's writer (`_stub_repair`). The neutral route (read into the model, `repair_history`,
         write the changed runs) is only for what the adapter cannot stub: items of shapes its stubs do not take,
         a body whose rules depend on more than the stubs (`_takes_stubs`), ids the provider would not take as they
-        are, a step its hooks do not write, and a string holding a lone surrogate.
+        are, and a step its hooks do not write. A body holding a lone surrogate is repaired as a copy with each one
+        replaced by U+FFFD (`BodyRepair.mended` lists where), by the same routes.
 
         `options` are the adapter's own, for what it does to a repaired body beyond repair (`_after_repair`:
         Anthropic's `thinking_policy`); an option the adapter does not take is a TypeError.
@@ -565,9 +563,9 @@ class Provider(ABC):
         first use."""
 
         def neutral() -> NeutralSide:
-            groups = self._read_groups(items)
-            history = [m for g in groups for m in g] if groups is not None else self.from_request(items)
-            item_of = [r for r, g in enumerate(groups) for _ in g] if groups is not None else []
+            units, groups = self._units(items)
+            history = [m for group in groups for m in group]
+            item_of = [r for r, group in enumerate(groups) for _ in group] if units is items else []
             result = RepairResult(messages=list(history), interrupted=[],
                                   final_ids=[c.id for m in history for c in m.tool_calls])
             return result, list(history), item_of
@@ -648,15 +646,6 @@ class Provider(ABC):
         """`repair_body` through the neutral model: read, repair, keep the items repair left alone."""
         with error_context(provider=self.name):
             units, groups = self._units(items)
-            if groups is None:  # the adapter cannot tell items apart: the whole list is written anew when changed
-                history = self.from_request(items)
-                result = repair_history(history, is_read_only=is_read_only)
-                unchanged = BodyRepair(dict(body), result, history=history)
-                if not result.changed and not self._list_problems(unchanged.body):
-                    return unchanged
-                # changed, or valid in pairs but not on the wire (a first turn the writer would bridge)
-                written = self._write_list(result.messages, lambda: self._id_assigner(result.final_ids))
-                return BodyRepair({**body, self.list_key: written}, result, list(range(len(written))), history)
             flat = [m for group in groups for m in group]
             # each message's item (none given where an adapter reads several items as one message)
             item_of = [r for r, group in enumerate(groups) for _ in group] if units is items else []
@@ -686,7 +675,7 @@ class Provider(ABC):
             written = self._write_list(out, _assigners(wire_ids, 0))
             return BodyRepair({**body, self.list_key: written}, result, list(range(len(written))), flat, item_of)
 
-    def _units(self, items: list[Any]) -> tuple[list[Any], list[list[ChatMessage]] | None]:
+    def _units(self, items: list[Any]) -> tuple[list[Any], list[list[ChatMessage]]]:
         """Hook of the neutral route: the list's units, each kept whole or written anew, and the neutral messages of
         each (`_read_groups`). Default: every item is a unit; an adapter that reads several items as one message
         (Responses' assistant turn: reasoning, text, calls) gives each unit as the list of its items."""
@@ -735,12 +724,12 @@ class Provider(ABC):
         units and written items). Default: the run's lead is all the context its writer needs."""
         return self._write_items(messages, ids, lead)
 
-    def _read_groups(self, items: list[Any]) -> list[list[ChatMessage]] | None:
-        """The neutral messages of each item of the conversation list, in order, one list per item (hook: an
-        adapter whose `repair_body` keeps the items repair leaves alone; None: the whole list is written anew
-        when anything changed). The neutral route's reader, and what the neutral side of a stub-route repair is
+    def _read_groups(self, items: list[Any]) -> list[list[ChatMessage]]:
+        """The neutral messages of each item of the conversation list, in order, one list per item (hook: every
+        adapter reads its items here, or its units in `_units` and its bodies in `from_request`). The reader of
+        `from_request` and of `repair_body`'s neutral route, and what the neutral side of a stub-route repair is
         worked out from on first use."""
-        return None
+        raise NotImplementedError(f"{type(self).__name__} reads no items: it overrides _units and from_request")
 
     def _write_list(self, messages: list[ChatMessage], ids: Callable[[], IdAssigner]) -> list[Any]:
         """The whole conversation list written anew from repaired messages (hook: default `_write_items` of them

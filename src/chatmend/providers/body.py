@@ -114,7 +114,7 @@ class BodyRepair:
     @property
     def item_of(self) -> list[int]:
         """For each message of `history`, the index of the input list item it was read from (empty when the
-        adapter reads the list as a whole: no `_read_groups`)."""
+        adapter reads several items as one message: `_units`)."""
         return self._side()[2]
 
     @property
