@@ -18,7 +18,7 @@ from chatmend.cli._text import UsageError
 from chatmend.files import inplace
 from chatmend.files.io import Chunk, FileBytes, InputError, as_bytes, atomic_write, write_all, write_into
 
-__all__ = ["batched", "in_place_target", "is_stdout", "lock_file", "refuse_held_open", "regular_file_out",
+__all__ = ["batched", "in_place_target", "is_stdout", "refuse_held_open", "regular_file_out",
            "replace_in_place", "signals_remove_temporary_files", "write_output"]
 
 
@@ -92,11 +92,6 @@ def _final_target(path: str) -> str:
     """`path` with its last component's symlinks followed, spelled relative as the user gave it."""
     with _refused_as_usage(path):
         return inplace.final_target(path)
-
-
-def lock_file(handle: IO[bytes]) -> None:
-    """Lock the file against other `chatmend --in-place` runs (`files.inplace.lock_file`)."""
-    inplace.lock_file(handle)
 
 
 def refuse_held_open(path: str, force: bool) -> None:

@@ -17,7 +17,6 @@ from chatmend.cli._output import (
     batched,
     in_place_target,
     is_stdout,
-    lock_file,
     refuse_held_open,
     regular_file_out,
     replace_in_place,
@@ -29,7 +28,7 @@ from chatmend.cli._shared import model_for, store_of
 from chatmend.cli._text import OK, UsageError, display, printable, say
 from chatmend.exceptions import problems_gone
 from chatmend.files.bodies import wire_json
-from chatmend.files.inplace import kept_bom, write_repaired
+from chatmend.files.inplace import kept_bom, lock_file, write_repaired
 from chatmend.files.io import open_input, read_all
 from chatmend.files.session import Streamed
 from chatmend.formats import (
