@@ -8,7 +8,7 @@ from typing import Any
 from chatmend._json import brief
 from chatmend.exceptions import Problem
 from chatmend.providers.base import SHAPE, CheckContext
-from chatmend.providers.openai_chat.wire import ChatWire, call_kind, call_problem, json_type
+from chatmend.providers.openai_chat.wire import ChatWire, call_problem, chat_json_type, stated_call_type
 
 
 class ChatChecking(ChatWire):
@@ -131,11 +131,11 @@ class ChatChecking(ChatWire):
             if limit is not None and len(call_id) > limit:  # OC5
                 where = f"{here}.id"
                 out.append(self._say("OC5", where, where=where, limit=limit, length=len(call_id)))
-            function = call.get("function") if call_kind(call) == "function" else None
+            function = call.get("function") if stated_call_type(call) == "function" else None
             arguments = function.get("arguments") if isinstance(function, Mapping) else ""
             if not isinstance(arguments, str):  # OC6
                 out.append(self._say("OC6", f"{here}.function.arguments", where=f"{here}.function.arguments",
-                                     kind=json_type(arguments)))
+                                     kind=chat_json_type(arguments)))
         return ids
 
     def _check_assistant(self, message: Mapping[str, Any], i: int, body: Mapping[str, Any]) -> list[Problem]:

@@ -74,7 +74,7 @@ def named_function(call: Any) -> Mapping[str, Any] | None:
     return None
 
 
-def call_kind(call: Mapping[str, Any]) -> str | None:
+def stated_call_type(call: Mapping[str, Any]) -> str | None:
     """A call's type as written (`function` when it names none), or None when its `type` is not a non-empty string
     (an empty one names no kind of call: the API answers "Invalid value: ''")."""
     kind = call.get("type", "function")
@@ -92,7 +92,7 @@ def with_raw_arguments(message: ChatMessage, item: Mapping[str, Any]) -> ChatMes
     kept = []
     for k, call in enumerate(calls):
         raw = wire_calls[k] if k < len(wire_calls) else None
-        function = raw.get("function") if isinstance(raw, Mapping) and call_kind(raw) == "function" else None
+        function = raw.get("function") if isinstance(raw, Mapping) and stated_call_type(raw) == "function" else None
         text = function.get("arguments") if isinstance(function, Mapping) else None
         kept.append(replace(call, raw_arguments=text) if isinstance(text, str) else call)
     return replace(message, tool_calls=tuple(kept))
@@ -140,7 +140,7 @@ def call_problem(call: Any) -> tuple[str, str] | None:
     not known here is left to the provider."""
     if not isinstance(call, Mapping):
         return "", "a tool call needs a 'function' object with a non-empty string 'name'"
-    kind = call_kind(call)
+    kind = stated_call_type(call)
     if kind is None:
         return ".type", "a tool call's 'type' must be a non-empty string"
     if kind == "function" and named_function(call) is None:
@@ -153,8 +153,8 @@ def call_problem(call: Any) -> tuple[str, str] | None:
     return None
 
 
-def json_type(value: Any) -> str:
-    """How OpenAI names a JSON value's type in its errors."""
+def chat_json_type(value: Any) -> str:
+    """How Chat Completions names a JSON value's type in its errors (any number is "a number")."""
     if isinstance(value, Mapping):
         return "an object"
     if isinstance(value, list):

@@ -35,8 +35,8 @@ _DUPLICATE = ("Duplicate {} for call_id '{}'. "
               "Each {} must have exactly one matching {}")
 
 
-def json_type(value: object) -> str:
-    """A JSON value's type as OpenAI's errors name it."""
+def responses_json_type(value: object) -> str:
+    """A JSON value's type as the Responses API's errors name it ("an integer", "a decimal": not Chat's words)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -59,7 +59,8 @@ def check(body: Any, context: CheckContext) -> list[Problem]:
     raised."""
     if not isinstance(body, Mapping):
         return [Problem(code="OR0", path="", provider=NAME,
-                        message=f"Invalid body: expected a JSON object, but got {json_type(body)} instead.")]
+                        message=f"Invalid body: expected a JSON object, but got {responses_json_type(body)} "
+                                "instead.")]
     try:
         return _Pass(body).run()
     except Exception as exc:  # check reports a malformed body, it never raises
@@ -79,7 +80,7 @@ class _Pass(CheckPass):
 
     def wrong_type(self, path: str, expected: str, value: object) -> None:
         """A value of the wrong JSON type (OR0)."""
-        got = json_type(value)
+        got = responses_json_type(value)
         self.add("OR0", path, f"Invalid type for '{path}': expected {expected}, but got {got} instead.")
 
     def run(self) -> list[Problem]:
