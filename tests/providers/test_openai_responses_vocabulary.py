@@ -19,7 +19,7 @@ from pydantic import ConfigDict, TypeAdapter
 from chatmend import ChatMessage, FilePart, ImagePart, NativePart, TextPart, ThinkingPart, ToolCall
 from chatmend.providers import openai_responses as orr
 from chatmend.providers.openai_responses import PROVIDER
-from chatmend.providers.openai_responses.read import call_kind
+from chatmend.providers.openai_responses.read import call_item_type
 from chatmend.providers.openai_responses.wire import CALL_OUTPUTS, answered_id, is_client_output
 from chatmend.providers.openai_responses.write import BLANK_PNG
 from tests.providers.common import drain
@@ -229,7 +229,7 @@ def _read_as(row: Row, items: list[dict[str, Any]]) -> None:
     main = _main_item(row, items)
     if row.treatment == "call":
         (call,) = [c for m in history for c in m.tool_calls]
-        assert call_kind(call) == main["type"] and call.id == main["call_id"]
+        assert call_item_type(call) == main["type"] and call.id == main["call_id"]
         assert [m.role for m in history][-1] == "tool"
     elif row.treatment == "result":
         tool = history[-1]

@@ -37,11 +37,11 @@ from chatmend.providers.openai_chat.wire import (
     FORM,
     PLAIN_ASSISTANT,
     ChatWire,
-    call_kind,
     chunks_text,
     file_media_type,
     form_of,
     named_function,
+    stated_call_type,
     with_raw_arguments,
 )
 
@@ -248,7 +248,7 @@ class ChatReading(ChatWire):
         call_id = call.get("id")
         if call_id is not None and not isinstance(call_id, str):  # (`check`: SHAPE)
             raise ReadError(f"'id' must be a string, got {type(call_id).__name__}", path=f"{path}.id")
-        kind = call_kind(call)
+        kind = stated_call_type(call)
         if kind == "custom":
             return self._read_custom_call(call, call_id or "", path)
         if kind != "function":

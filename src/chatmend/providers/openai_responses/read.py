@@ -221,7 +221,7 @@ def _read_other_call(item: Mapping[str, Any], kind: str) -> ToolCall:
     return ToolCall(id=item["call_id"], name=name, arguments=arguments, provider_data={NAME: mine})
 
 
-def call_kind(call: ToolCall) -> str:
+def call_item_type(call: ToolCall) -> str:
     """The item type a call is written as (`function_call` unless its `provider_data` names another)."""
     kind = kept_field(call.provider_data, NAME, "type")
     return kind if isinstance(kind, str) else "function_call"

@@ -30,7 +30,7 @@ from chatmend.messages import (
 )
 from chatmend.providers.base import IdAssigner, arguments_json, arguments_text, image_data_url
 from chatmend.providers.kept import kept_field, kept_fields
-from chatmend.providers.openai_responses.read import Reader, call_kind
+from chatmend.providers.openai_responses.read import Reader, call_item_type
 from chatmend.providers.openai_responses.wire import (
     CALL_OUTPUTS,
     ERROR_MARK,
@@ -208,8 +208,8 @@ def _fits(message: ChatMessage, wire: list[Any]) -> bool:
         return False
     back = reader.messages[0]
     return (back.role == message.role and back.content == message.content and back.is_error == message.is_error
-            and [(c.name, c.arguments, call_kind(c)) for c in back.tool_calls]
-            == [(c.name, c.arguments, call_kind(c)) for c in message.tool_calls])
+            and [(c.name, c.arguments, call_item_type(c)) for c in back.tool_calls]
+            == [(c.name, c.arguments, call_item_type(c)) for c in message.tool_calls])
 
 
 def _summary(part: ThinkingPart) -> list[Json]:
@@ -441,7 +441,7 @@ class Writer:
                 self.items.append(item)
             else:
                 call: ToolCall = step[1]
-                kind = call_kind(call)
+                kind = call_item_type(call)
                 call_id = self.call_id(call.name)
                 if kind != "function_call":
                     self.kinds[call_id] = kind
@@ -495,8 +495,8 @@ class Writer:
             items.append({"role": "user", "content": _input_parts(images)})
         for call in message.tool_calls:
             call_id = self.call_id(call.name)
-            if call.provider_data is not None and call_kind(call) != "function_call":
-                self.kinds[call_id] = kind = call_kind(call)
+            if call.provider_data is not None and call_item_type(call) != "function_call":
+                self.kinds[call_id] = kind = call_item_type(call)
                 item = call_item(call, call_id, kind)
                 self.item_ids.update(sent_ids(item))  # (a computer call's own item id, say)
                 items.append(item)
