@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import importlib
 import io
 import itertools
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
 
 from chatmend import ChatMessage, HistoryError, providers
@@ -18,25 +17,12 @@ from chatmend.formats import neutral
 from chatmend.formats._detect import NEUTRAL, detect_document, detect_records
 from chatmend.jsonl import message_to_dict
 from chatmend.messages import coerce_message
+from chatmend.transcripts._stores import file_formats
 
 __all__ = ["TRANSCRIPT_FORMATS", "detect", "formats", "read", "read_lines", "store_formats", "streamed"]
 
-TRANSCRIPT_FORMATS = {
-    "claude_code": "Claude Code session transcripts (~/.claude/projects/*/*.jsonl)",
-    "codex": "Codex CLI session files (~/.codex/sessions/**/rollout-*.jsonl)",
-    "gemini_cli": "Gemini CLI sessions (~/.gemini/tmp/*/chats/session-*.jsonl, and the older .json chats)",
-    "cline": "Cline (and older Roo Code) tasks (.../tasks/<id>/api_conversation_history.json)",
-    "roo_code": "Roo Code version-2 tasks ({\"version\": 2, \"messages\"} in api_conversation_history.json)",
-    "gemini_checkpoint": "Gemini CLI checkpoints (~/.gemini/tmp/*/checkpoint-*.json, and checkpoints/*.json)",
-    "kimi_cli": "kimi-cli sessions (~/.kimi/sessions/*/*/context.jsonl)",
-    "pi": "pi and OpenClaw sessions (~/.pi/agent/sessions/*/*.jsonl, ~/.openclaw/agents/*/sessions/*.jsonl)",
-    "kimi_code": "Kimi Code CLI sessions (~/.kimi-code/sessions/*/session_*/agents/*/wire.jsonl)",
-    "qwen_code": "Qwen Code sessions (~/.qwen/projects/*/chats/*.jsonl)",
-    "copilot_cli": "GitHub Copilot CLI sessions (~/.copilot/session-state/*/events.jsonl)",
-    "pydantic_ai": "pydantic-ai message histories (ModelMessagesTypeAdapter.dump_json, all_messages_json())",
-}
-DOCUMENT_FORMATS = frozenset({"cline", "roo_code", "pydantic_ai", "gemini_checkpoint"})
-"""The session stores that are one JSON document (read whole, written back spliced)."""
+TRANSCRIPT_FORMATS = {name: store.description for name, store in sorted(file_formats().items())}
+"""The formats of session files, by name, each declared by the store module that reads it (`FORMAT`)."""
 
 
 def formats() -> dict[str, str]:
@@ -202,13 +188,13 @@ def _read_jsonl(stream: Iterator[str], fmt: str, prefer: str | None) -> Session:
             _refuse_bad_line(buffered)  # the line detection stopped at, located, is what is wrong
             raise
     lines = itertools.chain(buffered, stream)
-    if fmt in DOCUMENT_FORMATS:
+    store = file_formats().get(fmt)
+    if store is not None and store.read_lines is None:  # a JSON document on one line
         return _read_document("".join(lines), fmt, prefer)
     if fmt == NEUTRAL:
         return neutral.read(lines)
-    if fmt in TRANSCRIPT_FORMATS:  # a store of JSON Lines: its module, imported only now, reads it
-        reader: Callable[[Iterable[str]], Session] = importlib.import_module(f"chatmend.transcripts.{fmt}").read
-        return reader(lines)
+    if store is not None and store.read_lines is not None:
+        return store.read_lines(lines)
     held = list(lines)  # (its items are held whole too)
     items, numbers = _json_values(held, what=f"one {fmt} message a line")
     key = adapter(fmt).list_key
@@ -293,24 +279,11 @@ def _read_document(text: str, fmt: str, prefer: str | None) -> Session:
         where = json.JSONDecodeError("a lone surrogate escape: not valid UTF-8 text", text, lone)
         raise InputError(f"invalid JSON: {where.msg}; expected a JSON request body, a JSON list of messages, "
                          "or JSON Lines", line=where.lineno, column=where.colno)
-    if fmt == "gemini_cli" and isinstance(value, dict):
-        from chatmend.transcripts import gemini_cli
-
-        return gemini_cli.read_document(value, text)
-    if fmt in ("cline", "roo_code"):
-        from chatmend.transcripts import cline
-
-        return cline.read_document(value, text, fmt)
-    if fmt == "pydantic_ai":
-        from chatmend.transcripts import pydantic_ai
-
-        return pydantic_ai.read_document(value, text)
-    if fmt == "gemini_checkpoint":
-        from chatmend.transcripts import gemini_checkpoint
-
-        return gemini_checkpoint.read_document(value, text)
-    if fmt in TRANSCRIPT_FORMATS:
-        raise InputError(f"a single JSON document; {fmt} sessions are JSON Lines (one record a line)")
+    store = file_formats().get(fmt)
+    if store is not None:
+        if store.read_document is None:
+            raise InputError(f"a single JSON document; {fmt} sessions are JSON Lines (one record a line)")
+        return store.read_document(value, text)
     indent = "\n" in text.strip()
     if fmt == NEUTRAL:
         return _read_neutral_list(value, indent=indent)

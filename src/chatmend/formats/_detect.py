@@ -12,18 +12,10 @@ from typing import Any
 from chatmend import providers
 from chatmend.files.io import InputError, json_kind
 from chatmend.providers.base import Provider, text_field
+from chatmend.transcripts._stores import file_formats
 
 __all__ = ["NEUTRAL", "detect_document", "detect_records"]
 
-CLAUDE_CODE_TYPES = frozenset({"user", "assistant", "summary", "system", "file-history-snapshot",
-                               "queue-operation", "attachment", "progress"})
-CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
-CODEX_ITEM_TYPES = frozenset({
-    "message", "function_call", "function_call_output", "reasoning", "custom_tool_call",
-    "custom_tool_call_output", "local_shell_call", "local_shell_call_output", "computer_call",
-    "computer_call_output", "web_search_call", "file_search_call", "item_reference", "mcp_call",
-})
-"""The item types a Codex rollout from before the `payload` envelope records bare."""
 SAMPLE = 200
 """How many records or messages detection looks at."""
 NEUTRAL = "chatmend"
@@ -66,22 +58,9 @@ def detect_document(value: object, prefer: str | None = None) -> str:
     """The format of a whole JSON document: a request body or a message/item/content list (`prefer`, a
     provider's name: the one read as when the shape is shared)."""
     adapters = _adapters()
-    from chatmend.transcripts import gemini_cli
-
-    if gemini_cli.holds_session(value):
-        return "gemini_cli"
-    from chatmend.transcripts import cline
-
-    store = cline.holds_session(value)
-    if store is not None:
-        return store
-    from chatmend.transcripts import gemini_checkpoint, pydantic_ai
-
-    if gemini_checkpoint.holds_session(value) is not None:
-        return gemini_checkpoint.NAME
-
-    if pydantic_ai.holds_session(value):
-        return pydantic_ai.NAME
+    for store in file_formats().values():
+        if store.holds_document is not None and store.holds_document(value):
+            return store.name
     if isinstance(value, Mapping):
         for provider in _own_lists(adapters):
             if provider.holds_history(value):
@@ -109,23 +88,9 @@ def detect_records(records: Sequence[object], prefer: str | None = None) -> str:
     objects = [r for r in records[:SAMPLE] if isinstance(r, Mapping)]
     if not objects:
         return NEUTRAL  # let the neutral reader say what is wrong with the first line
-    if any(text_field(r) in CODEX_TYPES and isinstance(r.get("payload"), Mapping) for r in objects):
-        return "codex"
-    if _legacy_codex(objects):
-        return "codex"
-    from chatmend.transcripts import copilot_cli, gemini_cli, kimi_cli, kimi_code, pi, qwen_code
-
-    for store in (copilot_cli, gemini_cli, kimi_code):
-        if any(store.is_record(r) for r in objects):
-            return str(store.NAME)
-    if pi.is_record(objects[0]) and any(pi.is_record(r) for r in objects[1:]):  # a pi file begins with its header
-        return pi.NAME
-    for store in (kimi_cli, qwen_code):  # Qwen Code's before Claude Code's, whose records look alike
-        if any(store.is_record(r) for r in objects):
-            return str(store.NAME)
-    if any(text_field(r) in CLAUDE_CODE_TYPES and ("uuid" in r or "sessionId" in r or "leafUuid" in r)
-           for r in objects):  # (a `summary` record names its leaf message by `leafUuid`)
-        return "claude_code"
+    for store in file_formats().values():
+        if store.holds_records is not None and store.holds_records(objects):
+            return store.name
     if len(records) == 1 and not isinstance(objects[0].get("role"), str):
         return detect_document(objects[0], prefer)
     return _classify_items(objects, _adapters(), allow_neutral=True, plain=NEUTRAL, prefer=prefer)
@@ -134,15 +99,6 @@ def detect_records(records: Sequence[object], prefer: str | None = None) -> str:
 def _listed(value: object) -> list[Any]:
     """A field that should hold a list, as one (anything else holds no items to look at)."""
     return value if isinstance(value, list) else []
-
-
-def _legacy_codex(records: Sequence[Mapping[str, Any]]) -> bool:
-    """Codex rollouts before the `payload` envelope: a session line (`id`, `timestamp`), then bare items."""
-    first = records[0]
-    return (
-        "id" in first and "timestamp" in first and "type" not in first and "role" not in first
-        and any(text_field(r) in CODEX_ITEM_TYPES or r.get("record_type") == "state" for r in records[1:])
-    )
 
 
 def _classify_items(items: Sequence[Any], adapters: Sequence[Provider], *, allow_neutral: bool, plain: str,

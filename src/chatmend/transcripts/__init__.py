@@ -4,7 +4,8 @@ message histories (files), and the session stores (databases and folders of many
 Goose and the OpenAI Agents SDK.
 
 Each file module reads its file into a `Session`; repairing one writes it back record by record (or item by item),
-keeping every record chatmend does not need untouched. The file modules name, for `chatmend doctor`, the tool
+keeping every record chatmend does not need untouched. Each declares its format for the format table (`FORMAT`, a
+`_stores.FileFormat`: its readers, how it is detected). The file modules name, for `chatmend doctor`, the tool
 (`TOOL`), its format (`NAME`), where it keeps sessions (`default_locations`), how to tell one (`is_session_file`)
 and how to resume it (`resume_command`). Each store module registers a `Store` class (`_stores.register`) whose
 sessions are repaired by changes the store applies itself, in one write after a backup (`_sqlite.SqliteStore` for

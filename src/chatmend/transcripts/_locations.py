@@ -1,8 +1,8 @@
 """The tools whose sessions are files, registered for `chatmend doctor`: where each keeps them by default and how
 it resumes one. Claude Code, Codex CLI and Gemini CLI are described here (their readers are `claude_code`, `codex`
-and `gemini_cli`); the stores that name these things themselves (`TOOL`, `NAME`, `default_locations`,
-`is_session_file`, `resume_command`: Cline, Roo Code, Kimi Code, kimi-cli, pi, Gemini CLI checkpoints, pydantic-ai
-histories; OpenClaw's files are pi's) are registered from their own names."""
+and `gemini_cli`); every store module that names these things itself (`TOOL`, `NAME`, `default_locations`,
+`is_session_file`, `resume_command`, and `READ_AS_HELD` when its tool's files come in more than one format) is
+registered from its own names (OpenClaw's files are pi's)."""
 
 from __future__ import annotations
 
@@ -15,18 +15,8 @@ from functools import partial
 from pathlib import Path
 from types import ModuleType
 
-from chatmend.transcripts import (
-    cline,
-    copilot_cli,
-    gemini_checkpoint,
-    kimi_cli,
-    kimi_code,
-    pi,
-    pydantic_ai,
-    qwen_code,
-    roo_code,
-)
-from chatmend.transcripts._stores import SessionFiles, home, register_files
+from chatmend.transcripts import pi
+from chatmend.transcripts._stores import SessionFiles, home, register_files, store_modules
 
 __all__: list[str] = []
 
@@ -91,13 +81,11 @@ def _under(locations: Callable[[Mapping[str, str]], list[Path]], is_session_file
     return sorted(found)
 
 
-def _named(module: ModuleType, is_session_file: Callable[[str], bool] | None = None, *,
-           detect: bool = False) -> SessionFiles:
+def _named(module: ModuleType) -> SessionFiles:
     """A store that names its tool, format, locations and resume command itself."""
     session_id = getattr(module, "session_id", None) or getattr(module, "task_id", None) or _stem
-    return SessionFiles(module.NAME, module.TOOL,
-                        partial(_under, module.default_locations, is_session_file or module.is_session_file),
-                        session_id, module.resume_command, detect)
+    return SessionFiles(module.NAME, module.TOOL, partial(_under, module.default_locations, module.is_session_file),
+                        session_id, module.resume_command, getattr(module, "READ_AS_HELD", False))
 
 
 register_files(SessionFiles("claude_code", "Claude Code", _claude, _stem,
@@ -106,10 +94,9 @@ register_files(SessionFiles("codex", "Codex", _codex, _uuid_in_name, partial(_co
                                                                              _uuid_in_name)))
 register_files(SessionFiles("gemini_cli", "Gemini CLI", _gemini, _gemini_id,
                             partial(_command, "gemini --resume {id}", _gemini_id)))
-for _module in (cline, copilot_cli, gemini_checkpoint, kimi_code, kimi_cli, pi, pydantic_ai, qwen_code):
-    register_files(_named(_module))
-# Roo Code's task files are Cline's, or its own version 2: read as what each holds
-register_files(_named(roo_code, cline.is_session_file, detect=True))
+for _module in store_modules():
+    if hasattr(_module, "TOOL"):
+        register_files(_named(_module))
 # OpenClaw's session files (before its SQLite store) are pi's, written by pi's own session manager
 register_files(SessionFiles(pi.NAME, pi.OPENCLAW, partial(_under, pi.openclaw_locations, pi.is_session_file),
                             pi.session_id, pi.resume_command))

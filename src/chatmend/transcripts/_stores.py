@@ -8,8 +8,10 @@ all of them at once (`Store.write_back`).
 
 A store module registers its class with `@register`; `open_store(path)` asks each registered class whether it
 `recognizes` the path. `chatmend doctor` finds the default locations of every registered store with
-`default_paths`. A tool whose sessions are files the readers read (Claude Code, Codex, Gemini CLI) registers
-them with `register_files(SessionFiles(...))`: where they are by default and how a session is resumed.
+`default_paths`. A module that reads a format of session files declares it as `FORMAT` (a `FileFormat`: its name,
+description, readers and checks, where its checks run): the format table detects and reads it from there. A tool
+whose sessions are such files is registered with `register_files(SessionFiles(...))`: where they are by default
+and how a session is resumed (`_locations` does it from the names each module gives).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any, ClassVar, TypeVar
 
 from chatmend import ChatMessage, RepairResult
@@ -29,9 +32,9 @@ from chatmend.files.session import Session
 from chatmend.repair import IsReadOnly
 
 __all__ = [
-    "FILES", "STORES", "SessionFiles", "Store", "StoredSession", "WriteBack", "data_home", "existing_files", "home",
-    "one", "open_store", "register", "register_files", "registered", "registered_files", "select", "store_session",
-    "tool_locations",
+    "FILES", "STORES", "FileFormat", "SessionFiles", "Store", "StoredSession", "WriteBack", "any_record",
+    "data_home", "existing_files", "file_formats", "home", "one", "open_store", "register", "register_files",
+    "registered", "registered_files", "select", "store_modules", "store_session", "tool_locations",
 ]
 
 
@@ -162,6 +165,43 @@ class SessionFiles:
     read as what it holds, not as `format`."""
 
 
+@dataclass(frozen=True)
+class FileFormat:
+    """A format of session files (`--from NAME`), declared as `FORMAT` by the module that reads it: all the format
+    table knows of it. JSON Lines when it has `read_lines`, else one JSON document."""
+
+    name: str
+    """The format's name, as `--from` spells it (the module's own name)."""
+    description: str
+    """One line for `--help`: what and where."""
+    order: int
+    """Where its checks run among the other formats' (lower first): the first whose check holds names the file."""
+    read_lines: Callable[[Iterable[str]], Session] | None = None
+    """The reader of its JSON Lines; None for a format that is one JSON document."""
+    read_document: Callable[[Any, str], Session] | None = None
+    """The reader of one JSON document of it (the parsed value, and the text written back when nothing changes)."""
+    holds_records: Callable[[Sequence[Mapping[str, Any]]], bool] | None = None
+    """True when JSON Lines whose first records (objects) are these are of this format."""
+    holds_document: Callable[[object], bool] | None = None
+    """True when a JSON document is of this format."""
+
+    @property
+    def document(self) -> bool:
+        """True for a format that is one JSON document (read whole, written back spliced), even on one line."""
+        return self.read_lines is None
+
+
+def any_record(is_record: Callable[[Mapping[str, Any]], bool]) -> Callable[[Sequence[Mapping[str, Any]]], bool]:
+    """A `FileFormat.holds_records` for a format some record of which only it has (`is_record` tells one)."""
+    return lambda records: any(is_record(r) for r in records)
+
+
+def file_formats() -> dict[str, FileFormat]:
+    """Every format of session files the store modules declare, by name, in the order their checks run."""
+    declared = [m.FORMAT for m in store_modules() if isinstance(getattr(m, "FORMAT", None), FileFormat)]
+    return {f.name: f for f in sorted(declared, key=lambda f: f.order)}
+
+
 FILES: list[SessionFiles] = []
 """Every registered tool whose sessions are files."""
 
@@ -174,8 +214,8 @@ def register_files(files: SessionFiles) -> SessionFiles:
 
 
 def registered_files() -> list[SessionFiles]:
-    """The registered tools whose sessions are files (the built-in ones first)."""
-    _load_builtin()
+    """The registered tools whose sessions are files (the built-in ones first: `_locations` registers them)."""
+    importlib.import_module("chatmend.transcripts._locations")
     return list(FILES)
 
 
@@ -190,19 +230,18 @@ def register(cls: type[_S]) -> type[_S]:
     return cls
 
 
-def _load_builtin() -> None:
-    """Import every module of `chatmend.transcripts` (each store registers itself on import): a new store
-    module joins by being there and calling `register` / `register_files`, with no list to edit."""
+def store_modules() -> list[ModuleType]:
+    """Every store module of `chatmend.transcripts`, imported (a store class registers itself on import, a file
+    format is the module's `FORMAT`): a new store joins by being there, with no list to edit."""
     import chatmend.transcripts as package
 
-    for module in pkgutil.iter_modules(package.__path__):
-        if not module.name.startswith("_") or module.name == "_locations":
-            importlib.import_module(f"{package.__name__}.{module.name}")
+    return [importlib.import_module(f"{package.__name__}.{module.name}")
+            for module in pkgutil.iter_modules(package.__path__) if not module.name.startswith("_")]
 
 
 def registered() -> list[type[Store]]:
     """The registered store classes (the built-in ones imported first)."""
-    _load_builtin()
+    store_modules()
     return list(STORES)
 
 

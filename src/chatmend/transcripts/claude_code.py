@@ -40,8 +40,9 @@ from chatmend.transcripts._records import (
     located,
     parse_records,
 )
+from chatmend.transcripts._stores import FileFormat, any_record
 
-__all__ = ["ClaudeCode", "Line", "line_of", "read"]
+__all__ = ["FORMAT", "ClaudeCode", "Line", "is_record", "line_of", "read"]
 
 NAME = "claude_code"
 WHAT = "one Claude Code transcript record a line"
@@ -545,3 +546,21 @@ def _after(stamp: str) -> str:
         return stamp
     text = moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3]
     return f"{text}Z" if stamp.endswith("Z") else moment.isoformat(timespec="milliseconds")
+
+
+# --- detection -----------------------------------------------------------------------------------------------
+
+_RECORD_TYPES = frozenset({"user", "assistant", "summary", "system", "file-history-snapshot", "queue-operation",
+                           "attachment", "progress"})
+"""The types of a transcript's records."""
+
+
+def is_record(value: Mapping[str, Any]) -> bool:
+    """True for a record only a Claude Code transcript has: one of its types, with a `uuid`, a `sessionId` or a
+    `leafUuid` (a `summary` record names its leaf message by it)."""
+    return text_field(value) in _RECORD_TYPES and ("uuid" in value or "sessionId" in value or "leafUuid" in value)
+
+
+FORMAT = FileFormat(NAME, "Claude Code session transcripts (~/.claude/projects/*/*.jsonl)", order=80,
+                    read_lines=read, holds_records=any_record(is_record))
+"""The format table's entry (its check runs last of the JSON Lines formats': other tools' records look alike)."""

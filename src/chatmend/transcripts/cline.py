@@ -38,11 +38,11 @@ from chatmend.transcripts._records import (
     optional_text,
     read_call,
 )
-from chatmend.transcripts._stores import home, tool_locations
+from chatmend.transcripts._stores import FileFormat, home, tool_locations
 
 __all__ = [
-    "FILE_NAME", "NAME", "ROO_NAME", "TOOL", "default_locations", "holds_session", "is_session_file", "read",
-    "resume_command",
+    "FILE_NAME", "FORMAT", "NAME", "ROO_NAME", "TOOL", "default_locations", "holds_session", "holds_task",
+    "is_session_file", "read", "read_document", "resume_command",
 ]
 
 NAME = "cline"
@@ -352,9 +352,9 @@ class TaskHistory(DocumentFormat):
         return data
 
 
-def read_document(value: Any, text: str, fmt: str | None = None) -> Session:
-    """A Session from a task's conversation file (`value`, its parsed JSON, and `text`, its content)."""
-    fmt = fmt or holds_session(value) or NAME
+def read_document(value: Any, text: str, fmt: str = NAME) -> Session:
+    """A Session from a task's conversation file of format `fmt` (`value`, its parsed JSON, and `text`, its
+    content)."""
     if fmt == ROO_NAME:
         if not isinstance(value, Mapping) or not isinstance(value.get("messages"), list):
             raise InputError("expected Roo Code's message history: {\"version\": 2, \"messages\": [...]}")
@@ -365,5 +365,16 @@ def read_document(value: Any, text: str, fmt: str | None = None) -> Session:
 
 
 def read(path: str | os.PathLike[str]) -> Session:
-    """A Session from a task's conversation file on disk."""
-    return read_document(*read_json(os.fspath(path)))
+    """A Session from a task's conversation file on disk, read as the format it holds."""
+    value, text = read_json(os.fspath(path))
+    return read_document(value, text, holds_session(value) or NAME)
+
+
+def holds_task(value: object) -> bool:
+    """True for a JSON document of Cline's format (Roo Code's version 2 is `roo_code`'s)."""
+    return holds_session(value) == NAME
+
+
+FORMAT = FileFormat(NAME, "Cline (and older Roo Code) tasks (.../tasks/<id>/api_conversation_history.json)",
+                    order=90, read_document=read_document, holds_document=holds_task)
+"""The format table's entry."""

@@ -19,7 +19,7 @@ Item ids the Responses API refuses (a `call_id` over 64 characters, an `id` with
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from chatmend import ChatMessage, ImagePart, TextPart, ToolCall
@@ -47,8 +47,9 @@ from chatmend.transcripts._records import (
     optional_text,
     parse_records,
 )
+from chatmend.transcripts._stores import FileFormat
 
-__all__ = ["Codex", "read"]
+__all__ = ["FORMAT", "Codex", "holds_records", "read"]
 
 NAME = "codex"
 _WHAT = "one Codex session record a line"
@@ -395,3 +396,32 @@ def _with_ordinal(data: dict[str, Any], ordinal: int) -> dict[str, Any]:
     if "ordinal" not in out:
         out = {"ordinal": ordinal, **out}
     return out
+
+
+# --- detection -----------------------------------------------------------------------------------------------
+
+_RECORD_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+"""The types of the records in the `payload` envelope."""
+_BARE_ITEM_TYPES = frozenset({
+    "message", "function_call", "function_call_output", "reasoning", "custom_tool_call",
+    "custom_tool_call_output", "local_shell_call", "local_shell_call_output", "computer_call",
+    "computer_call_output", "web_search_call", "file_search_call", "item_reference", "mcp_call",
+})
+"""The item types a Codex rollout from before the `payload` envelope records bare."""
+
+
+def holds_records(records: Sequence[Mapping[str, Any]]) -> bool:
+    """True for a Codex rollout's first records: a record in the `payload` envelope, or (before that envelope) a
+    session line (`id`, `timestamp`), then bare items or `{"record_type": "state"}` lines."""
+    if any(text_field(r) in _RECORD_TYPES and isinstance(r.get("payload"), Mapping) for r in records):
+        return True
+    first = records[0]
+    return (
+        "id" in first and "timestamp" in first and "type" not in first and "role" not in first
+        and any(text_field(r) in _BARE_ITEM_TYPES or r.get("record_type") == "state" for r in records[1:])
+    )
+
+
+FORMAT = FileFormat(NAME, "Codex CLI session files (~/.codex/sessions/**/rollout-*.jsonl)", order=10,
+                    read_lines=read, holds_records=holds_records)
+"""The format table's entry (its envelope tells a rollout first)."""

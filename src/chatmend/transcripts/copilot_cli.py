@@ -46,9 +46,12 @@ from chatmend.transcripts._records import (
     seeded_uuid,
     writable_repair,
 )
-from chatmend.transcripts._stores import tool_locations
+from chatmend.transcripts._stores import FileFormat, any_record, tool_locations
 
-__all__ = ["NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command", "session_id"]
+__all__ = [
+    "FORMAT", "NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command",
+    "session_id",
+]
 
 NAME = "copilot_cli"
 """The format's name (`--from copilot_cli`)."""
@@ -282,3 +285,10 @@ def read(lines: Iterable[str]) -> Session:
     """A Session from a Copilot CLI `events.jsonl` (a torn last line is kept and warned about)."""
     warnings: list[str] = []
     return CopilotCli(parse_records(lines, what=_WHAT, warnings=warnings), warnings).session()
+
+
+FORMAT = FileFormat(
+    NAME, "GitHub Copilot CLI sessions (~/.copilot/session-state/*/events.jsonl)", order=20, read_lines=read,
+    holds_records=any_record(is_record),
+)
+"""The format table's entry."""

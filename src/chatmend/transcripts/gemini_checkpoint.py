@@ -26,10 +26,10 @@ from chatmend.files.session import InFormat, Session
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._document import ListText, list_text
 from chatmend.transcripts._records import as_read_only
-from chatmend.transcripts._stores import home
+from chatmend.transcripts._stores import FileFormat, home
 
-__all__ = ["NAME", "TOOL", "default_locations", "holds_session", "is_session_file", "read_document",
-           "resume_command"]
+__all__ = ["FORMAT", "NAME", "TOOL", "default_locations", "holds_checkpoint", "holds_session", "is_session_file",
+           "read_document", "resume_command"]
 
 NAME = "gemini_checkpoint"
 """The format's name (`--from gemini_checkpoint`)."""
@@ -136,3 +136,13 @@ def _spliced(found: ListText, items: list[Any], out: list[Any]) -> Iterator[str]
     in the document's style."""
     texts = {id(item): found.text[a:b] for item, (a, b) in zip(items, found.spans)}  # `items`: the whole list
     return found.write([texts.get(id(item)) or found.dumps(item) for item in out])
+
+
+def holds_checkpoint(value: object) -> bool:
+    """True for a checkpoint: a tool checkpoint or a saved chat."""
+    return holds_session(value) is not None
+
+
+FORMAT = FileFormat(NAME, "Gemini CLI checkpoints (~/.gemini/tmp/*/checkpoint-*.json, and checkpoints/*.json)",
+                    order=100, read_document=read_document, holds_document=holds_checkpoint)
+"""The format table's entry."""

@@ -36,8 +36,9 @@ from chatmend.transcripts._records import (
     parse_records,
     writable_repair,
 )
+from chatmend.transcripts._stores import FileFormat, any_record
 
-__all__ = ["NAME", "holds_session", "read", "read_document"]
+__all__ = ["FORMAT", "NAME", "holds_session", "is_record", "read", "read_document"]
 
 NAME = "gemini_cli"
 _WHAT = "one Gemini CLI session record a line"
@@ -358,8 +359,16 @@ def read(lines: Iterable[str]) -> Session:
     return GeminiCli(parse_records(lines, what=_WHAT, warnings=warnings), warnings=warnings).session()
 
 
-def read_document(value: dict[str, Any], text: str) -> Session:
-    """A Session from an older single-JSON Gemini CLI chat file (`text`, its content, is written back as is when
-    nothing changes)."""
+def read_document(value: Any, text: str) -> Session:
+    """A Session from an older single-JSON Gemini CLI chat file (`value`, its parsed JSON, and `text`, its content,
+    written back as is when nothing changes)."""
+    if not isinstance(value, dict):
+        raise InputError(f"a single JSON document; {NAME} sessions are JSON Lines (one record a line)")
     record = Record(1, text, value)
     return GeminiCli([record], document=value).session()
+
+
+FORMAT = FileFormat(NAME, "Gemini CLI sessions (~/.gemini/tmp/*/chats/session-*.jsonl, and the older .json chats)",
+                    order=30, read_lines=read, read_document=read_document, holds_records=any_record(is_record),
+                    holds_document=holds_session)
+"""The format table's entry."""

@@ -29,9 +29,9 @@ from chatmend.transcripts._records import (
     optional_text,
     parse_records,
 )
-from chatmend.transcripts._stores import tool_locations
+from chatmend.transcripts._stores import FileFormat, any_record, tool_locations
 
-__all__ = ["NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command"]
+__all__ = ["FORMAT", "NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command"]
 
 NAME = "kimi_cli"
 """The format's name (`--from kimi_cli`)."""
@@ -187,3 +187,9 @@ def read(lines: Iterable[str]) -> Session:
     warnings: list[str] = []
     return KimiCli(parse_records(lines, what=_WHAT, warnings=warnings)).session(warnings)
 
+
+FORMAT = FileFormat(
+    NAME, "kimi-cli sessions (~/.kimi/sessions/*/*/context.jsonl)", order=60, read_lines=read,
+    holds_records=any_record(is_record),
+)
+"""The format table's entry."""

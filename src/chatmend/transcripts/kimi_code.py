@@ -35,9 +35,9 @@ from chatmend.transcripts._records import (
     parse_records,
     read_call,
 )
-from chatmend.transcripts._stores import tool_locations
+from chatmend.transcripts._stores import FileFormat, any_record, tool_locations
 
-__all__ = ["NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command"]
+__all__ = ["FORMAT", "NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command"]
 
 NAME = "kimi_code"
 """The format's name (`--from kimi_code`)."""
@@ -282,3 +282,10 @@ def read(lines: Iterable[str]) -> Session:
     """A Session from a Kimi Code wire log (a line that is not a record is kept and warned about)."""
     warnings: list[str] = []
     return KimiCode(parse_records(lines, what=_WHAT, warnings=warnings), warnings).session()
+
+
+FORMAT = FileFormat(
+    NAME, "Kimi Code CLI sessions (~/.kimi-code/sessions/*/session_*/agents/*/wire.jsonl)", order=40, read_lines=read,
+    holds_records=any_record(is_record),
+)
+"""The format table's entry."""

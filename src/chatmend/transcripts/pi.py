@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,11 +43,11 @@ from chatmend.transcripts._records import (
     read_call,
     relink_chain,
 )
-from chatmend.transcripts._stores import home
+from chatmend.transcripts._stores import FileFormat, home
 
 __all__ = [
-    "NAME", "OPENCLAW", "TOOL", "default_locations", "is_record", "is_session_file", "openclaw_locations", "read",
-    "resume_command", "session_id",
+    "FORMAT", "NAME", "OPENCLAW", "TOOL", "default_locations", "holds_records", "is_record", "is_session_file",
+    "openclaw_locations", "read", "resume_command", "session_id",
 ]
 
 NAME = "pi"
@@ -443,3 +443,13 @@ def read(lines: Iterable[str]) -> Session:
     """A Session from a pi (or OpenClaw) session file (a torn last line is kept and warned about)."""
     warnings: list[str] = []
     return Pi(parse_records(lines, what=_WHAT, warnings=warnings)).session(warnings)
+
+
+def holds_records(records: Sequence[Mapping[str, Any]]) -> bool:
+    """True for a pi session file's first records: a pi file begins with its header, and more pi records follow."""
+    return is_record(records[0]) and any(is_record(r) for r in records[1:])
+
+
+FORMAT = FileFormat(NAME, "pi and OpenClaw sessions (~/.pi/agent/sessions/*/*.jsonl, "
+                    "~/.openclaw/agents/*/sessions/*.jsonl)", order=50, read_lines=read, holds_records=holds_records)
+"""The format table's entry."""

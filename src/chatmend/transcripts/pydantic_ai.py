@@ -29,8 +29,9 @@ from chatmend.files.session import Session
 from chatmend.messages import NativePart, Part
 from chatmend.transcripts._document import DocumentFormat, item_records, list_text, read_json
 from chatmend.transcripts._records import BlockAt, Record, errors_at_line, expect, optional_text, read_call
+from chatmend.transcripts._stores import FileFormat
 
-__all__ = ["NAME", "SYNTHESIZED", "TOOL", "default_locations", "holds_session", "is_session_file", "read",
+__all__ = ["FORMAT", "NAME", "SYNTHESIZED", "TOOL", "default_locations", "holds_session", "is_session_file", "read",
            "read_document", "resume_command"]
 
 NAME = "pydantic_ai"
@@ -250,3 +251,8 @@ def read_document(value: Any, text: str) -> Session:
 def read(path: str | os.PathLike[str]) -> Session:
     """A Session from a saved pydantic-ai history on disk."""
     return read_document(*read_json(os.fspath(path)))
+
+
+FORMAT = FileFormat(NAME, "pydantic-ai message histories (ModelMessagesTypeAdapter.dump_json, all_messages_json())",
+                    order=110, read_document=read_document, holds_document=holds_session)
+"""The format table's entry."""

@@ -40,9 +40,12 @@ from chatmend.transcripts._records import (
     relink_chain,
     seeded_uuid,
 )
-from chatmend.transcripts._stores import tool_locations
+from chatmend.transcripts._stores import FileFormat, any_record, tool_locations
 
-__all__ = ["NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command", "session_id"]
+__all__ = [
+    "FORMAT", "NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command",
+    "session_id",
+]
 
 NAME = "qwen_code"
 """The format's name (`--from qwen_code`)."""
@@ -314,3 +317,10 @@ def read(lines: Iterable[str]) -> Session:
     """A Session from a Qwen Code session file (a torn last line is kept and warned about)."""
     warnings: list[str] = []
     return QwenCode(parse_records(lines, what=_WHAT, warnings=warnings)).session(warnings)
+
+
+FORMAT = FileFormat(
+    NAME, "Qwen Code sessions (~/.qwen/projects/*/chats/*.jsonl)", order=70, read_lines=read,
+    holds_records=any_record(is_record),
+)
+"""The format table's entry (its check runs before Claude Code's, whose records look alike)."""
