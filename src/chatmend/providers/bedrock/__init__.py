@@ -61,7 +61,7 @@ from chatmend.providers.bedrock import checker, spans
 from chatmend.providers.bedrock.checker import TEXTS
 from chatmend.providers.bedrock.names import wire_names
 from chatmend.providers.bedrock.read import read_assistant, read_message, read_system
-from chatmend.providers.bedrock.stream import assemble
+from chatmend.providers.bedrock.stream import converse_response
 from chatmend.providers.bedrock.wire import (
     ASSISTANT_FILLER,
     ERROR_WITHOUT_OUTPUT,
@@ -322,7 +322,7 @@ class Bedrock(Provider):
             if events is None or isinstance(events, (str, bytes, Mapping)):
                 raise ReadError("expected a converse_stream response or the events of its 'stream'",
                                 path="stream")
-            return self.from_response(assemble(events))
+            return self.from_response(converse_response(events))
 
     def send_stream(self, client: Any, history: HistoryInput, **kwargs: Any) -> ChatMessage:
         """`send` through `client.converse_stream(...)`: the same body, the reply read from the event stream."""

@@ -19,7 +19,7 @@ from typing import Any
 from chatmend.exceptions import ReadError
 from chatmend.providers.bedrock.wire import RAW_ARGUMENTS
 
-__all__ = ["StreamedBlocks", "assemble"]
+__all__ = ["StreamedBlocks", "converse_response"]
 
 _EXCEPTIONS = frozenset({"internalServerException", "modelStreamErrorException", "validationException",
                          "throttlingException", "serviceUnavailableException"})
@@ -129,7 +129,7 @@ class StreamedBlocks:
         return {"role": self.role, "content": content}
 
 
-def assemble(events: Iterable[Any]) -> dict[str, Any]:
+def converse_response(events: Iterable[Any]) -> dict[str, Any]:
     """The `converse`-shaped response of a stream's events: `{"output": {"message": ...}, "stopReason": ...}`."""
     blocks = StreamedBlocks()
     for n, event in enumerate(events):
