@@ -26,7 +26,7 @@ from chatmend.providers.gemini.wire import (
     NAME,
     RAW_ARGUMENTS_KEY,
     is_base64,
-    media_type_of,
+    media_type_of_uri,
     response_text,
 )
 from chatmend.providers.kept import kept_field, kept_fields
@@ -91,7 +91,7 @@ def _media(part: ImagePart | FilePart) -> dict[str, Any]:
             raise UnsupportedError(f"a file uploaded to {part.provider} ({part.file_id!r}) is not a Gemini file",
                                    provider=NAME, feature="file_id")
         url = part.file_id or ""
-    mime = part.media_type or media_type_of(url)
+    mime = part.media_type or media_type_of_uri(url)
     blob = {"mimeType": mime, "fileUri": url} if mime else {"fileUri": url}
     return _with_kept({"fileData": blob}, "fileData", kept_fields(part.provider_data, NAME))
 
@@ -267,8 +267,9 @@ def _add_responses(
 
 
 @dataclass
-class Run:
-    """A run of messages `repair_body` writes anew after items it keeps: the messages before `boundary` are
+class RunOrigins:
+    """Where a run `repair_body` writes anew after items it keeps begins, and which message opened each content
+    written for it (`providers.body.Run` is the run itself): the messages before `boundary` are
     written for context only (the calls the run answers, or the message before), never merged into the run's
     contents; nothing is written for a run that sends nothing."""
 
@@ -303,10 +304,10 @@ def _turn(role: str, parts: list[dict[str, Any]], msg: ChatMessage) -> dict[str,
 
 def _contents(
     messages: list[ChatMessage], wire_ids: IdAssigner, start: int, opts: Options,
-    run: Run | None = None,
+    run: RunOrigins | None = None,
 ) -> list[dict[str, Any]]:
     """The `contents` list: one linear pass over a repaired history from `start`, its calls' ids taken in
-    order from `wire_ids`; with `run`, the contents of a run of `repair_body` (`Run`)."""
+    order from `wire_ids`; with `run`, the contents of a run of `repair_body` (`RunOrigins`)."""
     contents: list[dict[str, Any]] = []
     open_user: list[dict[str, Any]] | None = None  # parts of the user turn still taking messages
     i, n = start, len(messages)
@@ -405,7 +406,7 @@ def write_run(messages: list[ChatMessage], ids: IdAssigner, lead: int) -> list[d
     opts = Options(vertex=False, multimodal=False, fallback=None)
     if not lead:
         return _contents(messages, ids, 0, opts) or [_bridge()]  # GE6: the list must not be left empty
-    run = Run(boundary=lead)
+    run = RunOrigins(boundary=lead)
     contents = _contents(messages, ids, 0, opts, run)
     return [content for content, origin in zip(contents, run.origins) if origin >= lead]
 
