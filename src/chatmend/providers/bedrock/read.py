@@ -14,7 +14,7 @@ from chatmend.providers.bedrock.wire import (
     MEDIA_KINDS,
     PROVIDER_NAME,
     RAW_ARGUMENTS,
-    media_type_of,
+    media_type_of_format,
 )
 from chatmend.providers.bedrock.write import JSON_TEXT
 from chatmend.providers.kept import as_provider_data, native, unnamed_fields
@@ -53,7 +53,7 @@ def _media(kind: str, value: Any, block: Mapping[str, Any]) -> Part:
         assert isinstance(s3, Mapping)
         rest = {k: v for k, v in s3.items() if k != "uri"}
         extra = {"format": fmt, **({"s3Location": rest} if rest else {}), **extra}
-    media_type = media_type_of(kind, fmt)
+    media_type = media_type_of_format(kind, fmt)
     if kind == "image":
         return ImagePart(media_type=media_type if data is not None else None, data=data, url=url,
                          provider_data=as_provider_data(PROVIDER_NAME, extra))

@@ -42,7 +42,7 @@ MEDIA_KINDS = ("image", "document", "video", "audio")
 """The content blocks carrying media as `{format, source}`."""
 
 
-def media_type_of(kind: str, fmt: str) -> str:
+def media_type_of_format(kind: str, fmt: str) -> str:
     """The media type of a block's `format` (the first media type mapping to it, else `kind/format`)."""
     table = {"image": IMAGE_FORMATS, "document": DOCUMENT_FORMATS, "video": VIDEO_FORMATS,
              "audio": AUDIO_FORMATS}.get(kind, {})

@@ -27,7 +27,7 @@ from chatmend.providers.gemini.wire import (
     NAME,
     RAW_ARGUMENTS_KEY,
     get,
-    media_type_of,
+    media_type_of_uri,
     response_text,
     spellings,
 )
@@ -140,7 +140,7 @@ def _media(part: Mapping[str, Any], kind: str, path: str, modelled: frozenset[st
         return FilePart(media_type=media_type, data=payload, provider_data=data,
                         filename=name if isinstance(name, str) else None)
     uri = _optional_string(blob, "fileUri", where) or ""
-    if (mime or media_type_of(uri) or "").startswith("image/"):
+    if (mime or media_type_of_uri(uri) or "").startswith("image/"):
         return ImagePart(url=uri, media_type=mime, provider_data=data)
     name = blob.get("displayName", blob.get("display_name"))
     return FilePart(url=uri, media_type=mime, provider_data=data, filename=name if isinstance(name, str) else None)

@@ -45,7 +45,7 @@ MEDIA_TYPES = {
 and text: a fixed table, so that a body is the same bytes on every machine (the host's MIME tables differ)."""
 
 
-def media_type_of(uri: str) -> str | None:
+def media_type_of_uri(uri: str) -> str | None:
     """The MIME type a file URI names: a `data:` URI's own, else its path's suffix in `MEDIA_TYPES`."""
     if uri[:5].lower() == "data:":
         declared = re.split(r"[;,]", uri[5:], maxsplit=1)[0].strip().lower()
