@@ -95,7 +95,7 @@ def streamed(handle: IO[bytes], fmt: str = "auto", prefer: str | None = None, *,
         return None
     from chatmend.transcripts import claude_code_stream
 
-    return claude_code_stream.scan(handle, max_size, digest=digest)
+    return claude_code_stream.first_pass(handle, max_size, digest=digest)
 
 
 def _head_format(handle: IO[bytes], fmt: str, prefer: str | None, max_size: int) -> str | None:

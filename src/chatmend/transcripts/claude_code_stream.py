@@ -51,7 +51,7 @@ from chatmend.transcripts.claude_code import (
     relinked,
 )
 
-__all__ = ["Scan", "scan"]
+__all__ = ["Scan", "first_pass"]
 
 _PIECE = 1 << 16
 """How much of the file the first pass reads at a time: many records a piece, and small enough to stay in the
@@ -182,7 +182,7 @@ def _split_lines(text: str) -> list[str]:
     return lines
 
 
-def scan(handle: IO[bytes], max_size: int, *, digest: bool = False) -> Scan | None:
+def first_pass(handle: IO[bytes], max_size: int, *, digest: bool = False) -> Scan | None:
     """The first pass over a Claude Code transcript (`handle`, at its start), or None for a file to read whole;
     with `digest`, a hash of the bytes read (`Scan.still_as_read`)."""
     hashed = hashlib.sha256() if digest else None
