@@ -19,7 +19,7 @@ from chatmend import ChatMessage, ToolCall
 from chatmend.cli import main
 from chatmend.doctor import doctor
 from chatmend.transcripts._stores import Store, open_store
-from chatmend.transcripts.openclaw import OpenclawDatabase, as_sent
+from chatmend.transcripts.openclaw import OpenclawDatabase, as_openclaw_sends
 
 SCHEMA = """
 CREATE TABLE schema_meta (meta_key TEXT NOT NULL PRIMARY KEY, role TEXT NOT NULL, schema_version INTEGER NOT NULL,
@@ -136,13 +136,13 @@ def test_as_sent_answers_open_calls_and_leaves_out_results_whose_call_is_gone() 
                ChatMessage(role="tool", tool_call_id="gone", content="orphan"),
                ChatMessage(role="assistant", tool_calls=(ToolCall(id="c1", name="exec", arguments={}),)),
                ChatMessage(role="user", content="next")]
-    messages, where, said = as_sent(history, ["seq 1", "seq 2", "seq 3", "seq 4"])
+    messages, where, said = as_openclaw_sends(history, ["seq 1", "seq 2", "seq 3", "seq 4"])
     assert [(m.role, m.tool_call_id) for m in messages] == [
         ("user", None), ("assistant", None), ("tool", "c1"), ("user", None)]
     assert where == ["seq 1", "seq 3", "seq 3 (OpenClaw's answer)", "seq 4"]
     assert said == ["seq 2: a result whose call is gone; OpenClaw leaves it out when it sends",
                     "seq 3: the call c1 (exec) has no result; OpenClaw answers it itself when it sends"]
-    assert as_sent(messages, where) == (messages, where, [])
+    assert as_openclaw_sends(messages, where) == (messages, where, [])
 
 
 def test_compressed_events_are_read(tmp_path: Path) -> None:

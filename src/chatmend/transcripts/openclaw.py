@@ -10,10 +10,10 @@ entries with an `id` and a `parentId`, exactly the lines of the pi session file 
 (`chatmend.transcripts.pi`), each message located by its event's `seq`.
 
 OpenClaw heals what it sends by itself: before every request its transport runs `repairToolUseResultPairing`
-(`dist/session-transcript-repair-*.mjs`), which answers a call left without a result ("missing tool result in
-session history; inserted synthetic error result"), drops a result whose call is gone and puts results after their
-call. The store keeps the history as it was (a call killed while its tool ran stays unanswered), but what OpenClaw
-sends is valid, so a session is read as OpenClaw sends it (`as_sent`): each call it answers itself, each result it
+(`dist/session-transcript-repair-*.mjs`), which answers a call left without a result ("missing tool result in session
+history; inserted synthetic error result"), drops a result whose call is gone and puts results after their call. The
+store keeps the history as it was (a call killed while its tool ran stays unanswered), but what OpenClaw sends is
+valid, so a session is read as OpenClaw sends it (`as_openclaw_sends`): each call it answers itself, each result it
 leaves out, told in a warning, and nothing reported as a problem (the real OpenClaw 2026.9.6 killed mid-tool resumes
 as is: bench/real_clients/openclaw.py). chatmend does not write into this store (its transcript is also projected
 into `transcript_event_identities`, `session_transcript_active_events` and a full-text index under write fences of
@@ -35,7 +35,7 @@ from chatmend.transcripts import pi
 from chatmend.transcripts._sqlite import SqliteStore, checked, zstd_decompressed
 from chatmend.transcripts._stores import StoredSession, WriteBack, register, store_session
 
-__all__ = ["NAME", "OpenclawDatabase", "as_sent"]
+__all__ = ["NAME", "OpenclawDatabase", "as_openclaw_sends"]
 
 NAME = "openclaw"
 _LINE = re.compile(r"\bline (\d+)")
@@ -92,7 +92,8 @@ class OpenclawDatabase(SqliteStore):
                 read = pi.read(lines)
             except InputError as exc:
                 raise InputError(f"session {session_id}: {_located(str(exc), events)}") from None
-            messages, located, healed = as_sent(list(read.messages), [_located(w, events) for w in read.where])
+            messages, located, healed = as_openclaw_sends(list(read.messages),
+                                                          [_located(w, events) for w in read.where])
             session = store_session(NAME, read.provider or "openai_chat", messages, located, model=read.model,
                                     warnings=[*(_located(w, events) for w in read.warnings), *healed])
 
@@ -111,7 +112,7 @@ class OpenclawDatabase(SqliteStore):
         return out
 
 
-def as_sent(messages: list[ChatMessage], where: list[str]) -> tuple[list[ChatMessage], list[str], list[str]]:
+def as_openclaw_sends(messages: list[ChatMessage], where: list[str]) -> tuple[list[ChatMessage], list[str], list[str]]:
     """The history as OpenClaw's transport sends it, where each message stands, and what it changed, in words: a
     call left without a result answered (here in chatmend's words), a result whose call is gone left out, results
     put after their call (the pairs `repair_history` makes; its notes are results OpenClaw drops)."""
