@@ -23,9 +23,9 @@ from chatmend.repair import (
     RepairResult,
     Wording,
     _Mark,
-    _options,
     _Repair,
     read_sdk_objects,
+    repair_options,
 )
 
 __all__ = ["Repairer"]
@@ -64,7 +64,7 @@ class Repairer:
         mark: Mark = "error",
     ) -> None:
         self._is_read_only = is_read_only
-        self.options: RepairOptions = _options(wording, leave_open_last, on_missing, mark)
+        self.options: RepairOptions = repair_options(wording, leave_open_last, on_missing, mark)
         """The repair options every result of this Repairer is made under."""
         self._lock = threading.RLock()
         """Held for a whole call: the pass and the history seen are one state (uncontended, it costs little)."""

@@ -70,6 +70,7 @@ __all__ = [
     "repair_following",
     "repair_for_writers",
     "repair_history",
+    "repair_options",
     "stub_history",
     "synthetic_result",
     "synthetic_text",
@@ -161,12 +162,14 @@ def repair_history(
     marks it only where its format has a field for it (`Provider.error_field`), the text as worded elsewhere.
     `"none"`: a plain result, which only its wording tells apart. Every guarantee holds with each.
     """
-    options = _options(wording, leave_open_last, on_missing, mark)
+    options = repair_options(wording, leave_open_last, on_missing, mark)
     return _Repair(is_read_only, options).whole(_read(messages))
 
 
-def _options(wording: Wording | None, leave_open_last: bool, on_missing: OnMissing, mark: Mark) -> RepairOptions:
-    """The options as one value (the default one when nothing is asked for: the common case builds nothing)."""
+def repair_options(wording: Wording | None, leave_open_last: bool, on_missing: OnMissing, mark: Mark,
+                   ) -> RepairOptions:
+    """`repair_history`'s options as one value (the default one when nothing is asked for: the common case builds
+    nothing)."""
     if wording is None and not leave_open_last and on_missing == "answer" and mark == "error":
         return DEFAULT_OPTIONS
     return RepairOptions(wording, leave_open_last, on_missing, mark)

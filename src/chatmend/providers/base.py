@@ -60,11 +60,11 @@ from chatmend.repair import (
     RepairOptions,
     RepairResult,
     Wording,
-    _options,
     holds_sdk_object,
     is_sdk_object,
     repair_for_writers,
     repair_history,
+    repair_options,
 )
 from chatmend.results import SYNTHETIC_SOURCE
 
@@ -378,7 +378,7 @@ class Provider(ABC):
         if self.list_key in options:
             raise ValueError(f"{self.list_key!r} is written from the history: pass the conversation as "
                              "to_request's first argument, not as an option")
-        asked = _options(wording, leave_open_last, on_missing, mark)
+        asked = repair_options(wording, leave_open_last, on_missing, mark)
         with error_context(provider=self.name):
             # the writer takes ids from `final_ids`, unless the provider mints them by position
             result = repaired(history, is_read_only, repairer, assign_ids=not self.ids_by_position, options=asked)
