@@ -1435,22 +1435,29 @@ function stubRepair(
   };
   const changed = reportChanged(report);
   const fits = idsFit(adapter, plan.finalIds);
-  const neutral = adapter.neutralInPython(items, plan, body);
+  // (whether Python repairs the body by its neutral route: asked only where the answer would change the list)
+  let neutralKnown: boolean | undefined;
+  const neutral = (): boolean => {
+    if (neutralKnown === undefined) neutralKnown = adapter.neutralInPython(items, plan, body);
+    return neutralKnown;
+  };
   let assembled: [Item[], number[]] | null = [items, []];
   if (!fits || !planUnchanged(plan)) {
     let planned = fits ? plan : underWireIds(adapter, plan, stubs);
-    if (fits && neutral) planned = { ...plan, steps: answeredBetween(plan.steps, stubs, (id) => id) };
+    if (fits && keptBetween(plan.steps) && neutral()) {
+      planned = { ...plan, steps: answeredBetween(plan.steps, stubs, (id) => id) };
+    }
     assembled = assemble(adapter, items, stubs, planned, isReadOnly);
     if (assembled === null) return null;
   }
-  if (neutral && changed && stubs.unsentAlone && adapter.unkeptTurns !== undefined) {
+  if (changed && stubs.unsentAlone && adapter.unkeptTurns !== undefined && neutral()) {
     assembled = adapter.unkeptTurns(assembled[0], assembled[1]);
   }
   const key = adapter.listKey;
   if (adapter.name === "gemini" && listHoldsProblem(adapter.name, { ...body, [key]: assembled[0] })) {
     return null; // a rule of Gemini's own beyond pairing (GE10, a part's shape): the neutral route's writer knows it
   }
-  if (neutral && adapter.wholeList !== undefined && listHoldsProblem(adapter.name, { ...body, [key]: assembled[0] })) {
+  if (adapter.wholeList !== undefined && neutral() && listHoldsProblem(adapter.name, { ...body, [key]: assembled[0] })) {
     // the list breaks a rule of the wire beyond pairing: Python's neutral route writes it whole
     const whole = adapter.wholeList(assembled[0], items);
     assembled = [whole, whole.map((_, k) => k)];
@@ -1501,9 +1508,18 @@ function underWireIds(adapter: Adapter, plan: SpanPlan, stubs: Stubs): SpanPlan 
   return { ...plan, steps: answeredBetween(steps, stubs, mapped), finalIds: wire };
 }
 
+/** True when a kept stretch stands between two new results (most plans have none: `answeredBetween` changes no step
+ * then, and needs no map of the calls). */
+function keptBetween(steps: Step[]): boolean {
+  const answers = (k: number) => steps[k]?.[0] === ANSWER || steps[k]?.[0] === SYNTHETIC;
+  for (let k = 1; k + 1 < steps.length; k++) if (steps[k]?.[0] === KEEP && answers(k - 1) && answers(k + 1)) return true;
+  return false;
+}
+
 /** `steps` with the kept results that stand between two new results of one call message answered anew too: the
  * neutral route writes such results in one run with those around them. */
 function answeredBetween(steps: Step[], stubs: Stubs, mapped: (id: string) => string): Step[] {
+  if (!keptBetween(steps)) return steps;
   const callOf = new Map<string, number>(); // wire id -> the message of its call
   const leads = steps.map((step): number | null => {
     if (step[0] === CALL) {
