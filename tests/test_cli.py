@@ -706,13 +706,13 @@ def test_each_command_runs_the_repair_pass_once(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, args: list[str]
 ) -> None:
     runs: list[int] = []  # how many messages each pass repaired
-    run_pass = chatmend.repair._Repair.run
+    run_pass = chatmend.repair.HistoryRepair.run
 
-    def counted(self: chatmend.repair._Repair, history: list[Any], start: int = 0, **kwargs: Any) -> Any:
+    def counted(self: chatmend.repair.HistoryRepair, history: list[Any], start: int = 0, **kwargs: Any) -> Any:
         runs.append(len(history) - start)
         return run_pass(self, history, start, **kwargs)
 
-    monkeypatch.setattr(chatmend.repair._Repair, "run", counted)
+    monkeypatch.setattr(chatmend.repair.HistoryRepair, "run", counted)
     argv = [a.format(s=SESSIONS, e=EXAMPLES) for a in args]
     code, _, _ = call(capsys, *argv)
     assert code in (0, 1)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from chatmend import ChatMessage, ToolCall, dumps, loads, providers, repair_history
 from chatmend.exceptions import HistoryError, UnsupportedError
 from chatmend.incremental import Repairer
-from chatmend.repair import Origin, RepairResult, _Repair
+from chatmend.repair import HistoryRepair, Origin, RepairResult
 from chatmend.results import NOTE_SOURCE
 from tests.providers.common import writable
 from tests.strategies import examples, messy_histories
@@ -188,13 +188,13 @@ def test_not_a_list_is_bad_input() -> None:
 
 def test_the_same_history_again_runs_no_pass(monkeypatch: pytest.MonkeyPatch) -> None:
     runs: list[int] = []
-    run = _Repair.run
+    run = HistoryRepair.run
 
-    def counted(self: _Repair, *args: Any, **kwargs: Any) -> Any:
+    def counted(self: HistoryRepair, *args: Any, **kwargs: Any) -> Any:
         runs.append(1)
         return run(self, *args, **kwargs)
 
-    monkeypatch.setattr(_Repair, "run", counted)
+    monkeypatch.setattr(HistoryRepair, "run", counted)
     history = [U("go"), A("a", "b"), T("b")]  # the last span is open: a's result may still come
     repairer = Repairer()
     first = repairer.repair(history)

@@ -2,9 +2,9 @@
 
 The spec's prefix stability ("a span's output and every id depend only on what came before") means that
 everything before the last span of a history is final: appending messages can only change the last span
-(its results may still arrive). A `Repairer` keeps the repair it ran last (`chatmend.repair._Repair`: the stubs,
-the plan and its output), rolls back just that span, and goes on from there, with the same rules (the one planner,
-`chatmend.planner`, not a second implementation).
+(its results may still arrive). A `Repairer` keeps the repair it ran last (`chatmend.repair.HistoryRepair`: the
+stubs, the plan and its output), rolls back just that span, and goes on from there, with the same rules (the one
+planner, `chatmend.planner`, not a second implementation).
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from typing import cast
 
 from chatmend.messages import ChatMessage, coerce_history
 from chatmend.repair import (
+    Checkpoint,
+    HistoryRepair,
     IsReadOnly,
     Mark,
     OnMissing,
     RepairOptions,
     RepairResult,
     Wording,
-    _Mark,
-    _Repair,
     read_sdk_objects,
     repair_options,
 )
@@ -72,10 +72,10 @@ class Repairer:
         """True during a call: a call from inside it (`is_read_only` repairing again) is an error, not a deadlock."""
         self._seen: list[ChatMessage] = []
         """The history of the last call, as its own list (the caller's list may grow in place)."""
-        self._pass: _Repair | None = None
+        self._pass: HistoryRepair | None = None
         self._resume = 0
         """Where the next pass resumes: the start of the last span (reopened), or the end."""
-        self._mark: _Mark | None = None
+        self._mark: Checkpoint | None = None
         """The pass just before it walked the last span (still open at the end), to roll back to."""
 
     def repair(self, messages: Sequence[ChatMessage | dict[str, object]] | Sequence[object]) -> RepairResult:
@@ -115,7 +115,7 @@ class Repairer:
             seen.extend(new)
         else:
             seen = self._seen = coerce_history(messages)
-            repair = self._pass = _Repair(self._is_read_only, self.options)
+            repair = self._pass = HistoryRepair(self._is_read_only, self.options)
             self._resume = 0
         self._mark = None
         try:

@@ -2,7 +2,7 @@
 
 The specification is `docs/rules.md`. Rules 1 to 5 are decided once, on stubs of the messages, by the planner
 (`chatmend.planner`, which `repair_body` runs on a body's items too); here the neutral messages are stubbed
-(`stub_history`), and the plan is applied to them (`_Repair`), writing what rules 6 and 7 say:
+(`stub_history`), and the plan is applied to them (`HistoryRepair`), writing what rules 6 and 7 say:
 
 1. drop first ............. `is_placeholder` (a BLANK stub)
 6. synthetic result ....... `synthetic_result`, with the options `wording` and `mark`
@@ -52,6 +52,8 @@ from chatmend.sdk_reader import read_sdk_history
 
 __all__ = [
     "DEFAULT_OPTIONS",
+    "Checkpoint",
+    "HistoryRepair",
     "IsReadOnly",
     "Mark",
     "OnMissing",
@@ -163,7 +165,7 @@ def repair_history(
     `"none"`: a plain result, which only its wording tells apart. Every guarantee holds with each.
     """
     options = repair_options(wording, leave_open_last, on_missing, mark)
-    return _Repair(is_read_only, options).whole(_read(messages))
+    return HistoryRepair(is_read_only, options).whole(_read(messages))
 
 
 def repair_options(wording: Wording | None, leave_open_last: bool, on_missing: OnMissing, mark: Mark,
@@ -196,7 +198,8 @@ def repair_for_writers(
     final id from `final_ids`, so a record per renamed call (Kimi's ids restart every reply: nearly every call)
     would be work for nothing.
     """
-    return _Repair(is_read_only, options, copies=False, assign_ids=assign_ids, renames=renames).whole(_read(messages))
+    repair = HistoryRepair(is_read_only, options, copies=False, assign_ids=assign_ids, renames=renames)
+    return repair.whole(_read(messages))
 
 
 def repair_following(messages: list[ChatMessage], ids: FinalIds, *, is_read_only: IsReadOnly | None = None,
@@ -206,7 +209,7 @@ def repair_following(messages: list[ChatMessage], ids: FinalIds, *, is_read_only
     repaired exactly as whole when each part starts at a kept assistant message (rule 2's spans stop there,
     and prefix stability holds) and no call has an empty id (rule 5 would name it by its index in the part).
     Indices in the result are positions in `messages`."""
-    return _Repair(is_read_only, ids=ids).whole(messages)
+    return HistoryRepair(is_read_only, ids=ids).whole(messages)
 
 
 def _read(messages: Sequence[object] | object) -> list[ChatMessage]:
@@ -344,7 +347,7 @@ def stub_history(messages: Sequence[ChatMessage]) -> tuple[list[int], list[Any]]
 _call_id = attrgetter("id")
 
 
-class _Mark(NamedTuple):
+class Checkpoint(NamedTuple):
     """Where a repair stood between two runs: its plan's mark, and how far it had applied the plan."""
 
     plan: PlanMark
@@ -356,7 +359,7 @@ class _Mark(NamedTuple):
     stripped: int
 
 
-class _Repair:
+class HistoryRepair:
     """A history's repair: its stubs, the plan of them (`chatmend.planner.Planner`), and the messages the plan makes.
 
     `run` applies each new step of the plan as it comes: a KEEP step takes the input's own messages, the others
@@ -394,7 +397,7 @@ class _Repair:
         self.run(history)
         return self.result()
 
-    def run(self, history: list[ChatMessage], start: int = 0, *, mark_last: bool = False) -> _Mark | None:
+    def run(self, history: list[ChatMessage], start: int = 0, *, mark_last: bool = False) -> Checkpoint | None:
         """Repair `history[start:]` (`start`: 0, or where the last run ended or its mark was taken). With
         `mark_last`, returns the mark taken just before the last span when the history ends inside it."""
         if start:
@@ -482,16 +485,16 @@ class _Repair:
         return synthetic_result(final, call.name, read_only=reads_only(self.is_read_only, call.name),
                                 wording=self.wording, is_error=not self.unmarked)
 
-    def mark(self) -> _Mark:
+    def mark(self) -> Checkpoint:
         """Where the repair stands, to roll back to (taken between two runs of the planner)."""
         return self.position()._replace(plan=self.planner.mark())
 
-    def position(self) -> _Mark:
+    def position(self) -> Checkpoint:
         """Where the repair stands, as `mark` says it, without readying the ids to roll back."""
-        return _Mark(self.planner.position(), len(self.out), len(self.runs), self.runs[-1], self.follows,
+        return Checkpoint(self.planner.position(), len(self.out), len(self.runs), self.runs[-1], self.follows,
                      len(self.interrupted), len(self.stripped))
 
-    def rollback(self, mark: _Mark) -> None:
+    def rollback(self, mark: Checkpoint) -> None:
         """Forget everything the repair did after `mark`."""
         self.planner.rollback(mark.plan)
         del self.out[mark.out:], self.runs[mark.runs:], self.interrupted[mark.interrupted:]
@@ -506,7 +509,7 @@ class _Repair:
                             renamed=plan.renamed, final_ids=plan.final_ids, interrupted_at=plan.interrupted_at,
                             origin_runs=self.runs, stripped=self.stripped, stripped_at=plan.stripped_at)
 
-    def shared_result(self, stable: _Mark | None) -> RepairResult:
+    def shared_result(self, stable: Checkpoint | None) -> RepairResult:
         """The result so far, for a caller to keep while the repair goes on (incremental repair), at the cost of
         what follows `stable`: the mark the repair may roll back to next (None: it will only append).
 
