@@ -36,7 +36,7 @@ def run_check(args: argparse.Namespace) -> int:
         return _check_dir(args)
     if store is not None:
         with store:
-            lines, rules = _check_store(store, args)
+            lines, rules = store_problem_lines(store, args)
     else:
         lines, rules, session = _checked(args.file, args)
     for line in lines:
@@ -63,7 +63,7 @@ def _promise(session: Session | None, args: argparse.Namespace, count: int) -> s
     return "`chatmend repair` fixes them" if fixed >= count else f"`chatmend repair` fixes {fixed} of them"
 
 
-def _check_store(store: Store, args: argparse.Namespace, sessions: list[StoredSession] | None = None,
+def store_problem_lines(store: Store, args: argparse.Namespace, sessions: list[StoredSession] | None = None,
                  ) -> tuple[list[str], str]:
     """The problem lines of every session of a store (or `--session`'s), each prefixed `session ID: `."""
     lines: list[str] = []
@@ -75,19 +75,19 @@ def _check_store(store: Store, args: argparse.Namespace, sessions: list[StoredSe
     return lines, ", ".join(sorted(rules))
 
 
-def _check_lines(path: str, args: argparse.Namespace) -> tuple[list[str], str]:
+def file_problem_lines(path: str, args: argparse.Namespace) -> tuple[list[str], str]:
     """The problem lines of one file, and the rules they are by (a provider, or the neutral rules)."""
     lines, rules, _ = _checked(path, args)
     return lines, rules
 
 
 def _checked(path: str, args: argparse.Namespace) -> tuple[list[str], str, Session | None]:
-    """`_check_lines`, and the session when it was read whole (None for a store, or a transcript checked a part
+    """`file_problem_lines`, and the session when it was read whole (None for a store, or a transcript checked a part
     at a time)."""
     store = None if path == "-" else open_store(path, args.fmt)
     if store is not None:
         with store:
-            return (*_check_store(store, args), None)
+            return (*store_problem_lines(store, args), None)
     if path != "-" and args.model is None and args.platform is None:
         with open_input(path) as (handle, _):
             found = streamed(handle, args.fmt, args.provider, max_size=args.max_json_size)
@@ -146,7 +146,7 @@ def check_file(path: str, args: argparse.Namespace) -> tuple[list[str], UsageErr
     """A file of a directory checked as `check FILE` checks it: its problem lines, or the error that keeps it from
     being read (the directory's other files are still checked)."""
     try:
-        return _check_lines(path, args)[0], None
+        return file_problem_lines(path, args)[0], None
     except (UsageError, ChatmendError) as exc:
         return [], exc
 

@@ -48,7 +48,7 @@ def parse_line(text: str, file: str) -> dict[str, Any]:
 
 def run_check_json(args: argparse.Namespace) -> int:
     """`chatmend check FILE|DIR|STORE --format json`."""
-    from chatmend.cli._check import _check_lines, _check_store, check_file, files_to_check
+    from chatmend.cli._check import check_file, file_problem_lines, files_to_check, store_problem_lines
     from chatmend.cli._shared import store_of
 
     problems: list[dict[str, Any]] = []
@@ -56,7 +56,7 @@ def run_check_json(args: argparse.Namespace) -> int:
     store = store_of(args)
     if store is not None:
         with store:
-            lines, _ = _check_store(store, args)
+            lines, _ = store_problem_lines(store, args)
         problems = [parse_line(line, display(args.file)) for line in lines]
         paths = [args.file]
     elif os.path.isdir(args.file):
@@ -69,7 +69,7 @@ def run_check_json(args: argparse.Namespace) -> int:
             problems += [parse_line(line, path) for line in lines]
     else:
         paths = [args.file]
-        lines, _ = _check_lines(args.file, args)
+        lines, _ = file_problem_lines(args.file, args)
         problems = [parse_line(line, display(args.file)) for line in lines]
     json.dump({"problems": problems, "files": len(paths), "unreadable": unreadable}, sys.stdout, ensure_ascii=False)
     sys.stdout.write("\n")
