@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from chatmend import providers
 from chatmend.providers.anthropic.checker import TEXTS as ANTHROPIC
-from chatmend.providers.gemini.checker import _GE1
+from chatmend.providers.gemini.checker import GE1_TEXT
 from chatmend.providers.openai_chat import TEXTS as CHAT
 
 __all__ = ["provider_words"]
@@ -52,5 +52,5 @@ def provider_words(provider: str, *, unanswered: Sequence[str] = (), orphans: Se
         said += [f"No tool output found for function call {u}." for u in unanswered]
         said += [f"No tool call found for function call output with call_id {o}." for o in orphans]
     elif family == "gemini" and (unanswered or orphans):
-        said.append(_GE1)
+        said.append(GE1_TEXT)
     return said

@@ -275,7 +275,7 @@ class _Pass(CheckPass):
                     )
                 after = turns[i + 1] if i + 1 < len(turns) else None
                 if after is None or not after.responses:  # GE1: a call turn with no responses at all
-                    self.add("GE1", f"contents[{i + 1}]" if after else path, _GE1)
+                    self.add("GE1", f"contents[{i + 1}]" if after else path, GE1_TEXT)
             if turn.responses:
                 if before is None or not before.calls:  # GE3
                     self.add(
@@ -289,14 +289,15 @@ class _Pass(CheckPass):
     def matched(self, calls: _Turn, responses: _Turn, path: str) -> None:
         """GE1: as many responses as calls; when ids are sent, each call answered once under its id."""
         if len(responses.responses) != len(calls.calls):
-            self.add("GE1", path, _GE1)
+            self.add("GE1", path, GE1_TEXT)
             return
         call_ids = [c for c, _ in calls.calls]
         # Ids pair calls and responses only when both sides carry them; otherwise order does (INF).
         if all(call_ids) and all(responses.responses):
             paired = len(set(call_ids)) == len(call_ids) and set(call_ids) == set(responses.responses)
             if not paired:
-                self.add("GE1", path, _GE1 + " Function response ids must match the function call ids of that turn.")
+                self.add("GE1", path,
+                         GE1_TEXT + " Function response ids must match the function call ids of that turn.")
 
     def signatures(self, turns: list[_Turn]) -> None:
         """GE4 (Gemini 3): the first call of each step of the current turn carries its thought signature."""
@@ -346,7 +347,8 @@ _GE4 = (
     "function call `default_api:{name}` , position {position}. Please refer to "
     "https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
 )
-_GE1 = (
+GE1_TEXT = (
     "Please ensure that the number of function response parts is equal to the number of function call parts "
     "of the function call turn."
 )
+"""Gemini's words for GE1 (also `providers.words`' for a session's unanswered calls)."""
