@@ -1407,6 +1407,47 @@ def chat_spelling_bodies() -> list[tuple[str, dict[str, Any]]]:
     return bodies
 
 
+def chat_image_bodies() -> list[tuple[str, dict[str, Any]]]:
+    """Chat bodies with images in messages other than the user's, which the API refuses (OC7) and Python's writer moves
+    to a user message of their own: a result's after the run of results, a system message's and a reply's right after
+    it, an assistant's with calls after their results; in a run repair writes anew, or in a list written whole. Eight
+    fixed shapes, then 60 seeded bodies with such images among plain messages."""
+    call = {"id": "a1", "type": "function", "function": {"name": "screenshot", "arguments": "{}"}}
+    image = {"type": "image_url", "image_url": {"url": "https://x/shot.png"}}
+    detailed = {"type": "image_url", "image_url": {"url": "https://x/low.png", "detail": "low"}}
+    hi, go = {"role": "user", "content": "hi"}, {"role": "user", "content": "go on"}
+    asks = {"role": "assistant", "content": None, "tool_calls": [call]}
+    shot = {"role": "tool", "tool_call_id": "a1", "content": [{"type": "text", "text": "taken"}, image]}
+    shapes = {
+        "a result's image, the body otherwise valid": [hi, asks, shot, go],
+        "a result's image, the call's id reused": [hi, asks, shot, go, asks],
+        "a result of an image only, a second call cut off": [
+            hi, {**asks, "tool_calls": [call, {**call, "id": "a2"}]}, {**shot, "content": [detailed]}, go],
+        "an orphan result's image": [hi, {**shot, "tool_call_id": "zz"}, go],
+        "a system message's image": [{"role": "system", "content": [{"type": "text", "text": "be"}, image]}, hi, asks],
+        "a developer message of an image": [{"role": "developer", "content": [image]}, hi, asks],
+        "an assistant's image beside its calls": [hi, {**asks, "content": [{"type": "text", "text": "ok"}, image]}],
+        "a reply of an image": [hi, {"role": "assistant", "content": [image]}, go, asks],
+    }
+    bodies = [(f"chat image: {name}", {"model": "m", "messages": items}) for name, items in shapes.items()]
+    r = random.Random("chat images")
+    turns = Turns(random.Random("chat image turns"))
+
+    def with_image(message: dict[str, Any]) -> dict[str, Any]:
+        role, content, roll = message["role"], message.get("content"), r.random()
+        texts = [{"type": "text", "text": content}] if isinstance(content, str) and content else []
+        if role == "tool" and roll < 0.25:
+            return {**message, "content": [*texts, r.choice([image, detailed])]}
+        if role in ("assistant", "system") and roll < 0.15:
+            return {**message, "content": [*texts, image]}
+        return message
+
+    for n in range(GENERATED_MIX_BODIES):
+        body = chat_body(turns.skeleton(), turns.r)
+        bodies.append((f"chat images generated {n}", {**body, "messages": [with_image(m) for m in body["messages"]]}))
+    return bodies
+
+
 def anthropic_result_bodies() -> list[tuple[str, dict[str, Any]]]:
     """Anthropic bodies whose tool results are of shapes Python's stubs do not take (its neutral route repairs them): an
     empty content, none, an empty list, images only, text and an image. Five fixed shapes, then 60 seeded bodies
@@ -1838,6 +1879,7 @@ def body_cases(provider: str) -> list[dict[str, Any]]:
     cases += [body_case(provider, name, body) for name, body in lone_surrogate_bodies(provider)]
     if provider == "openai_chat":
         cases += [body_case(provider, name, body) for name, body in chat_spelling_bodies()]
+        cases += [body_case(provider, name, body) for name, body in chat_image_bodies()]
     if provider == "anthropic":
         cases += [body_case(provider, name, body) for name, body in anthropic_result_bodies()]
         cases += [body_case(provider, name, body) for name, body in anthropic_blank_bodies()]

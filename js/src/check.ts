@@ -246,6 +246,9 @@ const OC = {
   OC5: (where: string, limit: number, length: number) =>
     `Invalid '${where}': string too long. Expected a string with maximum length ${limit}, but got a string with ` +
     `length ${length} instead.`,
+  OC7: (index: number, role: string) =>
+    `Invalid 'messages[${index}]'. Image URLs are only allowed for messages with role 'user', but this message with ` +
+    `role '${role}' contains an image URL.`,
 };
 
 function checkChat(_body: Dict, messages: Item[], report: Report): void {
@@ -254,6 +257,13 @@ function checkChat(_body: Dict, messages: Item[], report: Report): void {
   let answered = new Map<string, number>();
   let callsAt = -1;
   const unanswered = () => say("OC1", `messages[${callsAt}].role`, OC.OC1([...pending.keys()].join(", ")));
+  // OC7: image parts only in user messages (one problem per message, as the API reports it)
+  const images = (message: Dict, i: number) => {
+    const content = message.content;
+    if (message.role === "user" || !Array.isArray(content)) return;
+    const j = content.findIndex((part) => isDict(part) && part.type === "image_url");
+    if (j >= 0) say("OC7", `messages[${i}].content[${j}]`, OC.OC7(i, message.role as string));
+  };
   messages.forEach((message: Dict, i: number) => {
     const path = `messages[${i}]`;
     if (message.role === "tool") {
@@ -266,6 +276,7 @@ function checkChat(_body: Dict, messages: Item[], report: Report): void {
         pending.delete(callId);
         answered.set(callId, i);
       }
+      images(message, i);
       return;
     }
     if (pending.size > 0) unanswered();
@@ -285,6 +296,7 @@ function checkChat(_body: Dict, messages: Item[], report: Report): void {
         if (codePoints(callId) > 40) say("OC5", `${here}.id`, OC.OC5(`${here}.id`, 40, codePoints(callId)));
       });
     }
+    images(message, i);
   });
   if (pending.size > 0) unanswered();
 }

@@ -55,6 +55,9 @@ export interface Stubs {
   offsets?: number[];
   /** The list holds an item a turn may end with that the writer does not send alone (Responses: reasoning). */
   unsentAlone?: boolean;
+  /** The list holds parts the writer moves out of their message (Chat: images beside a result, a system or an
+   * assistant message). */
+  movesOut?: boolean;
 }
 
 /** A call whose id changed: the assistant message's index, the call's index in it, old and new id. */

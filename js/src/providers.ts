@@ -98,6 +98,9 @@ interface Adapter extends Writer {
   /** The assembled list with the turns Python's neutral route does not keep written anew (Responses' `_keeps`: a
    * turn ending with reasoning), and the positions written anew (asked only of a list whose stubs say `unsentAlone`). */
   unkeptTurns?(items: Item[], rewritten: number[]): [Item[], number[]];
+  /** The assembled list with what the writer moves out of the messages written anew moved (Chat's images, OC7), and
+   * the positions written anew. */
+  movedOut?(items: Item[], rewritten: number[], input: readonly Item[]): [Item[], number[]];
   /** True when the repair shows the input is refused, so it need not be judged valid as it is. */
   refused(report: BodyReport): boolean;
 }
@@ -136,14 +139,86 @@ function textParts(content: unknown): boolean {
  * content). */
 function chatOutput(content: unknown): string {
   if (content === undefined || content === null) return "";
-  return typeof content === "string" ? content : (content as Dict[]).map((part) => part.text).join("\n");
+  if (typeof content === "string") return content;
+  return (content as Dict[]).filter((part) => part.type === "text").map((part) => part.text).join("\n");
 }
 
-/** True for a content of text only: none, a string, or text parts. Media in a message other than the user's (OC7) the
- * writer moves to a user message of their own: not ported. */
+/** True for a content of text and images only: none, a string, or text and `image_url` parts (images in a message
+ * other than the user's the writer moves to a user message of their own, OC7: `chatMovedImages`). */
 function textOnly(content: unknown): boolean {
   if (content === undefined || content === null || typeof content === "string") return true;
-  return Array.isArray(content) && content.every((part) => isDict(part) && part.type === "text" && typeof part.text === "string");
+  return Array.isArray(content) &&
+    content.every((part) => isDict(part) && ((part.type === "text" && typeof part.text === "string") || chatImage(part)));
+}
+
+/** An `image_url` part by URL (not a data URL, whose media type the writer may spell otherwise). */
+function chatImage(part: Dict): boolean {
+  if (part.type !== "image_url" || !isDict(part.image_url)) return false;
+  const url = part.image_url.url;
+  return typeof url === "string" && url !== "" && !url.startsWith("data:");
+}
+
+/** The image parts of a message other than the user's (OC7), none for a user's. */
+function movedImages(item: Item): Item[] {
+  if (item.role === "user" || !Array.isArray(item.content)) return [];
+  return item.content.filter((part: Item) => part.type === "image_url");
+}
+
+/** The text the writer puts in a result whose images it moves when it has none (`wire.NO_TEXT_FOR_IMAGES`). */
+const NO_TEXT_FOR_IMAGES = "(image result: see the next message)";
+
+/** A message whose images the writer moves, as it writes it: a result's text parts joined (or where its images went
+ * when it has none), an assistant's or a system message's text parts (its content spelled as a list). */
+function withoutImages(item: Item): Item {
+  const texts = (item.content as Item[]).filter((part: Item) => part.type === "text");
+  if (item.role !== "tool") return { ...item, content: texts };
+  return { ...item, content: texts.map((part: Item) => part.text).join("\n") || NO_TEXT_FOR_IMAGES };
+}
+
+/** Where the writer says moved images come from. */
+function imagesLabel(item: Item): Item {
+  const source = item.role === "tool" ? `tool result ${item.tool_call_id}` : item.role === "assistant" ? "the assistant" : "the system message";
+  return { type: "text", text: `Images from ${source}:` };
+}
+
+/** `items` with the images of each message written anew (`rewritten`) moved as Python's writer moves them in a run
+ * (`_write_messages`): a result's, and an assistant's with calls, to a user message after the results that follow;
+ * a system message's, and an assistant's without calls, to one right after it. Unchanged when a message kept as the
+ * input's own holds images: then the list still breaks OC7 and is written whole (`chatWholeList`). */
+function chatMovedImages(items: Item[], rewritten: number[], input: readonly Item[]): [Item[], number[]] {
+  if (!rewritten.some((k) => movedImages(items[k]).length > 0)) return [items, rewritten];
+  const own = new Set(input);
+  if (items.some((item) => own.has(item) && movedImages(item).length > 0)) return [items, rewritten];
+  const written = new Set(rewritten);
+  const out: Item[] = [];
+  const at: number[] = [];
+  let waiting: Item[] = [];
+  const flush = () => {
+    if (waiting.length === 0) return;
+    at.push(out.length);
+    out.push({ role: "user", content: waiting });
+    waiting = [];
+  };
+  items.forEach((item, k) => {
+    if (item.role !== "tool") flush();
+    const images = written.has(k) ? movedImages(item) : [];
+    if (written.has(k)) at.push(out.length);
+    if (images.length === 0) {
+      out.push(item);
+      return;
+    }
+    out.push(withoutImages(item));
+    waiting.push(imagesLabel(item), ...images);
+    const calls = Array.isArray(item.tool_calls) && item.tool_calls.length > 0;
+    if (item.role !== "tool" && !calls) flush();
+  });
+  flush();
+  return [out, at];
+}
+
+/** The list as Python's Chat writer writes it whole: every message's images moved (`chatMovedImages`). */
+function chatWholeList(items: Item[]): Item[] {
+  return chatMovedImages(items, items.map((_, k) => k), [])[0];
 }
 
 /** True for an assistant message's content that says nothing (rule 1): none, or blank text in a string or in
@@ -184,14 +259,18 @@ const openaiChat: Adapter = {
   // (Python's stubs take only the plain shapes, `spans.stubs`: with any other, its neutral route repairs the list)
   neutralInPython: (items) => !items.every(plainChatItem),
   takesStubs: () => true,
+  movedOut: chatMovedImages,
+  wholeList: chatWholeList,
   // Fields chatmend does not model (a name, reasoning content, a refusal, media parts) ride along in their message:
   // only the ids repair pairs by matter here.
   stubs(items) {
     const kinds: number[] = [];
     const refs: Ref[] = [];
+    let movesOut = false; // images in a message other than the user's
     for (const item of items) {
       if (!isDict(item)) return null;
       const { role, content } = item;
+      if (role !== "user" && Array.isArray(content) && !movesOut) movesOut = content.some((part) => isDict(part) && part.type === "image_url");
       if (role === "tool") {
         if (typeof item.tool_call_id !== "string") return null;
         if ("name" in item && typeof item.name !== "string") return null;
@@ -217,7 +296,7 @@ const openaiChat: Adapter = {
         return null;
       }
     }
-    return { kinds, refs };
+    return { kinds, refs, movesOut };
   },
   renamedCalls(items, finalIds) {
     const item = items[0];
@@ -233,8 +312,10 @@ const openaiChat: Adapter = {
   },
   note(piece) {
     const name = typeof piece.name === "string" ? piece.name : null;
-    const text = orphanNoteText(name, piece.tool_call_id, false, chatOutput(piece.content));
-    return [{ role: "user", content: [{ type: "text", text }] }];
+    // the result's images follow its note, as the writer writes a user message's parts
+    const images = movedImages(piece);
+    const text = orphanNoteText(name, piece.tool_call_id, false, chatOutput(piece.content), images.length > 0);
+    return [{ role: "user", content: [{ type: "text", text }, ...images] }];
   },
 };
 
@@ -1453,14 +1534,19 @@ function stubRepair(
   if (changed && stubs.unsentAlone && adapter.unkeptTurns !== undefined && neutral()) {
     assembled = adapter.unkeptTurns(assembled[0], assembled[1]);
   }
+  if (stubs.movesOut && adapter.movedOut !== undefined && assembled[0] !== items) {
+    assembled = adapter.movedOut(assembled[0], assembled[1], items);
+  }
   const key = adapter.listKey;
   if (adapter.name === "gemini" && listHoldsProblem(adapter.name, { ...body, [key]: assembled[0] })) {
     return null; // a rule of Gemini's own beyond pairing (GE10, a part's shape): the neutral route's writer knows it
   }
-  if (adapter.wholeList !== undefined && neutral() && listHoldsProblem(adapter.name, { ...body, [key]: assembled[0] })) {
+  // (an adapter that moves parts out writes the list whole only for them: nothing else it writes breaks a rule)
+  const whole = adapter.wholeList !== undefined && (adapter.movedOut === undefined || stubs.movesOut === true);
+  if (whole && neutral() && listHoldsProblem(adapter.name, { ...body, [key]: assembled[0] })) {
     // the list breaks a rule of the wire beyond pairing: Python's neutral route writes it whole
-    const whole = adapter.wholeList(assembled[0], items);
-    assembled = [whole, whole.map((_, k) => k)];
+    const list = (adapter.wholeList as NonNullable<Adapter["wholeList"]>)(assembled[0], items);
+    assembled = [list, list.map((_, k) => k)];
   }
   if (assembled[0] === items) return { body: { ...body }, changed, rewritten: [], report };
   return originalsKept(body, key, items, [...assembled[0]], assembled[1], changed, report);
