@@ -1410,7 +1410,7 @@ def chat_spelling_bodies() -> list[tuple[str, dict[str, Any]]]:
 def chat_image_bodies() -> list[tuple[str, dict[str, Any]]]:
     """Chat bodies with images in messages other than the user's, which the API refuses (OC7) and Python's writer moves
     to a user message of their own: a result's after the run of results, a system message's and a reply's right after
-    it, an assistant's with calls after their results; in a run repair writes anew, or in a list written whole. Eight
+    it, an assistant's with calls after their results; in a run repair writes anew, or in a list written whole. Nine
     fixed shapes, then 60 seeded bodies with such images among plain messages."""
     call = {"id": "a1", "type": "function", "function": {"name": "screenshot", "arguments": "{}"}}
     image = {"type": "image_url", "image_url": {"url": "https://x/shot.png"}}
@@ -1428,6 +1428,8 @@ def chat_image_bodies() -> list[tuple[str, dict[str, Any]]]:
         "a developer message of an image": [{"role": "developer", "content": [image]}, hi, asks],
         "an assistant's image beside its calls": [hi, {**asks, "content": [{"type": "text", "text": "ok"}, image]}],
         "a reply of an image": [hi, {"role": "assistant", "content": [image]}, go, asks],
+        "a result's image by data URL, the call's id reused": [
+            hi, asks, {**shot, "content": [{**image, "image_url": {"url": f"data:image/png;base64,{PNG}"}}]}, go, asks],
     }
     bodies = [(f"chat image: {name}", {"model": "m", "messages": items}) for name, items in shapes.items()]
     r = random.Random("chat images")

@@ -151,11 +151,11 @@ function textOnly(content: unknown): boolean {
     content.every((part) => isDict(part) && ((part.type === "text" && typeof part.text === "string") || chatImage(part)));
 }
 
-/** An `image_url` part by URL (not a data URL, whose media type the writer may spell otherwise). */
+/** An `image_url` part with a URL (not a data URL naming no media type, which the writer spells otherwise). */
 function chatImage(part: Dict): boolean {
   if (part.type !== "image_url" || !isDict(part.image_url)) return false;
   const url = part.image_url.url;
-  return typeof url === "string" && url !== "" && !url.startsWith("data:");
+  return typeof url === "string" && url !== "" && !url.startsWith("data:;base64,");
 }
 
 /** The image parts of a message other than the user's (OC7), none for a user's. */
