@@ -101,11 +101,11 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *_MODULE_OF})
 
 
-def _read_sdk_history(items: Sequence[object]) -> list[ChatMessage]:
-    """The providers' reader of SDK message objects, imported when a history first holds one."""
+def _read_by_providers(items: Sequence[object]) -> list[ChatMessage]:
+    """`chatmend.providers.read_sdk_history`, imported when a history first holds an SDK object."""
     from chatmend.providers import read_sdk_history
 
     return read_sdk_history(items)
 
 
-sdk_reader.read_with(_read_sdk_history)  # the core reads SDK objects through the providers without importing them
+sdk_reader.read_with(_read_by_providers)  # the core reads SDK objects through the providers without importing them

@@ -24,9 +24,9 @@ from chatmend.repair import (
     RepairOptions,
     RepairResult,
     Wording,
-    read_sdk_objects,
     repair_options,
 )
+from chatmend.sdk_reader import read_sdk_objects
 
 __all__ = ["Repairer"]
 

@@ -7,7 +7,7 @@ The specification is `docs/rules.md`. Rules 1 to 5 are decided once, on stubs of
 1. drop first ............. `is_placeholder` (a BLANK stub)
 6. synthetic result ....... `synthetic_result`, with the options `wording` and `mark`
 7. user note .............. `orphan_note`
-9. bad input .............. `chatmend.messages.coerce_history` (SDK objects first: `read_sdk_objects`)
+9. bad input .............. `chatmend.messages.coerce_history` (SDK objects first: `sdk_reader.read_sdk_objects`)
 
 Messages the plan keeps are the input's own objects, and changed ones are copies (`messages.replace_unchecked`). Each
 output message records where it came from (`RepairResult.origin_runs`). `chatmend.incremental.Repairer` goes on
@@ -48,7 +48,7 @@ from chatmend.planner import (
     last_open_span,
 )
 from chatmend.results import NOTE_SOURCE, SYNTHETIC_SOURCE, Origin, RenamedId, RepairResult, SharedList
-from chatmend.sdk_reader import read_sdk_history
+from chatmend.sdk_reader import read_sdk_objects
 
 __all__ = [
     "DEFAULT_OPTIONS",
@@ -62,12 +62,9 @@ __all__ = [
     "RepairOptions",
     "RepairResult",
     "Wording",
-    "holds_sdk_object",
     "is_placeholder",
-    "is_sdk_object",
     "orphan_note",
     "orphan_note_text",
-    "read_sdk_objects",
     "reads_only",
     "repair_following",
     "repair_for_writers",
@@ -220,35 +217,6 @@ def _read(messages: Sequence[object] | object) -> list[ChatMessage]:
     if type(messages) is list and list(map(type, messages)).count(ChatMessage) == len(messages):
         return messages
     return coerce_history(read_sdk_objects(messages))
-
-
-def read_sdk_objects(messages: Sequence[object] | object) -> Sequence[object] | object:
-    """`messages` with the official SDKs' message objects read by their provider (`chatmend.sdk_reader.
-    read_sdk_history`); a history holding none comes back as it is."""
-    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
-        return messages  # not a history: `coerce_history` says so
-    if any(map(holds_sdk_object, messages)):
-        return read_sdk_history(messages)
-    return messages
-
-
-def holds_sdk_object(item: object) -> bool:
-    """True for an SDK's message object, or a message dict whose `content` list holds one (the Anthropic SDK's
-    idiom, `{"role": "assistant", "content": response.content}`)."""
-    if isinstance(item, Mapping):
-        content = item.get("content")
-        return isinstance(content, list) and any(map(is_sdk_object, content))
-    return is_sdk_object(item)
-
-
-def is_sdk_object(value: object) -> bool:
-    """True for an object an SDK made: it dumps itself to JSON-shaped data (`model_dump`, `to_dict`), and is
-    none of chatmend's own models (which dump themselves too)."""
-    if isinstance(value, (ChatMessage, Mapping, str, bytes, list, tuple)):
-        return False
-    if type(value).__module__.startswith("chatmend."):
-        return False
-    return callable(getattr(value, "model_dump", None)) or callable(getattr(value, "to_dict", None))
 
 
 def is_placeholder(message: ChatMessage) -> bool:

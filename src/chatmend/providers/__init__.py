@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, cast
 
 from chatmend.exceptions import HistoryError, UnknownProviderError
 from chatmend.messages import ChatMessage
-from chatmend.repair import is_sdk_object
+from chatmend.sdk_reader import is_sdk_object
 
 if TYPE_CHECKING:
     from chatmend.providers.base import Provider

@@ -60,13 +60,12 @@ from chatmend.repair import (
     RepairOptions,
     RepairResult,
     Wording,
-    holds_sdk_object,
-    is_sdk_object,
     repair_for_writers,
     repair_history,
     repair_options,
 )
 from chatmend.results import SYNTHETIC_SOURCE
+from chatmend.sdk_reader import holds_sdk_object, is_sdk_object
 
 __all__ = [
     "EMPTY",
