@@ -1450,6 +1450,105 @@ def chat_image_bodies() -> list[tuple[str, dict[str, Any]]]:
     return bodies
 
 
+def chat_part_bodies() -> list[tuple[str, dict[str, Any]]]:
+    """Chat bodies with refusal parts and images by a data URL naming no media type in messages other than the user's
+    (the reader reads a refusal part as text, and keeps such a URL as it is), and legacy `function_call`s answered by
+    `role: "function"` messages (the reader gives such a call the id `call_<message>_<call>`, which the function
+    messages after it answer; the writer writes a function message for its result). Fixed shapes, then 60 seeded
+    bodies of every mix (`generated_chat_part_bodies`)."""
+    call = {"id": "a1", "type": "function", "function": {"name": "search", "arguments": "{}"}}
+    legacy = {"name": "search", "arguments": "{}"}
+    refusal = {"type": "refusal", "refusal": "no"}
+    untyped = {"type": "image_url", "image_url": {"url": "data:;base64,AAAA"}}
+    hi, asks = {"role": "user", "content": "hi"}, {"role": "assistant", "content": None, "tool_calls": [call]}
+    answer = {"role": "tool", "tool_call_id": "a1", "content": "x"}
+    shapes: dict[str, list[dict[str, Any]]] = {
+        "a reply of a refusal part, a call cut off": [hi, {"role": "assistant", "content": [refusal]}, hi, asks],
+        "a reply of a blank refusal part": [
+            hi, {"role": "assistant", "content": [{**refusal, "refusal": " "}]}, hi, asks],
+        "an assistant's refusal part beside its calls, cut off": [
+            hi, {**asks, "content": [{"type": "text", "text": "a"}, refusal]}],
+        "a result's refusal part, the call's id reused": [
+            hi, asks, {**answer, "content": [{"type": "text", "text": "a"}, refusal]}, hi, asks],
+        "an orphan result's refusal part": [hi, {**answer, "tool_call_id": "zz", "content": [refusal]}, hi],
+        "a result's refusal part and image": [
+            hi, asks, {**answer, "content": [refusal, {"type": "image_url", "image_url": {"url": "https://x/y.png"}}]},
+            hi],
+        "a system message's refusal part": [{"role": "system", "content": [refusal]}, hi, asks],
+        "a result's image by a data URL naming no media type, the call's id reused": [
+            hi, asks, {**answer, "content": [{"type": "text", "text": "t"}, untyped]}, hi, asks],
+        "an orphan result's image by a data URL naming no media type": [
+            hi, {**answer, "tool_call_id": "zz", "content": [untyped]}, hi],
+        "a system message's image by a data URL naming no media type": [{"role": "system", "content": [untyped]}, hi],
+        "a legacy call answered": [
+            hi, {"role": "assistant", "content": None, "function_call": legacy},
+            {"role": "function", "name": "search", "content": "ok"}, hi],
+        "a legacy call cut off": [hi, {"role": "assistant", "content": None, "function_call": legacy}, hi],
+        "a legacy call cut off, read only": [hi, {"role": "assistant", "content": None, "function_call": legacy}],
+        "an orphan function message": [hi, {"role": "function", "name": "search", "content": "ok"}, hi],
+        "a legacy call beside calls, answered out of order": [
+            hi, {**asks, "function_call": legacy}, {"role": "function", "name": "search", "content": "ok"}, answer, hi],
+        "a legacy call beside calls, the call's id reused": [
+            hi, {**asks, "function_call": legacy}, answer, {"role": "function", "name": "search", "content": "ok"},
+            hi, asks],
+        "a legacy call answered twice": [
+            hi, {"role": "assistant", "content": None, "function_call": legacy},
+            {"role": "function", "name": "search", "content": "1"},
+            {"role": "function", "name": "search", "content": "2"}],
+        "a reply with no calls and a refusal": [hi, {"role": "assistant", "content": None, "refusal": "no",
+                                                     "tool_calls": []}, hi, asks],
+    }
+    bodies = [(f"chat part: {name}", json.loads(dump({"model": "m", "messages": items})))
+              for name, items in shapes.items()]
+    return bodies + generated_chat_part_bodies("chat parts", GENERATED_MIX_BODIES)
+
+
+def generated_chat_part_bodies(seed: str, count: int) -> list[tuple[str, dict[str, Any]]]:
+    """`count` seeded Chat bodies mixing refusal parts and fields, images by a data URL naming no media type, and
+    legacy calls with their function messages (a call turned legacy, its results function messages) among plain
+    messages."""
+    r = random.Random(seed)
+    turns = Turns(random.Random(f"{seed} turns"))
+    untyped = {"type": "image_url", "image_url": {"url": "data:;base64,AAAA"}}
+
+    def parts(message: dict[str, Any]) -> dict[str, Any]:
+        role, content, roll = message["role"], message.get("content"), r.random()
+        texts = [{"type": "text", "text": content}] if isinstance(content, str) and content else []
+        if role in ("tool", "system", "assistant") and roll < 0.15:
+            return {**message, "content": [*texts, {"type": "refusal", "refusal": r.choice(["no", " "])}]}
+        if role in ("tool", "system", "assistant") and roll < 0.22:
+            return {**message, "content": [*texts, untyped]}
+        if role == "assistant" and roll < 0.27:
+            return {**message, "refusal": "I can't."}
+        if role == "assistant" and not message.get("tool_calls") and roll < 0.32:
+            return {**message, "tool_calls": []}
+        return message
+
+    bodies = []
+    for n in range(count):
+        messages: list[dict[str, Any]] = []
+        legacy: dict[str, str] = {}  # the id of the call last turned legacy, to its name
+        for message in chat_body(turns.skeleton(), turns.r)["messages"]:
+            calls = message.get("tool_calls")
+            if message["role"] == "assistant":
+                legacy = {}
+                if calls and r.random() < 0.4:
+                    *kept, last = calls
+                    legacy = {last["id"]: last["function"]["name"]}
+                    message = {**message, "function_call": dict(last["function"])}
+                    if kept or r.random() < 0.5:
+                        message["tool_calls"] = kept
+                    else:
+                        del message["tool_calls"]
+            elif message["role"] == "tool" and message["tool_call_id"] in legacy:
+                message = {"role": "function", "name": legacy[message["tool_call_id"]], "content": message["content"]}
+            messages.append(parts(message))
+            if message["role"] == "user" and not legacy and r.random() < 0.05:
+                messages.append({"role": "function", "name": "shell", "content": "late"})
+        bodies.append((f"chat parts generated {n}", json.loads(dump({"model": "m", "messages": messages}))))
+    return bodies
+
+
 def anthropic_result_bodies() -> list[tuple[str, dict[str, Any]]]:
     """Anthropic bodies whose tool results are of shapes Python's stubs do not take (its neutral route repairs them): an
     empty content, none, an empty list, images only, text and an image. Five fixed shapes, then 60 seeded bodies
@@ -1567,6 +1666,8 @@ def lone_surrogate_bodies(provider: str) -> list[tuple[str, dict[str, Any]]]:
         call = {"id": "a1", "type": "function", "function": {"name": "search", "arguments": f"{{\"q\": \"{cut}\"}}"}}
         bodies = {
             "in the words, the body valid": {"model": "m", "messages": [{"role": "user", "content": f"hi {cut}"}]},
+            "in a key of other characters, the body valid": {"model": "m", "messages": [
+                {"role": "user", "content": "hi", f"ключ\t\x07'{low}\u200b😀": f"{cut}"}]},
             "in a result and a key, a call cut off": {"model": "m", "messages": [
                 {"role": "user", "content": "hi"}, {"role": "assistant", "content": None, "tool_calls": [call]},
                 {"role": "tool", "tool_call_id": "a1", "content": f"{low}ok", f"x{cut}": 1},
@@ -1843,6 +1944,7 @@ def body_case(provider: str, name: str, body: dict[str, Any], read_only: list[st
         "route": "stubs" if getattr(repaired, "from_spans", False) or (not repaired.changed and stubbed) else "neutral",
         "check": [{"code": p.code, "path": p.path, "message": p.message} for p in adapter.check(body)],
         "check_repaired": [p.code for p in adapter.check(repaired.body)],
+        "mended": list(repaired.mended),
     }
     return case
 
@@ -1882,6 +1984,8 @@ def body_cases(provider: str) -> list[dict[str, Any]]:
     if provider == "openai_chat":
         cases += [body_case(provider, name, body) for name, body in chat_spelling_bodies()]
         cases += [body_case(provider, name, body) for name, body in chat_image_bodies()]
+        cases += [body_case(provider, name, body, read_only=["search"] if "read only" in name else None)
+                  for name, body in chat_part_bodies()]
     if provider == "anthropic":
         cases += [body_case(provider, name, body) for name, body in anthropic_result_bodies()]
         cases += [body_case(provider, name, body) for name, body in anthropic_blank_bodies()]

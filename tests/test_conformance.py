@@ -93,6 +93,7 @@ def test_body_cases(provider: str) -> None:
         expected = case["expected"]
         assert canonical(repaired.body) == canonical(expected["body"]), case["name"]
         assert list(repaired.rewritten) == expected["rewritten"], case["name"]
+        assert repaired.mended == expected["mended"], case["name"]
         assert [p.code for p in adapter.check(case["input"])] == [p["code"] for p in expected["check"]], case["name"]
         left = [p.code for p in adapter.check(repaired.body)]
         assert left == expected["check_repaired"], case["name"]

@@ -7,7 +7,7 @@
  * the user turn just before them, or else the one just after them.
  */
 
-import { ANSWER, CALL, KEEP, SYNTHETIC, type SpanPlan, type Stubs } from "./planner.js";
+import { ANSWER, CALL, KEEP, type Ref, SYNTHETIC, type SpanPlan, type Stubs } from "./planner.js";
 import type { IsReadOnly } from "./repair.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: wire items are any JSON the provider takes
@@ -22,7 +22,8 @@ export interface Writer {
   /** (`call`: the items of the call message renamed last and its calls' final ids, when one came before) */
   renamedResult(piece: Item, finalId: string, call: [Item[], readonly (string | null)[]] | null): Item[] | null;
   syntheticResult(calls: Item[], k: number, finalId: string, isReadOnly: IsReadOnly | undefined): Item[] | null;
-  note(piece: Item, caller: Item[] | null): Item[] | null;
+  /** (`ref`: the call id the piece answers, as the stubs read it) */
+  note(piece: Item, caller: Item[] | null, ref: Ref): Item[] | null;
   /** The blocks of a user turn written anew (with `blocksKey`), as the writer writes them (default: as they are). */
   turnBlocks?(blocks: Item[]): Item[];
 }
@@ -68,6 +69,7 @@ class Assembly {
   private blocks: Item[] = [];
   private inTurn = false; // the blocks gathered hold some of an input turn's: they are that turn, rebuilt
   private lastCall: [Item[], readonly (string | null)[]] | null = null; // the call message renamed last
+  private readonly refs: readonly Ref[];
 
   constructor(
     private readonly writer: Writer,
@@ -77,6 +79,7 @@ class Assembly {
   ) {
     this.key = writer.blocksKey;
     this.offsets = stubs.offsets ?? null;
+    this.refs = stubs.refs;
     // (one more start: a lookup past the last item finds the end of the list)
     this.starts = stubs.starts ? [...stubs.starts, (stubs.starts[stubs.starts.length - 1] as number) + 1] : null;
   }
@@ -133,7 +136,7 @@ class Assembly {
           written = writer.syntheticResult(this.itemsOf(index), step[2][0], step[2][1], this.isReadOnly);
           break;
         default:
-          written = writer.note(this.pieceOf(index), step[2] >= 0 ? this.itemsOf(step[2]) : null);
+          written = writer.note(this.pieceOf(index), step[2] >= 0 ? this.itemsOf(step[2]) : null, this.refs[index] ?? null);
       }
       if (written === null) return null;
       this.add(written);

@@ -103,6 +103,14 @@ function surrogateProblems(provider: ProviderName, body: unknown): Problem[] {
   });
 }
 
+/** The paths of the strings (values or keys) of `value` that hold a lone surrogate, in document order (Python's
+ * `find_lone_surrogates`, whose paths `BodyRepair.mended` lists). */
+export function lonePaths(value: unknown): string[] {
+  const found: Lone[] = [];
+  loneSurrogates(value, "", found);
+  return found.map((lone) => lone.path);
+}
+
 /** `_json.find_lone_surrogates`: the first lone half of each string, a dict's keys before its values. */
 function loneSurrogates(value: unknown, path: string, out: Lone[]): void {
   if (typeof value === "string") {
@@ -119,18 +127,26 @@ function loneSurrogates(value: unknown, path: string, out: Lone[]): void {
   }
 }
 
-/** Python's `repr` of a key holding a lone surrogate: printable ASCII and the escapes of the halves; refused for a
- * key of other characters (their Python form is not ported). */
+/** What Python's `str.isprintable` calls not printable: other (control, format, surrogate, private, unassigned) and
+ * separators but the space, one code point at a time. */
+const NOT_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
+
+/** Python's `repr` of a key holding a lone surrogate: its quotes, the escapes of `\\`, the quote, `\\t`, `\\n`,
+ * `\\r`, and of each code point `str.isprintable` refuses (`\\xNN`, `\\uNNNN`, `\\UNNNNNNNN`), the others as they are. */
 function pyRepr(key: string): string {
-  if (!/^[\x20-\x7e\uD800-\uDFFF]*$/.test(key)) {
-    throw new UnsupportedBodyError("anthropic", "a value whose Python repr this package does not write");
-  }
   const quote = key.includes("'") && !key.includes('"') ? '"' : "'";
-  const body = key.replace(/[\\'\uD800-\uDFFF]/g, (c) => {
-    if (c === "\\") return "\\\\";
-    if (c === "'") return quote === "'" ? "\\'" : "'";
-    return `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
-  });
+  let body = "";
+  for (const c of key) {
+    const code = c.codePointAt(0) as number;
+    if (c === "\\" || c === quote) body += `\\${c}`;
+    else if (c === "\t") body += "\\t";
+    else if (c === "\n") body += "\\n";
+    else if (c === "\r") body += "\\r";
+    else if (c === " " || !NOT_PRINTABLE.test(c)) body += c;
+    else if (code < 0x100) body += `\\x${code.toString(16).padStart(2, "0")}`;
+    else if (code < 0x10000) body += `\\u${code.toString(16).padStart(4, "0")}`;
+    else body += `\\U${code.toString(16).padStart(8, "0")}`;
+  }
   return `${quote}${body}${quote}`;
 }
 

@@ -19,7 +19,7 @@
  */
 
 import { assemble, type Item, type Writer } from "./assembly.js";
-import { holdsLoneSurrogate, listHoldsProblem } from "./check.js";
+import { holdsLoneSurrogate, listHoldsProblem, lonePaths } from "./check.js";
 import { type ChatMessage, codePoints, isBlank, isDict, pythonNumber } from "./messages.js";
 import { sanitizingIdMaker, shorteningIdMaker, wireIds } from "./ids.js";
 import {
@@ -62,7 +62,13 @@ export interface BodyRepair {
   /** Positions in the new list of the items written anew. */
   rewritten: number[];
   report: BodyReport;
+  /** The paths of the strings (values or keys) whose lone surrogates were replaced by U+FFFD, in document order, as
+   * `check` names them (`JSON`); empty when the body held none. */
+  mended: string[];
 }
+
+/** A repair of the list, before `repairBody` says what it mended. */
+type ListRepair = Omit<BodyRepair, "mended">;
 
 export interface RepairBodyOptions {
   isReadOnly?: IsReadOnly;
@@ -135,27 +141,43 @@ function textParts(content: unknown): boolean {
   );
 }
 
-/** A tool message's output as the note of an orphan says it: its text, or its text parts' texts (none for no
- * content). */
+/** The text of a text part, or of a refusal part (the reader reads it as text); undefined for any other part. */
+function chatPartText(part: Dict): string | undefined {
+  if (part.type === "text" && typeof part.text === "string") return part.text;
+  if (part.type === "refusal" && typeof part.refusal === "string") return part.refusal;
+  return undefined;
+}
+
+/** The texts of a content's text and refusal parts, joined by newlines (as the writer joins them). */
+function joinedTexts(content: Dict[]): string {
+  const texts: string[] = [];
+  for (const part of content) {
+    const text = chatPartText(part);
+    if (text !== undefined) texts.push(text);
+  }
+  return texts.join("\n");
+}
+
+/** A tool message's output as the note of an orphan says it: its text, or its text and refusal parts' texts (none
+ * for no content). */
 function chatOutput(content: unknown): string {
   if (content === undefined || content === null) return "";
   if (typeof content === "string") return content;
-  return (content as Dict[]).filter((part) => part.type === "text").map((part) => part.text).join("\n");
+  return joinedTexts(content as Dict[]);
 }
 
-/** True for a content of text and images only: none, a string, or text and `image_url` parts (images in a message
- * other than the user's the writer moves to a user message of their own, OC7: `chatMovedImages`). */
+/** True for a content of text and images only: none, a string, or text, refusal and `image_url` parts (images in a
+ * message other than the user's the writer moves to a user message of their own, OC7: `chatMovedImages`). */
 function textOnly(content: unknown): boolean {
   if (content === undefined || content === null || typeof content === "string") return true;
-  return Array.isArray(content) &&
-    content.every((part) => isDict(part) && ((part.type === "text" && typeof part.text === "string") || chatImage(part)));
+  return Array.isArray(content) && content.every((part) => isDict(part) && (chatPartText(part) !== undefined || chatImage(part)));
 }
 
-/** An `image_url` part with a URL (not a data URL naming no media type, which the writer spells otherwise). */
+/** An `image_url` part with a URL (a data URL naming no media type too: the reader keeps it as its URL). */
 function chatImage(part: Dict): boolean {
   if (part.type !== "image_url" || !isDict(part.image_url)) return false;
   const url = part.image_url.url;
-  return typeof url === "string" && url !== "" && !url.startsWith("data:;base64,");
+  return typeof url === "string" && url !== "";
 }
 
 /** The image parts of a message other than the user's (OC7), none for a user's. */
@@ -167,12 +189,11 @@ function movedImages(item: Item): Item[] {
 /** The text the writer puts in a result whose images it moves when it has none (`wire.NO_TEXT_FOR_IMAGES`). */
 const NO_TEXT_FOR_IMAGES = "(image result: see the next message)";
 
-/** A message whose images the writer moves, as it writes it: a result's text parts joined (or where its images went
- * when it has none), an assistant's or a system message's text parts (its content spelled as a list). */
+/** A message whose images the writer moves, as it writes it: a result's text and refusal parts joined (or where its
+ * images went when it has none), an assistant's or a system message's other parts (its content spelled as a list). */
 function withoutImages(item: Item): Item {
-  const texts = (item.content as Item[]).filter((part: Item) => part.type === "text");
-  if (item.role !== "tool") return { ...item, content: texts };
-  return { ...item, content: texts.map((part: Item) => part.text).join("\n") || NO_TEXT_FOR_IMAGES };
+  if (item.role === "tool") return { ...item, content: joinedTexts(item.content) || NO_TEXT_FOR_IMAGES };
+  return { ...item, content: (item.content as Item[]).filter((part: Item) => part.type !== "image_url") };
 }
 
 /** Where the writer says moved images come from. */
@@ -200,7 +221,8 @@ function chatMovedImages(items: Item[], rewritten: number[], input: readonly Ite
     waiting = [];
   };
   items.forEach((item, k) => {
-    if (item.role !== "tool") flush();
+    const result = item.role === "tool" || item.role === "function"; // (a function message is a result too)
+    if (!result) flush();
     const images = written.has(k) ? movedImages(item) : [];
     if (written.has(k)) at.push(out.length);
     if (images.length === 0) {
@@ -209,8 +231,8 @@ function chatMovedImages(items: Item[], rewritten: number[], input: readonly Ite
     }
     out.push(withoutImages(item));
     waiting.push(imagesLabel(item), ...images);
-    const calls = Array.isArray(item.tool_calls) && item.tool_calls.length > 0;
-    if (item.role !== "tool" && !calls) flush();
+    const calls = (Array.isArray(item.tool_calls) && item.tool_calls.length > 0) || (item.function_call ?? null) !== null;
+    if (!result && !calls) flush();
   });
   flush();
   return [out, at];
@@ -221,12 +243,25 @@ function chatWholeList(items: Item[]): Item[] {
   return chatMovedImages(items, items.map((_, k) => k), [])[0];
 }
 
+/** A legacy `function_call` as the reader takes it: a non-empty name and string arguments. */
+function legacyChatCall(call: unknown): boolean {
+  return isDict(call) && typeof call.name === "string" && call.name !== "" && typeof call.arguments === "string";
+}
+
+/** True for an assistant message whose `refusal` field says something (the reader reads it as text). */
+function saysRefusal(item: Item): boolean {
+  return typeof item.refusal === "string" && item.refusal !== "" && !isBlank(item.refusal);
+}
+
 /** True for an assistant message's content that says nothing (rule 1): none, or blank text in a string or in
  * text parts only. */
 function saysNothing(content: unknown): boolean {
   if (content === undefined || content === null) return true;
   if (typeof content === "string") return isBlank(content);
-  return Array.isArray(content) && content.every((part) => isDict(part) && part.type === "text" && typeof part.text === "string" && isBlank(part.text));
+  return Array.isArray(content) && content.every((part) => {
+    const text = isDict(part) ? chatPartText(part) : undefined;
+    return text !== undefined && isBlank(text);
+  });
 }
 
 /** True for a message of the plain shapes Python's Chat stubs take (`spans.stubs`): the same keys, the same types. */
@@ -267,7 +302,10 @@ const openaiChat: Adapter = {
     const kinds: number[] = [];
     const refs: Ref[] = [];
     let movesOut = false; // images in a message other than the user's
-    for (const item of items) {
+    let legacy = ""; // the id of the last assistant message's legacy call, which a function message answers
+    let legacyName = ""; // and its name
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i];
       if (!isDict(item)) return null;
       const { role, content } = item;
       if (role !== "user" && Array.isArray(content) && !movesOut) movesOut = content.some((part) => isDict(part) && part.type === "image_url");
@@ -277,17 +315,31 @@ const openaiChat: Adapter = {
         if (!textOnly(content)) return null;
         kinds.push(RESULT);
         refs.push(item.tool_call_id);
+      } else if (role === "function") {
+        // a legacy function message: the result of the legacy call before it (Python's reader), text only
+        if (typeof item.name !== "string" || item.name === "" || !textOnly(content) || movedImages(item).length > 0) return null;
+        // (one named otherwise than its call is not ported: the writer names what it writes anew after the call)
+        if (legacy !== "" && item.name !== legacyName) return null;
+        kinds.push(RESULT);
+        refs.push(legacy);
       } else if (role === "assistant") {
         if (!textOnly(content)) return null;
-        const calls = item.tool_calls;
-        if (calls === undefined || calls === null) {
-          kinds.push(saysNothing(content) ? BLANK : REPLY);
+        const calls = item.tool_calls ?? [];
+        const legacyCall = item.function_call ?? null;
+        if (!Array.isArray(calls) || !calls.every(plainChatCall)) return null;
+        if (legacyCall !== null && !legacyChatCall(legacyCall)) return null;
+        // a legacy `function_call` has no id: the reader gives it `call_<message>_<call>`, after the others
+        legacy = legacyCall === null ? "" : `call_${i}_${calls.length}`;
+        legacyName = legacyCall === null ? "" : (legacyCall as Dict).name as string;
+        if (calls.length === 0 && legacyCall === null) {
+          kinds.push(saysNothing(content) && !saysRefusal(item) ? BLANK : REPLY);
           refs.push(null);
           continue;
         }
-        if (!Array.isArray(calls) || calls.length === 0 || !calls.every(plainChatCall)) return null;
         kinds.push(CALLS);
-        refs.push(calls.map((call) => call.id as string));
+        const ids = calls.map((call) => call.id as string);
+        if (legacyCall !== null) ids.push(legacy);
+        refs.push(ids);
       } else if (role === "user" || role === "system" || role === "developer") {
         if (role !== "user" && !textOnly(content)) return null;
         kinds.push(OTHER);
@@ -300,21 +352,27 @@ const openaiChat: Adapter = {
   },
   renamedCalls(items, finalIds) {
     const item = items[0];
+    if (!Array.isArray(item.tool_calls) || item.tool_calls.length === 0) return [{ ...item }]; // (a legacy call has no id)
     return [{ ...item, tool_calls: item.tool_calls.map((call: Dict, k: number) => ({ ...call, id: finalIds[k] })) }];
   },
   renamedResult(piece, finalId) {
-    return [{ ...piece, tool_call_id: finalId }];
+    // (a function message has no id: the stubs take one only under its call's name, which the writer gives it)
+    return [piece.role === "function" ? { ...piece } : { ...piece, tool_call_id: finalId }];
   },
   syntheticResult(calls, k, finalId, isReadOnly) {
-    const name: string = calls[0].tool_calls[k].function.name;
-    const text = syntheticText(name, readsOnly(isReadOnly, name));
-    return [{ role: "tool", tool_call_id: finalId, content: `Error: ${text}` }]; // no error flag in Chat
+    const functions: Dict[] = calls[0].tool_calls ?? [];
+    const legacyCall = k === functions.length; // the legacy call, after the others
+    const name: string = legacyCall ? calls[0].function_call.name : ((functions[k] as Dict).function as Dict).name as string;
+    const text = `Error: ${syntheticText(name, readsOnly(isReadOnly, name))}`; // no error flag in Chat
+    if (legacyCall) return [{ role: "function", name, content: text }]; // a legacy call's result
+    return [{ role: "tool", tool_call_id: finalId, content: text }];
   },
-  note(piece) {
+  note(piece, _caller, ref) {
     const name = typeof piece.name === "string" ? piece.name : null;
     // the result's images follow its note, as the writer writes a user message's parts
     const images = movedImages(piece);
-    const text = orphanNoteText(name, piece.tool_call_id, false, chatOutput(piece.content), images.length > 0);
+    // (a function message answers the legacy call before it, under the id the reader gives that call)
+    const text = orphanNoteText(name, ref as string, false, chatOutput(piece.content), images.length > 0);
     return [{ role: "user", content: [{ type: "text", text }, ...images] }];
   },
 };
@@ -1401,24 +1459,25 @@ export function repairBody(provider: ProviderName, body: Record<string, unknown>
     // and every item holding one is counted as written anew
     const mended = withoutLoneSurrogates(body);
     const items = mended[adapter.listKey] as Item[];
+    const paths = lonePaths(body);
     const repaired = repairList(adapter, mended, items, options.isReadOnly);
     const before = new Set(body[adapter.listKey] as Item[]);
     const list = repaired.body[adapter.listKey] as Item[];
     const fresh = list.flatMap((item, k) => (before.has(item) ? [] : [k]));
     const rewritten = [...new Set([...repaired.rewritten, ...fresh])].sort((x, y) => x - y);
-    return afterRepair(adapter, mended, items, { ...repaired, changed: true, rewritten });
+    return { ...afterRepair(adapter, mended, items, { ...repaired, changed: true, rewritten }), mended: paths };
   }
   const items = body[adapter.listKey] as Item[];
   const repaired = repairList(adapter, body, items, options.isReadOnly);
   if (repaired.changed && !adapter.refused(repaired.report) && !listHoldsProblem(provider, body)) {
     // valid as it is: repair changes only what the provider would refuse
-    return { body: { ...body }, changed: false, rewritten: [], report: emptyReport() };
+    return { body: { ...body }, changed: false, rewritten: [], report: emptyReport(), mended: [] };
   }
-  return afterRepair(adapter, body, items, repaired);
+  return { ...afterRepair(adapter, body, items, repaired), mended: [] };
 }
 
 /** The stub route's repair of a body's list, else the neutral route's. */
-function repairList(adapter: Adapter, body: Record<string, unknown>, items: Item[], isReadOnly: IsReadOnly | undefined): BodyRepair {
+function repairList(adapter: Adapter, body: Record<string, unknown>, items: Item[], isReadOnly: IsReadOnly | undefined): ListRepair {
   const stubs = items.length > 0 && adapter.takesStubs(body) ? adapter.stubs(items) : null;
   const stubbed = stubs === null ? null : stubRepair(adapter, body, items, stubs, isReadOnly);
   return stubbed ?? neutralRepair(adapter, body, items, isReadOnly);
@@ -1426,7 +1485,7 @@ function repairList(adapter: Adapter, body: Record<string, unknown>, items: Item
 
 /** What the adapter does to a repaired body beyond repair (Python's `_after_repair`): Anthropic's default thinking
  * policy where Python's neutral route repairs the body. */
-function afterRepair(adapter: Adapter, body: Record<string, unknown>, items: Item[], repaired: BodyRepair): BodyRepair {
+function afterRepair(adapter: Adapter, body: Record<string, unknown>, items: Item[], repaired: ListRepair): ListRepair {
   if (adapter.name === "anthropic" && repaired.changed && anthropicNeutralInPython(items, body)) {
     return droppingThinking(items, repaired);
   }
@@ -1449,7 +1508,7 @@ const SIGNED_THINKING = new Set(["thinking", "redacted_thinking"]);
 /** Anthropic's thinking policy "drop" (Python's default): the signed thinking of every assistant turn after the
  * first item repair changed, but the last assistant turn's, left out; the repair as it was when that would break
  * a rule `check` knows. */
-function droppingThinking(before: readonly unknown[], repaired: BodyRepair): BodyRepair {
+function droppingThinking(before: readonly unknown[], repaired: ListRepair): ListRepair {
   const items = repaired.body.messages as unknown[];
   const first = items.findIndex((item, q) => q >= before.length || item !== before[q]);
   if (first < 0) return repaired;
@@ -1505,7 +1564,7 @@ function stubRepair(
   items: Item[],
   stubs: Stubs,
   isReadOnly: IsReadOnly | undefined,
-): BodyRepair | null {
+): ListRepair | null {
   const plan = planSpans(stubs.kinds, stubs.refs, { nameNotes: adapter.namesResults });
   const report: BodyReport = {
     interrupted: plan.interrupted,
@@ -1643,7 +1702,7 @@ function neutralRepair(
   body: Record<string, unknown>,
   items: Item[],
   isReadOnly: IsReadOnly | undefined,
-): BodyRepair {
+): ListRepair {
   if (items.length === 0 && adapter.name !== "gemini") {
     return { body: { ...body }, changed: false, rewritten: [], report: emptyReport() }; // the writer writes none
   }
@@ -1689,7 +1748,7 @@ function originalsKept(
   written: readonly number[],
   changed: boolean,
   report: BodyReport,
-): BodyRepair {
+): ListRepair {
   const rewritten = written.filter((k) => {
     if (k >= items.length || k >= newItems.length || !sameJson(newItems[k], items[k])) return true;
     newItems[k] = items[k];

@@ -28,6 +28,7 @@ for (const provider of PROVIDERS) {
       assert.deepEqual(repaired.rewritten, expected.rewritten, c.name);
       assert.equal(repaired.changed, expected.changed, c.name);
       assert.equal(canonical(repaired.report), canonical(expected.report), c.name);
+      assert.deepEqual(repaired.mended, expected.mended, `${c.name}: the strings mended`);
       const items = c.input[LIST_KEY[provider]];
       repaired.body[LIST_KEY[provider]].forEach((item, k) => {
         if (!repaired.rewritten.includes(k)) assert.ok(items.includes(item), `${c.name}: item ${k} is the input's own`);
@@ -134,4 +135,25 @@ test("Gemini's check on Vertex AI: a content without a role (GE7) and call ids (
   assert.equal(onVertex[1].message, `Invalid JSON payload received. Unknown name "id" at 'contents[1].parts[0].function_call': Cannot find field.`);
   // the model named beside the body rules as the body's own would (GE4 from Gemini 3 on)
   assert.deepEqual(check("gemini", body, { model: "gemini-3-pro-preview" }).map((p) => p.code), ["GE4"]);
+});
+
+test("repairBody says where it mended lone surrogates, as Python's BodyRepair.mended does", () => {
+  const body = { model: "m", x_note: "\uDE00", messages: [{ role: "user", content: "hi \uD83D", "k\uD83D": 1 }] };
+  const repaired = repairBody("openai_chat", body);
+  assert.deepEqual(repaired.mended, ["x_note", "messages[0] key 'k\\ud83d'", "messages[0].content"]); // (Python's)
+  assert.equal(repaired.body.messages[0].content, "hi \uFFFD");
+  assert.deepEqual(repaired.mended, check("openai_chat", body).map((problem) => problem.path));
+  assert.deepEqual(repairBody("openai_chat", { model: "m", messages: [{ role: "user", content: "hi" }] }).mended, []);
+});
+
+test("a legacy function call is answered by a function message, as Python's Chat writer answers it", () => {
+  const asks = { role: "assistant", content: null, function_call: { name: "search", arguments: "{}" } };
+  const repaired = repairBody("openai_chat", { model: "m", messages: [{ role: "user", content: "hi" }, asks] });
+  assert.deepEqual(repaired.report.interrupted, ["call_1_0"]); // (the id Python's reader gives a legacy call)
+  assert.equal(repaired.body.messages[1], asks);
+  assert.deepEqual(Object.keys(repaired.body.messages[2]).sort(), ["content", "name", "role"]);
+  assert.equal(repaired.body.messages[2].role, "function");
+  // a function message named otherwise than its call is refused by name (the writer would rename it)
+  const renamed = { model: "m", messages: [asks, { role: "function", name: "other", content: "ok" }] };
+  assert.throws(() => repairBody("openai_chat", renamed), UnsupportedBodyError);
 });
