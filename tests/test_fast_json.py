@@ -1,5 +1,5 @@
-"""`_json.fast_loads` (orjson) reads what the strict `_json.loads` reads, as it reads it, and refuses what it
-refuses, but for nesting deeper than `loads` reads from where it is called, which `nesting_read` tells, and for
+"""`strict_json.fast_loads` (orjson) reads what the strict `strict_json.loads` reads, as it reads it, and refuses what
+it refuses, but for nesting deeper than `loads` reads from where it is called, which `nesting_read` tells, and for
 an integer past 64 bits, which it reads as a float."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from chatmend import _json as strict_json
+from chatmend import strict_json
 from tests.strategies import examples
 
 _values = st.recursive(
@@ -154,7 +154,7 @@ def test_without_orjson_fast_loads_is_loads(monkeypatch: pytest.MonkeyPatch) -> 
     assert spec is not None and spec.loader is not None
     alone = importlib.util.module_from_spec(spec)  # a copy of the module, imported again; the real one untouched
     spec.loader.exec_module(alone)
-    assert alone.fast_loads is not sys.modules["chatmend._json"].fast_loads
+    assert alone.fast_loads is not sys.modules["chatmend.strict_json"].fast_loads
     assert alone.fast_loads(b'{"a":' + b"1" * 30 + b"}") == {"a": int("1" * 30)}  # exact: `loads` read it
     with pytest.raises(json.JSONDecodeError, match="lone surrogate"):
         alone.fast_loads(b'{"a":"\\ud800"}')

@@ -18,7 +18,7 @@ SOURCE = Path(__file__).resolve().parents[1] / "src"
 
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", (
-        "chatmend._json", "chatmend.answer_order", "chatmend.exceptions", "chatmend.ids", "chatmend.incremental",
+        "chatmend.strict_json", "chatmend.answer_order", "chatmend.exceptions", "chatmend.ids", "chatmend.incremental",
         "chatmend.jsonl", "chatmend.messages", "chatmend.planner", "chatmend.repair", "chatmend.results",
         "chatmend.sdk_reader", "chatmend.trim",
     )),

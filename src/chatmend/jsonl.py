@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import fields
 from typing import Any
 
-from chatmend import _json as strict_json
+from chatmend import strict_json as strict_json
 from chatmend.exceptions import HistoryError
 from chatmend.messages import (
     ChatMessage,

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar, Union
 
-from chatmend import _json as strict_json
+from chatmend import strict_json as strict_json
 from chatmend.exceptions import HistoryError
 
 if TYPE_CHECKING:

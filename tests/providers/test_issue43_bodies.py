@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatmend import ChatmendError, _json, providers
+from chatmend import ChatmendError, providers, strict_json
 from chatmend.cli import main
 from chatmend.formats import read
 from tests.strategies import examples, valid_histories
@@ -53,8 +53,8 @@ def test_every_provider_finds_and_repair_body_mends_a_lone_surrogate(name: str) 
 
 
 def test_a_pair_is_not_lone_and_a_low_half_alone_is() -> None:
-    assert _json.find_lone_surrogates({"a": "\U0001f600", "b": ["\ud83d\ude00"]}) == []
-    (found,) = _json.find_lone_surrogates({"a": ["x", {"b": "\ude00 y"}]})
+    assert strict_json.find_lone_surrogates({"a": "\U0001f600", "b": ["\ud83d\ude00"]}) == []
+    (found,) = strict_json.find_lone_surrogates({"a": ["x", {"b": "\ude00 y"}]})
     assert (found.path, found.escape, found.high) == ("a[1].b", "\\ude00", False)
 
 
@@ -62,14 +62,14 @@ def test_a_pair_is_not_lone_and_a_low_half_alone_is() -> None:
                 max_size=4))
 def test_without_lone_surrogates_leaves_nothing_lone_and_keeps_what_was_fine(texts: list[str]) -> None:
     value = {"keep": ["ok"], "texts": texts}
-    mended, paths = _json.without_lone_surrogates(value)
-    assert _json.find_lone_surrogates(mended) == []
-    assert paths == [f.path for f in _json.find_lone_surrogates(value)]
+    mended, paths = strict_json.without_lone_surrogates(value)
+    assert strict_json.find_lone_surrogates(mended) == []
+    assert paths == [f.path for f in strict_json.find_lone_surrogates(value)]
     assert mended["keep"] is value["keep"]
     if not paths:
         assert mended is value
     # sent escaped, a pair of halves is read back as one character: nothing is left that a parser refuses
-    assert _json.lone_surrogate(json.dumps(mended)) is None
+    assert strict_json.lone_surrogate(json.dumps(mended)) is None
 
 
 def test_the_cli_reads_checks_and_repairs_a_body_with_a_lone_surrogate(tmp_path: Path,

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chatmend import _json
+from chatmend import strict_json
 
 _TEXT = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x1F600), max_size=8)
 _JSON = st.recursive(st.none() | st.booleans() | st.integers(min_value=-2**70, max_value=2**70) | st.floats() | _TEXT,
@@ -18,11 +18,11 @@ _JSON = st.recursive(st.none() | st.booleans() | st.integers(min_value=-2**70, m
 
 def _walked(value: Any) -> list[tuple[str, str, bool]]:
     """The walk's answer, the orjson shortcut off."""
-    module = _json.__dict__
+    module = strict_json.__dict__
     saved = module["_orjson"]
     module["_orjson"] = None
     try:
-        return [(f.path, f.escape, f.high) for f in _json.find_lone_surrogates(value)]
+        return [(f.path, f.escape, f.high) for f in strict_json.find_lone_surrogates(value)]
     finally:
         module["_orjson"] = saved
 
@@ -30,19 +30,19 @@ def _walked(value: Any) -> list[tuple[str, str, bool]]:
 @settings(max_examples=400, deadline=None)
 @given(_JSON)
 def test_lone_surrogates_found_as_the_walk_finds_them(value: Any) -> None:
-    assert [(f.path, f.escape, f.high) for f in _json.find_lone_surrogates(value)] == _walked(value)
+    assert [(f.path, f.escape, f.high) for f in strict_json.find_lone_surrogates(value)] == _walked(value)
 
 
 def test_a_body_without_surrogates_is_not_walked(monkeypatch: Any) -> None:
     body = {"messages": [{"role": "user", "content": "héllo 😀"}] * 1000}
     walked: list[str] = []
-    child = _json._child
+    child = strict_json._child
 
     def counted(path: str, key: object) -> str:
         walked.append(path)
         return child(path, key)
 
-    monkeypatch.setattr(_json, "_child", counted)
-    assert _json.find_lone_surrogates(body) == []
+    monkeypatch.setattr(strict_json, "_child", counted)
+    assert strict_json.find_lone_surrogates(body) == []
     assert walked == []
-    assert [f.path for f in _json.find_lone_surrogates({"a": ["x", "\ud83d"]})] == ["a[1]"]
+    assert [f.path for f in strict_json.find_lone_surrogates({"a": ["x", "\ud83d"]})] == ["a[1]"]

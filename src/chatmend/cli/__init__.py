@@ -38,7 +38,7 @@ def _tune_collector() -> None:
 _RECURSION_LIMIT = 2000
 """The program's recursion limit (CPython's default is 1,000; the library never changes it): `json.loads` reads
 records as deep as orjson does (1,024 levels) with frames to spare, so a large transcript's first pass has no
-nesting to guard against (`_json.nesting_read`: a tenth of `json.loads`' time on 3.11 otherwise)."""
+nesting to guard against (`strict_json.nesting_read`, which costs time on every record otherwise)."""
 
 
 def _tune_process() -> None:

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import IO
 
-from chatmend import _json as strict_json
+from chatmend import strict_json as strict_json
 from chatmend.files.io import Chunk, InputError, atomic_write, write_backup
 
 __all__ = [

@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import IO, NamedTuple
 
-from chatmend._json import json_kind
 from chatmend.exceptions import InputError
+from chatmend.strict_json import json_kind
 
 __all__ = [
     "MAX_JSON_SIZE", "Chunk", "FileBytes", "InputError", "Progress", "as_bytes", "atomic_write", "bounded_lines",

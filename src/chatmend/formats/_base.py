@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
 
 from chatmend import ChatMessage, HistoryError, providers
-from chatmend import _json as strict_json
+from chatmend import strict_json as strict_json
 from chatmend.files.bodies import adapter, provider_formats, read_provider, wire_json
 from chatmend.files.io import MAX_JSON_SIZE, InputError, Progress, bounded_lines, decoded_lines, joined, open_input
 from chatmend.files.session import Session, Streamed

@@ -26,7 +26,6 @@ from functools import cache
 from json.encoder import encode_basestring
 from typing import Any, ClassVar, NamedTuple, Protocol, cast
 
-from chatmend._json import LONE_HALF, find_lone_surrogates, without_lone_surrogates
 from chatmend.exceptions import (
     ChatmendError,
     CheckError,
@@ -66,6 +65,7 @@ from chatmend.repair import (
 )
 from chatmend.results import SYNTHETIC_SOURCE
 from chatmend.sdk_reader import holds_sdk_object, is_sdk_object
+from chatmend.strict_json import LONE_HALF, find_lone_surrogates, without_lone_surrogates
 
 __all__ = [
     "EMPTY",

@@ -24,8 +24,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route as StarletteRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from chatmend import _json as strict_json
 from chatmend import providers
+from chatmend import strict_json as strict_json
 from chatmend.exceptions import ChatmendError
 from chatmend.providers.http import Family, Route, error_body, error_headers, family_of, route_of, signed, signing_scope
 from chatmend.proxy._config import ProxyConfig, is_loopback

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatmend import ChatMessage, RepairResult
-from chatmend import _json as strict_json
+from chatmend import strict_json as strict_json
 from chatmend.files.io import MAX_JSON_SIZE, InputError, bounded_lines, decoded_lines, joined, open_input
 from chatmend.files.session import Session
 from chatmend.transcripts._records import Record, TranscriptFormat, as_read_only

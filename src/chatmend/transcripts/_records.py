@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatmend import ChatMessage, RepairResult, TextPart, ToolCall, repair_history
-from chatmend import _json as strict_json
+from chatmend import strict_json as strict_json
 from chatmend.answer_order import keep_answer_order
 from chatmend.exceptions import HistoryError, ReadError, validation_reason
 from chatmend.files.io import InputError, json_kind

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from chatmend import RepairResult
-from chatmend import _json as strict_json
+from chatmend import strict_json as strict_json
 from chatmend.files.io import InputError, json_kind, link_unused
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._stores import Store, WriteBack

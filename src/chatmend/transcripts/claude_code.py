@@ -19,7 +19,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, NamedTuple
 
 from chatmend import ChatMessage
-from chatmend import _json as strict_json
+from chatmend import strict_json as strict_json
 from chatmend.exceptions import ReadError
 from chatmend.files.session import Session
 from chatmend.providers.anthropic.read import (

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, NamedTuple
 
-from chatmend import _json as strict_json
+from chatmend import strict_json as strict_json
 from chatmend.answer_order import keep_answer_order
 from chatmend.files.io import FileBytes, InputError, changed_while_read
 from chatmend.files.problems import problems_of

@@ -6,10 +6,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from chatmend._json import brief
 from chatmend.exceptions import Problem
 from chatmend.providers.anthropic.wire import ID_ALPHABET, MEDIA_TYPES, PROVIDER_NAME, THINKING, TOOL_NAME
 from chatmend.providers.base import SHAPE, CheckContext, CheckPass
+from chatmend.strict_json import brief
 
 _ID = re.compile(f"[{ID_ALPHABET}]+")  # AN5
 

@@ -14,7 +14,6 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from chatmend._json import brief, json_kind
 from chatmend.exceptions import HistoryError, ReadError, error_context, validation_reason
 from chatmend.messages import (
     ChatMessage,
@@ -36,6 +35,7 @@ from chatmend.providers.anthropic.wire import (
     untagged,
 )
 from chatmend.providers.kept import as_provider_data, native, unnamed_fields
+from chatmend.strict_json import brief, json_kind
 
 ProviderData = dict[str, Any] | None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from chatmend._json import copy_json
+from chatmend.strict_json import copy_json
 
 PROVIDER_NAME = "anthropic"
 """The registry name (`Anthropic.name`), and the `provider` of the thinking Anthropic made."""

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from chatmend import _json as strict_json
+from chatmend import strict_json as strict_json
 from chatmend.exceptions import ReadError
 from chatmend.messages import (
     ChatMessage,

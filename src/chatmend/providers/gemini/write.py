@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from chatmend import _json as strict_json
+from chatmend import strict_json as strict_json
 from chatmend.exceptions import UnsupportedError
 from chatmend.messages import (
     ChatMessage,

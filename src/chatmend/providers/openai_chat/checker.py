@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from chatmend._json import brief
 from chatmend.exceptions import Problem
 from chatmend.providers.base import SHAPE, CheckContext
 from chatmend.providers.openai_chat.wire import ChatWire, call_problem, chat_json_type, stated_call_type
+from chatmend.strict_json import brief
 
 
 class ChatChecking(ChatWire):

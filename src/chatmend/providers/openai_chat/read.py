@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from chatmend._json import brief
 from chatmend.exceptions import ReadError, error_context
 from chatmend.messages import (
     ChatMessage,
@@ -44,6 +43,7 @@ from chatmend.providers.openai_chat.wire import (
     stated_call_type,
     with_raw_arguments,
 )
+from chatmend.strict_json import brief
 
 
 class ChatReading(ChatWire):

@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from chatmend._json import brief
 from chatmend.exceptions import ReadError, model_rejections_at
 from chatmend.messages import (
     ChatMessage,
@@ -41,6 +40,7 @@ from chatmend.providers.openai_responses.wire import (
     is_client_call,
     is_client_output,
 )
+from chatmend.strict_json import brief
 
 Content = Part
 

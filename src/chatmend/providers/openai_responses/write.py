@@ -15,7 +15,7 @@ from typing import Any
 
 from typing_extensions import assert_never
 
-from chatmend import _json as strict_json
+from chatmend import strict_json as strict_json
 from chatmend.exceptions import ReadError
 from chatmend.messages import (
     ChatMessage,
