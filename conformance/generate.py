@@ -1451,8 +1451,9 @@ def chat_image_bodies() -> list[tuple[str, dict[str, Any]]]:
 
 
 def chat_part_bodies() -> list[tuple[str, dict[str, Any]]]:
-    """Chat bodies with refusal parts and images by a data URL naming no media type in messages other than the user's
-    (the reader reads a refusal part as text, and keeps such a URL as it is), and legacy `function_call`s answered by
+    """Chat bodies with refusal parts, images by a data URL naming no media type and image URLs as bare strings
+    (`check`: SHAPE) in messages other than the user's (the reader reads a refusal part as text, and keeps such URLs
+    as they are), and legacy `function_call`s answered by
     `role: "function"` messages (the reader gives such a call the id `call_<message>_<call>`, which the function
     messages after it answer; the writer writes a function message for its result). Fixed shapes, then 60 seeded
     bodies of every mix (`generated_chat_part_bodies`)."""
@@ -1497,6 +1498,10 @@ def chat_part_bodies() -> list[tuple[str, dict[str, Any]]]:
             {"role": "function", "name": "search", "content": "2"}],
         "a reply with no calls and a refusal": [hi, {"role": "assistant", "content": None, "refusal": "no",
                                                      "tool_calls": []}, hi, asks],
+        "a user's image URL as a bare string": [
+            {"role": "user", "content": [{"type": "image_url", "image_url": "https://x/y.png"}]}, asks],
+        "a result's image URL as a bare string, the call's id reused": [
+            hi, asks, {**answer, "content": [{"type": "image_url", "image_url": "https://x/y.png"}]}, hi, asks],
     }
     bodies = [(f"chat part: {name}", json.loads(dump({"model": "m", "messages": items})))
               for name, items in shapes.items()]
@@ -1510,6 +1515,7 @@ def generated_chat_part_bodies(seed: str, count: int) -> list[tuple[str, dict[st
     r = random.Random(seed)
     turns = Turns(random.Random(f"{seed} turns"))
     untyped = {"type": "image_url", "image_url": {"url": "data:;base64,AAAA"}}
+    bare = {"type": "image_url", "image_url": "https://x/bare.png"}  # (Mistral's spelling: `check` says SHAPE)
 
     def parts(message: dict[str, Any]) -> dict[str, Any]:
         role, content, roll = message["role"], message.get("content"), r.random()
@@ -1517,7 +1523,7 @@ def generated_chat_part_bodies(seed: str, count: int) -> list[tuple[str, dict[st
         if role in ("tool", "system", "assistant") and roll < 0.15:
             return {**message, "content": [*texts, {"type": "refusal", "refusal": r.choice(["no", " "])}]}
         if role in ("tool", "system", "assistant") and roll < 0.22:
-            return {**message, "content": [*texts, untyped]}
+            return {**message, "content": [*texts, r.choice([untyped, bare])]}
         if role == "assistant" and roll < 0.27:
             return {**message, "refusal": "I can't."}
         if role == "assistant" and not message.get("tool_calls") and roll < 0.32:

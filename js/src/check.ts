@@ -54,7 +54,9 @@ export function check(provider: ProviderName, body: Record<string, unknown>, opt
   const checker = CHECKERS[provider];
   if (checker === undefined) throw new TypeError(`check knows no provider ${JSON.stringify(provider)} yet`);
   const items = body?.[LIST_KEYS[provider]];
-  if (provider !== "gemini" && (!Array.isArray(items) || (items.length > 0 && !readable(provider, body)))) {
+  // (a Chat body whose messages are malformed is judged by their shapes alone, as Python judges it)
+  const shaped = provider === "openai_chat" && Array.isArray(items) && chatShapeProblems(items).length > 0;
+  if (provider !== "gemini" && !shaped && (!Array.isArray(items) || (items.length > 0 && !readable(provider, body)))) {
     throw new UnsupportedBodyError(provider, "a body whose list the stubs do not take");
   }
   const problems = listedProblems(provider, body, options);
@@ -267,7 +269,108 @@ const OC = {
     `role '${role}' contains an image URL.`,
 };
 
+/** Python's `brief`: a value as an error message shows it (a string or a number as its repr, cut short; a list or an
+ * object by its kind). */
+function brief(value: unknown): string {
+  if (Array.isArray(value)) return "<a list>";
+  if (isDict(value)) return "<an object>";
+  const shown = typeof value === "string" ? pyRepr(value) : typeof value === "number" ? pythonNumber(value) :
+    typeof value === "boolean" ? (value ? "True" : "False") : "None";
+  const points = [...shown];
+  return points.length <= 80 ? shown : `${points.slice(0, 76).join("")}...${points[points.length - 1]}`;
+}
+
+const CHAT_ROLES: readonly unknown[] = ["system", "developer", "user", "assistant", "tool", "function"];
+const EMPTY_IMAGE_URL =
+  "Invalid image URL: expected an https URL or a base64-encoded data URL with an image MIME type " +
+  "(e.g. 'data:image/png;base64,aW1nIGJ5dGVzIGhlcmU='), but got an empty string";
+const UNKNOWN_PART =
+  "Invalid value: ''. Supported values are: 'text', 'image_url', 'input_audio', 'refusal', 'audio', and 'file'.";
+const UNNAMED_CALL = "a tool call needs a 'function' object with a non-empty string 'name'";
+
+/** What is malformed in one Chat content part (the field's path below the part, and why), or null (`_part_problem`:
+ * a part of a type not known here is left to the provider). */
+export function chatPartProblem(part: unknown): [string, string] | null {
+  if (!isDict(part) || typeof part.type !== "string") return ["", "expected a content part object"];
+  const kind = part.type;
+  if (kind === "") return [".type", UNKNOWN_PART];
+  if ((kind === "text" || kind === "refusal") && typeof part[kind] !== "string") return [`.${kind}`, `a '${kind}' part needs a string '${kind}'`];
+  if (kind === "image_url") {
+    const image = part.image_url;
+    if (!isDict(image) || typeof image.url !== "string") return [".image_url", "an 'image_url' part needs an 'image_url' object with a string 'url'"];
+    if (image.url === "") return [".image_url.url", EMPTY_IMAGE_URL];
+  }
+  return null;
+}
+
+/** What is malformed in one tool call, or null (`wire.call_problem`: a call of a type not known here is left to the
+ * provider). */
+function chatCallProblem(call: unknown): [string, string] | null {
+  if (!isDict(call)) return ["", UNNAMED_CALL];
+  const kind = "type" in call ? call.type : "function";
+  if (typeof kind !== "string" || kind === "") return [".type", "a tool call's 'type' must be a non-empty string"];
+  const fn = call.function;
+  if (kind === "function" && !(isDict(fn) && typeof fn.name === "string" && fn.name !== "")) return ["", UNNAMED_CALL];
+  const custom = call.custom;
+  if (kind === "custom" && !(isDict(custom) && typeof custom.name === "string" && custom.name !== "" && typeof custom.input === "string")) {
+    return [".custom", "a custom tool call needs a 'custom' object with a non-empty 'name' and a string 'input'"];
+  }
+  return null;
+}
+
+/** The structural problems of one Chat message, before any rule can be judged (`_check_shape`). */
+function chatShape(message: unknown, path: string): Problem[] {
+  const shape = (where: string, text: string): Problem => ({ code: "SHAPE", path: where, message: text, provider: "openai_chat" });
+  if (!isDict(message)) return [shape(path, "expected a message object")];
+  const role = message.role;
+  if (!CHAT_ROLES.includes(role)) return [shape(`${path}.role`, `unknown role ${brief(role)}`)];
+  if (role === "function" && !(typeof message.name === "string" && message.name !== "")) {
+    return [shape(`${path}.name`, "a function message needs a string 'name'")];
+  }
+  const out: Problem[] = [];
+  const content = message.content;
+  if (content !== undefined && content !== null && typeof content !== "string" && !Array.isArray(content)) {
+    out.push(shape(`${path}.content`, "content must be a string, a list or null"));
+  }
+  if (Array.isArray(content)) {
+    content.forEach((part, j) => {
+      const problem = chatPartProblem(part);
+      if (problem !== null) out.push(shape(`${path}.content[${j}]${problem[0]}`, problem[1]));
+    });
+  }
+  if (role === "tool" && "tool_call_id" in message && typeof message.tool_call_id !== "string") {
+    out.push(shape(`${path}.tool_call_id`, "'tool_call_id' must be a string"));
+  }
+  const calls = message.tool_calls;
+  if (calls !== undefined && calls !== null) {
+    if (role !== "assistant" || !Array.isArray(calls)) return [...out, shape(`${path}.tool_calls`, "'tool_calls' is a list on assistant messages")];
+    calls.forEach((call, k) => {
+      const problem = chatCallProblem(call);
+      if (problem !== null) out.push(shape(`${path}.tool_calls[${k}]${problem[0]}`, problem[1]));
+      else if ("id" in call && typeof call.id !== "string") out.push(shape(`${path}.tool_calls[${k}].id`, "'id' must be a string"));
+    });
+  }
+  const legacy = message.function_call;
+  if (legacy !== undefined && legacy !== null && (role !== "assistant" || !isDict(legacy) ||
+      !(typeof legacy.name === "string" && legacy.name !== "" && typeof legacy.arguments === "string"))) {
+    out.push(shape(`${path}.function_call`, "'function_call' is an object with a non-empty 'name' and string 'arguments', on assistant messages"));
+  }
+  return out;
+}
+
+/** Every structural problem of a Chat message list (when there is one, Python's checker judges no rule). */
+function chatShapeProblems(messages: Item[]): Problem[] {
+  const out: Problem[] = [];
+  for (let i = 0; i < messages.length; i++) out.push(...chatShape(messages[i], `messages[${i}]`));
+  return out;
+}
+
 function checkChat(_body: Dict, messages: Item[], report: Report): void {
+  const shapes = chatShapeProblems(messages);
+  if (shapes.length > 0) {
+    for (const problem of shapes) report(problem);
+    return;
+  }
   const say = (code: string, path: string, message: string) => report({ code, path, message, provider: "openai_chat" });
   let pending = new Map<string, number>();
   let answered = new Map<string, number>();
@@ -368,17 +471,6 @@ interface Turn {
   last: number;
   /** [message index, block index or -1 for string content, block] */
   blocks: [number, number, Dict][];
-}
-
-/** Python's `repr` of a short value, as the checker's `brief` shows it. */
-function brief(value: unknown): string {
-  if (Array.isArray(value)) return "<a list>";
-  if (isDict(value)) return "<an object>";
-  if (value === null || value === undefined) return "None";
-  if (typeof value === "string" && /^[\x20-\x26\x28-\x5b\x5d-\x7e]*$/.test(value) && value.length <= 78) {
-    return `'${value}'`;
-  }
-  throw new UnsupportedBodyError("anthropic", "a value whose Python repr this package does not write");
 }
 
 function where(n: number, m: number): string {

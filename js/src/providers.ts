@@ -19,7 +19,7 @@
  */
 
 import { assemble, type Item, type Writer } from "./assembly.js";
-import { holdsLoneSurrogate, listHoldsProblem, lonePaths } from "./check.js";
+import { chatPartProblem, holdsLoneSurrogate, listHoldsProblem, lonePaths } from "./check.js";
 import { type ChatMessage, codePoints, isBlank, isDict, pythonNumber } from "./messages.js";
 import { sanitizingIdMaker, shorteningIdMaker, wireIds } from "./ids.js";
 import {
@@ -173,11 +173,19 @@ function textOnly(content: unknown): boolean {
   return Array.isArray(content) && content.every((part) => isDict(part) && (chatPartText(part) !== undefined || chatImage(part)));
 }
 
-/** An `image_url` part with a URL (a data URL naming no media type too: the reader keeps it as its URL). */
+/** An `image_url` part with a URL (a data URL naming no media type too: the reader keeps it as its URL), or with its
+ * URL as a bare string (Mistral's spelling, which the reader takes and `check` reports: SHAPE). */
 function chatImage(part: Dict): boolean {
-  if (part.type !== "image_url" || !isDict(part.image_url)) return false;
-  const url = part.image_url.url;
+  if (part.type !== "image_url") return false;
+  const url = isDict(part.image_url) ? part.image_url.url : part.image_url;
   return typeof url === "string" && url !== "";
+}
+
+/** True for a user message's content the reader reads: none, a string, or parts it reads (any but a text or refusal
+ * part without its text, an image without a URL, a part without a type, which it refuses). */
+function readableUserContent(content: unknown): boolean {
+  if (content === undefined || content === null || typeof content === "string") return true;
+  return Array.isArray(content) && content.every((part) => chatPartProblem(part) === null || (isDict(part) && chatImage(part)));
 }
 
 /** The image parts of a message other than the user's (OC7), none for a user's. */
@@ -341,7 +349,7 @@ const openaiChat: Adapter = {
         if (legacyCall !== null) ids.push(legacy);
         refs.push(ids);
       } else if (role === "user" || role === "system" || role === "developer") {
-        if (role !== "user" && !textOnly(content)) return null;
+        if (role === "user" ? !readableUserContent(content) : !textOnly(content)) return null;
         kinds.push(OTHER);
         refs.push(null);
       } else {
@@ -1600,9 +1608,8 @@ function stubRepair(
   if (adapter.name === "gemini" && listHoldsProblem(adapter.name, { ...body, [key]: assembled[0] })) {
     return null; // a rule of Gemini's own beyond pairing (GE10, a part's shape): the neutral route's writer knows it
   }
-  // (an adapter that moves parts out writes the list whole only for them: nothing else it writes breaks a rule)
-  const whole = adapter.wholeList !== undefined && (adapter.movedOut === undefined || stubs.movesOut === true);
-  if (whole && neutral() && listHoldsProblem(adapter.name, { ...body, [key]: assembled[0] })) {
+  // (Chat's list still breaks a rule where it holds images its writer moves or a malformed message: SHAPE)
+  if (adapter.wholeList !== undefined && neutral() && listHoldsProblem(adapter.name, { ...body, [key]: assembled[0] })) {
     // the list breaks a rule of the wire beyond pairing: Python's neutral route writes it whole
     const list = (adapter.wholeList as NonNullable<Adapter["wholeList"]>)(assembled[0], items);
     assembled = [list, list.map((_, k) => k)];

@@ -157,3 +157,15 @@ test("a legacy function call is answered by a function message, as Python's Chat
   const renamed = { model: "m", messages: [asks, { role: "function", name: "other", content: "ok" }] };
   assert.throws(() => repairBody("openai_chat", renamed), UnsupportedBodyError);
 });
+
+test("a malformed Chat message is judged by its shape, as Python's checker judges it, and refused where Python's reader refuses it", () => {
+  const asks = { role: "assistant", content: null, tool_calls: [{ id: "a1", type: "function", function: { name: "f", arguments: "{}" } }] };
+  const bare = { model: "m", messages: [{ role: "user", content: [{ type: "image_url", image_url: "https://x/y.png" }] }, asks] };
+  assert.deepEqual(check("openai_chat", bare).map((p) => [p.code, p.path]), [["SHAPE", "messages[0].content[0].image_url"]]);
+  assert.deepEqual(repairBody("openai_chat", bare).report.interrupted, ["a1"]); // (the reader takes a bare URL)
+  const untyped = { model: "m", messages: [{ role: "user", content: [{ text: "x" }] }, asks] };
+  assert.deepEqual(check("openai_chat", untyped).map((p) => p.message), ["expected a content part object"]);
+  assert.throws(() => repairBody("openai_chat", untyped), UnsupportedBodyError); // (Python's reader: ReadError)
+  const bot = { model: "m", messages: [{ role: "bot\u200b", content: "hi" }] };
+  assert.deepEqual(check("openai_chat", bot).map((p) => p.message), ["unknown role 'bot\\u200b'"]);
+});
