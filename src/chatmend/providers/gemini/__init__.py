@@ -58,7 +58,7 @@ from chatmend.providers.gemini.read import (
     read_model,
     read_plain,
 )
-from chatmend.providers.gemini.wire import BRIDGE_TEXT, IMAGES_LABEL, NAME, RAW_ARGUMENTS_KEY, get
+from chatmend.providers.gemini.wire import BRIDGE_TEXT, IMAGES_LABEL, NAME, RAW_ARGUMENTS_KEY, either_spelling
 from chatmend.providers.gemini.wire import is_base64 as is_base64
 from chatmend.providers.gemini.wire import is_gemini3 as is_gemini3
 from chatmend.providers.gemini.write import (
@@ -205,7 +205,7 @@ class Gemini(Provider):
             if isinstance(data, Mapping):
                 if "contents" not in data:
                     raise ReadError("expected a generateContent body with 'contents', or a contents list")
-                system = get(data, "systemInstruction")
+                system = either_spelling(data, "systemInstruction")
                 if system is not None:
                     system = as_mapping(system, "systemInstruction")
                     for j, part in enumerate(as_list(system.get("parts"), "systemInstruction.parts")):
@@ -232,7 +232,7 @@ class Gemini(Provider):
             data = as_mapping(plain(response), "response")
             candidates = as_list(data.get("candidates"), "candidates")
             if not candidates:
-                feedback = get(data, "promptFeedback") or data.get("prompt_feedback") or {}
+                feedback = either_spelling(data, "promptFeedback") or data.get("prompt_feedback") or {}
                 reason = (
                     feedback.get("blockReason") or feedback.get("block_reason")
                     if isinstance(feedback, Mapping)

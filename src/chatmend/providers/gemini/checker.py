@@ -10,7 +10,15 @@ from typing import Any
 
 from chatmend.exceptions import Problem
 from chatmend.providers.base import CheckContext, CheckPass
-from chatmend.providers.gemini.wire import DATA_FIELDS, NAME, PART_METADATA, get, is_base64, is_gemini3, spellings
+from chatmend.providers.gemini.wire import (
+    DATA_FIELDS,
+    NAME,
+    PART_METADATA,
+    either_spelling,
+    is_base64,
+    is_gemini3,
+    spellings,
+)
 
 
 def _api_path(path: str) -> str:
@@ -94,13 +102,13 @@ class _Pass(CheckPass):
 
     def blob(self, part: Mapping[str, Any], path: str) -> None:
         """An inlineData or fileData part: mimeType and data (base64) or fileUri."""
-        inline = get(part, "inlineData")
+        inline = either_spelling(part, "inlineData")
         if inline is not None:
             if not isinstance(inline, Mapping):
                 self.add("GE0", path + ".inlineData", "Invalid JSON payload received. Expected an object.")
                 return
             self.bytes_field(inline.get("data"), path + ".inlineData.data")
-            mime_type = get(inline, "mimeType")
+            mime_type = either_spelling(inline, "mimeType")
             self.string_field(mime_type, path + ".inlineData.mimeType")
             if mime_type is None or mime_type == "":  # (any other non-string: `string_field` said so, once)
                 self.add(
@@ -108,11 +116,11 @@ class _Pass(CheckPass):
                     path + ".inlineData.mimeType",
                     f"* GenerateContentRequest.{_api_path(path)}.inline_data.mime_type: mime_type must be specified.",
                 )
-        file = get(part, "fileData")
+        file = either_spelling(part, "fileData")
         if isinstance(file, Mapping):
-            self.string_field(get(file, "fileUri"), path + ".fileData.fileUri")
-            self.string_field(get(file, "mimeType"), path + ".fileData.mimeType")
-        if file is not None and not (isinstance(file, Mapping) and get(file, "fileUri") not in (None, "")):
+            self.string_field(either_spelling(file, "fileUri"), path + ".fileData.fileUri")
+            self.string_field(either_spelling(file, "mimeType"), path + ".fileData.mimeType")
+        if file is not None and not (isinstance(file, Mapping) and either_spelling(file, "fileUri") not in (None, "")):
             self.add(
                 "GE0",
                 path + ".fileData",
@@ -124,7 +132,7 @@ class _Pass(CheckPass):
         if not isinstance(part, Mapping):
             self.add("GE0", path, f"Invalid value at '{_api_path(path)}', expected an object.")
             return
-        kinds = [k for k in DATA_FIELDS if get(part, k) is not None]
+        kinds = [k for k in DATA_FIELDS if either_spelling(part, k) is not None]
         if not kinds and _newer_kind(part):
             turn.standard = True  # a kind of data newer than chatmend's list: the API's to judge
             return
@@ -142,7 +150,7 @@ class _Pass(CheckPass):
                 path,
                 f"Invalid JSON payload received. Oneof field 'data' is already set. Cannot set '{kinds[1]}'",
             )
-        signature = get(part, "thoughtSignature")
+        signature = either_spelling(part, "thoughtSignature")
         if signature is not None:
             self.bytes_field(signature, path + ".thoughtSignature")
         kind = kinds[0]
@@ -151,9 +159,9 @@ class _Pass(CheckPass):
         elif kind in ("inlineData", "fileData"):
             self.blob(part, path)
         elif kind == "functionCall":
-            self.function_call(get(part, kind), path + ".functionCall", turn, signature is not None)
+            self.function_call(either_spelling(part, kind), path + ".functionCall", turn, signature is not None)
         elif kind == "functionResponse":
-            self.function_response(get(part, kind), path + ".functionResponse", turn)
+            self.function_response(either_spelling(part, kind), path + ".functionResponse", turn)
         if kind != "functionResponse":
             turn.standard = True
 
@@ -208,7 +216,8 @@ class _Pass(CheckPass):
             for q, item in enumerate(inner):
                 where = f"{path}.parts[{q}]"
                 if not isinstance(item, Mapping) or (
-                    get(item, "inlineData") is None and get(item, "fileData") is None and not _newer_kind(item)
+                    either_spelling(item, "inlineData") is None and either_spelling(item, "fileData") is None
+                    and not _newer_kind(item)
                 ):
                     self.add(
                         "GE0",
@@ -218,9 +227,9 @@ class _Pass(CheckPass):
                     )
                     continue
                 self.blob(item, where)
-                for blob in (get(item, "inlineData"), get(item, "fileData")):
-                    if isinstance(blob, Mapping) and isinstance(get(blob, "displayName"), str):
-                        names.add(get(blob, "displayName"))
+                for blob in (either_spelling(item, "inlineData"), either_spelling(item, "fileData")):
+                    if isinstance(blob, Mapping) and isinstance(either_spelling(blob, "displayName"), str):
+                        names.add(either_spelling(blob, "displayName"))
         for ref in _refs(response):  # GE9
             if ref not in names:
                 self.add(
@@ -318,7 +327,7 @@ class _Pass(CheckPass):
         if not isinstance(body, Mapping):
             self.add("GE0", "", "Invalid JSON payload received. Expected an object.")
             return self.problems
-        system = get(body, "systemInstruction")
+        system = either_spelling(body, "systemInstruction")
         if system is not None:
             parts = system.get("parts") if isinstance(system, Mapping) else None
             if not isinstance(parts, list) or not parts:  # GE6

@@ -26,7 +26,7 @@ from chatmend.providers.gemini.wire import (
     IMAGES_LABEL,
     NAME,
     RAW_ARGUMENTS_KEY,
-    get,
+    either_spelling,
     media_type_of_uri,
     response_text,
     spellings,
@@ -76,7 +76,7 @@ def as_list(value: Any, path: str) -> list[Any]:
 
 def _optional_string(data: Mapping[str, Any], key: str, path: str) -> str | None:
     """The string field `key` (either spelling), None when absent, or a ReadError saying where."""
-    value = get(data, key)
+    value = either_spelling(data, key)
     if value is not None and not isinstance(value, str):
         raise ReadError(f"'{key}' must be a string, got {type(value).__name__}", path=f"{path}.{key}")
     return value
@@ -115,7 +115,7 @@ def _kind(part: Mapping[str, Any]) -> str | None:
     """The part's data field chatmend reads (`text`, `inlineData`, ...), camelCase; None for any other kind
     (`executableCode`, `codeExecutionResult`, a kind added last month), kept as a native part."""
     for name in _READ_KINDS:
-        if get(part, name) is not None:
+        if either_spelling(part, name) is not None:
             return name
     return None
 
@@ -125,7 +125,7 @@ def _media(part: Mapping[str, Any], kind: str, path: str, modelled: frozenset[st
     as a FilePart; the blob's and the part's other fields (`displayName`, `videoMetadata`) in
     `provider_data`."""
     where = f"{path}.{kind}"
-    blob = as_mapping(get(part, kind), where)
+    blob = as_mapping(either_spelling(part, kind), where)
     mime = _optional_string(blob, "mimeType", where)
     kept: dict[str, Any] = {}
     _keep_extras(kept, "part", part, modelled)
@@ -149,7 +149,7 @@ def _media(part: Mapping[str, Any], kind: str, path: str, modelled: frozenset[st
 def _read_image(part: Mapping[str, Any], path: str) -> ImagePart | FilePart | None:
     """An ImagePart or FilePart from an `inlineData` or `fileData` part (None for any other part)."""
     for kind in _BLOB_KEYS:
-        if get(part, kind) is not None:
+        if either_spelling(part, kind) is not None:
             return _media(part, kind, path, _MEDIA_PART_KEYS[kind])
     return None
 
@@ -208,7 +208,7 @@ MintId = Callable[[int], str]
 
 def _read_call(part: Mapping[str, Any], where: str, signature: Any, mint: MintId | None, k: int) -> ToolCall:
     """A `functionCall` part as a ToolCall; its signature and every other field in `provider_data`."""
-    fc = as_mapping(get(part, "functionCall"), where + ".functionCall")
+    fc = as_mapping(either_spelling(part, "functionCall"), where + ".functionCall")
     name = fc.get("name")
     if not isinstance(name, str) or not name:
         raise ReadError("a functionCall needs a name", path=where + ".functionCall.name")
@@ -235,7 +235,7 @@ def read_model(parts: list[Any], path: str, mint: MintId | None = None) -> ChatM
         if kind is None or kind == "functionResponse":  # a response in a model turn: kept as it stands
             content.append(native(NAME, part))
             continue
-        signature = get(part, "thoughtSignature")
+        signature = either_spelling(part, "thoughtSignature")
         if kind == "functionCall":
             calls.append(_read_call(part, where, signature, mint, len(calls)))
             continue
@@ -297,7 +297,7 @@ def read_response(part: Mapping[str, Any], path: str) -> ChatMessage:
     """A `functionResponse` part as a tool message, on its own (its id as it stands, empty when it has none): what
     a store that keeps responses apart from their contents hands over."""
     where = path + ".functionResponse"
-    fr = as_mapping(get(part, "functionResponse"), where)
+    fr = as_mapping(either_spelling(part, "functionResponse"), where)
     own_id = _optional_string(fr, "id", where)
     return _tool_message(own_id or "", fr.get("name") or None, fr.get("response"),
                          _response_parts(fr.get("parts"), where + ".parts"), _response_kept(part, fr, own_id, None))
@@ -316,7 +316,7 @@ def _read_user(parts: list[Any], path: str, calls: Sequence[ToolCall], keep_empt
     for j, raw in enumerate(parts):
         where = f"{path}.parts[{j}]"
         part = as_mapping(raw, where)
-        fr = get(part, "functionResponse")
+        fr = either_spelling(part, "functionResponse")
         if fr is not None:
             fr = as_mapping(fr, where + ".functionResponse")
             k = len(results)
@@ -353,7 +353,8 @@ def _read_user(parts: list[Any], path: str, calls: Sequence[ToolCall], keep_empt
 
 def _is_image(part: Any) -> bool:
     """True for an inlineData or fileData part."""
-    return isinstance(part, Mapping) and (get(part, "inlineData") is not None or get(part, "fileData") is not None)
+    return isinstance(part, Mapping) and (either_spelling(part, "inlineData") is not None
+                                          or either_spelling(part, "fileData") is not None)
 
 
 def read_content(

@@ -79,7 +79,7 @@ def spellings(*names: str) -> frozenset[str]:
     return frozenset(n for name in names for n in (name, _SNAKE.get(name) or _snake(name)))
 
 
-def get(data: Mapping[str, Any], name: str) -> Any:
+def either_spelling(data: Mapping[str, Any], name: str) -> Any:
     """A field by its camelCase name, or by its snake_case twin (the API and the SDK accept both)."""
     value = data.get(name)
     if value is None:
