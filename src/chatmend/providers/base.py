@@ -215,7 +215,8 @@ class CheckPass:
 
 class Provider(ABC):
     """One provider's wire format. Subclasses set the flags and declarations, and implement the hooks
-    (`_write_body`, `_check`, `_create`) and the readers (`_read_groups` or `from_request`, `from_response`)."""
+    (`_write_body`, `_check`, `_create`) and the readers (`_read_groups`, or `_units` and `from_request` for a
+    format that reads several items as one message; `from_response`)."""
 
     name: ClassVar[str]
     """The registry name, equal to the module name (`openai_chat`, `anthropic`, ...)."""
