@@ -719,11 +719,13 @@ function rebuild(items: readonly unknown[], out: readonly ChatMessage[], kept: (
   const rewritten: number[] = [];
   let p = 0;
   let next = 0; // the next run (they come in order)
+  let last: number | null = null; // the item kept last: an item of several messages goes in once
   while (p < out.length) {
     const run = runs[next];
     if (run === undefined || run.start !== p) {
-      const item = items[whole[p] as number];
-      if (newItems.length === 0 || newItems[newItems.length - 1] !== item) newItems.push(item);
+      const r = whole[p] as number;
+      if (r !== last) newItems.push(items[r]); // by position, not identity: a list may hold one object twice
+      last = r;
       p += 1;
       continue;
     }
@@ -733,6 +735,7 @@ function rebuild(items: readonly unknown[], out: readonly ChatMessage[], kept: (
       rewritten.push(newItems.length);
       newItems.push(content);
     }
+    last = null;
     p = run.end;
   }
   return [newItems, rewritten];

@@ -169,3 +169,25 @@ test("a malformed Chat message is judged by its shape, as Python's checker judge
   const bot = { model: "m", messages: [{ role: "bot\u200b", content: "hi" }] };
   assert.deepEqual(check("openai_chat", bot).map((p) => p.message), ["unknown role 'bot\\u200b'"]);
 });
+
+test("a list holding one item object twice repairs as its JSON copy (bodies built in code may share one)", () => {
+  const outcome = (provider, body) => {
+    try {
+      return canonical(repairBody(provider, body).body);
+    } catch (error) {
+      return String(error);
+    }
+  };
+  for (const provider of PROVIDERS) {
+    let n = 0;
+    for (const c of load(`bodies/${provider}.json.gz`)) {
+      const items = c.input[LIST_KEY[provider]];
+      if (!Array.isArray(items) || items.length < 2 || REFUSED[provider]?.includes(c.name)) continue;
+      n += 1;
+      const twice = items[n % items.length];
+      const shared = { ...c.input, [LIST_KEY[provider]]: [...items.slice(0, 2), twice, ...items.slice(2)] };
+      assert.equal(outcome(provider, shared), outcome(provider, JSON.parse(JSON.stringify(shared))), c.name);
+    }
+    assert.ok(n > 0, provider);
+  }
+});

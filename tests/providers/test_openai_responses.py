@@ -845,7 +845,15 @@ def test_an_image_without_a_readable_url_is_a_read_error_that_says_which(image: 
                       {"type": "function_call_output", "call_id": "c", "output": [image]}]}
     with pytest.raises(ReadError) as info:
         orr.from_request(body)
-    assert (info.value.path, info.value.reason) == (path, reason)
+    assert (info.value.path, info.value.reason, info.value.provider) == (path, reason, "openai_responses")
+
+
+def test_a_value_the_neutral_model_rejects_is_a_read_error_naming_the_provider() -> None:
+    # an empty image url: the model's rejection became a ReadError that named no provider
+    with pytest.raises(ReadError) as info:
+        orr.from_request({"input": [{"role": "user", "content": [{"type": "input_image", "image_url": ""}]}]})
+    assert (info.value.provider, info.value.path) == ("openai_responses", "input[0].content[0].image_url")
+    assert str(info.value).startswith("openai_responses: input[0].content[0].image_url: ")
 
 
 def test_a_renamed_call_whose_item_id_was_sent_before_is_written_plain_in_its_run_and_the_rest_kept() -> None:

@@ -175,3 +175,39 @@ def test_a_body_whose_repair_answers_a_call_or_notes_a_result_is_one_check_refus
         assert repaired.changed
     else:
         assert repaired.changed == bool(provider._list_problems(broken)) or not repaired.report.changed
+
+
+def test_a_list_holding_one_dict_object_twice_keeps_both() -> None:
+    # the neutral route kept an item once when the item before it in the output was the same object
+    hello = {"role": "user", "content": "hi"}
+    items = [hello, {"role": "assistant", "content": ""}, hello, {"role": "assistant", "content": " "},
+             {"role": "tool", "tool_call_id": "c", "content": "r"}]
+    repaired = providers.get("openai_chat").repair_body({"model": "m", "messages": items})
+    assert [m["content"] for m in repaired.body["messages"]][:2] == ["hi", "hi"]
+    assert repaired.body["messages"][0] is hello and repaired.body["messages"][1] is hello
+
+
+@examples(30)
+@given(history=valid_histories(), data=st.data())
+def test_a_body_repairs_as_its_json_copy_when_it_holds_one_item_object_twice(
+        history: list[ChatMessage], data: st.DataObject) -> None:
+    # bodies built in Python may share a dict (a system prompt, a canned reply); JSON never does
+    for name in ALL:
+        provider = providers.get(name)
+        items = list(_body(name, history)[provider.list_key])
+        keep = data.draw(st.lists(st.booleans(), min_size=len(items), max_size=len(items)))
+        items = [item for item, k in zip(items, keep) if k]
+        if not items:
+            continue
+        twice = items[data.draw(st.integers(0, len(items) - 1))]
+        items.insert(data.draw(st.integers(0, len(items))), twice)
+        shared = {"model": "m-1", provider.list_key: items}
+        copied = json.loads(json.dumps(shared))
+
+        def repaired(body: dict[str, Any], provider: Any = provider) -> Any:
+            try:
+                return provider.repair_body(body).body
+            except (ReadError, UnsupportedError) as exc:
+                return str(exc)
+
+        assert repaired(shared) == repaired(copied), name

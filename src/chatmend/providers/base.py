@@ -452,7 +452,7 @@ class Provider(ABC):
         with error_context(provider=self.name):
             items = messages_of(data)
             system = self._read_system(data) if isinstance(data, Mapping) else []
-        return [*system, *(m for group in self._read_groups(items) for m in group)]
+            return [*system, *(m for group in self._read_groups(items) for m in group)]
 
     def _read_system(self, body: Mapping[str, Any]) -> list[ChatMessage]:
         """Hook of `from_request`: the system messages of the body's fields beside its list (Anthropic's and
@@ -701,20 +701,23 @@ class Provider(ABC):
         new_items: list[Any] = []
         rewritten: list[int] = []
         run_at = {run.start: run for run in runs}
+        last: int | None = None  # the unit kept last: an item of several messages goes in once
         p = 0
         while p < len(out):
             run = run_at.get(p)
             if run is None:
                 r = kept[p]
                 assert r is not None
-                if not new_items or new_items[-1] is not items[r]:  # an item of several messages: once
+                if r != last:  # by position, not identity: a list may hold one dict object twice
                     new_items.append(items[r])
+                    last = r
                 p += 1
                 continue
             written = self._write_run(new_items, out[run.lead:run.end],
                                       _assigners(wire_ids, calls_before[run.lead]), run.start - run.lead)
             rewritten.extend(range(len(new_items), len(new_items) + len(written)))
             new_items.extend(written)
+            last = None
             p = run.end
         return new_items, rewritten
 

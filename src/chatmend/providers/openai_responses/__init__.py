@@ -53,7 +53,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, ClassVar
 
-from chatmend.exceptions import Problem
+from chatmend.exceptions import Problem, error_context
 from chatmend.messages import ChatMessage, Tool
 from chatmend.planner import Stubs
 from chatmend.providers.base import CheckContext, EntryPoints, IdAssigner, Provider, text_field, to_plain
@@ -124,7 +124,11 @@ class OpenAIResponses(Provider):
 
     def from_request(self, data: Mapping[str, Any] | Sequence[Any]) -> list[ChatMessage]:
         """A history from a saved body (`instructions` and `input`), an input list, or an input string."""
-        data = self._plain_request(data)  # SDK objects (output items of a reply) as their dicts
+        with error_context(provider=self.name):  # a reader's error names the provider (the neutral model's too)
+            return self._read_request(self._plain_request(data))
+
+    def _read_request(self, data: Mapping[str, Any] | Sequence[Any]) -> list[ChatMessage]:
+        """`from_request` of a body whose SDK objects are read as their dicts."""
         history: list[ChatMessage] = []
         if isinstance(data, Mapping):
             instructions = data.get("instructions")
