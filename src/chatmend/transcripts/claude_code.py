@@ -11,11 +11,13 @@ as they are and not read."""
 from __future__ import annotations
 
 import collections
+import os
 import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from chatmend import ChatMessage
@@ -40,11 +42,17 @@ from chatmend.transcripts._records import (
     located,
     parse_records,
 )
-from chatmend.transcripts._stores import FileFormat, any_record
+from chatmend.transcripts._stores import FileFormat, any_record, tool_locations
 
-__all__ = ["FORMAT", "ClaudeCode", "Line", "is_record", "line_of", "read"]
+__all__ = [
+    "FORMAT", "NAME", "TOOL", "ClaudeCode", "Line", "default_locations", "is_record", "is_session_file", "line_of",
+    "read", "resume_command", "session_id",
+]
 
 NAME = "claude_code"
+"""The format's name (`--from claude_code`)."""
+TOOL = "Claude Code"
+"""The tool's name, as a person knows it."""
 WHAT = "one Claude Code transcript record a line"
 _NAMESPACE = uuid.UUID("5b0e3c1e-7f0a-4c47-9a57-0c6f8f0c2d11")
 _ENVELOPE = ("isSidechain", "agentId", "userType", "cwd", "sessionId", "version", "gitBranch", "slug")
@@ -56,6 +64,32 @@ _READ = ("uuid", "parentUuid", "type", "subtype", "isSidechain", "isVirtual", "i
          "timestamp", "retractedMessageUuids", "supersedesUuids", "sourceToolAssistantUUID", *_ENVELOPE)
 """The fields of a record that reading it and writing records for it look at."""
 _READ_OF_MESSAGE = ("id", "model", "content")
+
+
+# --- what a doctor needs -------------------------------------------------------------------------------------
+
+
+def default_locations(env: Mapping[str, str] | None = None) -> list[Path]:
+    """Where Claude Code keeps its projects' transcripts: `$CLAUDE_CONFIG_DIR/projects` when set, else
+    `~/.claude/projects`."""
+    return tool_locations(env, "CLAUDE_CONFIG_DIR", ".claude", "projects")
+
+
+def is_session_file(path: str | os.PathLike[str]) -> bool:
+    """True for a session Claude Code resumes by id: a `.jsonl` right in a project's folder, not a subagent's
+    (`agent-*.jsonl` beside it, or anything in a session's own folder: they are part of their parent's)."""
+    file = Path(path)
+    return file.suffix == ".jsonl" and file.parent.parent.name == "projects" and not file.name.startswith("agent-")
+
+
+def session_id(path: str | os.PathLike[str]) -> str:
+    """The session's id: Claude Code names its transcript `<session id>.jsonl`."""
+    return Path(path).stem
+
+
+def resume_command(path: str | os.PathLike[str]) -> str:
+    """How to resume the session (from the project's folder): `claude --resume ID`."""
+    return f"claude --resume {session_id(path)}"
 
 
 def read(lines: Iterable[str]) -> Session:

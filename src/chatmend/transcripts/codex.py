@@ -19,7 +19,10 @@ Item ids the Responses API refuses (a `call_id` over 64 characters, an `id` with
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from chatmend import ChatMessage, ImagePart, TextPart, ToolCall
@@ -47,11 +50,17 @@ from chatmend.transcripts._records import (
     optional_text,
     parse_records,
 )
-from chatmend.transcripts._stores import FileFormat
+from chatmend.transcripts._stores import FileFormat, tool_locations
 
-__all__ = ["FORMAT", "Codex", "holds_records", "read"]
+__all__ = [
+    "FORMAT", "NAME", "TOOL", "Codex", "default_locations", "holds_records", "is_session_file", "read",
+    "resume_command", "session_id",
+]
 
 NAME = "codex"
+"""The format's name (`--from codex`)."""
+TOOL = "Codex"
+"""The tool's name, as a person knows it."""
 _WHAT = "one Codex session record a line"
 _OUTPUT_OF = {**CALL_OUTPUTS, "local_shell_call": "function_call_output"}
 """The output type of each client call as Codex answers it (a local shell call with a `function_call_output`)."""
@@ -59,6 +68,34 @@ _PAYLOAD = {"function_call": "arguments", "custom_tool_call": "input", "tool_sea
             "local_shell_call": "action", "shell_call": "action", "computer_call": "action",
             "apply_patch_call": "operation"}
 """The field holding each client call's payload."""
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+# --- what a doctor needs -------------------------------------------------------------------------------------
+
+
+def default_locations(env: Mapping[str, str] | None = None) -> list[Path]:
+    """Where Codex keeps its session files: `sessions` and `archived_sessions` in `$CODEX_HOME` when set, else in
+    `~/.codex`."""
+    return [*tool_locations(env, "CODEX_HOME", ".codex", "sessions"),
+            *tool_locations(env, "CODEX_HOME", ".codex", "archived_sessions")]
+
+
+def is_session_file(path: str | os.PathLike[str]) -> bool:
+    """True for a session file: Codex names each `rollout-<time>-<thread id>.jsonl`."""
+    file = Path(path)
+    return file.name.startswith("rollout-") and file.suffix == ".jsonl"
+
+
+def session_id(path: str | os.PathLike[str]) -> str:
+    """The session's id: the thread id at the end of the file's name (its stem when it holds none)."""
+    found = _UUID.findall(Path(path).name)
+    return found[-1] if found else Path(path).stem
+
+
+def resume_command(path: str | os.PathLike[str]) -> str:
+    """How to resume the session: `codex resume ID`."""
+    return f"codex resume {session_id(path)}"
 
 
 def _is_call(payload: Mapping[str, Any], kind: object) -> bool:

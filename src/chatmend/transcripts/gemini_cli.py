@@ -17,8 +17,10 @@ Repair writes the records it changes where they stand (a synthetic response goes
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from chatmend import ChatMessage, HistoryError, RepairResult, ToolCall
@@ -36,14 +38,52 @@ from chatmend.transcripts._records import (
     parse_records,
     writable_repair,
 )
-from chatmend.transcripts._stores import FileFormat, any_record
+from chatmend.transcripts._stores import FileFormat, any_record, home
 
-__all__ = ["FORMAT", "NAME", "holds_session", "is_record", "read", "read_document"]
+__all__ = [
+    "FORMAT", "NAME", "TOOL", "default_locations", "holds_session", "is_record", "is_session_file", "read",
+    "read_document", "resume_command", "session_id",
+]
 
 NAME = "gemini_cli"
+"""The format's name (`--from gemini_cli`)."""
+TOOL = "Gemini CLI"
+"""The tool's name, as a person knows it."""
 _WHAT = "one Gemini CLI session record a line"
 _IGNORED = ("/", "?", "<session_context>", "<hook_context>")
 """How user text Gemini CLI does not send on resume begins."""
+
+
+# --- what a doctor needs -------------------------------------------------------------------------------------
+
+
+def default_locations(env: Mapping[str, str] | None = None) -> list[Path]:
+    """Where Gemini CLI keeps its project directories, whose `chats` folders hold the sessions: `~/.gemini/tmp`."""
+    env = os.environ if env is None else env
+    return [Path(home(env)) / ".gemini" / "tmp"]
+
+
+def is_session_file(path: str | os.PathLike[str]) -> bool:
+    """True for a session file: `session-*.jsonl` (or an older `session-*.json`) in a project's `chats` folder."""
+    file = Path(path)
+    return file.name.startswith("session-") and file.suffix in (".jsonl", ".json") and file.parent.name == "chats"
+
+
+def session_id(path: str | os.PathLike[str]) -> str:
+    """The session's id: the `sessionId` of its header line (the file's name holds only 8 characters of it)."""
+    file = Path(path)
+    try:
+        with file.open(encoding="utf-8") as handle:
+            head = json.loads(handle.readline() if file.suffix == ".jsonl" else handle.read())
+    except (OSError, ValueError):
+        return file.stem
+    value = head.get("sessionId") if isinstance(head, dict) else None
+    return value if isinstance(value, str) else file.stem
+
+
+def resume_command(path: str | os.PathLike[str]) -> str:
+    """How to resume the session (from the project's directory): `gemini --resume ID`."""
+    return f"gemini --resume {session_id(path)}"
 
 
 def holds_session(value: object) -> bool:
