@@ -178,3 +178,16 @@ def test_an_unlocked_database_is_repaired_in_one_transaction(tmp_path: Path, jou
     proc = chatmend("repair", str(db), "--in-place")
     assert proc.returncode == 0, proc.stderr
     assert chatmend("check", str(db)).returncode == 0
+
+
+def test_the_stores_reads_wait_for_a_lock_as_long_as_its_writes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`BUSY_SECONDS` is the one wait: the read connection takes it too (what these runs shorten in the child)."""
+    from chatmend.transcripts import _sqlite
+    from chatmend.transcripts._stores import open_store
+
+    monkeypatch.setattr(_sqlite, "BUSY_SECONDS", BUSY_SECONDS)
+    store = open_store(str(goose(tmp_path / "sessions.db")))
+    assert isinstance(store, _sqlite.SqliteStore)
+    with store:
+        assert store.read_connection().execute("PRAGMA busy_timeout").fetchone() == (BUSY_SECONDS * 1000,)

@@ -202,7 +202,7 @@ class SqliteStore(Store):
         """A read-only connection (a WAL database's last writes included), opened once."""
         if self._read is None:
             try:
-                self._read = sqlite3.connect(_uri(self.path, "ro"), uri=True, timeout=5)
+                self._read = sqlite3.connect(_uri(self.path, "ro"), uri=True, timeout=BUSY_SECONDS)
             except sqlite3.Error as exc:
                 raise InputError(f"cannot open the database: {exc}") from None
         return self._read
