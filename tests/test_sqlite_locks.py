@@ -184,7 +184,7 @@ def test_the_stores_reads_wait_for_a_lock_as_long_as_its_writes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`BUSY_SECONDS` is the one wait: the read connection takes it too (what these runs shorten in the child)."""
     from chatmend.transcripts import _sqlite
-    from chatmend.transcripts._stores import open_store
+    from chatmend.transcripts.stores import open_store
 
     monkeypatch.setattr(_sqlite, "BUSY_SECONDS", BUSY_SECONDS)
     store = open_store(str(goose(tmp_path / "sessions.db")))

@@ -1,7 +1,7 @@
 """`chatmend doctor`: find every saved session of every supported tool, say which would be refused, and repair
 them where they lie.
 
-With no paths, `doctor` scans the default locations of every registered tool (`transcripts._stores`: the
+With no paths, `doctor` scans the default locations of every registered tool (`transcripts.stores`: the
 tools whose sessions are files register `SessionFiles`, the databases and folders register a `Store` class),
 honouring their environment variables (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `OPENCODE_DB`, `XDG_DATA_HOME`...).
 Given paths, it scans those: a session file, a store, or a folder (every session file and store under it).
@@ -41,7 +41,7 @@ from chatmend.files.session import RepairSummary, Streamed
 from chatmend.formats import InputError, Session, read_bytes, streamed
 from chatmend.providers.words import provider_words
 from chatmend.transcripts._sqlite import DatabaseLocked, SqliteStore, is_sqlite
-from chatmend.transcripts._stores import (
+from chatmend.transcripts.stores import (
     SessionFiles,
     Store,
     StoredSession,

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from chatmend import providers
 from chatmend.cli import main
-from chatmend.transcripts._stores import Store, open_store
 from chatmend.transcripts.agents_sdk import AgentsSdkSession
+from chatmend.transcripts.stores import Store, open_store
 from tests.transcripts.opencode_db import rows
 
 agents = pytest.importorskip("agents")

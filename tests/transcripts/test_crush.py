@@ -21,8 +21,8 @@ from chatmend import HistoryError
 from chatmend.cli import main
 from chatmend.doctor import doctor
 from chatmend.files.io import InputError
-from chatmend.transcripts._stores import Store, open_store
 from chatmend.transcripts.crush import CrushDatabase, go_json, parts_with
+from chatmend.transcripts.stores import Store, open_store
 from tests.transcripts.crush_db import (
     T0,
     assistant,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from chatmend.transcripts._stores import registered_files
+from chatmend.transcripts.stores import registered_files
 
 CLAUDE_ID = "5f1d3c2a-9b8e-4a7d-8c6b-1e2f3a4b5c6d"
 CODEX_ID = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"

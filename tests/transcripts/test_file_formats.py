@@ -13,8 +13,8 @@ import pytest
 
 from chatmend.files.session import Session
 from chatmend.formats import TRANSCRIPT_FORMATS, read
-from chatmend.transcripts import _stores
-from chatmend.transcripts._stores import FileFormat, file_formats
+from chatmend.transcripts import stores
+from chatmend.transcripts.stores import FileFormat, file_formats
 
 
 def test_every_declared_format_is_its_modules_and_can_be_told_and_read() -> None:
@@ -43,12 +43,12 @@ def test_a_store_module_that_declares_a_format_is_detected_and_read(
     toy = ModuleType("toy")
     toy.FORMAT = FileFormat("toy", "toy sessions", order=0, read_lines=_reader,  # type: ignore[attr-defined]
                             holds_records=_toy_records)
-    builtin = _stores.store_modules
-    monkeypatch.setattr(_stores, "store_modules", lambda: [*builtin(), toy])
+    builtin = stores.store_modules
+    monkeypatch.setattr(stores, "store_modules", lambda: [*builtin(), toy])
     path = tmp_path / "session.jsonl"
     # records Claude Code's check would take, told apart by the toy check, which runs first (order 0)
     path.write_text('{"type": "user", "uuid": "u1", "toy": true, "message": {"role": "user", "content": "hi"}}\n',
                     encoding="utf-8")
     assert read(str(path)).format == "toy"
-    monkeypatch.setattr(_stores, "store_modules", builtin)
+    monkeypatch.setattr(stores, "store_modules", builtin)
     assert read(str(path)).format == "claude_code"

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from chatmend import HistoryError
 from chatmend.cli import main
-from chatmend.transcripts._stores import Store, open_store
 from chatmend.transcripts.goose import GooseDatabase
+from chatmend.transcripts.stores import Store, open_store
 from tests.transcripts.opencode_db import rows
 
 SCHEMA = """

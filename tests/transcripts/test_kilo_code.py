@@ -12,9 +12,9 @@ import sqlite3
 from pathlib import Path
 
 from chatmend.doctor import doctor
-from chatmend.transcripts._stores import open_store
 from chatmend.transcripts.kilo_code import KiloDatabase
 from chatmend.transcripts.opencode import OpencodeDatabase
+from chatmend.transcripts.stores import open_store
 from tests.transcripts.opencode_db import STEP, assistant, make_db, part_data, tool, user
 from tests.transcripts.real_clients import driver, interrupted
 

@@ -18,8 +18,8 @@ import pytest
 from chatmend import ChatMessage, ToolCall
 from chatmend.cli import main
 from chatmend.doctor import doctor
-from chatmend.transcripts._stores import Store, open_store
 from chatmend.transcripts.openclaw import OpenclawDatabase, as_openclaw_sends
+from chatmend.transcripts.stores import Store, open_store
 
 SCHEMA = """
 CREATE TABLE schema_meta (meta_key TEXT NOT NULL PRIMARY KEY, role TEXT NOT NULL, schema_version INTEGER NOT NULL,

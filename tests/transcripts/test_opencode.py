@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from chatmend.cli import main
 from chatmend.formats import InputError
 from chatmend.transcripts import _sqlite as sqlite_store
-from chatmend.transcripts._stores import Store, open_store
 from chatmend.transcripts.opencode import OpencodeDatabase, OpencodeFolder
+from chatmend.transcripts.stores import Store, open_store
 from tests.transcripts.opencode_db import (
     FINISH,
     STEP,

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from chatmend.cli import main
 from chatmend.doctor import doctor
 from chatmend.files.io import InputError
-from chatmend.transcripts._stores import Store, open_store
+from chatmend.transcripts.stores import Store, open_store
 from chatmend.transcripts.zed import ZedThreads, compress, decompress
 
 zstandard = pytest.importorskip("zstandard")

@@ -13,7 +13,7 @@ from chatmend.cli._text import BAD_INPUT, OK, PROBLEMS, UsageError, display, pri
 from chatmend.files.io import open_input
 from chatmend.files.problems import body_problems, neutral_problems
 from chatmend.formats import InputError, Session, adapter, read, streamed
-from chatmend.transcripts._stores import Store, StoredSession, open_store, select
+from chatmend.transcripts.stores import Store, StoredSession, open_store, select
 
 RULES_PAGE = "docs/rules.md"
 """The page of the repository (and of the docs site, `rules/`) where every rule id has its heading."""

@@ -44,7 +44,7 @@ from chatmend.formats import (
 )
 from chatmend.providers.base import Dropped
 from chatmend.repair import IsReadOnly
-from chatmend.transcripts._stores import Store, one, select
+from chatmend.transcripts.stores import Store, one, select
 
 _MESSAGE_AT = re.compile(r"^messages\[(\d+)\]")
 

@@ -6,7 +6,7 @@ import argparse
 
 from chatmend.cli._text import UsageError
 from chatmend.formats import Session, adapter
-from chatmend.transcripts._stores import Store, open_store
+from chatmend.transcripts.stores import Store, open_store
 
 
 def store_of(args: argparse.Namespace) -> Store | None:

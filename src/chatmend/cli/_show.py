@@ -16,7 +16,7 @@ from chatmend.cli._shared import store_of
 from chatmend.cli._text import OK, PROBLEMS, UsageError, display
 from chatmend.cli._timeline import timeline
 from chatmend.formats import NEUTRAL, TRANSCRIPT_FORMATS, formats, neutral, read, store_formats
-from chatmend.transcripts._stores import select
+from chatmend.transcripts.stores import select
 from chatmend.trim import trim_history
 
 

@@ -17,7 +17,7 @@ from chatmend.formats import neutral
 from chatmend.formats._detect import NEUTRAL, detect_document, detect_records
 from chatmend.jsonl import message_to_dict
 from chatmend.messages import coerce_message
-from chatmend.transcripts._stores import file_formats
+from chatmend.transcripts.stores import file_formats
 
 __all__ = ["TRANSCRIPT_FORMATS", "detect", "formats", "read", "read_lines", "store_formats", "streamed"]
 
@@ -34,7 +34,7 @@ def formats() -> dict[str, str]:
 
 def store_formats() -> dict[str, str]:
     """The session stores that are no text file (SQLite databases, folders), by format name."""
-    from chatmend.transcripts._stores import registered
+    from chatmend.transcripts.stores import registered
 
     return {cls.name: cls.description for cls in registered()}
 

@@ -12,7 +12,7 @@ from typing import Any
 from chatmend import providers
 from chatmend.files.io import InputError, json_kind
 from chatmend.providers.base import Provider, text_field
-from chatmend.transcripts._stores import file_formats
+from chatmend.transcripts.stores import file_formats
 
 __all__ = ["NEUTRAL", "detect_document", "detect_records"]
 

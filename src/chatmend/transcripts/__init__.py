@@ -5,9 +5,9 @@ Goose and the OpenAI Agents SDK.
 
 Each file module reads its file into a `Session`; repairing one writes it back record by record (or item by item),
 keeping every record chatmend does not need untouched. Each declares its format for the format table (`FORMAT`, a
-`_stores.FileFormat`: its readers, how it is detected). The file modules name, for `chatmend doctor`, the tool
+`stores.FileFormat`: its readers, how it is detected). The file modules name, for `chatmend doctor`, the tool
 (`TOOL`), its format (`NAME`), where it keeps sessions (`default_locations`), how to tell one (`is_session_file`)
-and how to resume it (`resume_command`). Each store module registers a `Store` class (`_stores.register`) whose
+and how to resume it (`resume_command`). Each store module registers a `Store` class (`stores.register`) whose
 sessions are repaired by changes the store applies itself, in one write after a backup (`_sqlite.SqliteStore` for
 SQLite databases).
 """

@@ -12,7 +12,7 @@ from pathlib import Path
 from types import ModuleType
 
 from chatmend.transcripts import pi
-from chatmend.transcripts._stores import SessionFiles, register_files, store_modules
+from chatmend.transcripts.stores import SessionFiles, register_files, store_modules
 
 __all__: list[str] = []
 

@@ -23,7 +23,7 @@ from chatmend import RepairResult
 from chatmend import strict_json as strict_json
 from chatmend.files.io import InputError, json_kind, link_unused
 from chatmend.repair import IsReadOnly
-from chatmend.transcripts._stores import Store, WriteBack
+from chatmend.transcripts.stores import Store, WriteBack
 
 __all__ = [
     "BUSY_SECONDS", "MAGIC", "DatabaseLocked", "RowChange", "RowDelete", "RowInsert", "RowUpdate", "RowsAsRead",

@@ -23,7 +23,7 @@ from chatmend.files.bodies import read_provider
 from chatmend.files.io import InputError
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._sqlite import RowDelete, RowInsert, RowUpdate, SqliteStore, checked, sql_timestamp
-from chatmend.transcripts._stores import StoredSession, WriteBack, register, store_session
+from chatmend.transcripts.stores import StoredSession, WriteBack, register, store_session
 
 __all__ = ["NAME", "AgentsSdkSession"]
 

@@ -42,7 +42,7 @@ from chatmend.transcripts._records import (
     located,
     parse_records,
 )
-from chatmend.transcripts._stores import FileFormat, any_record, tool_locations
+from chatmend.transcripts.stores import FileFormat, any_record, tool_locations
 
 __all__ = [
     "FORMAT", "NAME", "TOOL", "ClaudeCode", "Line", "default_locations", "is_record", "is_session_file", "line_of",

@@ -38,7 +38,7 @@ from chatmend.transcripts._records import (
     optional_text,
     read_call,
 )
-from chatmend.transcripts._stores import FileFormat, home, tool_locations
+from chatmend.transcripts.stores import FileFormat, home, tool_locations
 
 __all__ = [
     "FILE_NAME", "FORMAT", "NAME", "ROO_NAME", "TOOL", "default_locations", "holds_session", "holds_task",

@@ -50,7 +50,7 @@ from chatmend.transcripts._records import (
     optional_text,
     parse_records,
 )
-from chatmend.transcripts._stores import FileFormat, tool_locations
+from chatmend.transcripts.stores import FileFormat, tool_locations
 
 __all__ = [
     "FORMAT", "NAME", "TOOL", "Codex", "default_locations", "holds_records", "is_session_file", "read",

@@ -26,7 +26,7 @@ from chatmend.files.session import InFormat, Session
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._document import ListText, list_text
 from chatmend.transcripts._records import as_read_only
-from chatmend.transcripts._stores import FileFormat, home
+from chatmend.transcripts.stores import FileFormat, home
 
 __all__ = ["FORMAT", "NAME", "TOOL", "default_locations", "holds_checkpoint", "holds_session", "is_session_file",
            "read_document", "resume_command"]

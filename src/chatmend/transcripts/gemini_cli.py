@@ -38,7 +38,7 @@ from chatmend.transcripts._records import (
     parse_records,
     writable_repair,
 )
-from chatmend.transcripts._stores import FileFormat, any_record, home
+from chatmend.transcripts.stores import FileFormat, any_record, home
 
 __all__ = [
     "FORMAT", "NAME", "TOOL", "default_locations", "holds_session", "is_record", "is_session_file", "read",

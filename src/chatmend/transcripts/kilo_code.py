@@ -15,8 +15,8 @@ import os
 from collections.abc import Mapping
 from typing import ClassVar
 
-from chatmend.transcripts._stores import data_home, existing_files, register
 from chatmend.transcripts.opencode import OpencodeDatabase
+from chatmend.transcripts.stores import data_home, existing_files, register
 
 __all__ = ["NAME", "KiloDatabase", "data_folder"]
 

@@ -35,7 +35,7 @@ from chatmend.transcripts._records import (
     parse_records,
     read_call,
 )
-from chatmend.transcripts._stores import FileFormat, any_record, tool_locations
+from chatmend.transcripts.stores import FileFormat, any_record, tool_locations
 
 __all__ = ["FORMAT", "NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command"]
 

@@ -28,7 +28,7 @@ from chatmend.files.io import InputError, atomic_write, json_kind, write_backup
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._records import joined_text, writable_repair
 from chatmend.transcripts._sqlite import RowsAsRead, RowUpdate, SqliteStore, checked, stored_json
-from chatmend.transcripts._stores import (
+from chatmend.transcripts.stores import (
     Store,
     StoredSession,
     WriteBack,

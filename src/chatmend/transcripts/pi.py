@@ -43,7 +43,7 @@ from chatmend.transcripts._records import (
     read_call,
     relink_chain,
 )
-from chatmend.transcripts._stores import FileFormat, home
+from chatmend.transcripts.stores import FileFormat, home
 
 __all__ = [
     "FORMAT", "NAME", "OPENCLAW", "TOOL", "default_locations", "holds_records", "is_record", "is_session_file",

@@ -29,7 +29,7 @@ from chatmend.files.session import Session
 from chatmend.messages import NativePart, Part
 from chatmend.transcripts._document import DocumentFormat, item_records, list_text, read_json
 from chatmend.transcripts._records import BlockAt, Record, errors_at_line, expect, optional_text, read_call
-from chatmend.transcripts._stores import FileFormat
+from chatmend.transcripts.stores import FileFormat
 
 __all__ = ["FORMAT", "NAME", "SYNTHESIZED", "TOOL", "default_locations", "holds_session", "is_session_file", "read",
            "read_document", "resume_command"]

@@ -40,7 +40,7 @@ from chatmend.transcripts._records import (
     relink_chain,
     seeded_uuid,
 )
-from chatmend.transcripts._stores import FileFormat, any_record, tool_locations
+from chatmend.transcripts.stores import FileFormat, any_record, tool_locations
 
 __all__ = [
     "FORMAT", "NAME", "TOOL", "default_locations", "is_record", "is_session_file", "read", "resume_command",

@@ -11,8 +11,8 @@ from typing import Any
 
 from chatmend.files.session import Session
 from chatmend.transcripts import cline
-from chatmend.transcripts._stores import FileFormat
 from chatmend.transcripts.cline import ROO_NAME, editor_storage, is_session_file, read, task_id
+from chatmend.transcripts.stores import FileFormat
 
 __all__ = [
     "FORMAT", "NAME", "READ_AS_HELD", "TOOL", "default_locations", "holds_task", "is_session_file", "read",

@@ -43,7 +43,7 @@ from chatmend.transcripts._sqlite import (
     zstandard_package,
     zstd_decompressed,
 )
-from chatmend.transcripts._stores import (
+from chatmend.transcripts.stores import (
     StoredSession,
     WriteBack,
     data_home,
