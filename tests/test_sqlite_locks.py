@@ -31,10 +31,10 @@ def chatmend(*args: str, before_write: str = "") -> subprocess.CompletedProcess[
     """`chatmend ARGS` in a subprocess, waiting `BUSY_SECONDS` for a lock; `before_write`, Python code, runs as the
     database store is about to write (`sqlite3` and `db`, the store's path, at hand): what the tool does
     meanwhile."""
-    code = ("import sys, chatmend.cli as c, chatmend.transcripts._sqlite as store\n"
+    code = ("import sys, chatmend.cli as c, chatmend.transcripts.sqlite_stores as store\n"
             f"store.BUSY_SECONDS = {BUSY_SECONDS!r}\n")
     if before_write:
-        code += ("import sqlite3\nfrom chatmend.transcripts._sqlite import SqliteStore\n"
+        code += ("import sqlite3\nfrom chatmend.transcripts.sqlite_stores import SqliteStore\n"
                  "write_back = SqliteStore.write_back\n"
                  "def hooked(self, *a, **k):\n    db = self.path\n"
                  f"    exec({before_write!r})\n    return write_back(self, *a, **k)\n"
@@ -183,11 +183,11 @@ def test_an_unlocked_database_is_repaired_in_one_transaction(tmp_path: Path, jou
 def test_the_stores_reads_wait_for_a_lock_as_long_as_its_writes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`BUSY_SECONDS` is the one wait: the read connection takes it too (what these runs shorten in the child)."""
-    from chatmend.transcripts import _sqlite
+    from chatmend.transcripts import sqlite_stores
     from chatmend.transcripts.stores import open_store
 
-    monkeypatch.setattr(_sqlite, "BUSY_SECONDS", BUSY_SECONDS)
+    monkeypatch.setattr(sqlite_stores, "BUSY_SECONDS", BUSY_SECONDS)
     store = open_store(str(goose(tmp_path / "sessions.db")))
-    assert isinstance(store, _sqlite.SqliteStore)
+    assert isinstance(store, sqlite_stores.SqliteStore)
     with store:
         assert store.read_connection().execute("PRAGMA busy_timeout").fetchone() == (BUSY_SECONDS * 1000,)

@@ -40,7 +40,7 @@ from chatmend.files.problems import as_sent, body_problems, neutral_problems
 from chatmend.files.session import RepairSummary, Streamed
 from chatmend.formats import InputError, Session, read_bytes, streamed
 from chatmend.providers.words import provider_words
-from chatmend.transcripts._sqlite import DatabaseLocked, SqliteStore, is_sqlite
+from chatmend.transcripts.sqlite_stores import DatabaseLocked, SqliteStore, is_sqlite
 from chatmend.transcripts.stores import (
     SessionFiles,
     Store,

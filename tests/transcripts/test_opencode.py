@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from chatmend.cli import main
 from chatmend.formats import InputError
-from chatmend.transcripts import _sqlite as sqlite_store
+from chatmend.transcripts import sqlite_stores
 from chatmend.transcripts.opencode import OpencodeDatabase, OpencodeFolder
 from chatmend.transcripts.stores import Store, open_store
 from tests.transcripts.opencode_db import (
@@ -111,7 +111,7 @@ def test_repair_into_a_copy_leaves_the_database_alone(tmp_path: Path, capsys: py
 
 def test_a_running_opencode_holding_the_lock_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sqlite_store, "BUSY_SECONDS", 0.5)  # the lock is held throughout: a shorter wait, same refusal
+    monkeypatch.setattr(sqlite_stores, "BUSY_SECONDS", 0.5)  # the lock is held throughout: a shorter wait, same refusal
     db = tmp_path / "opencode.db"
     make_db(db, KILLED)
     before = rows(db)

@@ -8,7 +8,7 @@ keeping every record chatmend does not need untouched. Each declares its format 
 `stores.FileFormat`: its readers, how it is detected). The file modules name, for `chatmend doctor`, the tool
 (`TOOL`), its format (`NAME`), where it keeps sessions (`default_locations`), how to tell one (`is_session_file`)
 and how to resume it (`resume_command`). Each store module registers a `Store` class (`stores.register`) whose
-sessions are repaired by changes the store applies itself, in one write after a backup (`_sqlite.SqliteStore` for
+sessions are repaired by changes the store applies itself, in one write after a backup (`sqlite_stores.SqliteStore` for
 SQLite databases).
 """
 

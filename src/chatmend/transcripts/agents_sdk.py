@@ -22,7 +22,7 @@ from chatmend.exceptions import ChatmendError
 from chatmend.files.bodies import read_provider
 from chatmend.files.io import InputError
 from chatmend.repair import IsReadOnly
-from chatmend.transcripts._sqlite import RowDelete, RowInsert, RowUpdate, SqliteStore, checked, sql_timestamp
+from chatmend.transcripts.sqlite_stores import RowDelete, RowInsert, RowUpdate, SqliteStore, checked, sql_timestamp
 from chatmend.transcripts.stores import StoredSession, WriteBack, register, store_session
 
 __all__ = ["NAME", "AgentsSdkSession"]

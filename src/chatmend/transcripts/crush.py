@@ -34,7 +34,7 @@ from chatmend.files.io import InputError, json_kind
 from chatmend.messages import Part
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._records import writable_repair
-from chatmend.transcripts._sqlite import RowInsert, RowUpdate, SqliteStore, checked, stored_json
+from chatmend.transcripts.sqlite_stores import RowInsert, RowUpdate, SqliteStore, checked, stored_json
 from chatmend.transcripts.stores import StoredSession, WriteBack, data_home, existing_files, register, store_session
 
 __all__ = ["NAME", "CrushDatabase", "go_json", "parts_with"]

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 from chatmend import ChatMessage, HistoryError, RepairResult, TextPart, ToolCall
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._records import writable_repair
-from chatmend.transcripts._sqlite import RowInsert, RowUpdate, SqliteStore, checked, sql_timestamp, stored_json
+from chatmend.transcripts.sqlite_stores import RowInsert, RowUpdate, SqliteStore, checked, sql_timestamp, stored_json
 from chatmend.transcripts.stores import StoredSession, WriteBack, data_home, existing_files, register, store_session
 
 __all__ = ["NAME", "GooseDatabase"]

@@ -32,7 +32,7 @@ from chatmend import ChatMessage, HistoryError, RepairResult, repair_history
 from chatmend.files.io import InputError
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts import pi
-from chatmend.transcripts._sqlite import SqliteStore, checked, zstd_decompressed
+from chatmend.transcripts.sqlite_stores import SqliteStore, checked, zstd_decompressed
 from chatmend.transcripts.stores import StoredSession, WriteBack, register, store_session
 
 __all__ = ["NAME", "OpenclawDatabase", "as_openclaw_sends"]

@@ -27,7 +27,7 @@ from chatmend import ChatMessage, RepairResult, TextPart, ToolCall
 from chatmend.files.io import InputError, atomic_write, json_kind, write_backup
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._records import joined_text, writable_repair
-from chatmend.transcripts._sqlite import RowsAsRead, RowUpdate, SqliteStore, checked, stored_json
+from chatmend.transcripts.sqlite_stores import RowsAsRead, RowUpdate, SqliteStore, checked, stored_json
 from chatmend.transcripts.stores import (
     Store,
     StoredSession,

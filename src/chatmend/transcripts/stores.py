@@ -233,7 +233,7 @@ def register(cls: type[_S]) -> type[_S]:
 def store_modules() -> list[ModuleType]:
     """Every store module of `chatmend.transcripts`, imported (a store class registers itself on import, a file
     format is the module's `FORMAT`): a new store joins by being there, with no list to edit. A store module names
-    its format (`NAME`); the helpers the stores share (this module, the private ones) name none."""
+    its format (`NAME`); the helpers the stores share (this module, `sqlite_stores`, the private ones) name none."""
     import chatmend.transcripts as package
 
     imported = [importlib.import_module(f"{package.__name__}.{module.name}")

@@ -35,7 +35,7 @@ from chatmend.files.io import InputError, json_kind
 from chatmend.messages import Part, text_of
 from chatmend.repair import IsReadOnly
 from chatmend.transcripts._records import writable_repair
-from chatmend.transcripts._sqlite import (
+from chatmend.transcripts.sqlite_stores import (
     RowUpdate,
     SqliteStore,
     checked,
