@@ -1555,6 +1555,139 @@ def generated_chat_part_bodies(seed: str, count: int) -> list[tuple[str, dict[st
     return bodies
 
 
+def chat_media_bodies() -> list[tuple[str, dict[str, Any]]]:
+    """Chat bodies with audio, files and parts of types the reader does not name in messages other than the user's,
+    `role: "function"` messages holding images or files, and function messages named otherwise than their legacy call.
+    The reader reads an `input_audio` or `file` part as a file, which the writer moves as it moves images (a part of
+    either type it does not map, and one of any other type, is kept where it stands); it names a function message it
+    writes anew after the call it answers. Where a result written anew answers a call of a message kept as it is that
+    holds what the writer moves (or whose results kept after it do), the neutral route writes the whole list (Chat's
+    `_write_items` counts that message's items as written alone, where its moved parts follow it, and leaves out the
+    run's first result: the list then breaks OC1; where that result is a legacy call's, which `check` does not pair,
+    the body comes back without it, and the moved parts twice: `a legacy call cut off after a kept result's audio`).
+    Fixed shapes, then 60 seeded bodies of every mix (`generated_chat_media_bodies`)."""
+    call = {"id": "a1", "type": "function", "function": {"name": "search", "arguments": "{}"}}
+    legacy = {"name": "search", "arguments": "{}"}
+    text = {"type": "text", "text": "t"}
+    audio = {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}}
+    pdf = {"type": "file", "file": {"file_data": "data:application/pdf;base64,AAAA", "filename": "a.pdf"}}
+    uploaded = {"type": "file", "file": {"file_id": "file-1"}}
+    unmapped = {"type": "file", "file": {}}  # (read as a part of a type the reader does not name: kept as it is)
+    other = {"type": "x_other", "x": 1}
+    image = {"type": "image_url", "image_url": {"url": "https://x/y.png"}}
+    hi = {"role": "user", "content": "hi"}
+    asks = {"role": "assistant", "content": None, "tool_calls": [call]}
+    later = {**asks, "tool_calls": [{**call, "id": "b1"}]}
+    answer = {"role": "tool", "tool_call_id": "a1", "content": "x"}
+    legacy_asks = {"role": "assistant", "content": None, "function_call": legacy}
+    both = {**asks, "function_call": legacy}
+    two = {**asks, "tool_calls": [call, {**call, "id": "a2"}]}
+    function = {"role": "function", "name": "search", "content": "ok"}
+    shapes: dict[str, list[dict[str, Any]]] = {
+        "a result's audio, the body otherwise valid": [hi, asks, {**answer, "content": [text, audio]}, hi],
+        "a result's file, the call's id reused": [hi, asks, {**answer, "content": [text, pdf]}, hi, asks],
+        "a result of an uploaded file, the call's id reused": [hi, asks, {**answer, "content": [uploaded]}, hi, asks],
+        "a result's part of another type, the call's id reused": [
+            hi, asks, {**answer, "content": [text, other]}, hi, asks],
+        "a result of a file part the reader does not map, a second call cut off": [
+            hi, two, {**answer, "content": [unmapped]}, hi],
+        "an orphan result's audio": [hi, {**answer, "tool_call_id": "zz", "content": [audio]}, hi],
+        "an orphan result's part of another type": [hi, {**answer, "tool_call_id": "zz", "content": [text, other]}, hi],
+        "a system message's audio": [{"role": "system", "content": [text, audio]}, hi, asks],
+        "a system message's part of another type": [{"role": "system", "content": [text, other]}, hi, asks],
+        "a developer message of a file": [{"role": "developer", "content": [pdf]}, hi, asks],
+        "an assistant's file beside its calls, cut off": [hi, {**asks, "content": [text, pdf]}],
+        "an assistant's audio beside its calls, cut off": [hi, {**asks, "content": [audio]}],
+        "an assistant's part of another type beside its calls, cut off": [hi, {**asks, "content": [text, other]}],
+        "an assistant's audio beside its calls, answered, a later call cut off": [
+            hi, {**asks, "content": [text, audio]}, answer, hi, later],
+        "an assistant's audio beside its calls, answered, the call's id reused": [
+            hi, {**asks, "content": [text, audio]}, answer, hi, asks],
+        "an assistant's file beside two calls, one answered, an orphan after": [
+            hi, {**two, "content": [text, pdf]}, answer, {**answer, "tool_call_id": "zz", "content": "late"}, hi],
+        "a kept result's file before a call cut off": [hi, two, {**answer, "content": [text, pdf]}, hi],
+        "a reply of a part of another type, a later call cut off": [
+            hi, {"role": "assistant", "content": [other]}, hi, asks],
+        "a reply of audio, a later call cut off": [hi, {"role": "assistant", "content": [audio]}, hi, asks],
+        "a reply of a file and an image, a later call cut off": [
+            hi, {"role": "assistant", "content": [pdf, image]}, hi, asks],
+        "a result's file beside a part of another type, the call renamed and a later call cut off": [
+            hi, asks, {**answer, "content": [text, other, pdf]}, hi, asks,
+            {**answer, "content": [text, other, pdf]}, hi, later],
+        "a function message's image, a later call cut off": [
+            hi, legacy_asks, {**function, "content": [text, image]}, hi, later],
+        "a function message's file, a call beside its legacy call cut off": [
+            hi, both, {**function, "content": [text, pdf]}, hi],
+        "a legacy call cut off after a kept result's audio": [hi, both, {**answer, "content": [text, audio]}, hi],
+        "a function message of an image, the calls renamed": [
+            hi, both, answer, {**function, "content": [image]}, hi, both, answer, {**function, "content": [image]}, hi,
+            later],
+        "an orphan function message's image": [hi, {**function, "content": [text, image]}, hi],
+        "a function message named otherwise than its call, answered": [
+            hi, legacy_asks, {**function, "name": "other"}, hi],
+        "a function message named otherwise than its call, a call beside it cut off": [
+            hi, both, {**function, "name": "other"}, hi],
+        "a function message named otherwise than its call, the calls renamed": [
+            hi, both, answer, {**function, "name": "other"}, hi, both, answer, {**function, "name": "other"}, hi,
+            later],
+        "a function message named otherwise than its call, answered twice": [
+            hi, legacy_asks, {**function, "name": "other"}, {**function, "name": "third"}, hi, later],
+    }
+    bodies = [(f"chat media: {name}", json.loads(dump({"model": "m", "messages": items})))
+              for name, items in shapes.items()]
+    return bodies + generated_chat_media_bodies("chat media", GENERATED_MIX_BODIES)
+
+
+def generated_chat_media_bodies(seed: str, count: int) -> list[tuple[str, dict[str, Any]]]:
+    """`count` seeded Chat bodies mixing audio, files (inline, uploaded, bare base64, unmapped), parts of other types
+    and images in messages other than the user's, and legacy calls with their function messages (a call turned legacy,
+    its results function messages, some named otherwise) among plain messages. A result holds one kind of part beside
+    its text: beside images or files, a part of another type is lost by Python's writer (`chat media: a result's file
+    beside a part of another type, ...`)."""
+    r = random.Random(seed)
+    turns = Turns(random.Random(f"{seed} turns"))
+    moved = [
+        {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "mp3"}},
+        {"type": "file", "file": {"file_data": "data:application/pdf;base64,AAAA", "filename": "a.pdf"}},
+        {"type": "file", "file": {"file_id": "file-1"}},
+        {"type": "file", "file": {"file_data": "AAAA", "filename": "notes.txt"}},
+        {"type": "image_url", "image_url": {"url": "https://x/shot.png"}},
+    ]
+    kept = [{"type": "file", "file": {}}, {"type": "x_other", "x": 1}, {"type": "input_audio", "input_audio": "AAAA"}]
+
+    def parts(message: dict[str, Any]) -> dict[str, Any]:
+        role, content, roll = message["role"], message.get("content"), r.random()
+        texts = [{"type": "text", "text": content}] if isinstance(content, str) and content else []
+        if role in ("tool", "function", "system", "assistant") and roll < 0.2:
+            return {**message, "content": [*texts, r.choice(moved)]}
+        if role in ("tool", "function", "system", "assistant") and roll < 0.3:
+            return {**message, "content": [*texts, r.choice(kept)]}
+        return message
+
+    bodies = []
+    for n in range(count):
+        messages: list[dict[str, Any]] = []
+        legacy: dict[str, str] = {}  # the id of the call last turned legacy, to its name
+        for message in chat_body(turns.skeleton(), turns.r)["messages"]:
+            calls = message.get("tool_calls")
+            if message["role"] == "assistant":
+                legacy = {}
+                if calls and r.random() < 0.4:
+                    *others, last = calls
+                    legacy = {last["id"]: last["function"]["name"]}
+                    message = {**message, "function_call": dict(last["function"])}
+                    if others or r.random() < 0.5:
+                        message["tool_calls"] = others
+                    else:
+                        del message["tool_calls"]
+            elif message["role"] == "tool" and message["tool_call_id"] in legacy:
+                name = legacy[message["tool_call_id"]] if r.random() < 0.6 else "renamed_tool"
+                message = {"role": "function", "name": name, "content": message["content"]}
+            messages.append(parts(message))
+        bodies.append((f"chat media generated {n}", json.loads(dump({"model": "m", "messages": messages}))))
+    return bodies
+
+
 def anthropic_result_bodies() -> list[tuple[str, dict[str, Any]]]:
     """Anthropic bodies whose tool results are of shapes Python's stubs do not take (its neutral route repairs them): an
     empty content, none, an empty list, images only, text and an image. Five fixed shapes, then 60 seeded bodies
@@ -1992,6 +2125,7 @@ def body_cases(provider: str) -> list[dict[str, Any]]:
         cases += [body_case(provider, name, body) for name, body in chat_image_bodies()]
         cases += [body_case(provider, name, body, read_only=["search"] if "read only" in name else None)
                   for name, body in chat_part_bodies()]
+        cases += [body_case(provider, name, body) for name, body in chat_media_bodies()]
     if provider == "anthropic":
         cases += [body_case(provider, name, body) for name, body in anthropic_result_bodies()]
         cases += [body_case(provider, name, body) for name, body in anthropic_blank_bodies()]

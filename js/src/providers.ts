@@ -14,8 +14,9 @@
  * are written as Python's writer writes them (a synthetic output in the call's own output type, a note of any output
  * as its reader reads it, refusals, audio and untyped data URLs too). What is still refused with
  * `UnsupportedBodyError`: shapes none of these readers take (an item that is not an object, a Gemini content
- * Python's reader refuses too, an output part Python's reader refuses) and a value whose Python form is not ported
- * (a number Python writes otherwise than JavaScript in a text the package writes).
+ * Python's reader refuses too, an output part Python's reader refuses), a value whose Python form is not ported
+ * (a number Python writes otherwise than JavaScript in a text the package writes), and a Chat repair in which
+ * Python's writer loses what the body held (`lossless`, `leadMoves`), which is not ported.
  */
 
 import { assemble, type Item, type Writer } from "./assembly.js";
@@ -104,9 +105,10 @@ interface Adapter extends Writer {
   /** The assembled list with the turns Python's neutral route does not keep written anew (Responses' `_keeps`: a
    * turn ending with reasoning), and the positions written anew (asked only of a list whose stubs say `unsentAlone`). */
   unkeptTurns?(items: Item[], rewritten: number[]): [Item[], number[]];
-  /** The assembled list with what the writer moves out of the messages written anew moved (Chat's images, OC7), and
-   * the positions written anew. */
-  movedOut?(items: Item[], rewritten: number[], input: readonly Item[]): [Item[], number[]];
+  /** The assembled list with what the writer changes in the messages written anew (Chat's: images and files moved
+   * out, OC7; a function message named after its call), and the positions written anew; null where Python's neutral
+   * route writes the whole list all the same (`wholeList`). */
+  movedOut?(items: Item[], rewritten: number[], input: readonly Item[]): [Item[], number[]] | null;
   /** True when the repair shows the input is refused, so it need not be judged valid as it is. */
   refused(report: BodyReport): boolean;
 }
@@ -166,11 +168,16 @@ function chatOutput(content: unknown): string {
   return joinedTexts(content as Dict[]);
 }
 
-/** True for a content of text and images only: none, a string, or text, refusal and `image_url` parts (images in a
- * message other than the user's the writer moves to a user message of their own, OC7: `chatMovedImages`). */
-function textOnly(content: unknown): boolean {
+/** True for a part the reader reads: any but a text or refusal part without its text, an image without a URL, a part
+ * without a type (which it refuses); an image URL given as a bare string too (Mistral's spelling: `check` says SHAPE). */
+function readablePart(part: unknown): boolean {
+  return chatPartProblem(part) === null || (isDict(part) && chatImage(part));
+}
+
+/** True for a content the reader reads: none, a string, or parts it reads (`readablePart`). */
+function readableContent(content: unknown): boolean {
   if (content === undefined || content === null || typeof content === "string") return true;
-  return Array.isArray(content) && content.every((part) => isDict(part) && (chatPartText(part) !== undefined || chatImage(part)));
+  return Array.isArray(content) && content.every(readablePart);
 }
 
 /** An `image_url` part with a URL (a data URL naming no media type too: the reader keeps it as its URL), or with its
@@ -181,47 +188,114 @@ function chatImage(part: Dict): boolean {
   return typeof url === "string" && url !== "";
 }
 
-/** True for a user message's content the reader reads: none, a string, or parts it reads (any but a text or refusal
- * part without its text, an image without a URL, a part without a type, which it refuses). */
-function readableUserContent(content: unknown): boolean {
-  if (content === undefined || content === null || typeof content === "string") return true;
-  return Array.isArray(content) && content.every((part) => chatPartProblem(part) === null || (isDict(part) && chatImage(part)));
+/** An `input_audio` or `file` part the reader reads as a file (`_read_file`), which the writer moves as it moves
+ * images; any other such part it keeps as it is, where it stands, as a part of a type it does not name. */
+function chatFile(part: Dict): boolean {
+  if (part.type === "input_audio") {
+    const audio = part.input_audio;
+    return isDict(audio) && typeof audio.data === "string" && typeof audio.format === "string" && audio.format !== "";
+  }
+  if (part.type !== "file" || !isDict(part.file)) return false;
+  const { file_data: data, file_id: id, filename } = part.file;
+  const given = (value: unknown) => value !== undefined && value !== null;
+  // (Python's `data or file_id`: a value other than a string is refused either way)
+  return given(data) !== given(id) && typeof (data || id) === "string" && (!given(filename) || typeof filename === "string");
 }
 
-/** The image parts of a message other than the user's (OC7), none for a user's. */
-function movedImages(item: Item): Item[] {
+/** The parts the writer moves out of a message other than the user's to a user message of their own (images, OC7,
+ * and files: the API takes them in user messages only), none for a user's. */
+function movedParts(item: Item): Item[] {
   if (item.role === "user" || !Array.isArray(item.content)) return [];
-  return item.content.filter((part: Item) => part.type === "image_url");
+  return item.content.filter((part: Item) => chatImage(part) || chatFile(part));
+}
+
+/** True for a message other than the user's holding images (which `check` reports: OC7). */
+function holdsImages(item: Item): boolean {
+  return item.role !== "user" && Array.isArray(item.content) && item.content.some((part: Item) => isDict(part) && chatImage(part));
 }
 
 /** The text the writer puts in a result whose images it moves when it has none (`wire.NO_TEXT_FOR_IMAGES`). */
 const NO_TEXT_FOR_IMAGES = "(image result: see the next message)";
 
-/** A message whose images the writer moves, as it writes it: a result's text and refusal parts joined (or where its
- * images went when it has none), an assistant's or a system message's other parts (its content spelled as a list). */
-function withoutImages(item: Item): Item {
-  if (item.role === "tool") return { ...item, content: joinedTexts(item.content) || NO_TEXT_FOR_IMAGES };
-  return { ...item, content: (item.content as Item[]).filter((part: Item) => part.type !== "image_url") };
+/** A message whose images and files the writer moves, as it writes it: a result's text and refusal parts joined (or
+ * where its images went when it has none; a function message named after its call, `callName`), an assistant's or a
+ * system message's other parts (its content spelled as a list). */
+function withoutMoved(item: Item, callName: string): Item {
+  if (item.role !== "tool" && item.role !== "function") {
+    return { ...item, content: (item.content as Item[]).filter((part: Item) => !chatImage(part) && !chatFile(part)) };
+  }
+  const content = joinedTexts(item.content) || NO_TEXT_FOR_IMAGES;
+  const written = item.role === "function" ? { ...item, name: callName, content } : { ...item, content };
+  if ((item.content as Item[]).some((part: Item) => chatPartText(part) === undefined && !chatImage(part) && !chatFile(part))) {
+    losing.add(written); // (a part of a type the reader does not name: Python's writer writes the result as its text)
+  }
+  return written;
 }
 
-/** Where the writer says moved images come from. */
-function imagesLabel(item: Item): Item {
-  const source = item.role === "tool" ? `tool result ${item.tool_call_id}` : item.role === "assistant" ? "the assistant" : "the system message";
+/** The results written as their text that held a part of a type the reader does not name beside images or files:
+ * Python's writer loses that part, which the package does not port (`repairBody` refuses a body it would send). */
+const losing = new WeakSet<Item>();
+
+/** Where the writer says moved parts come from (a function message's: its call's name, as it has no id). */
+function movedLabel(item: Item, callName: string): Item {
+  const source = item.role === "tool" ? `tool result ${item.tool_call_id}` : item.role === "function" ? `tool result ${callName}` :
+    item.role === "assistant" ? "the assistant" : "the system message";
   return { type: "text", text: `Images from ${source}:` };
 }
 
-/** `items` with the images of each message written anew (`rewritten`) moved as Python's writer moves them in a run
- * (`_write_messages`): a result's, and an assistant's with calls, to a user message after the results that follow;
- * a system message's, and an assistant's without calls, to one right after it. Unchanged when a message kept as the
- * input's own holds images: then the list still breaks OC7 and is written whole (`chatWholeList`). */
-function chatMovedImages(items: Item[], rewritten: number[], input: readonly Item[]): [Item[], number[]] {
-  if (!rewritten.some((k) => movedImages(items[k]).length > 0)) return [items, rewritten];
-  const own = new Set(input);
-  if (items.some((item) => own.has(item) && movedImages(item).length > 0)) return [items, rewritten];
+/** True for an assistant message with calls (a legacy `function_call` too). */
+function makesCalls(item: Item): boolean {
+  return (Array.isArray(item.tool_calls) && item.tool_calls.length > 0) || (item.function_call ?? null) !== null;
+}
+
+/** Where a result written anew answers a call of a message kept as the input's own, and that message or a result
+ * kept after it holds parts the writer moves, what Python's neutral route makes of the list (null: no such result).
+ * Its run is written with that message and those results before it for context (its lead), and Chat's `_write_items`
+ * leaves out as many items as the lead makes written alone, where its moved parts follow it in a user message of
+ * their own: one item too many, the run's first result. A tool message's call is then left unanswered (OC1), so the
+ * list is written whole ("whole", where any run's is); a function message's legacy call `check` does not pair, so
+ * the list comes back without it, the moved parts twice ("loses"). */
+function leadMoves(items: Item[], written: ReadonlySet<number>): "whole" | "loses" | null {
+  let found: "loses" | null = null;
+  let caller = false; // the results from here on answer a kept message with calls
+  let moves = false; // which, or a result kept after it, holds parts the writer moves
+  for (let k = 0; k < items.length; k++) {
+    const item = items[k];
+    if (item.role === "tool" || item.role === "function") {
+      if (written.has(k)) {
+        if (caller && moves) {
+          if (item.role === "tool") return "whole";
+          found = "loses";
+        }
+        caller = false;
+      } else if (caller && movedParts(item).length > 0) {
+        moves = true;
+      }
+      continue;
+    }
+    caller = item.role === "assistant" && !written.has(k) && makesCalls(item);
+    moves = caller && movedParts(item).length > 0;
+  }
+  return found;
+}
+
+/** `items` as Python's writer writes the messages written anew (`rewritten`) in a run (`_write_messages`): a function
+ * message named after the legacy call it answers, and the images and files of each moved: a result's, and an
+ * assistant's with calls, to a user message after the results that follow; a system message's, and an assistant's
+ * without calls, to one right after it. Unchanged when a message kept as the input's own holds images: then the list
+ * still breaks OC7 and is written whole (`chatWholeList`); null where Python writes the whole list all the same
+ * (`leadMoves`). */
+function chatWritten(items: Item[], rewritten: number[], input: readonly Item[]): [Item[], number[]] | null {
   const written = new Set(rewritten);
+  const lead = leadMoves(items, written);
+  if (lead === "whole") return null;
+  const own = new Set(input);
+  // (then the list still breaks OC7 and is written whole, "loses" or not)
+  if (items.some((item) => own.has(item) && holdsImages(item))) return [items, rewritten];
   const out: Item[] = [];
   const at: number[] = [];
   let waiting: Item[] = [];
+  let callName = ""; // the name of the last assistant message's legacy call, which a function message answers
   const flush = () => {
     if (waiting.length === 0) return;
     at.push(out.length);
@@ -231,24 +305,33 @@ function chatMovedImages(items: Item[], rewritten: number[], input: readonly Ite
   items.forEach((item, k) => {
     const result = item.role === "tool" || item.role === "function"; // (a function message is a result too)
     if (!result) flush();
-    const images = written.has(k) ? movedImages(item) : [];
-    if (written.has(k)) at.push(out.length);
-    if (images.length === 0) {
+    if (item.role === "assistant") callName = isDict(item.function_call) ? (item.function_call.name as string) : "";
+    if (!written.has(k)) {
       out.push(item);
       return;
     }
-    out.push(withoutImages(item));
-    waiting.push(imagesLabel(item), ...images);
-    const calls = (Array.isArray(item.tool_calls) && item.tool_calls.length > 0) || (item.function_call ?? null) !== null;
-    if (!result && !calls) flush();
+    at.push(out.length);
+    const parts = movedParts(item);
+    if (parts.length === 0) {
+      out.push(item.role === "function" && item.name !== callName ? { ...item, name: callName } : item);
+      return;
+    }
+    out.push(withoutMoved(item, callName));
+    waiting.push(movedLabel(item, callName), ...parts);
+    if (!result && !makesCalls(item)) flush();
   });
   flush();
+  if (lead === "loses") {
+    // (a list that still breaks a rule Python writes whole all the same)
+    if (listHoldsProblem("openai_chat", { messages: out })) return null;
+    throw new UnsupportedBodyError("openai_chat", "a legacy call cut off whose message, or a result kept after it, holds images or files: Python's writer leaves its result out");
+  }
   return [out, at];
 }
 
-/** The list as Python's Chat writer writes it whole: every message's images moved (`chatMovedImages`). */
+/** The list as Python's Chat writer writes it whole (`chatWritten` of every message). */
 function chatWholeList(items: Item[]): Item[] {
-  return chatMovedImages(items, items.map((_, k) => k), [])[0];
+  return (chatWritten(items, items.map((_, k) => k), []) as [Item[], number[]])[0];
 }
 
 /** A legacy `function_call` as the reader takes it: a non-empty name and string arguments. */
@@ -302,36 +385,36 @@ const openaiChat: Adapter = {
   // (Python's stubs take only the plain shapes, `spans.stubs`: with any other, its neutral route repairs the list)
   neutralInPython: (items) => !items.every(plainChatItem),
   takesStubs: () => true,
-  movedOut: chatMovedImages,
+  movedOut: chatWritten,
   wholeList: chatWholeList,
   // Fields chatmend does not model (a name, reasoning content, a refusal, media parts) ride along in their message:
   // only the ids repair pairs by matter here.
   stubs(items) {
     const kinds: number[] = [];
     const refs: Ref[] = [];
-    let movesOut = false; // images in a message other than the user's
+    let movesOut = false; // images or files in a message other than the user's, or a function message named otherwise
     let legacy = ""; // the id of the last assistant message's legacy call, which a function message answers
     let legacyName = ""; // and its name
     for (let i = 0; i < items.length; i++) {
       const item = items[i];
       if (!isDict(item)) return null;
       const { role, content } = item;
-      if (role !== "user" && Array.isArray(content) && !movesOut) movesOut = content.some((part) => isDict(part) && part.type === "image_url");
+      if (role !== "user" && Array.isArray(content) && !movesOut) movesOut = content.some((part) => isDict(part) && (chatImage(part) || chatFile(part)));
       if (role === "tool") {
         if (typeof item.tool_call_id !== "string") return null;
         if ("name" in item && typeof item.name !== "string") return null;
-        if (!textOnly(content)) return null;
+        if (!readableContent(content)) return null;
         kinds.push(RESULT);
         refs.push(item.tool_call_id);
       } else if (role === "function") {
-        // a legacy function message: the result of the legacy call before it (Python's reader), text only
-        if (typeof item.name !== "string" || item.name === "" || !textOnly(content) || movedImages(item).length > 0) return null;
-        // (one named otherwise than its call is not ported: the writer names what it writes anew after the call)
-        if (legacy !== "" && item.name !== legacyName) return null;
+        // a legacy function message: the result of the legacy call before it, whatever its name (Python's reader)
+        if (typeof item.name !== "string" || item.name === "" || !readableContent(content)) return null;
+        // (the writer names what it writes anew after the call: `chatWritten`)
+        if (legacy !== "" && item.name !== legacyName) movesOut = true;
         kinds.push(RESULT);
         refs.push(legacy);
       } else if (role === "assistant") {
-        if (!textOnly(content)) return null;
+        if (!readableContent(content)) return null;
         const calls = item.tool_calls ?? [];
         const legacyCall = item.function_call ?? null;
         if (!Array.isArray(calls) || !calls.every(plainChatCall)) return null;
@@ -349,7 +432,7 @@ const openaiChat: Adapter = {
         if (legacyCall !== null) ids.push(legacy);
         refs.push(ids);
       } else if (role === "user" || role === "system" || role === "developer") {
-        if (role === "user" ? !readableUserContent(content) : !textOnly(content)) return null;
+        if (!readableContent(content)) return null;
         kinds.push(OTHER);
         refs.push(null);
       } else {
@@ -377,11 +460,12 @@ const openaiChat: Adapter = {
   },
   note(piece, _caller, ref) {
     const name = typeof piece.name === "string" ? piece.name : null;
-    // the result's images follow its note, as the writer writes a user message's parts
-    const images = movedImages(piece);
+    // the result's parts other than text (images, files, a type the reader does not name) follow its note, as the
+    // writer writes a user message's parts
+    const more = Array.isArray(piece.content) ? piece.content.filter((part: Dict) => chatPartText(part) === undefined) : [];
     // (a function message answers the legacy call before it, under the id the reader gives that call)
-    const text = orphanNoteText(name, ref as string, false, chatOutput(piece.content), images.length > 0);
-    return [{ role: "user", content: [{ type: "text", text }, ...images] }];
+    const text = orphanNoteText(name, ref as string, false, chatOutput(piece.content), more.length > 0);
+    return [{ role: "user", content: [{ type: "text", text }, ...more] }];
   },
 };
 
@@ -1473,7 +1557,7 @@ export function repairBody(provider: ProviderName, body: Record<string, unknown>
     const list = repaired.body[adapter.listKey] as Item[];
     const fresh = list.flatMap((item, k) => (before.has(item) ? [] : [k]));
     const rewritten = [...new Set([...repaired.rewritten, ...fresh])].sort((x, y) => x - y);
-    return { ...afterRepair(adapter, mended, items, { ...repaired, changed: true, rewritten }), mended: paths };
+    return { ...lossless(adapter, afterRepair(adapter, mended, items, { ...repaired, changed: true, rewritten })), mended: paths };
   }
   const items = body[adapter.listKey] as Item[];
   const repaired = repairList(adapter, body, items, options.isReadOnly);
@@ -1481,7 +1565,15 @@ export function repairBody(provider: ProviderName, body: Record<string, unknown>
     // valid as it is: repair changes only what the provider would refuse
     return { body: { ...body }, changed: false, rewritten: [], report: emptyReport(), mended: [] };
   }
-  return { ...afterRepair(adapter, body, items, repaired), mended: [] };
+  return { ...lossless(adapter, afterRepair(adapter, body, items, repaired)), mended: [] };
+}
+
+/** `repaired`, refused by name where it holds a result whose part Python's Chat writer loses (`losing`). */
+function lossless(adapter: Adapter, repaired: ListRepair): ListRepair {
+  if (adapter.name === "openai_chat" && repaired.rewritten.some((k) => losing.has((repaired.body.messages as Item[])[k]))) {
+    throw new UnsupportedBodyError(adapter.name, "a result holding a part of a type the reader does not name beside images or files, which Python's writer loses");
+  }
+  return repaired;
 }
 
 /** The stub route's repair of a body's list, else the neutral route's. */
@@ -1602,7 +1694,10 @@ function stubRepair(
     assembled = adapter.unkeptTurns(assembled[0], assembled[1]);
   }
   if (stubs.movesOut && adapter.movedOut !== undefined && assembled[0] !== items) {
-    assembled = adapter.movedOut(assembled[0], assembled[1], items);
+    const moved = adapter.movedOut(assembled[0], assembled[1], items);
+    // (null: Python's neutral route writes the whole list all the same)
+    const list = moved ?? (adapter.wholeList as NonNullable<Adapter["wholeList"]>)(assembled[0], items);
+    assembled = moved ?? [list, list.map((_, k) => k)];
   }
   const key = adapter.listKey;
   if (adapter.name === "gemini" && listHoldsProblem(adapter.name, { ...body, [key]: assembled[0] })) {

@@ -153,9 +153,17 @@ test("a legacy function call is answered by a function message, as Python's Chat
   assert.equal(repaired.body.messages[1], asks);
   assert.deepEqual(Object.keys(repaired.body.messages[2]).sort(), ["content", "name", "role"]);
   assert.equal(repaired.body.messages[2].role, "function");
-  // a function message named otherwise than its call is refused by name (the writer would rename it)
-  const renamed = { model: "m", messages: [asks, { role: "function", name: "other", content: "ok" }] };
-  assert.throws(() => repairBody("openai_chat", renamed), UnsupportedBodyError);
+  // a function message named otherwise than its call answers it: kept as it is, or named after it where written anew
+  const misnamed = { role: "function", name: "other", content: "ok" };
+  const answered = { model: "m", messages: [asks, misnamed] };
+  assert.equal(repairBody("openai_chat", answered).body.messages[1], misnamed);
+  const both = { ...asks, tool_calls: [{ id: "a1", type: "function", function: { name: "f", arguments: "{}" } }] };
+  const result = { role: "tool", tool_call_id: "a1", content: "x" };
+  const later = { role: "assistant", content: null, tool_calls: [{ id: "b1", type: "function", function: { name: "f", arguments: "{}" } }] };
+  const reused = { model: "m", messages: [both, result, misnamed, { role: "user", content: "go" }, both, result, misnamed, later] };
+  const renamed = repairBody("openai_chat", reused).body.messages;
+  assert.equal(renamed[2], misnamed);
+  assert.deepEqual([renamed[4].tool_calls[0].id, renamed[5].tool_call_id, renamed[6].name], ["a1_1", "a1_1", "search"]);
 });
 
 test("a malformed Chat message is judged by its shape, as Python's checker judges it, and refused where Python's reader refuses it", () => {
