@@ -15,8 +15,7 @@
  * as its reader reads it, refusals, audio and untyped data URLs too). What is still refused with
  * `UnsupportedBodyError`: shapes none of these readers take (an item that is not an object, a Gemini content
  * Python's reader refuses too, an output part Python's reader refuses), a value whose Python form is not ported
- * (a number Python writes otherwise than JavaScript in a text the package writes), and a Chat repair in which
- * Python's writer loses what the body held (`lossless`, `leadMoves`), which is not ported.
+ * (a number Python writes otherwise than JavaScript in a text the package writes).
  */
 
 import { assemble, type Item, type Writer } from "./assembly.js";
@@ -224,17 +223,12 @@ function withoutMoved(item: Item, callName: string): Item {
   if (item.role !== "tool" && item.role !== "function") {
     return { ...item, content: (item.content as Item[]).filter((part: Item) => !chatImage(part) && !chatFile(part)) };
   }
-  const content = joinedTexts(item.content) || NO_TEXT_FOR_IMAGES;
-  const written = item.role === "function" ? { ...item, name: callName, content } : { ...item, content };
-  if ((item.content as Item[]).some((part: Item) => chatPartText(part) === undefined && !chatImage(part) && !chatFile(part))) {
-    losing.add(written); // (a part of a type the reader does not name: Python's writer writes the result as its text)
-  }
-  return written;
+  const text = joinedTexts(item.content) || NO_TEXT_FOR_IMAGES;
+  // a part of a type the reader does not name follows the text, as it was
+  const kept = (item.content as Item[]).filter((part: Item) => chatPartText(part) === undefined && !chatImage(part) && !chatFile(part));
+  const content = kept.length > 0 ? [{ type: "text", text }, ...kept] : text;
+  return item.role === "function" ? { ...item, name: callName, content } : { ...item, content };
 }
-
-/** The results written as their text that held a part of a type the reader does not name beside images or files:
- * Python's writer loses that part, which the package does not port (`repairBody` refuses a body it would send). */
-const losing = new WeakSet<Item>();
 
 /** Where the writer says moved parts come from (a function message's: its call's name, as it has no id). */
 function movedLabel(item: Item, callName: string): Item {
@@ -248,49 +242,16 @@ function makesCalls(item: Item): boolean {
   return (Array.isArray(item.tool_calls) && item.tool_calls.length > 0) || (item.function_call ?? null) !== null;
 }
 
-/** Where a result written anew answers a call of a message kept as the input's own, and that message or a result
- * kept after it holds parts the writer moves, what Python's neutral route makes of the list (null: no such result).
- * Its run is written with that message and those results before it for context (its lead), and Chat's `_write_items`
- * leaves out as many items as the lead makes written alone, where its moved parts follow it in a user message of
- * their own: one item too many, the run's first result. A tool message's call is then left unanswered (OC1), so the
- * list is written whole ("whole", where any run's is); a function message's legacy call `check` does not pair, so
- * the list comes back without it, the moved parts twice ("loses"). */
-function leadMoves(items: Item[], written: ReadonlySet<number>): "whole" | "loses" | null {
-  let found: "loses" | null = null;
-  let caller = false; // the results from here on answer a kept message with calls
-  let moves = false; // which, or a result kept after it, holds parts the writer moves
-  for (let k = 0; k < items.length; k++) {
-    const item = items[k];
-    if (item.role === "tool" || item.role === "function") {
-      if (written.has(k)) {
-        if (caller && moves) {
-          if (item.role === "tool") return "whole";
-          found = "loses";
-        }
-        caller = false;
-      } else if (caller && movedParts(item).length > 0) {
-        moves = true;
-      }
-      continue;
-    }
-    caller = item.role === "assistant" && !written.has(k) && makesCalls(item);
-    moves = caller && movedParts(item).length > 0;
-  }
-  return found;
-}
-
 /** `items` as Python's writer writes the messages written anew (`rewritten`) in a run (`_write_messages`): a function
  * message named after the legacy call it answers, and the images and files of each moved: a result's, and an
  * assistant's with calls, to a user message after the results that follow; a system message's, and an assistant's
  * without calls, to one right after it. Unchanged when a message kept as the input's own holds images: then the list
- * still breaks OC7 and is written whole (`chatWholeList`); null where Python writes the whole list all the same
- * (`leadMoves`). */
-function chatWritten(items: Item[], rewritten: number[], input: readonly Item[]): [Item[], number[]] | null {
+ * still breaks OC7 and is written whole (`chatWholeList`). The parts a kept message would move stay in it, as the
+ * input holds them: a run's writer leaves them out of its context. */
+function chatWritten(items: Item[], rewritten: number[], input: readonly Item[]): [Item[], number[]] {
   const written = new Set(rewritten);
-  const lead = leadMoves(items, written);
-  if (lead === "whole") return null;
   const own = new Set(input);
-  // (then the list still breaks OC7 and is written whole, "loses" or not)
+  // (then the list still breaks OC7 and is written whole)
   if (items.some((item) => own.has(item) && holdsImages(item))) return [items, rewritten];
   const out: Item[] = [];
   const at: number[] = [];
@@ -321,17 +282,12 @@ function chatWritten(items: Item[], rewritten: number[], input: readonly Item[])
     if (!result && !makesCalls(item)) flush();
   });
   flush();
-  if (lead === "loses") {
-    // (a list that still breaks a rule Python writes whole all the same)
-    if (listHoldsProblem("openai_chat", { messages: out })) return null;
-    throw new UnsupportedBodyError("openai_chat", "a legacy call cut off whose message, or a result kept after it, holds images or files: Python's writer leaves its result out");
-  }
   return [out, at];
 }
 
 /** The list as Python's Chat writer writes it whole (`chatWritten` of every message). */
 function chatWholeList(items: Item[]): Item[] {
-  return (chatWritten(items, items.map((_, k) => k), []) as [Item[], number[]])[0];
+  return chatWritten(items, items.map((_, k) => k), [])[0];
 }
 
 /** A legacy `function_call` as the reader takes it: a non-empty name and string arguments. */
@@ -1557,7 +1513,7 @@ export function repairBody(provider: ProviderName, body: Record<string, unknown>
     const list = repaired.body[adapter.listKey] as Item[];
     const fresh = list.flatMap((item, k) => (before.has(item) ? [] : [k]));
     const rewritten = [...new Set([...repaired.rewritten, ...fresh])].sort((x, y) => x - y);
-    return { ...lossless(adapter, afterRepair(adapter, mended, items, { ...repaired, changed: true, rewritten })), mended: paths };
+    return { ...afterRepair(adapter, mended, items, { ...repaired, changed: true, rewritten }), mended: paths };
   }
   const items = body[adapter.listKey] as Item[];
   const repaired = repairList(adapter, body, items, options.isReadOnly);
@@ -1565,15 +1521,7 @@ export function repairBody(provider: ProviderName, body: Record<string, unknown>
     // valid as it is: repair changes only what the provider would refuse
     return { body: { ...body }, changed: false, rewritten: [], report: emptyReport(), mended: [] };
   }
-  return { ...lossless(adapter, afterRepair(adapter, body, items, repaired)), mended: [] };
-}
-
-/** `repaired`, refused by name where it holds a result whose part Python's Chat writer loses (`losing`). */
-function lossless(adapter: Adapter, repaired: ListRepair): ListRepair {
-  if (adapter.name === "openai_chat" && repaired.rewritten.some((k) => losing.has((repaired.body.messages as Item[])[k]))) {
-    throw new UnsupportedBodyError(adapter.name, "a result holding a part of a type the reader does not name beside images or files, which Python's writer loses");
-  }
-  return repaired;
+  return { ...afterRepair(adapter, body, items, repaired), mended: [] };
 }
 
 /** The stub route's repair of a body's list, else the neutral route's. */

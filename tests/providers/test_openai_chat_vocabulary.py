@@ -556,3 +556,41 @@ def test_a_file_in_a_tool_result_follows_in_a_user_message() -> None:
     assert messages[3]["role"] == "user" and messages[3]["content"][1]["type"] == "file"
     sdk_valid(messages)
     assert oc.check({"model": "gpt-4o", "messages": messages}) == []
+
+
+def test_a_result_whose_file_moves_keeps_its_parts_of_other_types() -> None:
+    # the result was written as its text alone once its file moved to a user message: the other part was lost
+    from chatmend import providers
+
+    other = {"type": "x_other", "x": 1}
+    file = {"type": "file", "file": {"file_data": "data:application/pdf;base64,AAAA", "filename": "a.pdf"}}
+    def call(call_id: str) -> dict[str, Any]:
+        return {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": "search", "arguments": "{}"}}]}
+
+    result = {"role": "tool", "tool_call_id": "a1", "content": [{"type": "text", "text": "t"}, other, file]}
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}, call("a1"), result,
+                                       {"role": "user", "content": "hi"}, call("a1"), result,
+                                       {"role": "user", "content": "hi"}, call("b1")]}  # the run renames a1
+    repaired = providers.get("openai_chat").repair_body(body).body["messages"]
+    assert repaired[5] == {"role": "tool", "tool_call_id": "a1_1", "content": [{"type": "text", "text": "t"}, other]}
+    assert repaired[6]["role"] == "user" and repaired[6]["content"][1] == file
+
+
+def test_a_run_after_a_kept_result_with_audio_writes_only_its_new_items() -> None:
+    # the kept result's audio, counted as moved when the run's context was written alone, cut the run's first new
+    # item (a legacy call's synthetic result) and sent the audio a second time
+    from chatmend import providers
+
+    audio = {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}}
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "function_call": {"name": "search", "arguments": "{}"},
+         "tool_calls": [{"id": "a1", "type": "function", "function": {"name": "search", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "a1", "content": [{"type": "text", "text": "t"}, audio]},
+        {"role": "user", "content": "hi"},
+    ]
+    repaired = providers.get("openai_chat").repair_body({"model": "m", "messages": messages})
+    assert repaired.body["messages"][:3] == messages[:3] and repaired.body["messages"][4] == messages[3]
+    assert repaired.body["messages"][3]["role"] == "function" and repaired.rewritten == [3]
+    assert "AAAA" not in json.dumps(repaired.body["messages"][3:])

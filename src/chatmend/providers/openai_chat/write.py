@@ -6,7 +6,18 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from chatmend.messages import ChatMessage, FilePart, ImagePart, NativePart, Part, TextPart, ThinkingPart, Tool, ToolCall
+from chatmend.messages import (
+    ChatMessage,
+    FilePart,
+    ImagePart,
+    NativePart,
+    Part,
+    TextPart,
+    ThinkingPart,
+    Tool,
+    ToolCall,
+    replace_unchecked,
+)
 from chatmend.providers.base import IdAssigner, arguments_json, image_data_url
 from chatmend.providers.kept import kept_fields
 from chatmend.providers.openai_chat.wire import (
@@ -88,10 +99,13 @@ class ChatWriting(ChatWire):
     def _write_items(self, messages: list[ChatMessage], ids: Callable[[], IdAssigner], lead: int) -> list[Any]:
         """A run of `repair_body` written as it stands inside the body: after a message, so that no turn is put
         before it (Mistral's role order), and not finished as if the body ended with it."""
-        written = self._write_messages(messages, None, ids(), within=True)
         if not lead:
-            return written
-        return written[len(self._write_messages(messages[:lead], None, ids(), within=True)):]
+            return self._write_messages(messages, None, ids(), within=True)
+        # the lead is context only, kept in the body as it was: the parts it would move to a user message stay
+        # there, so they are neither counted nor written again after the run's results
+        context = [_without_moved_parts(m) for m in messages[:lead]]
+        written = self._write_messages([*context, *messages[lead:]], None, ids(), within=True)
+        return written[len(self._write_messages(context, None, ids(), within=True)):]
 
     def _user_parts(self, content: Sequence[Part]) -> list[dict[str, Any]]:
         """A user message's content parts: all but thinking, which a user message has no place for."""
@@ -316,12 +330,17 @@ class ChatWriting(ChatWire):
         if own is None and (plain or not (isinstance(content, tuple) and self._needs_list(content))):
             return wire
         form = form_of(own)
-        if not message.is_error and not pics:  # (an error's prefix, a moved image's note: a string)
+        if not message.is_error and not pics:
             value = self._wire_content("tool", content, form.get("content"), self._listed)
             if value is OMITTED:
                 del wire["content"]
             else:
                 wire["content"] = value
+        elif isinstance(content, tuple):
+            # an error's prefix, a moved image's note: the text is written anew, the parts kept verbatim follow it
+            kept = self._listed([p for p in content if not isinstance(p, TextPart)])
+            if kept:
+                wire["content"] = [{"type": "text", "text": wire["content"]}, *kept]
         if form.get("name") == "omitted":
             wire.pop("name", None)
         if own:
@@ -449,3 +468,10 @@ class ChatWriting(ChatWire):
         wire.update(own_fields(own, ("thinking",)))
         return wire
 
+
+def _without_moved_parts(message: ChatMessage) -> ChatMessage:
+    """The message without the parts the writer moves to a user message after it (images, files)."""
+    content = message.content
+    if isinstance(content, str) or not any(map(moves_to_user, content)):
+        return message
+    return replace_unchecked(message, content=tuple(p for p in content if not moves_to_user(p)))
