@@ -1561,10 +1561,9 @@ def chat_media_bodies() -> list[tuple[str, dict[str, Any]]]:
     The reader reads an `input_audio` or `file` part as a file, which the writer moves as it moves images (a part of
     either type it does not map, and one of any other type, is kept where it stands); it names a function message it
     writes anew after the call it answers. Where a result written anew answers a call of a message kept as it is that
-    holds what the writer moves (or whose results kept after it do), the neutral route writes the whole list (Chat's
-    `_write_items` counts that message's items as written alone, where its moved parts follow it, and leaves out the
-    run's first result: the list then breaks OC1; where that result is a legacy call's, which `check` does not pair,
-    the body comes back without it, and the moved parts twice: `a legacy call cut off after a kept result's audio`).
+    holds what the writer moves (or whose results kept after it do), only the new items are written, the kept ones
+    holding their parts as the input does (`a legacy call cut off after a kept result's audio`: its synthetic result
+    is written, the audio not sent twice); a result written anew whose file moves keeps its parts of other types.
     Fixed shapes, then 60 seeded bodies of every mix (`generated_chat_media_bodies`)."""
     call = {"id": "a1", "type": "function", "function": {"name": "search", "arguments": "{}"}}
     legacy = {"name": "search", "arguments": "{}"}
