@@ -68,3 +68,16 @@ def test_the_tools_variable_moves_its_sessions(name: str, variable: str, tmp_pat
     env = {"HOME": str(tmp_path / "home"), variable: str(moved / dotdir)}
     assert files.find(env) == sorted(str(moved / p) for p in SESSIONS[name])
     assert files.find({"HOME": str(tmp_path / "home")}) == []
+
+
+def test_gemini_cli_sessions_are_under_its_home_override_as_its_checkpoints_are(tmp_path: Path) -> None:
+    # GEMINI_CLI_HOME: "the root directory for Gemini CLI's user-level configuration and storage" (its docs)
+    from chatmend.transcripts import gemini_checkpoint, gemini_cli
+
+    elsewhere = tmp_path / "gemini-home"
+    _seed(elsewhere)
+    env = {"HOME": str(tmp_path / "home"), "GEMINI_CLI_HOME": str(elsewhere)}
+    assert gemini_cli.default_locations(env) == [elsewhere / ".gemini" / "tmp"]
+    assert gemini_checkpoint.default_locations(env) == gemini_cli.default_locations(env)
+    files = next(f for f in registered_files() if f.format == "gemini_cli")
+    assert files.find(env) == sorted(str(elsewhere / p) for p in SESSIONS["gemini_cli"])

@@ -24,9 +24,10 @@ from chatmend.files.bodies import adapter, read_provider
 from chatmend.files.io import InputError
 from chatmend.files.session import InFormat, Session
 from chatmend.repair import IsReadOnly
+from chatmend.transcripts import gemini_cli
 from chatmend.transcripts._document import ListText, list_text
 from chatmend.transcripts._records import as_read_only
-from chatmend.transcripts.stores import FileFormat, home
+from chatmend.transcripts.stores import FileFormat
 
 __all__ = ["FORMAT", "NAME", "TOOL", "default_locations", "holds_checkpoint", "holds_session", "is_session_file",
            "read_document", "resume_command"]
@@ -41,10 +42,8 @@ TOOL = "Gemini CLI"
 
 
 def default_locations(env: Mapping[str, str] | None = None) -> list[Path]:
-    """Where Gemini CLI keeps its project directories, which hold the checkpoints: `$GEMINI_CLI_HOME/.gemini/tmp`
-    (Gemini CLI's home override), else `~/.gemini/tmp`."""
-    env = os.environ if env is None else env
-    return [Path(env.get("GEMINI_CLI_HOME", "").strip() or home(env)) / ".gemini" / "tmp"]
+    """Where Gemini CLI keeps its project directories, which hold the checkpoints (`gemini_cli.default_locations`)."""
+    return gemini_cli.default_locations(env)
 
 
 def is_session_file(path: str | os.PathLike[str]) -> bool:

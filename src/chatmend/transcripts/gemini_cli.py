@@ -58,9 +58,10 @@ _IGNORED = ("/", "?", "<session_context>", "<hook_context>")
 
 
 def default_locations(env: Mapping[str, str] | None = None) -> list[Path]:
-    """Where Gemini CLI keeps its project directories, whose `chats` folders hold the sessions: `~/.gemini/tmp`."""
+    """Where Gemini CLI keeps its project directories, whose `chats` folders hold the sessions (and its checkpoints):
+    `$GEMINI_CLI_HOME/.gemini/tmp` (Gemini CLI's home override), else `~/.gemini/tmp`."""
     env = os.environ if env is None else env
-    return [Path(home(env)) / ".gemini" / "tmp"]
+    return [Path(env.get("GEMINI_CLI_HOME", "").strip() or home(env)) / ".gemini" / "tmp"]
 
 
 def is_session_file(path: str | os.PathLike[str]) -> bool:
