@@ -286,9 +286,9 @@ def _doctor_command(sub: Any, epilog: str) -> None:
     doctor = _subcommand(
         sub, "doctor", "find every saved session of every agent tool that would be refused, and fix them",
         "With no PATH, scan the default locations of every supported tool (Claude Code, honouring "
-        "CLAUDE_CONFIG_DIR; Codex, CODEX_HOME, archived sessions too; Gemini CLI; opencode, OPENCODE_DB and "
-        "XDG_DATA_HOME; and every other registered store), or the PATHs given (files, stores, folders), and "
-        "print a table: tool, session, last modified, status and the problems found. --fix repairs every "
+        "CLAUDE_CONFIG_DIR; Codex, CODEX_HOME, archived sessions too; Gemini CLI, GEMINI_CLI_HOME; opencode, "
+        "OPENCODE_DB and XDG_DATA_HOME; and every other registered store), or the PATHs given (files, stores, "
+        "folders), and print a table: tool, session, last modified, status and the problems found. --fix repairs every "
         "broken session in place after a backup and says how to resume it. A session in use (modified in "
         "the last minute, held open by another process, or its database locked) is reported and left "
         "alone unless --force. An empty session file is skipped. "
