@@ -375,6 +375,13 @@ class Provider(ABC):
         type and path; with `on_unsupported`, it is left out and `on_unsupported(Dropped(...))` is called for
         each (`drops = []; to_request(..., on_unsupported=drops.append)`).
         """
+        writer = self._written_by(model)
+        if writer is not None:
+            with error_context(provider=self.name):
+                return writer.to_request(
+                    history, model=model, tools=tools, system=system, is_read_only=is_read_only, repairer=repairer,
+                    on_unsupported=on_unsupported, wording=wording, leave_open_last=leave_open_last,
+                    on_missing=on_missing, mark=mark, **options)
         if self.list_key in options:
             raise ValueError(f"{self.list_key!r} is written from the history: pass the conversation as "
                              "to_request's first argument, not as an option")
@@ -484,6 +491,12 @@ class Provider(ABC):
         """The adapter of the rules `model` follows: this one, unless the provider's models differ in their rules
         (Bedrock's families). `repair_body` names no model, so a caller who knows it repairs with the chosen one."""
         return self
+
+    def _written_by(self, model: str) -> Provider | None:
+        """Hook of `to_request`: another adapter that writes the body for `model` (Bedrock's family's, a router's
+        served model's), or None: this one writes it. Default: the adapter `for_model` chooses, if not this one."""
+        chosen = self.for_model(model)
+        return None if chosen is self else chosen
 
     # ------------------------------------------------------------------------- repair in the body's own format
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, ClassVar
 
-from chatmend.exceptions import Problem, error_context
-from chatmend.providers.base import CheckContext, HistoryInput, Provider
+from chatmend.exceptions import Problem
+from chatmend.providers.base import CheckContext, Provider
 from chatmend.providers.openai_chat import OpenAIChat
 
 
@@ -31,13 +31,9 @@ class ServingChat(OpenAIChat):
         """The adapter whose rules apply to `model`, or None for OpenAI's own (hook)."""
         return None
 
-    def to_request(self, history: HistoryInput, *, model: str, **kwargs: Any) -> dict[str, Any]:
-        """The body, written by the served model's adapter where there is one (its ids, its role order)."""
-        adapter = self.serving(model)
-        if adapter is not None:
-            with error_context(provider=self.name):
-                return adapter.to_request(history, model=model, **kwargs)
-        return super().to_request(history, model=model, **kwargs)
+    def _written_by(self, model: str) -> Provider | None:
+        """The served model's adapter writes the body where there is one (its ids, its role order)."""
+        return self.serving(model)
 
     def _check(self, body: Any, context: CheckContext) -> list[Problem]:
         """The served model's adapter's 400s, relayed; OpenAI's for any other model."""

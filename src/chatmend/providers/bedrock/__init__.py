@@ -135,13 +135,6 @@ class Bedrock(Provider):
         family = model_family(model)
         return _FOR_FAMILY[family] if family is not None else self
 
-    def to_request(self, history: HistoryInput, *, model: str, **kwargs: Any) -> dict[str, Any]:
-        """The Converse request (see the base), written for the model's own rules (`for_model`)."""
-        chosen = self.for_model(model)
-        if chosen is not self:
-            return chosen.to_request(history, model=model, **kwargs)
-        return super().to_request(history, model=model, **kwargs)
-
     def _turns(self, written: list[Any]) -> list[Any]:
         """The written turns, each that mixes tool blocks with others split in two around a filler turn when the
         model refuses such turns (BR9): `[results] (no text) [the user's words]`, `[text] Continue. [calls]`."""
