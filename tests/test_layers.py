@@ -1,5 +1,5 @@
 """The layers only point down (#48): no module imports one of a higher layer, at the top of the file, inside a
-function or for type checking alone.
+function, for type checking alone or by its name for `importlib` (a lazy table).
 
 Bottom to top: the core (the model, the planner, ids, results), the providers, the file layer with the session
 stores on it, the CLI's format table, and the faces (the command line, the proxy, the bridges, and the `chatmend`
@@ -64,6 +64,8 @@ def imported(module: str, path: Path) -> list[tuple[str, int]]:
                 base = ".".join([*parent, base] if base else parent)
             for alias in node.names:
                 found.append((_target(base, alias.name), node.lineno))
+        elif isinstance(node, ast.Constant) and node.value in MODULES and node.value != "chatmend":
+            found.append((node.value, node.lineno))  # a module named for `importlib.import_module` (a lazy table)
     return [(name, line) for name, line in found if name == "chatmend" or name.startswith("chatmend.")]
 
 
@@ -111,6 +113,14 @@ def test_an_upward_import_inside_a_function_is_found(tmp_path: Path) -> None:
     path.write_text("def f():\n    from chatmend.providers import get\n    from . import ids\n", encoding="utf-8")
     assert imported("chatmend.repair", path) == [("chatmend.providers", 2), ("chatmend.ids", 3)]
     assert layer_of("chatmend.providers") > layer_of("chatmend.repair")
+
+
+def test_a_module_named_for_a_lazy_import_is_found(tmp_path: Path) -> None:
+    # importlib.import_module("chatmend.cli") loads a face as surely as an import statement does
+    path = tmp_path / "repair.py"
+    path.write_text('import importlib\n\nLAZY = {"run": "chatmend.cli"}\nimportlib.import_module(LAZY["run"])\n',
+                    encoding="utf-8")
+    assert imported("chatmend.repair", path) == [("chatmend.cli", 3)]
 
 
 def test_a_public_name_of_the_package_is_its_defining_module(tmp_path: Path) -> None:
