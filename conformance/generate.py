@@ -1533,26 +1533,36 @@ def generated_chat_part_bodies(seed: str, count: int) -> list[tuple[str, dict[st
     bodies = []
     for n in range(count):
         messages: list[dict[str, Any]] = []
-        legacy: dict[str, str] = {}  # the id of the call last turned legacy, to its name
+        legacy: dict[str, str] = {}
         for message in chat_body(turns.skeleton(), turns.r)["messages"]:
-            calls = message.get("tool_calls")
-            if message["role"] == "assistant":
-                legacy = {}
-                if calls and r.random() < 0.4:
-                    *kept, last = calls
-                    legacy = {last["id"]: last["function"]["name"]}
-                    message = {**message, "function_call": dict(last["function"])}
-                    if kept or r.random() < 0.5:
-                        message["tool_calls"] = kept
-                    else:
-                        del message["tool_calls"]
-            elif message["role"] == "tool" and message["tool_call_id"] in legacy:
-                message = {"role": "function", "name": legacy[message["tool_call_id"]], "content": message["content"]}
+            message, legacy = _turned_legacy(message, legacy, r)
             messages.append(parts(message))
             if message["role"] == "user" and not legacy and r.random() < 0.05:
                 messages.append({"role": "function", "name": "shell", "content": "late"})
         bodies.append((f"chat parts generated {n}", json.loads(dump({"model": "m", "messages": messages}))))
     return bodies
+
+
+def _turned_legacy(message: dict[str, Any], legacy: dict[str, str], r: random.Random, *, rename: bool = False,
+                   ) -> tuple[dict[str, Any], dict[str, str]]:
+    """A message of a seeded Chat body with a reply's last call turned legacy (a `function_call`, 40% of replies with
+    calls) and that call's results turned function messages (with `rename`, 40% of them named otherwise), and the id
+    of the call last turned legacy to its name (`legacy`: the previous message's), for the messages after it."""
+    if message["role"] == "assistant":
+        calls = message.get("tool_calls")
+        if not calls or r.random() >= 0.4:
+            return message, {}
+        *others, last = calls
+        message = {**message, "function_call": dict(last["function"])}
+        if others or r.random() < 0.5:
+            message["tool_calls"] = others
+        else:
+            del message["tool_calls"]
+        return message, {last["id"]: last["function"]["name"]}
+    if message["role"] == "tool" and message["tool_call_id"] in legacy:
+        name = legacy[message["tool_call_id"]] if not rename or r.random() < 0.6 else "renamed_tool"
+        message = {"role": "function", "name": name, "content": message["content"]}
+    return message, legacy
 
 
 def chat_media_bodies() -> list[tuple[str, dict[str, Any]]]:
@@ -1641,8 +1651,8 @@ def generated_chat_media_bodies(seed: str, count: int) -> list[tuple[str, dict[s
     """`count` seeded Chat bodies mixing audio, files (inline, uploaded, bare base64, unmapped), parts of other types
     and images in messages other than the user's, and legacy calls with their function messages (a call turned legacy,
     its results function messages, some named otherwise) among plain messages. A result holds one kind of part beside
-    its text: beside images or files, a part of another type is lost by Python's writer (`chat media: a result's file
-    beside a part of another type, ...`)."""
+    its text (a part of another type beside images or files: `chat media: a result's file beside a part of another
+    type, ...`)."""
     r = random.Random(seed)
     turns = Turns(random.Random(f"{seed} turns"))
     moved = [
@@ -1666,22 +1676,9 @@ def generated_chat_media_bodies(seed: str, count: int) -> list[tuple[str, dict[s
     bodies = []
     for n in range(count):
         messages: list[dict[str, Any]] = []
-        legacy: dict[str, str] = {}  # the id of the call last turned legacy, to its name
+        legacy: dict[str, str] = {}
         for message in chat_body(turns.skeleton(), turns.r)["messages"]:
-            calls = message.get("tool_calls")
-            if message["role"] == "assistant":
-                legacy = {}
-                if calls and r.random() < 0.4:
-                    *others, last = calls
-                    legacy = {last["id"]: last["function"]["name"]}
-                    message = {**message, "function_call": dict(last["function"])}
-                    if others or r.random() < 0.5:
-                        message["tool_calls"] = others
-                    else:
-                        del message["tool_calls"]
-            elif message["role"] == "tool" and message["tool_call_id"] in legacy:
-                name = legacy[message["tool_call_id"]] if r.random() < 0.6 else "renamed_tool"
-                message = {"role": "function", "name": name, "content": message["content"]}
+            message, legacy = _turned_legacy(message, legacy, r, rename=True)
             messages.append(parts(message))
         bodies.append((f"chat media generated {n}", json.loads(dump({"model": "m", "messages": messages}))))
     return bodies
