@@ -259,12 +259,15 @@ def _repaired_text(session: Session, data: bytes) -> tuple[RepairResult, str, li
     """The repair of a file read whole, its text, as `chatmend repair --in-place` writes it, and what it says
     beyond the repair: a provider's body is repaired in its own format (the items repair leaves alone kept as they
     were, those written anew named), any other file rewritten."""
+    said: list[str] = []
     if session.repair_in_format is None:
         repaired, chunks = session.repaired(None)
-        return repaired, kept_bom(data) + "".join(chunks), list(session.fixes)
-    done = session.repair_in_format(None)
-    text = kept_bom(data) + "".join(done.chunks)
-    return done.result, text, [f"wrote anew {', '.join(done.rewritten)}"] if done.rewritten else []
+    else:
+        done = session.repair_in_format(None)
+        repaired, chunks = done.result, done.chunks
+        said = [f"wrote anew {', '.join(done.rewritten)}"] if done.rewritten else []
+    text = kept_bom(data) + "".join(chunks)  # (a store's fixes fill as its text is written)
+    return repaired, text, [*session.fixes, *said]
 
 
 def _locked(handle: IO[bytes]) -> str | None:
